@@ -1,0 +1,92 @@
+"""Redis/RQ adapter: carries work, decides nothing.
+
+MariaDB's jobs table is the truth; an RQ job only carries a jobs.id. Its RQ id
+is deterministic (``erag-<jobs.id>``), so a re-dispatch can ask whether Redis
+still knows it, and a duplicate delivery is harmless (the claim in MariaDB
+decides).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import redis
+from rq import Queue
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
+
+from ..errors import QueueUnavailableError
+
+TASK = "workers.tasks.run_job"
+
+
+def rq_job_id(job_id: int) -> str:
+    return f"erag-{job_id}"
+
+
+class JobQueue:
+    def __init__(self, redis_url: str, job_timeout: int = 900) -> None:
+        self.redis_url = redis_url
+        self.job_timeout = job_timeout
+        self._redis: redis.Redis | None = None
+        self.round_trips = 0  # counted for benchmarks
+
+    @property
+    def redis(self) -> redis.Redis:
+        if self._redis is None:
+            self._redis = redis.Redis.from_url(
+                self.redis_url, socket_connect_timeout=3, socket_timeout=10
+            )
+        return self._redis
+
+    def queue(self, name: str) -> Queue:
+        return Queue(name, connection=self.redis, default_timeout=self.job_timeout)
+
+    def ping(self) -> str:
+        try:
+            info = self.redis.info("server")
+        except redis.RedisError as e:
+            raise QueueUnavailableError(f"Redis unreachable: {e}") from e
+        return str(info.get("redis_version", ""))
+
+    def enqueue(self, items: Iterable[tuple[str, int]]) -> int:
+        """Enqueue (queue_name, jobs.id) pairs in one pipeline; returns how many."""
+        items = list(items)
+        if not items:
+            return 0
+        try:
+            with self.redis.pipeline() as pipe:
+                for queue_name, job_id in items:
+                    q = self.queue(queue_name)
+                    q.enqueue_call(
+                        TASK, args=(job_id,), job_id=rq_job_id(job_id), pipeline=pipe,
+                        result_ttl=0, failure_ttl=3600,
+                    )
+                pipe.execute()
+            self.round_trips += 1
+        except redis.RedisError as e:
+            raise QueueUnavailableError(f"enqueue failed, job rows stay queued: {e}") from e
+        return len(items)
+
+    def is_pending(self, job_id: int) -> bool:
+        """True if Redis still holds this job waiting or running (not finished/failed/gone)."""
+        try:
+            job = Job.fetch(rq_job_id(job_id), connection=self.redis)
+        except NoSuchJobError:
+            return False
+        except redis.RedisError as e:
+            raise QueueUnavailableError(str(e)) from e
+        status = job.get_status(refresh=False)
+        return status in ("queued", "started", "scheduled", "deferred")
+
+    def depths(self, names: Iterable[str]) -> dict[str, Any]:
+        try:
+            return {n: self.queue(n).count for n in names}
+        except redis.RedisError as e:
+            raise QueueUnavailableError(str(e)) from e
+
+    def close(self) -> None:
+        if self._redis is not None:
+            self._redis.close()
+            self._redis = None

@@ -1,0 +1,47 @@
+"""The services of one process, built lazily from settings.
+
+``Services.reset()`` drops every cached client (used after a MariaDB outage:
+reconnect, clear caches, rebuild).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from .adapters.queue import JobQueue
+from .audit import AuditLog
+from .db import Database
+from .settings import Settings, get_settings
+
+
+class Services:
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or get_settings()
+
+    @cached_property
+    def db(self) -> Database:
+        return Database.from_settings(self.settings)
+
+    @cached_property
+    def audit(self) -> AuditLog:
+        return AuditLog(self.db, self.settings.audit_spool_path)
+
+    @cached_property
+    def queue(self) -> JobQueue:
+        return JobQueue(self.settings.redis_url, self.settings.job_timeout_seconds)
+
+    def reset(self) -> None:
+        """Close and forget every cached client; the next access rebuilds it."""
+        for name, value in list(vars(self).items()):
+            if name == "settings":
+                continue
+            close = getattr(value, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:  # noqa: BLE001 - a dead client may fail to close
+                    pass
+            del self.__dict__[name]
+
+    def close(self) -> None:
+        self.reset()

@@ -1,0 +1,67 @@
+"""The ``email-rag`` command line.
+
+Each command lives in its own module with ``register(subparsers, common)``;
+its handler takes ``(args, services)`` and returns an ``Outcome``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from ..errors import EmailRagError
+from ..redact import redact_text
+from .output import ExitCode, Outcome, common_parser
+
+COMMAND_MODULES = [
+    "email_rag.cli.migrate",
+    "email_rag.cli.status",
+    "email_rag.cli.demo",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = common_parser()
+    parser = argparse.ArgumentParser(
+        prog="email-rag", parents=[common],
+        description="Support mailbox processing with a resilience layer.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub, common)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    as_json = getattr(args, "json", False)
+    from ..settings import get_settings
+
+    try:
+        settings = get_settings()
+    except Exception as e:  # noqa: BLE001 - pydantic ValidationError: broken configuration
+        return Outcome(ExitCode.ERROR, f"Configuration is invalid: {redact_text(str(e))}\n"
+                       "Nothing was done. Fix the EMAIL_RAG_* variables or .env and run again.",
+                       {"error": "config"}).render(as_json)
+    logging.basicConfig(level=settings.log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from ..app import Services
+
+    services = Services(settings)
+    try:
+        outcome = args.handler(args, services)
+    except EmailRagError as e:
+        outcome = Outcome(
+            ExitCode.ERROR,
+            f"{type(e).__name__}: {redact_text(str(e))}",
+            {"error": type(e).__name__, "detail": redact_text(str(e))},
+        )
+    except KeyboardInterrupt:
+        outcome = Outcome(ExitCode.ERROR, "Interrupted. Committed work is safe; run again to resume.")
+    finally:
+        services.close()
+    return outcome.render(as_json)

@@ -1,0 +1,228 @@
+"""The MariaDB adapter: the only module that imports the ``mariadb`` connector.
+
+Connector errors become domain errors: a lost or refused connection is
+``DatabaseUnavailableError`` (transient: reconnect and wait), a duplicate key
+is ``DuplicateKeyError``, anything else ``DatabaseError``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import mariadb
+
+from ..errors import DatabaseError, DatabaseUnavailableError, TransientError
+
+log = logging.getLogger(__name__)
+
+# Errors that mean "the server or the connection is gone", not "the statement is wrong".
+_CONNECTION_ERRNOS = {
+    1040,  # too many connections
+    1053,  # server shutdown in progress
+    1927,  # connection was killed
+    2002,  # can't connect (socket)
+    2003,  # can't connect (tcp)
+    2006,  # server has gone away
+    2013,  # lost connection during query
+    2026,  # SSL connection error
+    2055,  # lost connection at handshake
+    4031,  # disconnected by server because of inactivity
+}
+_BUSY_ERRNOS = {1205, 1213}  # lock wait timeout, deadlock
+
+
+class DuplicateKeyError(DatabaseError):
+    """A row with this unique key already exists."""
+
+
+class DatabaseBusyError(TransientError):
+    """MariaDB reported a deadlock or lock wait timeout; retry the transaction."""
+
+
+def translate(exc: mariadb.Error) -> Exception:
+    errno = getattr(exc, "errno", None)
+    text = f"MariaDB error {errno}: {exc}"
+    if errno in _CONNECTION_ERRNOS or isinstance(exc, mariadb.InterfaceError) and errno is None:
+        return DatabaseUnavailableError(text, errno=errno)
+    if isinstance(exc, mariadb.OperationalError) and errno is None:
+        return DatabaseUnavailableError(text, errno=errno)
+    if errno == 1062:
+        return DuplicateKeyError(text, errno=errno)
+    if errno in _BUSY_ERRNOS:
+        return DatabaseBusyError(text, errno=errno)
+    return DatabaseError(text, errno=errno)
+
+
+class Database:
+    """One MariaDB connection with explicit transactions.
+
+    ``with db.transaction() as cur:`` commits on success and rolls back on any
+    error. Outside a transaction, ``fetchall``/``fetchone``/``execute`` run as
+    their own short transaction.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 3306,
+        user: str = "root",
+        password: str = "",
+        database: str | None = None,
+        connect_timeout: int = 5,
+    ) -> None:
+        self._params = dict(
+            host=host, port=port, user=user, password=password, connect_timeout=connect_timeout
+        )
+        if database:
+            self._params["database"] = database
+        self.database = database
+        self._conn: mariadb.Connection | None = None
+        self.commits = 0  # counted for benchmarks
+
+    @classmethod
+    def from_settings(cls, settings: Any, database: str | None = None) -> Database:
+        return cls(
+            host=settings.db_host,
+            port=settings.db_port,
+            user=settings.db_user,
+            password=settings.db_password.get_secret_value(),
+            database=database if database is not None else settings.db_name,
+            connect_timeout=settings.db_connect_timeout,
+        )
+
+    def __repr__(self) -> str:  # never shows the password
+        return f"Database({self._params['host']}:{self._params['port']}/{self.database})"
+
+    # --- connection ---
+    def connect(self) -> mariadb.Connection:
+        if self._conn is None:
+            try:
+                self._conn = mariadb.connect(autocommit=False, **self._params)
+            except mariadb.Error as e:
+                raise translate(e) from e
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except mariadb.Error:
+                pass
+            self._conn = None
+
+    def reconnect(self) -> None:
+        self.close()
+        self.connect()
+
+    def ping(self) -> str:
+        """The server version; raises DatabaseUnavailableError when unreachable."""
+        row = self.fetchone("SELECT VERSION() AS v")
+        return str(row["v"]) if row else ""
+
+    def wait_until_available(self, backoff_max: float = 30.0, give_up_after: float | None = None,
+                             on_wait: Any = None) -> None:
+        """Reconnect with capped backoff until MariaDB answers (or ``give_up_after`` s)."""
+        delay, started = 0.2, time.monotonic()
+        while True:
+            try:
+                self.reconnect()
+                self.ping()
+                return
+            except DatabaseUnavailableError as e:
+                if give_up_after is not None and time.monotonic() - started > give_up_after:
+                    raise
+                if on_wait:
+                    on_wait(e, delay)
+                log.warning("MariaDB unavailable (%s); waiting %.1f s", e, delay)
+                time.sleep(delay)
+                delay = min(backoff_max, delay * 2)
+
+    # --- statements ---
+    @contextmanager
+    def transaction(self) -> Iterator[Cursor]:
+        conn = self.connect()
+        try:
+            cur = conn.cursor(dictionary=True)
+        except mariadb.Error as e:
+            self.close()
+            raise translate(e) from e
+        try:
+            yield Cursor(cur)
+            conn.commit()
+            self.commits += 1
+        except mariadb.Error as e:
+            self._rollback_quietly()
+            err = translate(e)
+            if isinstance(err, DatabaseUnavailableError):
+                self.close()
+            raise err from e
+        except BaseException:
+            self._rollback_quietly()
+            raise
+        finally:
+            try:
+                cur.close()
+            except mariadb.Error:
+                pass
+
+    def _rollback_quietly(self) -> None:
+        if self._conn is None:
+            return
+        try:
+            self._conn.rollback()
+        except mariadb.Error:
+            self.close()
+
+    def fetchall(self, query: str, params: Any = None) -> list[dict[str, Any]]:
+        with self.transaction() as cur:
+            return cur.fetchall(query, params)
+
+    def fetchone(self, query: str, params: Any = None) -> dict[str, Any] | None:
+        with self.transaction() as cur:
+            return cur.fetchone(query, params)
+
+    def execute(self, query: str, params: Any = None) -> int:
+        with self.transaction() as cur:
+            return cur.execute(query, params)
+
+
+class Cursor:
+    """A thin cursor inside a transaction; returns rows as dicts."""
+
+    def __init__(self, cur: Any) -> None:
+        self._cur = cur
+
+    def execute(self, query: str, params: Any = None) -> int:
+        try:
+            self._cur.execute(query, params or ())
+        except mariadb.Error as e:
+            raise translate(e) from e
+        return self._cur.rowcount
+
+    def executemany(self, query: str, rows: Sequence[Any]) -> int:
+        if not rows:
+            return 0
+        try:
+            self._cur.executemany(query, rows)
+        except mariadb.Error as e:
+            raise translate(e) from e
+        return self._cur.rowcount
+
+    def fetchall(self, query: str, params: Any = None) -> list[dict[str, Any]]:
+        self.execute(query, params)
+        try:
+            return list(self._cur.fetchall())
+        except mariadb.Error as e:
+            raise translate(e) from e
+
+    def fetchone(self, query: str, params: Any = None) -> dict[str, Any] | None:
+        rows = self.fetchall(query, params)
+        return rows[0] if rows else None
+
+    @property
+    def lastrowid(self) -> int:
+        return int(self._cur.lastrowid)

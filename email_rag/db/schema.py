@@ -1,0 +1,73 @@
+"""The schema the code expects: tables and the columns the code uses.
+
+``verify(db)`` compares it with information_schema; ``email-rag migrate``
+runs it after applying migrations (exit 3 when it fails), and a test proves
+that the migrations produce it.
+"""
+
+from __future__ import annotations
+
+from .connection import Database
+
+EXPECTED: dict[str, set[str]] = {
+    "schema_migrations": {"version", "name", "checksum", "applied_at"},
+    "mailboxes": {
+        "id", "name", "address", "consecutive_failures", "backoff_until", "failing_since",
+        "last_error", "last_error_at", "needs_attention", "last_success_at", "lease_owner",
+        "lease_until", "created_at", "updated_at",
+    },
+    "mailbox_cursors": {"mailbox_id", "folder", "uidvalidity", "last_uid", "updated_at"},
+    "emails": {
+        "id", "mailbox_id", "dedup_key", "message_id", "folder", "uidvalidity", "uid",
+        "thread_key", "in_reply_to", "references_header", "from_addr", "from_name", "to_addrs",
+        "cc_addrs", "subject", "sent_at", "received_at", "body_text", "body_html", "raw",
+        "raw_size", "attachments", "parse_status", "parse_error", "auto_reason", "status",
+        "status_reason", "index_status", "index_missing", "category", "priority", "language",
+        "summary", "needs_reply", "classification_defaulted", "classification_prompt_version",
+        "created_at", "updated_at",
+    },
+    "email_steps": {"email_id", "step", "confirmed_at", "detail"},
+    "jobs": {
+        "id", "kind", "job_key", "email_id", "draft_id", "queue", "state", "attempts",
+        "next_run_at", "started_at", "finished_at", "worker", "last_error", "enqueued_at",
+        "created_at", "updated_at",
+    },
+    "drafts": {
+        "id", "email_id", "version", "status", "subject", "body_draft", "body_final",
+        "edit_diff", "sources", "language", "prompt_version", "model", "approved_by",
+        "approved_at", "rejected_by", "reject_reason", "stale_reason", "created_at", "updated_at",
+    },
+    "send_attempts": {
+        "id", "draft_id", "message_id", "status", "tries", "recipients", "last_error",
+        "smtp_response", "reconciled", "attempted_at", "sent_at", "created_at", "updated_at",
+    },
+    "audit_log": {
+        "id", "event_uid", "at", "actor", "entity_type", "entity_id", "event", "from_state",
+        "to_state", "attempt", "detail",
+    },
+}
+
+
+def actual(db: Database) -> dict[str, set[str]]:
+    rows = db.fetchall(
+        "SELECT table_name AS t, column_name AS c FROM information_schema.columns"
+        " WHERE table_schema = DATABASE()"
+    )
+    found: dict[str, set[str]] = {}
+    for r in rows:
+        found.setdefault(r["t"], set()).add(r["c"])
+    return found
+
+
+def verify(db: Database) -> list[str]:
+    """Problems found (empty when the schema is as the code expects)."""
+    have = actual(db)
+    problems = []
+    for table, columns in EXPECTED.items():
+        if table not in have:
+            problems.append(f"table {table} is missing")
+            continue
+        missing = columns - have[table]
+        if missing:
+            problems.append(f"table {table} lacks columns {sorted(missing)}")
+    return problems

@@ -1,0 +1,192 @@
+"""Reachability and version of every dependency, plus queue and mail counts.
+
+Used by ``email-rag status`` and the web status page. A check never raises:
+it returns a ``Check`` that says what failed, in words an operator can act on.
+"""
+
+from __future__ import annotations
+
+import smtplib
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .app import Services
+from .errors import EmailRagError
+from .redact import redact_text
+
+
+@dataclass
+class Check:
+    name: str
+    required: bool
+    ok: bool
+    version: str = ""
+    detail: str = ""
+    latency_ms: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _timed(name: str, required: bool, fn: Callable[[], tuple[str, str]]) -> Check:
+    started = time.perf_counter()
+    try:
+        version, detail = fn()
+        ok = True
+    except Exception as e:  # noqa: BLE001 - a health check reports, it does not crash
+        version, detail, ok = "", redact_text(f"{type(e).__name__}: {e}"), False
+    return Check(name, required, ok, version, detail, round((time.perf_counter() - started) * 1000, 1))
+
+
+def check_mariadb(svc: Services) -> Check:
+    def probe() -> tuple[str, str]:
+        return svc.db.ping(), f"{svc.settings.db_host}:{svc.settings.db_port}/{svc.settings.db_name}"
+    return _timed("mariadb", True, probe)
+
+
+def check_redis(svc: Services) -> Check:
+    def probe() -> tuple[str, str]:
+        return svc.queue.ping(), redact_text(svc.settings.redis_url)
+    return _timed("redis", True, probe)
+
+
+def check_imap(svc: Services) -> list[Check]:
+    from imapclient import IMAPClient
+
+    checks = []
+    for mb in svc.settings.mailboxes:
+        def probe(mb=mb) -> tuple[str, str]:
+            with IMAPClient(mb.host, port=mb.port, ssl=mb.ssl, timeout=5) as client:
+                client.login(mb.username, mb.password.get_secret_value())
+                greeting = client.welcome.decode(errors="replace") if client.welcome else ""
+                client.logout()
+            return greeting[:80], f"{mb.host}:{mb.port} as {mb.username}"
+        checks.append(_timed(f"imap:{mb.name}", False, probe))
+    if not checks:
+        checks.append(Check("imap", False, False, detail="no mailboxes configured (EMAIL_RAG_MAILBOXES)"))
+    return checks
+
+
+def check_smtp(svc: Services) -> Check:
+    s = svc.settings
+
+    def probe() -> tuple[str, str]:
+        with smtplib.SMTP(s.smtp_host, s.smtp_port, timeout=5) as smtp:
+            code, banner = smtp.noop()
+            if code != 250:
+                raise EmailRagError(f"NOOP answered {code}")
+            return "", f"{s.smtp_host}:{s.smtp_port}"
+    return _timed("smtp", False, probe)
+
+
+def check_llm(svc: Services) -> Check:
+    s = svc.settings
+
+    def probe() -> tuple[str, str]:
+        import openai
+
+        client = openai.OpenAI(base_url=s.llm_base_url, api_key=s.llm_api_key.get_secret_value(),
+                               timeout=5, max_retries=0)
+        models = [m.id for m in client.models.list()]
+        found = "model found" if s.llm_model in models else f"model {s.llm_model!r} NOT listed"
+        return s.llm_model, f"{s.llm_base_url} ({found})"
+    return _timed("llm", False, probe)
+
+
+def check_qdrant(svc: Services) -> Check:
+    s = svc.settings
+    if not s.qdrant_url:
+        def local() -> tuple[str, str]:
+            return "local", f"embedded local mode at {s.qdrant_path} (opened by the vector worker)"
+        return _timed("qdrant", False, local)
+
+    def probe() -> tuple[str, str]:
+        from qdrant_client import QdrantClient
+
+        key = s.qdrant_api_key.get_secret_value() or None
+        client = QdrantClient(url=s.qdrant_url, api_key=key, timeout=5)
+        try:
+            client.get_collections()
+        finally:
+            client.close()
+        return "server", s.qdrant_url
+    return _timed("qdrant", False, probe)
+
+
+def check_arango(svc: Services) -> Check:
+    s = svc.settings
+    if not s.arango_url:
+        return Check("arangodb", False, True, "off", "graph store off (EMAIL_RAG_ARANGO_URL unset)")
+
+    def probe() -> tuple[str, str]:
+        host, _, port = s.arango_url.split("//")[-1].partition(":")
+        with socket.create_connection((host, int(port.rstrip("/") or 8529)), timeout=3):
+            pass
+        from arango import ArangoClient
+
+        client = ArangoClient(hosts=s.arango_url, request_timeout=s.arango_timeout)
+        sys_db = client.db("_system", username=s.arango_user,
+                           password=s.arango_password.get_secret_value())
+        return str(sys_db.version()), s.arango_url
+    return _timed("arangodb", False, probe)
+
+
+def counts(svc: Services) -> dict[str, Any]:
+    """Queue entries per state, mails per status and index status, mailbox poll health."""
+    db = svc.db
+    jobs = {r["state"]: int(r["n"]) for r in db.fetchall(
+        "SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")}
+    mails = {r["status"]: int(r["n"]) for r in db.fetchall(
+        "SELECT status, COUNT(*) AS n FROM emails GROUP BY status")}
+    index = {r["index_status"]: int(r["n"]) for r in db.fetchall(
+        "SELECT index_status, COUNT(*) AS n FROM emails GROUP BY index_status")}
+    sends = {r["status"]: int(r["n"]) for r in db.fetchall(
+        "SELECT status, COUNT(*) AS n FROM send_attempts GROUP BY status")}
+    alarm_after = svc.settings.imap_alarm_after_seconds
+    mailboxes = [
+        {
+            "name": r["name"],
+            "last_success_at": _iso(r["last_success_at"]),
+            "failing_since": _iso(r["failing_since"]),
+            "consecutive_failures": int(r["consecutive_failures"]),
+            "backoff_until": _iso(r["backoff_until"]),
+            "needs_attention": bool(r["needs_attention"]),
+            "last_error": r["last_error"],
+            "alarm": bool(r["alarm"]),
+        }
+        for r in db.fetchall(
+            "SELECT *, (COALESCE(last_success_at, created_at) < NOW(6) - INTERVAL ? SECOND"
+            " OR needs_attention = 1) AS alarm FROM mailboxes ORDER BY name", (alarm_after,))
+    ]
+    return {"jobs": jobs, "mails": mails, "index": index, "sends": sends, "mailboxes": mailboxes}
+
+
+def _iso(v: Any) -> str | None:
+    return v.isoformat() if v is not None else None
+
+
+def status(svc: Services) -> dict[str, Any]:
+    checks = [check_mariadb(svc), check_redis(svc), *check_imap(svc), check_smtp(svc),
+              check_llm(svc), check_qdrant(svc), check_arango(svc)]
+    result: dict[str, Any] = {
+        "ok": all(c.ok for c in checks if c.required),
+        "dependencies": [c.as_dict() for c in checks],
+        "counts": None,
+        "queues": None,
+    }
+    if checks[0].ok:
+        try:
+            result["counts"] = counts(svc)
+        except EmailRagError as e:
+            result["counts_error"] = redact_text(str(e))
+            result["ok"] = False
+    if checks[1].ok:
+        s = svc.settings
+        try:
+            result["queues"] = svc.queue.depths([s.queue_name, s.vector_queue_name])
+        except EmailRagError as e:
+            result["queues_error"] = str(e)
+    return result

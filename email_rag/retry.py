@@ -1,0 +1,80 @@
+"""Retry as a decision, not a loop.
+
+``RetryPolicy.decide(attempt, error)`` returns a ``RetryDecision``: retry after
+N seconds, or stop (and why). ``attempt`` is the number of the attempt that has
+just failed, starting at 1.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .errors import OutcomeUnknownError, PermanentError, TransientError
+
+
+@dataclass(frozen=True)
+class RetryDecision:
+    retry: bool
+    delay: float = 0.0  # seconds until the next attempt (retry only)
+    reason: str = ""
+
+    @classmethod
+    def stop(cls, reason: str) -> RetryDecision:
+        return cls(retry=False, reason=reason)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Schedule of delays between attempts; after ``max_attempts`` failures: stop.
+
+    ``delays[i]`` is the wait after failed attempt ``i + 1``; the last delay
+    repeats if ``max_attempts`` exceeds the list. Jitter spreads the delay by
+    +/- ``jitter`` (relative). A Retry-After from the error is honoured when it
+    is longer than the scheduled delay, capped at ``max_delay``.
+    """
+
+    delays: Sequence[float] = (30.0, 120.0, 600.0)
+    max_attempts: int = 3
+    jitter: float = 0.0
+    max_delay: float = 3600.0
+    rng: random.Random | None = None
+
+    def delay_for(self, attempt: int) -> float:
+        base = self.delays[min(attempt - 1, len(self.delays) - 1)]
+        if self.jitter:
+            rng = self.rng or random
+            base *= 1 + rng.uniform(-self.jitter, self.jitter)
+        return max(0.0, min(base, self.max_delay))
+
+    def decide(self, attempt: int, error: BaseException) -> RetryDecision:
+        if isinstance(error, PermanentError):
+            return RetryDecision.stop(f"permanent error: {error}")
+        if isinstance(error, OutcomeUnknownError):
+            return RetryDecision.stop(f"outcome unknown, reconcile first: {error}")
+        if attempt >= self.max_attempts:
+            return RetryDecision.stop(f"attempt {attempt} of {self.max_attempts} failed: {error}")
+        delay = self.delay_for(attempt)
+        retry_after = getattr(error, "retry_after", None)
+        if retry_after is not None:
+            delay = min(max(delay, float(retry_after)), self.max_delay)
+        kind = "transient" if isinstance(error, TransientError) else "unexpected"
+        return RetryDecision(retry=True, delay=delay, reason=f"{kind} error: {error}")
+
+
+@dataclass(frozen=True)
+class ExponentialBackoff:
+    """Unbounded exponential backoff with full jitter and a cap (IMAP, MariaDB waits)."""
+
+    base: float = 30.0
+    cap: float = 3600.0
+    jitter: float = 0.2
+    rng: random.Random | None = None
+
+    def delay(self, consecutive_failures: int) -> float:
+        raw = min(self.cap, self.base * (2 ** max(0, consecutive_failures - 1)))
+        if self.jitter:
+            rng = self.rng or random
+            raw *= 1 + rng.uniform(-self.jitter, self.jitter)
+        return max(0.0, min(raw, self.cap))

@@ -1,0 +1,187 @@
+"""All configuration of email-rag, in one typed place.
+
+Every key is read from the environment with the prefix ``EMAIL_RAG_`` (for
+example ``EMAIL_RAG_DB_HOST``) or from an optional ``.env`` file in the working
+directory. Nested values (the mailbox list) are JSON. Secrets are ``SecretStr``:
+they never show in ``repr``, logs, audit entries or error messages.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "EMAIL_RAG_"
+
+
+class MailboxConfig(BaseModel):
+    """One IMAP mailbox the poller reads and the sender replies from."""
+
+    name: str = Field(description="Stable name, used in the database and on the CLI.")
+    host: str = "127.0.0.1"
+    port: int = 143
+    ssl: bool = False
+    username: str
+    password: SecretStr = SecretStr("")
+    folders: list[str] = Field(default_factory=lambda: ["INBOX"], description="Folders to poll.")
+    sent_folder: str = Field("Sent", description="Where sent replies are appended and reconciled.")
+    address: str = Field("", description="From/Reply-To address of replies; defaults to username.")
+
+    @property
+    def reply_address(self) -> str:
+        return self.address or self.username
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    # --- MariaDB (source of truth) ---
+    db_host: str = Field("127.0.0.1", description="MariaDB host.")
+    db_port: int = Field(3306, description="MariaDB port.")
+    db_user: str = Field("root", description="MariaDB user.")
+    db_password: SecretStr = Field(SecretStr(""), description="MariaDB password.")
+    db_name: str = Field("email_rag", description="Database (schema) name.")
+    db_connect_timeout: int = Field(5, description="Seconds to wait for a MariaDB connection.")
+    db_outage_backoff_max: float = Field(
+        30.0, description="Cap (s) of the wait between reconnects while MariaDB is down."
+    )
+
+    # --- Redis / RQ (carries work only) ---
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis URL for RQ.")
+    queue_name: str = Field("email-rag", description="RQ queue for mail processing jobs.")
+    vector_queue_name: str = Field(
+        "email-rag-vectors",
+        description="RQ queue for steps that open the vector store; with a local Qdrant path "
+        "exactly one worker process must listen on it.",
+    )
+    worker_class: str = Field(
+        "simple", description="'simple' (jobs run in the worker process) or 'fork' (RQ Worker)."
+    )
+
+    # --- Job retry cycle ---
+    retry_delays: list[float] = Field(
+        default_factory=lambda: [30.0, 120.0, 600.0],
+        description="Seconds before the retry after failed attempt 1, 2, 3 (last value repeats).",
+    )
+    max_attempts: int = Field(3, description="Failed attempts after which a queue entry is dead.")
+    retry_jitter: float = Field(
+        0.1, description="Relative jitter on retry delays (0 = exact, 0.1 = +/-10 %)."
+    )
+    stuck_after_seconds: int = Field(600, description="Processing longer than this is stuck.")
+    cleanup_interval_seconds: int = Field(3600, description="How often the stuck-job reset runs.")
+    redispatch_interval_seconds: int = Field(
+        30, description="How often queued/due entries missing in Redis are enqueued again."
+    )
+    reindex_interval_seconds: int = Field(300, description="How often partially_indexed is synced.")
+    job_timeout_seconds: int = Field(900, description="RQ job timeout.")
+
+    # --- Audit ---
+    audit_spool_path: Path = Field(
+        Path("var/audit-spool.jsonl"),
+        description="Audit events that could not reach MariaDB wait here until it is back.",
+    )
+
+    # --- IMAP ingestion ---
+    mailboxes: list[MailboxConfig] = Field(
+        default_factory=list, description="JSON list of mailboxes (see MailboxConfig)."
+    )
+    poll_interval_seconds: int = Field(60, description="How often the scheduler polls.")
+    imap_timeout: float = Field(30.0, description="Seconds for IMAP connect and each command.")
+    imap_fetch_batch: int = Field(200, description="UIDs fetched per IMAP FETCH.")
+    imap_backoff_base: float = Field(30.0, description="First backoff (s) after an IMAP failure.")
+    imap_backoff_cap: float = Field(3600.0, description="Largest IMAP backoff (s).")
+    imap_alarm_after_seconds: int = Field(
+        3600, description="A mailbox without a successful poll for this long raises an alarm."
+    )
+    poll_lease_seconds: int = Field(300, description="Lease of one poll run; expires if it dies.")
+    max_mail_bytes: int = Field(25_000_000, description="Mails above this are stored headers-only.")
+    max_attachment_bytes: int = Field(
+        10_000_000, description="Attachments above this are recorded as too large."
+    )
+    message_id_domain: str = Field(
+        "email-rag.invalid", description="Domain of Message-IDs we generate (loop guard)."
+    )
+
+    # --- LLM ---
+    llm_base_url: str = Field("http://127.0.0.1:8089/v1", description="OpenAI-compatible base URL.")
+    llm_api_key: SecretStr = Field(SecretStr("not-needed"), description="API key for the LLM.")
+    llm_model: str = Field("scripted", description="Model name sent to the endpoint.")
+    llm_timeout: float = Field(30.0, description="Seconds per LLM request.")
+    llm_max_retry_after: float = Field(
+        60.0, description="Longest Retry-After (s) honoured in-process; longer goes to the job."
+    )
+    llm_rate_limit_retries: int = Field(3, description="429 answers waited out per call.")
+    llm_response_format: str = Field(
+        "json_schema", description="'json_schema', 'json_object' or 'none' (prompt only)."
+    )
+
+    # --- Embeddings and vector store ---
+    embedding_backend: str = Field(
+        "hashing", description="'hashing' (tests only, no semantics), 'local' (MiniLM), 'openai'."
+    )
+    embedding_model: str = Field("all-MiniLM-L6-v2", description="Model for the 'openai' backend.")
+    embedding_base_url: str = Field("", description="Embeddings endpoint; defaults to llm_base_url.")
+    embedding_dim: int = Field(384, description="Vector size.")
+    qdrant_url: str = Field("", description="Qdrant server URL; empty = local mode at qdrant_path.")
+    qdrant_api_key: SecretStr = Field(SecretStr(""), description="Qdrant API key (server mode).")
+    qdrant_path: Path = Field(Path("var/qdrant"), description="Local Qdrant storage folder.")
+    qdrant_collection: str = Field("emails", description="Qdrant collection.")
+    store_tries: int = Field(3, description="Tries per index store before partially_indexed.")
+    store_backoff: float = Field(1.0, description="First backoff (s) between store tries.")
+
+    # --- ArangoDB (optional) ---
+    arango_url: str = Field("", description="ArangoDB URL; empty = graph store off.")
+    arango_db: str = Field("email_rag", description="ArangoDB database.")
+    arango_user: str = Field("root", description="ArangoDB user.")
+    arango_password: SecretStr = Field(SecretStr(""), description="ArangoDB password.")
+    arango_timeout: float = Field(5.0, description="Seconds per ArangoDB request.")
+
+    # --- SMTP ---
+    smtp_host: str = Field("127.0.0.1", description="SMTP relay host.")
+    smtp_port: int = Field(25, description="SMTP relay port.")
+    smtp_user: str = Field("", description="SMTP user; empty = no AUTH.")
+    smtp_password: SecretStr = Field(SecretStr(""), description="SMTP password.")
+    smtp_starttls: bool = Field(False, description="Use STARTTLS.")
+    smtp_timeout: float = Field(30.0, description="Seconds per SMTP command.")
+    smtp_tries: int = Field(3, description="Send tries for transient SMTP errors.")
+    reconcile_sent_folder: bool = Field(
+        True, description="Search the Sent folder for the Message-ID before any resend."
+    )
+
+    # --- Web ---
+    web_host: str = Field("127.0.0.1", description="Web UI bind address.")
+    web_port: int = Field(8080, description="Web UI port.")
+    web_secret_key: SecretStr = Field(SecretStr(""), description="Session signing key.")
+
+    log_level: str = Field("INFO", description="Python log level.")
+
+    @field_validator("worker_class")
+    @classmethod
+    def _worker_class(cls, v: str) -> str:
+        if v not in ("simple", "fork"):
+            raise ValueError("worker_class must be 'simple' or 'fork'")
+        return v
+
+    @field_validator("retry_delays")
+    @classmethod
+    def _delays(cls, v: list[float]) -> list[float]:
+        if not v or any(d < 0 for d in v):
+            raise ValueError("retry_delays must be a non-empty list of non-negative seconds")
+        return v
+
+    def mailbox(self, name: str) -> MailboxConfig:
+        for mb in self.mailboxes:
+            if mb.name == name:
+                return mb
+        raise KeyError(name)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings (read once). Tests call ``get_settings.cache_clear()``."""
+    return Settings()

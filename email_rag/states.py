@@ -1,0 +1,94 @@
+"""Every status value of email-rag, in one place.
+
+Two levels are never confused: the business state of a mail (``MailStatus``)
+and the state of a queue entry (``JobState``). Values are stored as their
+string in MariaDB.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class MailStatus(StrEnum):
+    RECEIVED = "received"  # stored by the poller, processing not finished
+    CLASSIFIED = "classified"  # classification confirmed
+    NO_REPLY = "no_reply"  # terminal: recorded, no draft (loop guard or needs_reply false)
+    DRAFT_READY = "draft_ready"  # a draft waits for staff review
+    APPROVED = "approved"  # staff approved the draft; sending pending
+    SENT = "sent"  # terminal: the reply left exactly once
+    REJECTED = "rejected"  # terminal: staff rejected the draft
+    MANUAL = "manual"  # needs a human (e.g. LLM timed out twice, send outcome unknown)
+    FAILED = "failed"  # final business failure: processing stopped, a human must act
+    RESOLVED = "resolved"  # terminal: an admin resolved it by hand, with a note
+
+
+MAIL_TERMINAL = frozenset(
+    {MailStatus.NO_REPLY, MailStatus.SENT, MailStatus.REJECTED, MailStatus.RESOLVED}
+)
+# States in which a human is expected to look; a mail resting here is not lost.
+MAIL_REVIEW = frozenset({MailStatus.DRAFT_READY, MailStatus.MANUAL, MailStatus.FAILED})
+
+
+class IndexStatus(StrEnum):
+    PENDING = "pending"  # not indexed yet
+    COMPLETE = "complete"  # every configured store has the mail
+    PARTIALLY_INDEXED = "partially_indexed"  # a store is missing (emails.index_missing says which)
+    SKIPPED = "skipped"  # nothing to index (unparseable or no text)
+
+
+class ParseStatus(StrEnum):
+    OK = "ok"  # parsed completely
+    PARTIAL = "partial"  # parsed with defects (bad charset, broken boundary, truncated)
+    FAILED = "failed"  # could not be parsed; raw bytes kept with the reason
+    TOO_LARGE = "too_large"  # above the size limit; headers kept with the reason
+
+
+class JobState(StrEnum):
+    QUEUED = "queued"  # waiting to be claimed
+    PROCESSING = "processing"  # claimed by a worker (started_at, worker set)
+    DONE = "done"  # terminal: every step confirmed
+    FAILED = "failed"  # last attempt failed; will be retried at next_run_at
+    DEAD = "dead"  # terminal: no more automatic retries; kept for review, never deleted
+
+
+JOB_CLAIMABLE = (JobState.QUEUED, JobState.FAILED)
+
+
+class JobKind(StrEnum):
+    PROCESS_EMAIL = "process_email"  # parse -> classify -> index -> draft
+    SEND_DRAFT = "send_draft"  # one SMTP send of an approved draft
+
+
+class Step(StrEnum):
+    """Steps of a process_email job, in order. A confirmed step is skipped on re-run."""
+
+    PARSE = "parse"
+    CLASSIFY = "classify"
+    INDEX = "index"
+    DRAFT = "draft"
+
+
+class DraftStatus(StrEnum):
+    PENDING_REVIEW = "pending_review"  # waits for staff
+    APPROVED = "approved"  # approved, not yet sent (a send attempt exists)
+    SENT = "sent"  # terminal
+    REJECTED = "rejected"  # terminal
+    STALE = "stale"  # a newer inbound mail arrived in the thread before sending
+    FAILED = "failed"  # permanent send failure (e.g. 550); terminal for this draft
+    SUPERSEDED = "superseded"  # replaced by a regenerated draft
+
+
+class SendStatus(StrEnum):
+    PENDING = "pending"  # created, nothing handed to SMTP yet
+    ATTEMPTED = "attempted"  # handed to SMTP; outcome not confirmed yet
+    SENT = "sent"  # confirmed: accepted by the relay or found in the Sent folder
+    FAILED = "failed"  # permanent refusal (5xx); not retried
+    UNKNOWN = "unknown"  # outcome cannot be established; an admin decides, never resent blindly
+
+
+class Actor(StrEnum):
+    POLLER = "poller"
+    WORKER = "worker"
+    SCHEDULER = "scheduler"
+    SYSTEM = "system"

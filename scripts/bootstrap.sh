@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what email-rag needs on a fresh Debian machine: system packages
+# (MariaDB Connector/C headers, Dovecot for the test mailbox) and a virtualenv
+# in .venv with the project and its dev tools. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(libmariadb-dev dovecot-imapd dovecot-core)
+missing=()
+for pkg in "${APT_PACKAGES[@]}" ${EXTRA_APT_PACKAGES:-}; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PYTHON="${PYTHON:-python3.11}"
+command -v "$PYTHON" >/dev/null || PYTHON=python3
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+  .venv/bin/pip install -q --upgrade pip
+fi
+.venv/bin/pip install -q -e '.[dev]' 2>&1 | grep -vE "^WARNING: Location|^$" || true
+.venv/bin/python -c "import mariadb, rq, imapclient, qdrant_client, openai" \
+  || { echo "bootstrap: the virtualenv is incomplete" >&2; exit 1; }
+echo "bootstrap: ready (.venv)"

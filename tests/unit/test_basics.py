@@ -1,0 +1,63 @@
+import pytest
+from pydantic import ValidationError
+
+from email_rag.db.migrate import split_statements
+from email_rag.db.queries import all_queries, parse_named_queries
+from email_rag.errors import EmailRagError, LLMTimeoutError, PermanentError, TransientError
+from email_rag.redact import redact, redact_text
+from email_rag.settings import Settings
+
+
+def test_error_message_defaults_to_docstring():
+    assert str(LLMTimeoutError()) == "The LLM did not answer in time."
+    assert isinstance(LLMTimeoutError(), TransientError)
+    assert not isinstance(LLMTimeoutError(), PermanentError)
+    assert str(EmailRagError("custom")) == "custom"
+
+
+def test_named_queries_parse_and_reject_empty():
+    q = parse_named_queries("-- name: a\nSELECT 1;\n-- name: b\n-- doc line\nSELECT 2\n")
+    assert q == {"a": "SELECT 1", "b": "SELECT 2"}
+    with pytest.raises(ValueError):
+        parse_named_queries("-- name: empty\n\n")
+
+
+def test_all_shipped_queries_load_with_unique_names():
+    assert isinstance(all_queries(), dict)
+
+
+def test_split_statements_keeps_trigger_and_drops_comments():
+    text = "-- c\nCREATE TABLE a (x INT);\nCREATE TRIGGER t BEFORE UPDATE ON a FOR EACH ROW\n  SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no';\n"
+    stmts = split_statements(text)
+    assert len(stmts) == 2 and stmts[1].startswith("CREATE TRIGGER")
+
+
+def test_redact_masks_secret_keys_and_url_credentials():
+    out = redact({"password": "hunter2", "url": "redis://user:pw@host:6379/0",
+                  "nested": [{"api_key": "sk-1"}], "auth": "Bearer abc.def"})
+    assert "hunter2" not in str(out) and "pw@" not in str(out) and "sk-1" not in str(out)
+    assert out["url"] == "redis://***@host:6379/0"
+    assert redact_text("Authorization: Bearer xyz") == "Authorization: Bearer ***"
+
+
+def test_settings_read_env_and_hide_secrets(monkeypatch):
+    monkeypatch.setenv("EMAIL_RAG_DB_PASSWORD", "s3cret")
+    monkeypatch.setenv("EMAIL_RAG_RETRY_DELAYS", "[1, 2, 3]")
+    monkeypatch.setenv("EMAIL_RAG_MAILBOXES",
+                       '[{"name": "support", "username": "a@b.c", "password": "pw"}]')
+    s = Settings()
+    assert s.retry_delays == [1, 2, 3]
+    assert s.mailbox("support").reply_address == "a@b.c"
+    assert "s3cret" not in repr(s) and "'pw'" not in repr(s)
+
+
+def test_broken_settings_raise_a_clear_error(monkeypatch):
+    monkeypatch.setenv("EMAIL_RAG_WORKER_CLASS", "threads")
+    with pytest.raises(ValidationError, match="worker_class"):
+        Settings()
+
+
+def test_env_file_is_read(tmp_path, monkeypatch):
+    (tmp_path / ".env").write_text("EMAIL_RAG_DB_NAME=from_dotenv\n")
+    monkeypatch.chdir(tmp_path)
+    assert Settings().db_name == "from_dotenv"

@@ -1,0 +1,68 @@
+import random
+
+import pytest
+
+from email_rag.errors import (
+    LLMRateLimitedError,
+    LLMRequestRejectedError,
+    OutcomeUnknownError,
+    SmtpTransientError,
+    TransientError,
+)
+from email_rag.retry import ExponentialBackoff, RetryPolicy
+
+
+def test_job_schedule_is_30_120_600_then_stop():
+    policy = RetryPolicy(delays=(30, 120, 600), max_attempts=4)
+    err = TransientError("boom")
+    assert [policy.decide(n, err).delay for n in (1, 2, 3)] == [30, 120, 600]
+    final = policy.decide(4, err)
+    assert not final.retry and "attempt 4 of 4" in final.reason
+
+
+def test_default_three_attempts_then_dead():
+    policy = RetryPolicy()
+    err = SmtpTransientError("451 try later")
+    assert policy.decide(1, err).retry and policy.decide(2, err).retry
+    assert not policy.decide(3, err).retry
+
+
+def test_permanent_error_stops_at_once():
+    decision = RetryPolicy().decide(1, LLMRequestRejectedError("401 wrong key"))
+    assert not decision.retry and decision.reason.startswith("permanent")
+
+
+def test_outcome_unknown_is_never_retried_blindly():
+    decision = RetryPolicy().decide(1, OutcomeUnknownError("timeout after DATA"))
+    assert not decision.retry and "reconcile" in decision.reason
+
+
+def test_retry_after_longer_than_schedule_is_honoured_and_capped():
+    policy = RetryPolicy(delays=(30, 120, 600), max_delay=900)
+    assert policy.decide(1, LLMRateLimitedError(retry_after=45)).delay == 45
+    assert policy.decide(1, LLMRateLimitedError(retry_after=5)).delay == 30
+    assert policy.decide(1, LLMRateLimitedError(retry_after=5000)).delay == 900
+
+
+def test_jitter_stays_within_bounds_and_varies():
+    policy = RetryPolicy(delays=(100,), max_attempts=5, jitter=0.1, rng=random.Random(7))
+    delays = {policy.decide(1, TransientError()).delay for _ in range(50)}
+    assert all(90 <= d <= 110 for d in delays)
+    assert len(delays) > 10
+
+
+def test_unexpected_errors_are_retried_like_transient_ones():
+    decision = RetryPolicy().decide(1, KeyError("x"))
+    assert decision.retry and decision.reason.startswith("unexpected")
+
+
+def test_exponential_backoff_grows_and_is_capped():
+    b = ExponentialBackoff(base=30, cap=3600, jitter=0)
+    assert [b.delay(n) for n in (1, 2, 3, 4)] == [30, 60, 120, 240]
+    assert b.delay(50) == 3600
+
+
+@pytest.mark.parametrize("n", [1, 3, 10, 40])
+def test_exponential_backoff_with_jitter_never_exceeds_cap(n):
+    b = ExponentialBackoff(base=30, cap=600, jitter=0.5, rng=random.Random(n))
+    assert 0 <= b.delay(n) <= 600
