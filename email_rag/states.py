@@ -63,10 +63,11 @@ class JobKind(StrEnum):
 class Step(StrEnum):
     """Steps of a process_email job, in order. A confirmed step is skipped on re-run."""
 
-    PARSE = "parse"
-    CLASSIFY = "classify"
-    INDEX = "index"
-    DRAFT = "draft"
+    PARSE = "parse"  # full MIME parse of the stored raw mail
+    CLASSIFY = "classify"  # LLM classification
+    INDEX = "index"  # vector store + graph store
+    RETRIEVE = "retrieve"  # similar past cases for the draft (recorded as sources)
+    DRAFT = "draft"  # LLM reply draft, pending review
 
 
 class DraftStatus(StrEnum):

@@ -1,0 +1,1 @@
+"""The processing pipeline of one mail: a sequence of steps with checkpoints."""

@@ -1,0 +1,75 @@
+"""The contract between the worker and the steps of the pipeline.
+
+A step is a function ``run(ctx: StepContext) -> StepOutcome``. It reads what
+it needs through ``ctx`` and does its outside work (LLM call, vector upsert);
+it must be safe to repeat (deterministic ids, upserts), because a crash after
+the outside work and before the checkpoint repeats it.
+
+The worker then writes, in ONE MariaDB transaction: the checkpoint row
+(``email_steps``, only if ``confirmed``), the ``email_updates`` columns, the
+new mail status, whatever ``write(cur)`` adds (e.g. a draft row) and the
+audit events. Only then does the next step start.
+
+A step raises a domain error (``TransientError`` / ``PermanentError``) to fail
+the attempt; the worker's retry policy decides what happens next. A step that
+handled a failure by policy (LLM timed out twice -> manual) returns an
+outcome with ``confirmed=False`` and ``stop=True``: the job ends, the step is
+not checkpointed, and an admin retry re-runs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..audit import AuditEvent
+from ..states import Actor, MailStatus, Step
+
+if TYPE_CHECKING:
+    from ..app import Services
+    from ..db.connection import Cursor
+
+
+@dataclass
+class StepContext:
+    services: Services
+    email: dict[str, Any]  # the emails row as read at the start of the step
+    job: dict[str, Any]  # the jobs row
+    step: Step
+    confirmed: dict[str, Any] = field(default_factory=dict)  # step name -> detail of earlier steps
+
+    @property
+    def email_id(self) -> int:
+        return int(self.email["id"])
+
+    @property
+    def attempt(self) -> int:
+        return int(self.job["attempts"])
+
+    def event(self, event: str, detail: dict[str, Any] | None = None, **kw: Any) -> AuditEvent:
+        """An audit event about this mail, stamped with the step and attempt."""
+        return AuditEvent(Actor.WORKER, "email", self.email_id, event, attempt=self.attempt,
+                          detail={"step": str(self.step), **(detail or {})}, **kw)
+
+
+@dataclass
+class StepOutcome:
+    detail: dict[str, Any] = field(default_factory=dict)  # stored in email_steps.detail
+    email_updates: dict[str, Any] = field(default_factory=dict)  # emails columns to set
+    mail_status: MailStatus | None = None  # new business status, if it changes
+    status_reason: str | None = None
+    confirmed: bool = True  # False: do not checkpoint (the step must run again later)
+    stop: bool = False  # True: no later steps run for this mail
+    write: Callable[[Cursor], None] | None = None  # extra writes in the checkpoint transaction
+    events: list[AuditEvent] = field(default_factory=list)
+
+
+StepFn = Callable[[StepContext], StepOutcome]
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    step: Step
+    run: StepFn
+    needs_vectors: bool = False  # runs on the vector queue (the one process owning local Qdrant)
