@@ -19,6 +19,9 @@ COMMAND_MODULES = [
     "email_rag.cli.migrate",
     "email_rag.cli.status",
     "email_rag.cli.demo",
+    "email_rag.cli.worker",
+    "email_rag.cli.scheduler",
+    "email_rag.cli.jobs",
 ]
 
 

@@ -1,0 +1,18 @@
+"""``email-rag scheduler``: the APScheduler process with the periodic jobs."""
+
+from __future__ import annotations
+
+from .output import ExitCode, Outcome
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser("scheduler", parents=[common],
+                       help="run periodic jobs (poll, re-dispatch, cleanup, reindex)")
+    p.set_defaults(handler=run)
+
+
+def run(args, svc) -> Outcome:
+    from cron.scheduler import run_forever
+
+    run_forever(svc)
+    return Outcome(ExitCode.OK, "Scheduler stopped.")

@@ -1,0 +1,22 @@
+"""Short periodic jobs: run by the scheduler and by the CLI for system cron."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .app import Services
+from .jobs import JobStore
+from .worker import retry_policy
+
+log = logging.getLogger(__name__)
+
+
+def cleanup_stuck(services: Services) -> list[dict[str, Any]]:
+    """Reset entries processing longer than stuck_after_seconds into the retry cycle."""
+    store = JobStore(services.db, retry_policy(services.settings))
+    return store.reset_stuck(services.settings.stuck_after_seconds)
+
+
+def flush_audit_spool(services: Services) -> int:
+    return services.audit.flush_spool()

@@ -1,0 +1,80 @@
+-- Queue entries (jobs table). MariaDB decides who runs what; Redis only carries ids.
+
+-- name: jobs_claim
+-- Only one worker can move an entry from queued/failed to processing.
+UPDATE jobs
+   SET state = 'processing', attempts = attempts + 1, started_at = NOW(6),
+       finished_at = NULL, worker = %(worker)s
+ WHERE id = %(id)s AND state IN ('queued', 'failed') AND next_run_at <= NOW(6);
+
+-- name: jobs_get
+SELECT * FROM jobs WHERE id = %(id)s;
+
+-- name: jobs_get_for_update
+SELECT * FROM jobs WHERE id = %(id)s FOR UPDATE;
+
+-- name: jobs_finish
+UPDATE jobs SET state = 'done', finished_at = NOW(6), last_error = NULL
+ WHERE id = %(id)s AND state = 'processing' AND worker = %(worker)s;
+
+-- name: jobs_fail
+UPDATE jobs SET state = %(state)s, finished_at = NOW(6), last_error = %(error)s,
+       next_run_at = NOW(6) + INTERVAL %(delay)s SECOND
+ WHERE id = %(id)s AND state = 'processing' AND worker = %(worker)s;
+
+-- name: jobs_handoff
+-- Move a claimed entry to another queue without counting the hand-off as an attempt.
+UPDATE jobs SET state = 'queued', queue = %(queue)s, attempts = GREATEST(attempts - 1, 0),
+       worker = NULL, started_at = NULL, next_run_at = NOW(6)
+ WHERE id = %(id)s AND state = 'processing' AND worker = %(worker)s;
+
+-- name: jobs_still_mine
+SELECT id FROM jobs WHERE id = %(id)s AND state = 'processing' AND worker = %(worker)s;
+
+-- name: jobs_stuck
+SELECT * FROM jobs
+ WHERE state = 'processing' AND started_at < NOW(6) - INTERVAL %(seconds)s SECOND
+ ORDER BY id LIMIT %(limit)s FOR UPDATE;
+
+-- name: jobs_reset_stuck
+UPDATE jobs SET state = %(state)s, worker = NULL, finished_at = NOW(6), last_error = %(error)s,
+       next_run_at = NOW(6) + INTERVAL %(delay)s SECOND
+ WHERE id = %(id)s AND state = 'processing';
+
+-- name: jobs_dispatchable
+-- Entries that should be in Redis now: queued, or failed and due.
+SELECT id, queue, state FROM jobs
+ WHERE (state = 'queued' OR (state = 'failed' AND next_run_at <= NOW(6)))
+   AND id > %(after)s
+ ORDER BY id LIMIT %(limit)s;
+
+-- name: jobs_retry
+-- Admin retry (the caller checked it is allowed): a fresh retry cycle from now.
+UPDATE jobs SET state = 'queued', attempts = 0, next_run_at = NOW(6), worker = NULL,
+       started_at = NULL, finished_at = NULL
+ WHERE id = %(id)s AND state <> 'processing';
+
+-- name: jobs_resolve
+UPDATE jobs SET state = 'dead', finished_at = COALESCE(finished_at, NOW(6)),
+       last_error = CONCAT(COALESCE(last_error, ''), ' [resolved: ', %(note)s, ']')
+ WHERE id = %(id)s AND state IN ('dead', 'failed', 'queued');
+
+-- name: jobs_insert
+INSERT IGNORE INTO jobs (kind, job_key, email_id, draft_id, queue, state)
+VALUES (%(kind)s, %(job_key)s, %(email_id)s, %(draft_id)s, %(queue)s, 'queued');
+
+-- name: jobs_by_key
+SELECT * FROM jobs WHERE job_key = %(job_key)s;
+
+-- name: steps_confirmed
+SELECT step, detail FROM email_steps WHERE email_id = %(email_id)s;
+
+-- name: steps_confirm
+INSERT INTO email_steps (email_id, step, detail) VALUES (%(email_id)s, %(step)s, %(detail)s)
+ON DUPLICATE KEY UPDATE detail = VALUES(detail), confirmed_at = NOW(6);
+
+-- name: emails_get
+SELECT * FROM emails WHERE id = %(id)s;
+
+-- name: emails_get_for_update
+SELECT id, status FROM emails WHERE id = %(id)s FOR UPDATE;

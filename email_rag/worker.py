@@ -1,0 +1,142 @@
+"""The job runner behind every RQ job, and the RQ worker process.
+
+``JobRunner.run(job_id)`` claims the entry in MariaDB, runs the handler of its
+kind and records the outcome (done, handed off, failed with a retry time, or
+dead). MariaDB outages are handled here: reconnect at once, clear every
+service cache, rebuild, wait with backoff while it stays down, then continue
+the same job — not counted as a failed attempt, nothing lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .app import Services
+from .audit import AuditEvent
+from .errors import DatabaseUnavailableError, QueueUnavailableError
+from .jobs import JobStore
+from .pipeline.contract import StepSpec
+from .pipeline.registry import default_pipeline
+from .pipeline.runner import ClaimLostError, Handoff, PipelineRunner
+from .retry import RetryPolicy
+from .states import Actor, JobKind
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[dict[str, Any], str], Handoff | None]
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def retry_policy(settings: Any) -> RetryPolicy:
+    return RetryPolicy(delays=tuple(settings.retry_delays), max_attempts=settings.max_attempts,
+                       jitter=settings.retry_jitter)
+
+
+class JobRunner:
+    def __init__(self, services: Services, name: str | None = None,
+                 pipeline: list[StepSpec] | None = None) -> None:
+        self.services = services
+        self.name = name or worker_name()
+        self.pipeline = pipeline if pipeline is not None else default_pipeline()
+        self.policy = retry_policy(services.settings)
+        self.outages = 0
+
+    @property
+    def jobs(self) -> JobStore:  # rebuilt from the current connection after a reset
+        return JobStore(self.services.db, self.policy)
+
+    def handlers(self) -> dict[str, Handler]:
+        pipeline = PipelineRunner(self.services, self.pipeline)
+        handlers: dict[str, Handler] = {JobKind.PROCESS_EMAIL: pipeline.run}
+        return handlers
+
+    def run(self, job_id: int) -> str:
+        """Returns what happened: done, handed_off, failed, dead, skipped, lost."""
+        job: dict[str, Any] | None = None
+        while True:
+            try:
+                if job is None:
+                    job = self.jobs.claim(job_id, self.name)
+                    if job is None:
+                        log.info("job %s not claimable (done, taken or not due): no-op", job_id)
+                        return "skipped"
+                elif not self.jobs.still_mine(job_id, self.name):
+                    return "lost"
+                return self._execute(job)
+            except DatabaseUnavailableError as e:
+                self._wait_for_database(e, job_id)
+                if job is None and self.jobs.still_mine(job_id, self.name):
+                    # the claim committed but its answer was lost with the connection
+                    job = self.services.db.fetchone("SELECT * FROM jobs WHERE id = %s", (job_id,))
+
+    def _execute(self, job: dict[str, Any]) -> str:
+        handler = self.handlers().get(job["kind"])
+        try:
+            if handler is None:
+                from .errors import PermanentError
+
+                raise PermanentError(f"no handler for job kind {job['kind']!r}")
+            handoff = handler(job, self.name)
+        except DatabaseUnavailableError:
+            raise
+        except ClaimLostError as e:
+            log.warning("%s", e)
+            return "lost"
+        except Exception as e:  # noqa: BLE001 - every failure is classified by the policy
+            decision = self.jobs.fail(job, self.name, e)
+            return "failed" if decision.retry else "dead"
+        if handoff is not None:
+            if self.jobs.handoff(job, self.name, handoff.queue, handoff.reason):
+                try:
+                    self.services.queue.enqueue([(handoff.queue, job["id"])])
+                except QueueUnavailableError as e:
+                    log.warning("hand-off of job %s not enqueued (re-dispatch will): %s",
+                                job["id"], e)
+            return "handed_off"
+        self.jobs.finish(job, self.name)
+        return "done"
+
+    def _wait_for_database(self, error: Exception, job_id: int) -> None:
+        self.outages += 1
+        started = time.monotonic()
+        log.error("MariaDB unavailable during job %s (%s): reconnecting, clearing service "
+                  "caches; the job waits and is not counted as failed", job_id, error)
+        self.services.audit.record(AuditEvent(
+            Actor.WORKER, "job", job_id, "database_unavailable",
+            detail={"error": str(error), "worker": self.name}))
+        self.services.reset()
+        self.services.db.wait_until_available(self.services.settings.db_outage_backoff_max)
+        waited = round(time.monotonic() - started, 3)
+        self.services.audit.record(AuditEvent(
+            Actor.WORKER, "job", job_id, "database_recovered",
+            detail={"waited_s": waited, "worker": self.name}))
+        try:
+            self.services.audit.flush_spool()
+        except DatabaseUnavailableError:
+            pass  # flushed by the next recovery or by the scheduler
+
+
+def listen_queues(settings: Any, with_vectors: bool) -> list[str]:
+    from .pipeline.runner import queues
+
+    default_q, vector_q = queues(settings)
+    if vector_q == default_q:
+        return [default_q]
+    return [vector_q, default_q] if with_vectors else [default_q]
+
+
+def build_rq_worker(services: Services, with_vectors: bool, name: str | None = None) -> Any:
+    """An RQ worker on our queues: SimpleWorker (jobs in-process) or the forking Worker."""
+    from rq import SimpleWorker, Worker
+
+    cls = SimpleWorker if services.settings.worker_class == "simple" else Worker
+    queues = [services.queue.queue(n) for n in listen_queues(services.settings, with_vectors)]
+    return cls(queues, connection=services.queue.redis, name=name)

@@ -1,0 +1,22 @@
+"""RQ task entry points: thin. They load state by id and call the domain."""
+
+from __future__ import annotations
+
+from email_rag.app import Services
+from email_rag.worker import JobRunner
+
+_runner: JobRunner | None = None
+
+
+def runner() -> JobRunner:
+    """One runner (and one set of services) per worker process, rebuilt after a fork."""
+    global _runner
+    import os
+
+    if _runner is None or _runner.name.rsplit(":", 1)[-1] != str(os.getpid()):
+        _runner = JobRunner(Services())
+    return _runner
+
+
+def run_job(job_id: int) -> str:
+    return runner().run(int(job_id))
