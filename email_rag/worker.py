@@ -48,15 +48,23 @@ class JobRunner:
         self.pipeline = pipeline if pipeline is not None else default_pipeline()
         self.policy = retry_policy(services.settings)
         self.outages = 0
+        self._handlers: dict[str, Handler] | None = None
 
     @property
     def jobs(self) -> JobStore:  # rebuilt from the current connection after a reset
         return JobStore(self.services.db, self.policy)
 
     def handlers(self) -> dict[str, Handler]:
+        if self._handlers is None:
+            self._handlers = self._build_handlers()
+        return self._handlers
+
+    def _build_handlers(self) -> dict[str, Handler]:
         pipeline = PipelineRunner(self.services, self.pipeline)
-        handlers: dict[str, Handler] = {JobKind.PROCESS_EMAIL: pipeline.run}
-        return handlers
+        from .sending.sender import SendService
+
+        return {JobKind.PROCESS_EMAIL: pipeline.run,
+                JobKind.SEND_DRAFT: SendService(self.services).run}
 
     def run(self, job_id: int) -> str:
         """Returns what happened: done, handed_off, failed, dead, skipped, lost."""
@@ -113,6 +121,7 @@ class JobRunner:
             Actor.WORKER, "job", job_id, "database_unavailable",
             detail={"error": str(error), "worker": self.name}))
         self.services.reset()
+        self._handlers = None  # handlers hold clients: rebuild them too
         self.services.db.wait_until_available(self.services.settings.db_outage_backoff_max)
         waited = round(time.monotonic() - started, 3)
         self.services.audit.record(AuditEvent(

@@ -36,3 +36,13 @@ def make_job(db: Database, email_id: int, queue: str = "email-rag", kind: str = 
         cur.execute("INSERT INTO jobs (kind, job_key, email_id, queue, state) VALUES"
                     " (%s, %s, %s, %s, %s)", (kind, f"{kind}:{email_id}", email_id, queue, state))
         return cur.lastrowid
+
+
+def make_draft(db: Database, email_id: int, body: str = "Dear Alice,\n\nplease restart it.\n",
+               status: str = "pending_review", sources: str = "[]") -> int:
+    with db.transaction() as cur:
+        cur.execute("INSERT INTO drafts (email_id, version, status, subject, body_draft, sources)"
+                    " VALUES (%s, 1, %s, 'Re: x', %s, %s)", (email_id, status, body, sources))
+        draft_id = cur.lastrowid
+        cur.execute("UPDATE emails SET status = 'draft_ready' WHERE id = %s", (email_id,))
+        return draft_id

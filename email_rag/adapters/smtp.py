@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import smtplib
-import socket
 from dataclasses import dataclass
 
 from ..errors import SmtpOutcomeUnknownError, SmtpPermanentError, SmtpTransientError
@@ -87,7 +86,7 @@ class SmtpSender:
             raise SmtpPermanentError(f"SMTP login refused for user {c.user!r}: {e.smtp_code}") from e
         except (SmtpTransientError, SmtpPermanentError):
             raise
-        except (OSError, socket.timeout, smtplib.SMTPException) as e:
+        except (TimeoutError, OSError, smtplib.SMTPException) as e:
             if body_sent:
                 raise SmtpOutcomeUnknownError(
                     f"connection lost or timed out after the message body was sent ({e}); "

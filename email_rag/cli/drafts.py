@@ -1,0 +1,89 @@
+"""``email-rag drafts list|show|approve|reject``: staff review from the terminal.
+
+The web UI calls the same functions (email_rag.sending.review).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import BadInputError
+from ..sending import review
+from .output import ExitCode, Outcome, table
+
+
+def register(sub, common) -> None:
+    drafts = sub.add_parser("drafts", parents=[common], help="review reply drafts")
+    dsub = drafts.add_subparsers(dest="drafts_command", metavar="SUBCOMMAND", required=True)
+    lst = dsub.add_parser("list", parents=[common], help="drafts waiting for review, oldest first")
+    lst.add_argument("--mailbox")
+    lst.add_argument("--category")
+    lst.add_argument("--limit", type=int, default=200)
+    lst.set_defaults(handler=list_drafts)
+    show = dsub.add_parser("show", parents=[common], help="mail, sources and draft")
+    show.add_argument("draft_id", type=int)
+    show.set_defaults(handler=show_draft)
+    approve = dsub.add_parser("approve", parents=[common], help="approve (and so send) a draft")
+    approve.add_argument("draft_id", type=int)
+    approve.add_argument("--by", required=True, help="your user name (audited)")
+    approve.add_argument("--edit-file", type=Path, help="send this text instead of the draft")
+    approve.set_defaults(handler=approve_draft)
+    reject = dsub.add_parser("reject", parents=[common], help="reject a draft")
+    reject.add_argument("draft_id", type=int)
+    reject.add_argument("--by", required=True)
+    reject.add_argument("--reason", required=True)
+    reject.set_defaults(handler=reject_draft)
+
+
+def list_drafts(args, svc) -> Outcome:
+    rows = review.list_pending(svc, args.mailbox, args.category, args.limit)
+    return Outcome(ExitCode.OK, f"{len(rows)} draft(s) waiting for review.", {"drafts": rows},
+                   table(rows, ["id", "email_id", "status", "mailbox", "category", "priority",
+                                "language", "age_s", "from_addr", "subject"]))
+
+
+def show_draft(args, svc) -> Outcome:
+    data = review.show(svc, args.draft_id)
+    d, m = data["draft"], data["mail"]
+    lines = [
+        f"Draft {d['id']} (v{d['version']}, {d['status']}) for mail {m['id']} in {m['mailbox']}",
+        f"From: {m['from_addr']}   Subject: {m['subject']}",
+        f"Category: {m['category']}  Priority: {m['priority']}  Language: {m['language']}",
+    ]
+    if data["newer_inbound"]:
+        lines.append(f"!! STALE: newer mail {data['newer_inbound']['id']} arrived in this thread.")
+    if d.get("stale_reason"):
+        lines.append(f"!! {d['stale_reason']}")
+    lines += ["", "--- original mail (untrusted text) ---", (m.get("body_text") or "")[:5000]]
+    if data["thread"]:
+        lines += ["", "--- thread ---"] + [f"  #{t['id']} {t['received_at']} {t['from_addr']}: "
+                                          f"{t['subject']} [{t['status']}]" for t in data["thread"]]
+    lines += ["", "--- sources used ---"]
+    lines += [f"  {json.dumps(s, default=str)[:300]}" for s in data["sources"]] or ["  (none)"]
+    lines += ["", "--- draft ---", d["body_final"] or d["body_draft"]]
+    return Outcome(ExitCode.OK, "", data, "\n".join(lines))
+
+
+def approve_draft(args, svc) -> Outcome:
+    body = None
+    if args.edit_file:
+        try:
+            body = args.edit_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise BadInputError(f"cannot read {args.edit_file}: {e}") from e
+    r = review.approve(svc, args.draft_id, args.by, body)
+    data = vars(r)
+    if r.action == "already_approved":
+        return Outcome(ExitCode.OK, f"Draft {r.draft_id} was already approved "
+                       f"(by {r.detail.get('approved_by')}); nothing changed, it is sent once.",
+                       data)
+    return Outcome(ExitCode.OK, f"Draft {r.draft_id} approved; send attempt {r.send_attempt_id} "
+                   f"({r.message_id}) queued as job {r.job_id}. It is sent exactly once.", data)
+
+
+def reject_draft(args, svc) -> Outcome:
+    r = review.reject(svc, args.draft_id, args.by, args.reason)
+    msg = (f"Draft {r.draft_id} rejected; the mail is closed as rejected." if r.action == "rejected"
+           else f"Draft {r.draft_id} was already rejected.")
+    return Outcome(ExitCode.OK, msg, vars(r))

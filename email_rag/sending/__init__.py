@@ -1,0 +1,1 @@
+"""Drafts, approval and exactly-once sending."""

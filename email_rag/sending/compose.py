@@ -1,0 +1,60 @@
+"""Build the reply message: threading headers, fixed Message-ID, no header injection."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.utils import format_datetime, formataddr, parseaddr
+
+from ..errors import HeaderInjectionError
+
+LOOP_GUARD_HEADER = "X-Email-RAG"
+
+
+def new_message_id(draft_id: int, domain: str) -> str:
+    """Fixed once per draft, before the first try (stored in send_attempts)."""
+    return f"<draft-{draft_id}.{uuid.uuid4().hex}@{domain}>"
+
+
+def reply_subject(subject: str | None) -> str:
+    subject = (subject or "").strip()
+    return subject if subject.lower().startswith(("re:", "aw:", "sv:")) else f"Re: {subject}".strip()
+
+
+def references(original_references: str | None, original_message_id: str | None) -> str:
+    refs = (original_references or "").split()
+    if original_message_id and original_message_id not in refs:
+        refs.append(original_message_id)
+    return " ".join(refs[-20:])  # keep the header bounded
+
+
+def check_header(name: str, value: str) -> str:
+    if "\r" in value or "\n" in value or "\0" in value:
+        raise HeaderInjectionError(f"header {name} contains a line break; refused")
+    return value
+
+
+def build_reply(*, message_id: str, from_addr: str, from_name: str, to_addr: str,
+                subject: str | None, body: str, in_reply_to: str | None,
+                original_references: str | None, draft_id: int) -> EmailMessage:
+    name, addr = parseaddr(to_addr)
+    if not addr or "@" not in addr:
+        raise HeaderInjectionError(f"recipient {to_addr!r} is not a valid address")
+    headers = {
+        "Message-ID": message_id,
+        "From": formataddr((from_name, from_addr)) if from_name else from_addr,
+        "Reply-To": from_addr,
+        "To": formataddr((name, addr)),
+        "Subject": reply_subject(subject),
+        "Date": format_datetime(datetime.now(UTC)),
+        LOOP_GUARD_HEADER: f"draft={draft_id}",
+    }
+    if in_reply_to:
+        headers["In-Reply-To"] = in_reply_to
+        headers["References"] = references(original_references, in_reply_to)
+    msg = EmailMessage()
+    for key, value in headers.items():
+        msg[key] = check_header(key, value)
+    msg.set_content(body)
+    return msg

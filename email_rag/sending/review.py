@@ -1,0 +1,173 @@
+"""Staff review of drafts: list, show, approve, reject. The CLI and the web UI call these.
+
+Approval is exactly-once: the draft row is locked (SELECT ... FOR UPDATE), so
+two terminals or a double click give one approval; the send attempt is unique
+per draft and its Message-ID is fixed here, before the first try.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..app import Services
+from ..audit import AuditEvent, write_events
+from ..db import sql
+from ..errors import BadInputError, PermanentError
+from ..states import DraftStatus, JobKind, MailStatus
+from .compose import new_message_id
+
+
+class DraftNotFoundError(PermanentError):
+    """No draft with this id."""
+
+
+class DraftStateError(PermanentError):
+    """The draft is not in a state that allows this action."""
+
+
+@dataclass
+class ReviewResult:
+    draft_id: int
+    action: str  # approved | already_approved | rejected | already_rejected
+    status: str
+    send_attempt_id: int | None = None
+    message_id: str | None = None
+    job_id: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def list_pending(svc: Services, mailbox: str | None = None, category: str | None = None,
+                 limit: int = 200) -> list[dict[str, Any]]:
+    return svc.db.fetchall(sql("drafts_pending"),
+                           {"mailbox": mailbox, "category": category, "limit": limit})
+
+
+def show(svc: Services, draft_id: int) -> dict[str, Any]:
+    db = svc.db
+    draft = db.fetchone(sql("drafts_get"), {"id": draft_id})
+    if draft is None:
+        raise DraftNotFoundError(f"draft {draft_id} does not exist")
+    mail = db.fetchone(
+        "SELECT e.*, m.name AS mailbox FROM emails e JOIN mailboxes m ON m.id = e.mailbox_id"
+        " WHERE e.id = %s", (draft["email_id"],))
+    thread = db.fetchall(
+        "SELECT id, subject, from_addr, received_at, status FROM emails WHERE mailbox_id = %s"
+        " AND thread_key = %s AND id <> %s ORDER BY received_at, id",
+        (mail["mailbox_id"], mail["thread_key"], mail["id"])) if mail.get("thread_key") else []
+    send = db.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
+    sources = json.loads(draft["sources"]) if draft.get("sources") else []
+    newer = _newer_inbound(db, mail, draft["created_at"])
+    mail.pop("raw", None)
+    return {"draft": draft, "mail": mail, "thread": thread, "sources": sources,
+            "send_attempt": send, "newer_inbound": newer}
+
+
+def _newer_inbound(db_or_cur: Any, mail: dict[str, Any], since: Any) -> dict[str, Any] | None:
+    if not mail.get("thread_key") or since is None:
+        return None
+    return db_or_cur.fetchone(sql("drafts_newer_inbound"), {
+        "mailbox_id": mail["mailbox_id"], "thread_key": mail["thread_key"],
+        "email_id": mail["id"], "since": since})
+
+
+def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = None) -> ReviewResult:
+    by = _actor(by)
+    with svc.db.transaction() as cur:
+        draft = cur.fetchone(sql("drafts_get_for_update"), {"id": draft_id})
+        if draft is None:
+            raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        if draft["status"] in (DraftStatus.APPROVED, DraftStatus.SENT):
+            send = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
+            return ReviewResult(draft_id, "already_approved", draft["status"],
+                                send and send["id"], send and send["message_id"],
+                                detail={"approved_by": draft["approved_by"]})
+        if draft["status"] not in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE):
+            raise DraftStateError(f"draft {draft_id} is {draft['status']}; only a pending or "
+                                  "stale draft can be approved")
+        mail = cur.fetchone("SELECT * FROM emails WHERE id = %s FOR UPDATE", (draft["email_id"],))
+        body_final = draft["body_draft"] if edited_body is None else edited_body
+        if not body_final.strip():
+            raise BadInputError("the reply text is empty; nothing approved")
+        diff = _diff(draft["body_draft"], body_final)
+        cur.execute(sql("drafts_approve"), {"id": draft_id, "by": by, "body_final": body_final,
+                                            "edit_diff": diff or None})
+        mailbox = cur.fetchone("SELECT name FROM mailboxes WHERE id = %s", (mail["mailbox_id"],))
+        message_id = new_message_id(draft_id, svc.settings.message_id_domain)
+        cur.execute(sql("sends_insert"), {"draft_id": draft_id, "message_id": message_id,
+                                          "recipients": mail["from_addr"]})
+        send = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
+        job_key = f"{JobKind.SEND_DRAFT}:{draft_id}"
+        cur.execute(sql("jobs_insert"), {"kind": JobKind.SEND_DRAFT, "job_key": job_key,
+                                         "email_id": mail["id"], "draft_id": draft_id,
+                                         "queue": svc.settings.queue_name})
+        cur.execute(sql("sends_requeue_job"), {"job_key": job_key})
+        job = cur.fetchone(sql("jobs_by_key"), {"job_key": job_key})
+        cur.execute("UPDATE emails SET status = %s, status_reason = NULL WHERE id = %s",
+                    (MailStatus.APPROVED, mail["id"]))
+        write_events(cur, [
+            AuditEvent(by, "draft", draft_id, "approved", draft["status"], DraftStatus.APPROVED,
+                       detail={"edited": bool(diff), "mailbox": mailbox and mailbox["name"]}),
+            AuditEvent(by, "email", mail["id"], "state_changed", mail["status"],
+                       MailStatus.APPROVED, detail={"draft_id": draft_id}),
+            AuditEvent(by, "send_attempt", send["id"], "created", None, send["status"],
+                       detail={"draft_id": draft_id, "message_id": send["message_id"],
+                               "job_id": job["id"]}),
+        ])
+    _enqueue(svc, job)
+    return ReviewResult(draft_id, "approved", DraftStatus.APPROVED, send["id"],
+                        send["message_id"], job["id"], {"edited": bool(diff)})
+
+
+def reject(svc: Services, draft_id: int, by: str, reason: str) -> ReviewResult:
+    by = _actor(by)
+    if not reason.strip():
+        raise BadInputError("a reason is required to reject a draft")
+    with svc.db.transaction() as cur:
+        draft = cur.fetchone(sql("drafts_get_for_update"), {"id": draft_id})
+        if draft is None:
+            raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        if draft["status"] == DraftStatus.REJECTED:
+            return ReviewResult(draft_id, "already_rejected", draft["status"])
+        if draft["status"] not in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE):
+            raise DraftStateError(f"draft {draft_id} is {draft['status']}; only a pending or "
+                                  "stale draft can be rejected")
+        mail = cur.fetchone("SELECT id, status FROM emails WHERE id = %s FOR UPDATE",
+                            (draft["email_id"],))
+        cur.execute(sql("drafts_reject"), {"id": draft_id, "by": by, "reason": reason[:2000]})
+        cur.execute("UPDATE emails SET status = %s, status_reason = %s WHERE id = %s",
+                    (MailStatus.REJECTED, reason[:2000], mail["id"]))
+        write_events(cur, [
+            AuditEvent(by, "draft", draft_id, "rejected", draft["status"], DraftStatus.REJECTED,
+                       detail={"reason": reason}),
+            AuditEvent(by, "email", mail["id"], "state_changed", mail["status"],
+                       MailStatus.REJECTED, detail={"draft_id": draft_id}),
+        ])
+    return ReviewResult(draft_id, "rejected", DraftStatus.REJECTED)
+
+
+def _enqueue(svc: Services, job: dict[str, Any]) -> None:
+    from ..errors import QueueUnavailableError
+
+    try:
+        svc.queue.enqueue([(job["queue"], job["id"])])
+    except QueueUnavailableError:
+        pass  # the row is queued in MariaDB; re-dispatch enqueues it
+
+
+def _diff(before: str, after: str) -> str:
+    if before == after:
+        return ""
+    return "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
+                                        "draft", "sent", n=1))
+
+
+def _actor(by: str) -> str:
+    by = (by or "").strip()
+    if not by:
+        raise BadInputError("the acting user is required (--by USER)")
+    return by if ":" in by else f"user:{by}"
+
+

@@ -1,0 +1,239 @@
+"""The send_draft job: one approved draft leaves exactly once, or a human decides.
+
+Guarantees, per step:
+- approve -> send attempt: exactly-once (row lock, one attempt per draft, Message-ID fixed
+  before the first try).
+- SMTP hand-off: the attempt is marked ``attempted`` (committed) BEFORE the relay is
+  contacted. A known refusal (4xx before/after DATA, connection refused) puts it back
+  to ``pending``: nothing left, a retry is safe. A permanent 5xx ends it ``failed``.
+- outcome unknown (timeout after DATA, worker killed between send and marking): the
+  attempt is still ``attempted``. Before ANY resend it is reconciled: the Message-ID is
+  searched in the mailbox's Sent folder (where the relay or our post-send copy files it).
+  Found -> ``sent`` (exactly-once). Not found or reconciliation switched off -> ``unknown``:
+  an admin decides; it is never resent blindly (at-most-once where the relay keeps no
+  queryable record). A failing search is a transient error: retried, then dead, still
+  never resent.
+- Sent-folder copy after a confirmed send: checked before appending (at most one copy).
+
+| situation | retry? | state known? | resume? |
+|---|---|---|---|
+| relay 4xx / connection refused / dropped before DATA | yes (job cycle, 3 tries) | yes: not sent | draft stays approved; sent on the next attempt |
+| relay 5xx | no | yes: refused | draft failed with the server's answer, mail failed |
+| timeout after DATA | no blind retry | no | reconcile: sent or unknown |
+| worker killed after the relay accepted | no blind retry | no | next run reconciles |
+| newer inbound mail in the thread before sending | no | yes | draft stale, staff take a new look |
+| Sent-folder search fails | yes (job cycle) | no | reconcile again later; never resent blindly |
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from ..adapters.smtp import SmtpConfig, SmtpSender
+from ..audit import AuditEvent, write_events
+from ..db import sql
+from ..errors import (
+    PermanentError,
+    SmtpOutcomeUnknownError,
+    SmtpPermanentError,
+    SmtpTransientError,
+)
+from ..states import Actor, DraftStatus, MailStatus, SendStatus
+from .compose import build_reply
+
+log = logging.getLogger(__name__)
+
+
+class SentFolder(Protocol):
+    def contains(self, message_id: str) -> bool: ...
+
+    def append(self, message: bytes) -> None: ...
+
+
+class SendService:
+    def __init__(self, services: Any, sent_folder: Callable[[str], SentFolder] | None = None,
+                 sender: SmtpSender | None = None) -> None:
+        self.services = services
+        self.settings = services.settings
+        self._sent_folder = sent_folder
+        self.sender = sender or SmtpSender(SmtpConfig.from_settings(self.settings))
+
+    def sent_folder(self, mailbox_name: str) -> SentFolder:
+        if self._sent_folder is not None:
+            return self._sent_folder(mailbox_name)
+        from ..adapters.imap import sent_folder
+
+        return sent_folder(self.settings.mailbox(mailbox_name))
+
+    # --- the job handler ---
+    def run(self, job: dict[str, Any], worker: str) -> None:
+        ctx = self._load(job)
+        attempt, draft, mail = ctx["attempt"], ctx["draft"], ctx["mail"]
+        if attempt is None:
+            raise PermanentError(f"draft {job['draft_id']} has no send attempt")
+        if attempt["status"] in (SendStatus.SENT, SendStatus.FAILED, SendStatus.UNKNOWN):
+            log.info("send attempt %s is %s: nothing to do", attempt["id"], attempt["status"])
+            return
+        if draft["status"] != DraftStatus.APPROVED:
+            log.info("draft %s is %s: not sending", draft["id"], draft["status"])
+            return
+        if attempt["status"] == SendStatus.ATTEMPTED:
+            if self._reconcile(ctx, job, "previous try did not confirm its outcome"):
+                return
+        newer = self._newer_inbound(mail, draft["approved_at"])
+        if newer is not None:
+            self._mark_stale(ctx, job, newer)
+            return
+        message = self._compose(ctx)
+        if not self._mark_attempted(ctx, job):
+            return  # another run took it; its outcome decides
+        try:
+            answer = self.sender.send(message, ctx["from_addr"], [mail["from_addr"]])
+        except SmtpTransientError as e:
+            self._set(ctx, job, SendStatus.PENDING, "send_deferred", error=str(e))
+            raise
+        except SmtpPermanentError as e:
+            self._refused(ctx, job, e)
+            raise
+        except SmtpOutcomeUnknownError as e:
+            self._audit(job, "send_outcome_unknown", attempt, {"error": str(e)})
+            self._reconcile(ctx, job, str(e))
+            return
+        self._sent(ctx, job, answer, reconciled=False)
+        self._copy_to_sent(ctx, job, message)
+
+    # --- steps ---
+    def _load(self, job: dict[str, Any]) -> dict[str, Any]:
+        db = self.services.db
+        draft = db.fetchone(sql("drafts_get"), {"id": job["draft_id"]})
+        if draft is None:
+            raise PermanentError(f"draft {job['draft_id']} does not exist")
+        mail = db.fetchone("SELECT * FROM emails WHERE id = %s", (draft["email_id"],))
+        mailbox = db.fetchone("SELECT * FROM mailboxes WHERE id = %s", (mail["mailbox_id"],))
+        attempt = db.fetchone(sql("sends_by_draft"), {"draft_id": draft["id"]})
+        try:
+            cfg = self.settings.mailbox(mailbox["name"])
+            from_addr = cfg.reply_address
+        except KeyError:
+            from_addr = mailbox["address"]
+        if not from_addr:
+            raise PermanentError(f"mailbox {mailbox['name']} has no reply address configured")
+        return {"draft": draft, "mail": mail, "mailbox": mailbox, "attempt": attempt,
+                "from_addr": from_addr}
+
+    def _compose(self, ctx: dict[str, Any]) -> bytes:
+        draft, mail, attempt = ctx["draft"], ctx["mail"], ctx["attempt"]
+        msg = build_reply(
+            message_id=attempt["message_id"], from_addr=ctx["from_addr"],
+            from_name=ctx["mailbox"]["name"], to_addr=mail["from_addr"] or "",
+            subject=mail["subject"], body=draft["body_final"] or draft["body_draft"],
+            in_reply_to=mail["message_id"], original_references=mail["references_header"],
+            draft_id=draft["id"])
+        return bytes(msg)
+
+    def _newer_inbound(self, mail: dict[str, Any], since: Any) -> dict[str, Any] | None:
+        from .review import _newer_inbound
+
+        return _newer_inbound(self.services.db, mail, since)
+
+    def _mark_attempted(self, ctx: dict[str, Any], job: dict[str, Any]) -> bool:
+        attempt = ctx["attempt"]
+        with self.services.db.transaction() as cur:
+            if cur.execute(sql("sends_mark_attempted"), {"id": attempt["id"]}) != 1:
+                return False
+            write_events(cur, [AuditEvent(
+                Actor.WORKER, "send_attempt", attempt["id"], "send_started", attempt["status"],
+                SendStatus.ATTEMPTED, attempt=attempt["tries"] + 1,
+                detail={"message_id": attempt["message_id"], "job_id": job["id"]})])
+        ctx["attempt"] = {**attempt, "status": SendStatus.ATTEMPTED, "tries": attempt["tries"] + 1}
+        return True
+
+    def _set(self, ctx: dict[str, Any], job: dict[str, Any], status: SendStatus, event: str,
+             error: str | None = None, response: str | None = None, reconciled: bool = False,
+             draft_status: DraftStatus | None = None, mail_status: MailStatus | None = None,
+             reason: str | None = None) -> None:
+        attempt, draft, mail = ctx["attempt"], ctx["draft"], ctx["mail"]
+        with self.services.db.transaction() as cur:
+            cur.execute(sql("sends_set_status"), {
+                "id": attempt["id"], "status": status, "error": error, "response": response,
+                "reconciled": int(reconciled)})
+            events = [AuditEvent(Actor.WORKER, "send_attempt", attempt["id"], event,
+                                 attempt["status"], status, attempt=attempt["tries"],
+                                 detail={"message_id": attempt["message_id"], "error": error,
+                                         "response": response, "job_id": job["id"]})]
+            if draft_status is not None:
+                cur.execute("UPDATE drafts SET status = %s WHERE id = %s", (draft_status, draft["id"]))
+                events.append(AuditEvent(Actor.WORKER, "draft", draft["id"], "state_changed",
+                                         draft["status"], draft_status, detail={"reason": reason}))
+            if mail_status is not None:
+                cur.execute("UPDATE emails SET status = %s, status_reason = %s WHERE id = %s",
+                            (mail_status, reason, mail["id"]))
+                events.append(AuditEvent(Actor.WORKER, "email", mail["id"], "state_changed",
+                                         mail["status"], mail_status, detail={"reason": reason}))
+            write_events(cur, events)
+        ctx["attempt"] = {**attempt, "status": status}
+
+    def _sent(self, ctx: dict[str, Any], job: dict[str, Any], answer: str, reconciled: bool) -> None:
+        self._set(ctx, job, SendStatus.SENT, "sent" if not reconciled else "reconciled_sent",
+                  response=answer, reconciled=reconciled, draft_status=DraftStatus.SENT,
+                  mail_status=MailStatus.SENT)
+
+    def _refused(self, ctx: dict[str, Any], job: dict[str, Any], e: SmtpPermanentError) -> None:
+        answer = str(e.context.get("answer") or e)
+        self._set(ctx, job, SendStatus.FAILED, "send_refused", error=str(e), response=answer,
+                  draft_status=DraftStatus.FAILED, mail_status=MailStatus.FAILED,
+                  reason=f"relay refused the reply: {answer}")
+
+    def _reconcile(self, ctx: dict[str, Any], job: dict[str, Any], why: str) -> bool:
+        """Settle an ``attempted`` send. True when settled (sent or unknown)."""
+        attempt = ctx["attempt"]
+        if not self.settings.reconcile_sent_folder:
+            self._unknown(ctx, job, f"{why}; reconciliation is switched off")
+            return True
+        found = self.sent_folder(ctx["mailbox"]["name"]).contains(attempt["message_id"])
+        if found:
+            self._sent(ctx, job, f"found {attempt['message_id']} in the Sent folder",
+                       reconciled=True)
+            return True
+        self._unknown(ctx, job, f"{why}; {attempt['message_id']} is not in the Sent folder, "
+                      "so delivery can neither be confirmed nor ruled out")
+        return True
+
+    def _unknown(self, ctx: dict[str, Any], job: dict[str, Any], reason: str) -> None:
+        log.error("ALARM send outcome unknown for draft %s: %s", ctx["draft"]["id"], reason)
+        self._set(ctx, job, SendStatus.UNKNOWN, "send_unknown", error=reason,
+                  mail_status=MailStatus.MANUAL,
+                  reason=f"send outcome unknown, not resent: {reason}")
+
+    def _mark_stale(self, ctx: dict[str, Any], job: dict[str, Any], newer: dict[str, Any]) -> None:
+        draft, mail = ctx["draft"], ctx["mail"]
+        reason = f"newer mail {newer['id']} arrived in the thread after approval"
+        with self.services.db.transaction() as cur:
+            cur.execute(sql("drafts_mark_stale"), {"id": draft["id"], "reason": reason})
+            cur.execute("UPDATE emails SET status = %s, status_reason = %s WHERE id = %s",
+                        (MailStatus.DRAFT_READY, reason, mail["id"]))
+            write_events(cur, [
+                AuditEvent(Actor.WORKER, "draft", draft["id"], "stale", draft["status"],
+                           DraftStatus.STALE, detail={"reason": reason, "job_id": job["id"]}),
+                AuditEvent(Actor.WORKER, "email", mail["id"], "state_changed", mail["status"],
+                           MailStatus.DRAFT_READY, detail={"reason": reason}),
+            ])
+
+    def _copy_to_sent(self, ctx: dict[str, Any], job: dict[str, Any], message: bytes) -> None:
+        attempt = ctx["attempt"]
+        try:
+            folder = self.sent_folder(ctx["mailbox"]["name"])
+            if not folder.contains(attempt["message_id"]):
+                folder.append(message)
+            self._audit(job, "sent_copy_filed", attempt, {})
+        except Exception as e:  # noqa: BLE001 - the reply is sent; the copy is best effort
+            log.warning("reply %s sent but not filed in Sent: %s", attempt["message_id"], e)
+            self._audit(job, "sent_copy_failed", attempt, {"error": str(e)})
+
+    def _audit(self, job: dict[str, Any], event: str, attempt: dict[str, Any],
+               detail: dict[str, Any]) -> None:
+        self.services.audit.record(AuditEvent(
+            Actor.WORKER, "send_attempt", attempt["id"], event, attempt=attempt["tries"],
+            detail={"message_id": attempt["message_id"], "job_id": job["id"], **detail}))

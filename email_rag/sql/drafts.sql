@@ -1,0 +1,78 @@
+-- Drafts, approval and send attempts.
+
+-- name: drafts_get_for_update
+SELECT * FROM drafts WHERE id = %(id)s FOR UPDATE;
+
+-- name: drafts_get
+SELECT * FROM drafts WHERE id = %(id)s;
+
+-- name: drafts_next_version
+SELECT COALESCE(MAX(version), 0) + 1 AS v FROM drafts WHERE email_id = %(email_id)s;
+
+-- name: drafts_supersede_open
+UPDATE drafts SET status = 'superseded'
+ WHERE email_id = %(email_id)s AND status IN ('pending_review', 'stale');
+
+-- name: drafts_insert
+INSERT INTO drafts (email_id, version, status, subject, body_draft, sources, language,
+                    prompt_version, model)
+VALUES (%(email_id)s, %(version)s, 'pending_review', %(subject)s, %(body)s, %(sources)s,
+        %(language)s, %(prompt_version)s, %(model)s);
+
+-- name: drafts_pending
+SELECT d.id, d.email_id, d.version, d.status, d.created_at, e.subject, e.from_addr,
+       e.category, e.priority, e.language, m.name AS mailbox,
+       TIMESTAMPDIFF(SECOND, e.received_at, NOW(6)) AS age_s
+  FROM drafts d JOIN emails e ON e.id = d.email_id JOIN mailboxes m ON m.id = e.mailbox_id
+ WHERE d.status IN ('pending_review', 'stale')
+   AND (%(mailbox)s IS NULL OR m.name = %(mailbox)s)
+   AND (%(category)s IS NULL OR e.category = %(category)s)
+ ORDER BY e.received_at, d.id
+ LIMIT %(limit)s;
+
+-- name: drafts_approve
+UPDATE drafts SET status = 'approved', approved_by = %(by)s, approved_at = NOW(6),
+       body_final = %(body_final)s, edit_diff = %(edit_diff)s, stale_reason = NULL
+ WHERE id = %(id)s;
+
+-- name: drafts_reject
+UPDATE drafts SET status = 'rejected', rejected_by = %(by)s, reject_reason = %(reason)s
+ WHERE id = %(id)s;
+
+-- name: drafts_newer_inbound
+-- Inbound mail of the same thread that arrived after the given time (not our own, not automatic).
+SELECT id, subject, created_at FROM emails
+ WHERE mailbox_id = %(mailbox_id)s AND thread_key = %(thread_key)s AND id <> %(email_id)s
+   AND created_at > %(since)s AND auto_reason IS NULL
+ ORDER BY id LIMIT 1;
+
+-- name: drafts_mark_stale
+UPDATE drafts SET status = 'stale', stale_reason = %(reason)s WHERE id = %(id)s;
+
+-- name: sends_insert
+INSERT IGNORE INTO send_attempts (draft_id, message_id, status, recipients)
+VALUES (%(draft_id)s, %(message_id)s, 'pending', %(recipients)s);
+
+-- name: sends_by_draft_for_update
+SELECT * FROM send_attempts WHERE draft_id = %(draft_id)s FOR UPDATE;
+
+-- name: sends_by_draft
+SELECT * FROM send_attempts WHERE draft_id = %(draft_id)s;
+
+-- name: sends_get
+SELECT * FROM send_attempts WHERE id = %(id)s;
+
+-- name: sends_mark_attempted
+UPDATE send_attempts SET status = 'attempted', tries = tries + 1, attempted_at = NOW(6)
+ WHERE id = %(id)s AND status = 'pending';
+
+-- name: sends_set_status
+UPDATE send_attempts SET status = %(status)s, last_error = %(error)s,
+       smtp_response = COALESCE(%(response)s, smtp_response), reconciled = %(reconciled)s,
+       sent_at = IF(%(status)s = 'sent', NOW(6), sent_at)
+ WHERE id = %(id)s;
+
+-- name: sends_requeue_job
+UPDATE jobs SET state = 'queued', attempts = 0, next_run_at = NOW(6), worker = NULL,
+       started_at = NULL, finished_at = NULL
+ WHERE job_key = %(job_key)s AND state IN ('done', 'dead', 'failed');
