@@ -1,0 +1,39 @@
+"""``email-rag sends list [--status S]``, ``email-rag sends resolve ID --mark-sent|--resend``."""
+
+from __future__ import annotations
+
+from ..sending import admin
+from ..states import SendStatus
+from .output import ExitCode, Outcome, table
+
+
+def register(sub, common) -> None:
+    sends = sub.add_parser("sends", parents=[common], help="send attempts")
+    ssub = sends.add_subparsers(dest="sends_command", metavar="SUBCOMMAND", required=True)
+    lst = ssub.add_parser("list", parents=[common], help="list send attempts")
+    lst.add_argument("--status", choices=[s.value for s in SendStatus])
+    lst.add_argument("--limit", type=int, default=200)
+    lst.set_defaults(handler=list_sends)
+    res = ssub.add_parser("resolve", parents=[common],
+                          help="decide an attempt whose outcome is unknown")
+    res.add_argument("attempt_id", type=int)
+    how = res.add_mutually_exclusive_group(required=True)
+    how.add_argument("--mark-sent", action="store_true", help="it did arrive")
+    how.add_argument("--resend", action="store_true", help="it did not arrive: send once more")
+    res.add_argument("--by", required=True)
+    res.add_argument("--note", default="")
+    res.set_defaults(handler=resolve)
+
+
+def list_sends(args, svc) -> Outcome:
+    rows = admin.list_attempts(svc, args.status, args.limit)
+    return Outcome(ExitCode.OK, f"{len(rows)} send attempt(s).", {"sends": rows},
+                   table(rows, ["id", "draft_id", "email_id", "status", "tries", "message_id",
+                                "last_error"]))
+
+
+def resolve(args, svc) -> Outcome:
+    decision = "mark_sent" if args.mark_sent else "resend"
+    new = admin.resolve_unknown(svc, args.attempt_id, args.by, decision, args.note)
+    return Outcome(ExitCode.OK, f"Send attempt {args.attempt_id} is now {new} (audited).",
+                   {"attempt_id": args.attempt_id, "status": new})

@@ -1,0 +1,67 @@
+"""Staff review through the real CLI: list, show, approve (twice, concurrently), reject, sends."""
+
+import json
+import subprocess
+import sys
+
+from tests.factories import make_draft, make_email, make_mailbox
+from tests.helpers import ROOT, run_cli
+
+
+def test_drafts_list_show_approve_reject(env, db, tmp_path):
+    mailbox = make_mailbox(db)
+    m1 = make_email(db, mailbox, subject="<script>alert(1)</script> broken", category="technical")
+    m2 = make_email(db, mailbox, subject="Invoice wrong", category="billing")
+    d1, d2 = make_draft(db, m1), make_draft(db, m2)
+
+    listed = json.loads(run_cli("drafts", "list", "--json").stdout)
+    assert [d["id"] for d in listed["data"]["drafts"]] == [d1, d2]
+    only = json.loads(run_cli("drafts", "list", "--category", "billing", "--json").stdout)
+    assert [d["id"] for d in only["data"]["drafts"]] == [d2]
+
+    shown = run_cli("drafts", "show", str(d1))
+    assert shown.returncode == 0 and "original mail (untrusted text)" in shown.stdout
+
+    edit = tmp_path / "reply.txt"
+    edit.write_text("Hello Alice,\nfixed.\n")
+    approved = run_cli("drafts", "approve", str(d1), "--by", "anna", "--edit-file", str(edit), "--json")
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    out = json.loads(approved.stdout)["data"]
+    assert out["action"] == "approved" and out["message_id"].startswith("<draft-")
+    assert db.fetchone("SELECT body_final FROM drafts WHERE id = %s", (d1,))["body_final"] == "Hello Alice,\nfixed.\n"
+
+    rejected = run_cli("drafts", "reject", str(d2), "--by", "ben", "--reason", "duplicate")
+    assert rejected.returncode == 0 and "rejected" in rejected.stdout
+    missing = run_cli("drafts", "approve", "9999", "--by", "anna", "--json")
+    assert missing.returncode == 1 and "DraftNotFoundError" in json.loads(missing.stdout)["data"]["error"]
+    no_by = run_cli("drafts", "approve", str(d2))
+    assert no_by.returncode == 2 and "--by" in no_by.stderr
+
+
+def test_two_terminals_approving_at_once_create_one_attempt(env, db):
+    draft = make_draft(db, make_email(db))
+    cmd = [sys.executable, "-m", "email_rag", "drafts", "approve", str(draft), "--json"]
+    import os
+
+    e = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen(cmd + ["--by", f"user{i}"], stdout=subprocess.PIPE, text=True, env=e)
+             for i in range(3)]
+    actions = sorted(json.loads(p.communicate(timeout=60)[0])["data"]["action"] for p in procs)
+    assert actions == ["already_approved", "already_approved", "approved"]
+    assert db.fetchone("SELECT COUNT(*) AS n FROM send_attempts")["n"] == 1
+    assert db.fetchone("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'send_draft'")["n"] == 1
+
+
+def test_unknown_send_is_decided_by_an_admin(env, db):
+    draft = make_draft(db, make_email(db))
+    run_cli("drafts", "approve", str(draft), "--by", "anna")
+    db.execute("UPDATE send_attempts SET status = 'unknown' WHERE draft_id = %s", (draft,))
+    listed = json.loads(run_cli("sends", "list", "--status", "unknown", "--json").stdout)
+    [attempt] = listed["data"]["sends"]
+    res = run_cli("sends", "resolve", str(attempt["id"]), "--mark-sent", "--by", "root", "--note",
+                  "customer confirmed", "--json")
+    assert res.returncode == 0 and json.loads(res.stdout)["data"]["status"] == "sent"
+    assert db.fetchone("SELECT e.status FROM emails e JOIN drafts d ON d.email_id = e.id"
+                       " WHERE d.id = %s", (draft,))["status"] == "sent"
+    again = run_cli("sends", "resolve", str(attempt["id"]), "--resend", "--by", "root")
+    assert again.returncode == 1 and "not unknown" in again.stdout
