@@ -61,7 +61,8 @@ Stats (``GET /_control/stats``)::
      "rules": [{"index": i, "seen": n, "fired": n}], "log": [last 500 calls]}
 
 ``calls`` counts requests seen, ``produced`` answers computed (including
-``timeout_after``), ``answered`` 200 answers delivered.
+``timeout_after``), ``answered`` 200 answers sent (counted just before the write,
+so a client that got its answer sees it counted).
 """
 
 from __future__ import annotations
@@ -404,8 +405,8 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 server.wait(float(rule.get("delay", DEFAULT_STALL)))
                 self._hang_up()
                 return
+            server.count("answered", kind)  # before writing: a client never sees stale stats
             self._send(200, payload)
-            server.count("answered", kind)
 
         def _chat(self, path: str, body: dict[str, Any], raw: str) -> None:
             kind = _chat_kind(body)
