@@ -197,7 +197,13 @@ class _Translate:
         return None
 
     def __exit__(self, et: Any, e: BaseException | None, tb: Any) -> bool:
-        if e is None or not isinstance(e, openai.OpenAIError):
+        if e is None:
+            return False
+        if isinstance(e, ValueError) and not isinstance(e, openai.OpenAIError):
+            # a 200 whose body is not JSON (a proxy page): the client's json() raised
+            raise LLMError(f"the LLM at {redact_text(self.c.base_url)} sent a body that is not "
+                           f"JSON ({type(e).__name__}: {str(e)[:100]})") from e
+        if not isinstance(e, openai.OpenAIError):
             return False
         raise self.translate(e) from e
 

@@ -52,7 +52,8 @@ produced, then stall and close without an answer), ``invalid_json`` (200 with
 content that is not JSON), ``schema_violation`` (200 with JSON that breaks the
 schema), ``status`` (HTTP ``status`` with an OpenAI-style error body;
 shorthand ``http_429``, ``http_500`` ...), ``drop`` (close the connection
-without any response), ``slow`` (answer correctly after ``delay`` s).
+without any response), ``slow`` (answer correctly after ``delay`` s),
+``malformed`` (200 whose body is not JSON, like a proxy's HTML page).
 
 Stats (``GET /_control/stats``)::
 
@@ -87,7 +88,7 @@ from . import llm_rules
 MODEL_LABEL = "scripted-test-double"
 HEADER = ("X-Scripted-LLM", "email-rag scripted test double (deterministic rules, fault plan)")
 FAULTS = ("timeout_before", "timeout_after", "invalid_json", "schema_violation", "status",
-          "drop", "slow")
+          "drop", "slow", "malformed")
 KINDS = ("classify", "draft", "chat", "embed", "any")
 DEFAULT_STALL = 60.0
 INVALID_JSON = '{"category": "billing", "priority": "high", "language": '
@@ -388,6 +389,15 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 return True
             elif fault == "drop":
                 self._hang_up()
+                return True
+            elif fault == "malformed":
+                data = b"<html><body>502 proxy says hello</body></html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header(*HEADER)
+                self.end_headers()
+                self.wfile.write(data)
                 return True
             elif fault == "status":
                 status = int(rule["status"])

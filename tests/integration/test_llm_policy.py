@@ -210,6 +210,14 @@ def test_connection_drop_raises_llm_error(srv, llm):
     assert type(ei.value) is LLMError and "connection" in str(ei.value)
 
 
+def test_malformed_body_raises_llm_error(srv, llm):
+    """GIVEN a 200 whose body is not JSON (a proxy page) THEN a transient LLMError."""
+    srv.set_plan({"rules": [{"fault": "malformed"}]})
+    with pytest.raises(LLMError) as ei:
+        classify(llm, audit=Recorder())
+    assert type(ei.value) is LLMError and "not JSON" in str(ei.value)
+
+
 def test_endpoint_down_raises_llm_error():
     down = ScriptedLLMServer()
     url = down.url
