@@ -7,11 +7,15 @@ reconnect, clear caches, rebuild).
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from .adapters.queue import JobQueue
 from .audit import AuditLog
 from .db import Database
 from .settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from .adapters.llm import LLMClient
 
 
 class Services:
@@ -29,6 +33,12 @@ class Services:
     @cached_property
     def queue(self) -> JobQueue:
         return JobQueue(self.settings.redis_url, self.settings.job_timeout_seconds)
+
+    @cached_property
+    def llm(self) -> LLMClient:
+        from .adapters.llm import LLMClient  # imports openai (~0.5 s): only when used
+
+        return LLMClient.from_settings(self.settings)
 
     def reset(self) -> None:
         """Close and forget every cached client; the next access rebuilds it."""

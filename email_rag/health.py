@@ -86,11 +86,14 @@ def check_llm(svc: Services) -> Check:
     s = svc.settings
 
     def probe() -> tuple[str, str]:
-        import openai
+        from .adapters.llm import LLMClient
 
-        client = openai.OpenAI(base_url=s.llm_base_url, api_key=s.llm_api_key.get_secret_value(),
-                               timeout=5, max_retries=0)
-        models = [m.id for m in client.models.list()]
+        client = LLMClient(s.llm_base_url, s.llm_api_key.get_secret_value(), s.llm_model,
+                           timeout=5, response_format=s.llm_response_format)
+        try:
+            models = client.list_models()
+        finally:
+            client.close()
         found = "model found" if s.llm_model in models else f"model {s.llm_model!r} NOT listed"
         return s.llm_model, f"{s.llm_base_url} ({found})"
     return _timed("llm", False, probe)

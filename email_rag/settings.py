@@ -119,6 +119,9 @@ class Settings(BaseSettings):
     llm_response_format: str = Field(
         "json_schema", description="'json_schema', 'json_object' or 'none' (prompt only)."
     )
+    llm_max_input_chars: int = Field(
+        8000, description="Characters of a mail body sent to the LLM (the rest is cut, said so)."
+    )
 
     # --- Embeddings and vector store ---
     embedding_backend: str = Field(

@@ -1,0 +1,254 @@
+"""The LLM adapter: the only module that imports ``openai``.
+
+Any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp, the scripted
+test server) through the official client. The client never retries on its
+own (``max_retries=0``): retries are decisions of ``email_rag.llm_policy`` and
+of the job retry cycle.
+
+Error translation (what the caller sees):
+
+| client error                         | raised                    | meaning                       |
+|--------------------------------------|---------------------------|-------------------------------|
+| APITimeoutError                      | LLMTimeoutError           | no answer within llm_timeout  |
+| 429 RateLimitError                   | LLMRateLimitedError       | retry_after from Retry-After  |
+|                                      |                           | (seconds, ms or HTTP date)    |
+| 5xx, 408, 409, connection error,     | LLMError (transient)      | job retry cycle               |
+| malformed response body              |                           |                               |
+| 400/401/403/404/422 (and other 4xx)  | LLMRequestRejectedError   | permanent; message names the  |
+|                                      |                           | likely cause (key/model/URL)  |
+
+Secrets never appear in messages: texts from the endpoint are redacted.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import openai
+
+from ..errors import (
+    ConfigError,
+    LLMError,
+    LLMRateLimitedError,
+    LLMRequestRejectedError,
+    LLMTimeoutError,
+)
+from ..redact import redact_text
+
+RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+
+
+@dataclass
+class LLMResult:
+    text: str
+    duration: float  # seconds, request to parsed response
+    model: str = ""  # the model the endpoint says answered
+    usage: dict[str, int] = field(default_factory=dict)
+    finish_reason: str | None = None
+
+
+def parse_retry_after(headers: Any, now: datetime | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date)."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _server_text(e: openai.APIStatusError) -> str:
+    body = e.body
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        msg = err.get("message") if isinstance(err, dict) else err
+        text = str(msg if msg is not None else body)
+    else:
+        text = str(body if body is not None else e.message)
+    return redact_text(text)[:300]
+
+
+class LLMClient:
+    """Chat calls against one OpenAI-compatible endpoint."""
+
+    def __init__(self, base_url: str, api_key: str, model: str, timeout: float,
+                 response_format: str = "json_schema") -> None:
+        if response_format not in RESPONSE_FORMATS:
+            raise ConfigError(f"llm_response_format must be one of {RESPONSE_FORMATS}, "
+                              f"not {response_format!r}")
+        self.base_url = base_url
+        self.model = model
+        self.timeout = timeout
+        self.response_format = response_format
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed",
+                                     timeout=timeout, max_retries=0)
+
+    @classmethod
+    def from_settings(cls, s: Any) -> LLMClient:
+        return cls(s.llm_base_url, s.llm_api_key.get_secret_value(), s.llm_model,
+                   s.llm_timeout, s.llm_response_format)
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"LLMClient({redact_text(self.base_url)}, model={self.model!r})"
+
+    def close(self) -> None:
+        self._client.close()
+
+    # --- calls ---
+    def response_format_for(self, schema: dict[str, Any], name: str) -> dict[str, Any] | None:
+        """What ``response_format`` to send for a JSON answer in the configured mode.
+
+        ``json_object`` carries the schema too (llama-cpp-python's server turns it
+        into a grammar; it refuses the ``json_schema`` type with HTTP 500).
+        """
+        if self.response_format == "json_schema":
+            return {"type": "json_schema",
+                    "json_schema": {"name": name, "schema": schema, "strict": True}}
+        if self.response_format == "json_object":
+            return {"type": "json_object", "schema": schema}
+        return None
+
+    def chat_json(self, messages: list[dict[str, str]], schema: dict[str, Any], name: str,
+                  *, max_tokens: int | None = 400, temperature: float = 0.0) -> LLMResult:
+        """A chat call that asks for one JSON object (structured output per settings)."""
+        return self._chat(messages, self.response_format_for(schema, name), max_tokens,
+                          temperature)
+
+    def chat_text(self, messages: list[dict[str, str]], *, max_tokens: int | None = 800,
+                  temperature: float = 0.2) -> LLMResult:
+        """A plain chat call (e.g. a reply draft)."""
+        return self._chat(messages, None, max_tokens, temperature)
+
+    def _chat(self, messages: list[dict[str, str]], response_format: dict[str, Any] | None,
+              max_tokens: int | None, temperature: float) -> LLMResult:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
+                                  "temperature": temperature}
+        if max_tokens is not None:
+            kwargs["max_tokens"] = max_tokens
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        started = time.monotonic()
+        with self._translated(response_format):
+            completion = self._client.chat.completions.create(**kwargs)
+        duration = time.monotonic() - started
+        choices = getattr(completion, "choices", None)
+        if not choices or getattr(choices[0], "message", None) is None:
+            raise LLMError(f"the LLM endpoint {redact_text(self.base_url)} sent a response "
+                           "without choices (not an OpenAI-compatible chat answer)")
+        usage = completion.usage
+        return LLMResult(
+            text=choices[0].message.content or "",
+            duration=duration,
+            model=str(getattr(completion, "model", "") or ""),
+            usage={k: int(getattr(usage, k) or 0) for k in
+                   ("prompt_tokens", "completion_tokens", "total_tokens")} if usage else {},
+            finish_reason=choices[0].finish_reason,
+        )
+
+    def embed(self, texts: list[str], model: str | None = None,
+              dimensions: int | None = None) -> list[list[float]]:
+        """Embedding vectors from the endpoint's /embeddings (same error translation)."""
+        kwargs: dict[str, Any] = {"model": model or self.model, "input": texts,
+                                  "encoding_format": "float"}
+        if dimensions:
+            kwargs["dimensions"] = dimensions
+        with self._translated(None):
+            resp = self._client.embeddings.create(**kwargs)
+        return [list(d.embedding) for d in sorted(resp.data, key=lambda d: d.index)]
+
+    def list_models(self) -> list[str]:
+        """Model ids the endpoint lists (GET /models)."""
+        with self._translated(None):
+            return [m.id for m in self._client.models.list()]
+
+    # --- error translation ---
+    def _translated(self, response_format: dict[str, Any] | None) -> _Translate:
+        return _Translate(self, response_format)
+
+
+class _Translate:
+    """Context manager: openai errors -> email_rag.errors (``raise ... from e``)."""
+
+    def __init__(self, client: LLMClient, response_format: dict[str, Any] | None) -> None:
+        self.c = client
+        self.mode = (response_format or {}).get("type", "none")
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, et: Any, e: BaseException | None, tb: Any) -> bool:
+        if e is None:
+            return False
+        if isinstance(e, ValueError) and not isinstance(e, openai.OpenAIError):
+            # a 200 whose body is not JSON (a proxy page): the client's json() raised
+            raise LLMError(f"the LLM at {redact_text(self.c.base_url)} sent a body that is not "
+                           f"JSON ({type(e).__name__}: {str(e)[:100]})") from e
+        if not isinstance(e, openai.OpenAIError):
+            return False
+        raise self.translate(e) from e
+
+    def translate(self, e: openai.OpenAIError) -> Exception:
+        url = redact_text(self.c.base_url)
+        where = f"{url} (model {self.c.model!r})"
+        if isinstance(e, openai.APITimeoutError):
+            return LLMTimeoutError(f"the LLM at {where} did not answer within "
+                                   f"{self.c.timeout:g} s", timeout=self.c.timeout)
+        if isinstance(e, openai.APIConnectionError):
+            cause = redact_text(str(e.__cause__ or e))[:200]
+            return LLMError(f"cannot reach the LLM at {url} or the connection broke ({cause})")
+        if isinstance(e, openai.APIStatusError):
+            return self._status(e, where)
+        return LLMError(f"the LLM at {where} sent an unusable response: "
+                        f"{type(e).__name__}: {redact_text(str(e))[:200]}")
+
+    def _status(self, e: openai.APIStatusError, where: str) -> Exception:
+        code, text = e.status_code, _server_text(e)
+        if code == 429:
+            retry_after = parse_retry_after(e.response.headers)
+            after = f"; Retry-After {retry_after:g} s" if retry_after is not None else ""
+            return LLMRateLimitedError(f"the LLM at {where} answered 429 Too Many Requests{after}",
+                                       retry_after=retry_after, status=code)
+        if code >= 500 or code in (408, 409):
+            hint = ""
+            if code == 500 and self.mode == "json_schema":
+                hint = (" If this endpoint is llama-cpp-python's server, it refuses "
+                        "response_format json_schema with 500: set "
+                        "EMAIL_RAG_LLM_RESPONSE_FORMAT=json_object.")
+            return LLMError(f"the LLM at {where} failed with HTTP {code}: {text}.{hint}",
+                            status=code)
+        causes = {
+            401: "the endpoint refused the API key: check EMAIL_RAG_LLM_API_KEY",
+            403: "the API key may not use this model or endpoint: check EMAIL_RAG_LLM_API_KEY "
+                 "and EMAIL_RAG_LLM_MODEL",
+            404: f"model {self.c.model!r} or the URL is unknown there: check EMAIL_RAG_LLM_MODEL "
+                 "and EMAIL_RAG_LLM_BASE_URL (it usually ends in /v1)",
+            400: f"the endpoint refused the request (it may not support response_format "
+                 f"{self.mode!r}: try EMAIL_RAG_LLM_RESPONSE_FORMAT=json_object or none, or a "
+                 "smaller max_tokens)",
+            422: f"the endpoint could not process the request (response_format {self.mode!r} "
+                 "or a parameter is not supported)",
+        }
+        cause = causes.get(code, "the endpoint refused the request")
+        return LLMRequestRejectedError(
+            f"HTTP {code} from the LLM at {where}: {cause}. Server said: {text}. "
+            "Not retried: fix the configuration, then retry the mail.", status=code)

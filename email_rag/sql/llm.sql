@@ -1,0 +1,20 @@
+-- Queries of the LLM area (classification step, LLM latency for metrics).
+
+-- name: llm_email_content
+-- What the classification step reads of one mail when the step context lacks it.
+SELECT id, subject, from_addr, from_name, body_text, raw, auto_reason, parse_status
+FROM emails WHERE id = ?
+
+-- name: llm_attempt_latency
+-- Recent LLM attempts (newest first) with their duration and outcome, for metrics:
+-- params: since (DATETIME), limit.
+SELECT at, entity_id AS email_id,
+       JSON_VALUE(detail, '$.task') AS task,
+       JSON_VALUE(detail, '$.outcome') AS outcome,
+       JSON_VALUE(detail, '$.fallback') AS fallback,
+       CAST(JSON_VALUE(detail, '$.duration_ms') AS DOUBLE) AS duration_ms,
+       JSON_VALUE(detail, '$.prompt_version') AS prompt_version
+FROM audit_log
+WHERE event = 'llm_attempt' AND at >= ?
+ORDER BY at DESC, id DESC
+LIMIT ?

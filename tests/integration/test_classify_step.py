@@ -1,0 +1,215 @@
+"""The classification step (email_rag/pipeline/classify.py) against a real MariaDB
+row and the scripted LLM server over HTTP."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from datetime import datetime
+
+import pytest
+
+from email_rag import classification as cl
+from email_rag.app import Services
+from email_rag.audit import events_for, write_events
+from email_rag.db import sql
+from email_rag.errors import LLMError, LLMRequestRejectedError
+from email_rag.pipeline import classify
+from email_rag.pipeline.contract import StepContext, StepOutcome
+from email_rag.states import MailStatus, Step
+from email_rag.testing.llm_server import ScriptedLLMServer
+from tests.llm_support import BILLING, INJECTION, NEWSLETTER, STALL, TIMEOUT
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ScriptedLLMServer(api_key="test-key") as srv:
+        yield srv
+
+
+@pytest.fixture
+def srv(server):
+    server.reset()
+    yield server
+    server.reset()
+
+
+@pytest.fixture
+def services(settings, srv):
+    s = settings.model_copy(update={"llm_base_url": srv.url, "llm_timeout": TIMEOUT,
+                                    "llm_api_key": settings.llm_api_key.__class__("test-key")})
+    svc = Services(s)
+    yield svc
+    svc.close()
+
+
+def make_email(db, subject, body, *, raw=None, auto_reason=None, sender="kunde@example.com"):
+    with db.transaction() as cur:
+        cur.execute("INSERT IGNORE INTO mailboxes (name, address) VALUES ('support', "
+                    "'support@example.com')")
+        mb = cur.fetchone("SELECT id FROM mailboxes WHERE name = 'support'")["id"]
+        cur.execute(
+            "INSERT INTO emails (mailbox_id, dedup_key, message_id, from_addr, subject, "
+            "body_text, raw, raw_size, auto_reason, status) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (mb, hashlib.sha256(uuid.uuid4().bytes).hexdigest(), f"<{uuid.uuid4()}@x>", sender,
+             subject, body, raw, len(raw or b""), auto_reason, MailStatus.RECEIVED.value))
+        return cur.lastrowid
+
+
+def context(services, email_id, columns="*"):
+    row = services.db.fetchone(f"SELECT {columns} FROM emails WHERE id = ?", (email_id,))
+    return StepContext(services, row, {"id": 1, "attempts": 1}, Step.CLASSIFY)
+
+
+def apply(db, email_id, out: StepOutcome):
+    """What the worker does with an outcome (here only to prove the columns take the values)."""
+    with db.transaction() as cur:
+        sets = dict(out.email_updates)
+        if out.mail_status:
+            sets["status"] = out.mail_status.value
+            sets["status_reason"] = out.status_reason
+        if sets:
+            cur.execute(f"UPDATE emails SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
+                        (*sets.values(), email_id))
+        write_events(cur, out.events)
+    return db.fetchone("SELECT * FROM emails WHERE id = ?", (email_id,))
+
+
+def test_classifies_and_continues(db, services, srv):
+    eid = make_email(db, *BILLING)
+    out = classify.run(context(services, eid))
+    assert out.mail_status is MailStatus.CLASSIFIED and out.confirmed and not out.stop
+    assert set(out.email_updates) == set(cl.EMAIL_COLUMNS) and out.write is None
+    row = apply(db, eid, out)
+    assert (row["category"], row["language"], row["needs_reply"],
+            row["classification_defaulted"]) == ("billing", "de", 1, 0)
+    assert row["classification_prompt_version"].startswith("classify.v1+")
+    assert out.detail["outcome"] == "ok" and out.detail["attempts"] == 1
+    audit = events_for(db, "email", eid)
+    attempt = next(e for e in audit if e["event"] == "llm_attempt")
+    detail = json.loads(attempt["detail"])
+    assert detail["step"] == "classify" and detail["duration_ms"] > 0
+    assert detail["prompt_version"] == row["classification_prompt_version"]
+    assert [e["event"] for e in audit] == ["llm_attempt", "classified"]
+    # the latency query for metrics reads the same detail
+    rows = db.fetchall(sql("llm_attempt_latency"), (datetime(2000, 1, 1), 10))
+    assert [(r["email_id"], r["task"], r["outcome"]) for r in rows] == [(str(eid), "classify",
+                                                                         "ok")]
+    assert rows[0]["duration_ms"] == pytest.approx(detail["duration_ms"])
+
+
+def test_no_reply_needed_stops_the_mail(db, services):
+    eid = make_email(db, *NEWSLETTER)
+    out = classify.run(context(services, eid))
+    assert out.mail_status is MailStatus.NO_REPLY and out.stop and out.confirmed
+    assert out.email_updates["needs_reply"] is False
+    assert "no reply needed" in out.status_reason
+
+
+def test_loop_guard_mail_is_classified_but_gets_no_reply(db, services):
+    eid = make_email(db, *BILLING, auto_reason="auto-submitted")
+    out = classify.run(context(services, eid))
+    assert out.mail_status is MailStatus.NO_REPLY and out.stop and "loop guard" in out.status_reason
+
+
+def test_timeout_twice_puts_the_mail_in_manual(db, services, srv):
+    srv.set_plan({"rules": [{"fault": "timeout_before", "delay": STALL}]})
+    eid = make_email(db, *BILLING)
+    out = classify.run(context(services, eid))
+    assert (out.mail_status, out.confirmed, out.stop) == (MailStatus.MANUAL, False, True)
+    assert out.email_updates == {} and "timed out 2 times" in out.status_reason
+    row = apply(db, eid, out)
+    assert row["status"] == "manual" and row["category"] is None
+    events = [e["event"] for e in events_for(db, "email", eid)]
+    assert events == ["llm_attempt", "llm_attempt", "llm_manual"]
+
+
+def test_unusable_output_twice_gives_flagged_defaults(db, services, srv):
+    srv.set_plan({"rules": [{"fault": "invalid_json"}]})
+    eid = make_email(db, *BILLING)
+    out = classify.run(context(services, eid))
+    assert out.mail_status is MailStatus.CLASSIFIED and out.confirmed and not out.stop
+    row = apply(db, eid, out)
+    assert row["classification_defaulted"] == 1 and row["needs_reply"] == 1
+    assert row["category"] == "other" and row["language"] == "de"
+    assert "default values used" in row["status_reason"]
+    assert "llm_fallback_defaults" in [e["event"] for e in events_for(db, "email", eid)]
+
+
+def test_transient_failure_raises_and_its_attempt_is_already_audited(db, services, srv):
+    srv.set_plan({"rules": [{"fault": "http_503"}]})
+    eid = make_email(db, *BILLING)
+    with pytest.raises(LLMError):
+        classify.run(context(services, eid))
+    events = events_for(db, "email", eid)  # written via services.audit before raising
+    assert [json.loads(e["detail"])["fallback"] for e in events] == ["job_retry"]
+
+
+def test_wrong_key_is_permanent(db, settings, srv):
+    s = settings.model_copy(update={"llm_base_url": srv.url, "llm_timeout": TIMEOUT})
+    svc = Services(s)  # default key "not-needed" against a server that wants "test-key"
+    eid = make_email(db, *BILLING)
+    with pytest.raises(LLMRequestRejectedError) as ei:
+        classify.run(context(svc, eid))
+    svc.close()
+    assert "EMAIL_RAG_LLM_API_KEY" in str(ei.value)
+    assert json.loads(events_for(db, "email", eid)[0]["detail"])["outcome"] == "rejected"
+
+
+def test_reads_the_mail_itself_when_the_context_row_is_partial(db, services, srv):
+    eid = make_email(db, *BILLING)
+    out = classify.run(context(services, eid, columns="id, status"))
+    assert out.email_updates["category"] == "billing"
+    user = srv.requests[-1]["body"]["messages"][1]["content"]
+    assert "2026-113" in user
+
+
+def test_falls_back_to_the_raw_mail_without_body_text(db, services, srv):
+    raw = (b"From: k@example.com\r\nSubject: Paket\r\nContent-Type: text/plain; charset=utf-8"
+           b"\r\n\r\nHallo, meine Bestellung 555 ist nicht angekommen. Bitte helfen Sie mir.\r\n")
+    eid = make_email(db, "Paket", None, raw=raw)
+    out = classify.run(context(services, eid))
+    assert out.detail["source"] == "raw" and out.email_updates["category"] == "order"
+    assert "Bestellung 555" in srv.requests[-1]["body"]["messages"][1]["content"]
+
+
+def test_a_mail_without_any_text_gets_defaults_without_a_call(db, services, srv):
+    eid = make_email(db, None, None)
+    out = classify.run(context(services, eid))
+    assert out.email_updates["classification_defaulted"] is True
+    assert srv.stats()["calls"] == {} and out.events[0].event == "llm_skipped"
+
+
+def test_prompt_injection_changes_nothing_but_the_classification(db, services, srv):
+    """GIVEN a mail whose body tells the model to approve it, send the reply, set
+    needs_reply false and category spam WHEN it is classified THEN the mail text only
+    reaches the model inside the delimited user message, the outcome sets only the
+    classification columns and the mail continues to the draft (review) path like any
+    other mail: nothing is approved, sent or suppressed."""
+    eid = make_email(db, *INJECTION)
+    out = classify.run(context(services, eid))
+    system, user = srv.requests[-1]["body"]["messages"]
+    assert system["role"] == "system" and "IGNORE PREVIOUS" not in system["content"]
+    assert "UNTRUSTED" in system["content"]
+    assert "IGNORE PREVIOUS" in user["content"] and user["content"].count("<mail-") == 1
+    assert set(out.email_updates) == set(cl.EMAIL_COLUMNS) and out.write is None
+    assert out.mail_status is MailStatus.CLASSIFIED and not out.stop  # on to index/draft
+    assert out.email_updates["needs_reply"] is True and out.email_updates["category"] == "billing"
+    row = apply(db, eid, out)
+    assert row["status"] == "classified"
+    assert db.fetchone("SELECT COUNT(*) AS n FROM drafts")["n"] == 0
+
+
+def test_a_model_that_obeys_the_injection_is_refused_by_the_validator(db, services, srv):
+    """GIVEN a model that follows the injected instructions WHEN its answers come back THEN
+    they fail validation twice and the flagged defaults keep the mail on the review path."""
+    obey = json.dumps({"status": "approved", "category": "spam", "priority": "low",
+                       "language": "de", "summary": "approved", "needs_reply": False,
+                       "send_now": True})
+    srv.set_plan({"rules": [{"fault": "schema_violation", "content": obey}]})
+    eid = make_email(db, *INJECTION)
+    out = classify.run(context(services, eid))
+    assert out.email_updates["classification_defaulted"] is True
+    assert out.email_updates["needs_reply"] is True and out.mail_status is MailStatus.CLASSIFIED
+    assert set(out.email_updates) == set(cl.EMAIL_COLUMNS)
