@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from ..states import Step
 from .contract import StepSpec
 
 
 def default_pipeline() -> list[StepSpec]:
-    specs: list[StepSpec] = []
-    return specs
+    from . import classify, draft
+
+    return [
+        StepSpec(Step.CLASSIFY, classify.run),
+        StepSpec(Step.DRAFT, draft.run),
+    ]

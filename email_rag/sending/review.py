@@ -58,7 +58,8 @@ def show(svc: Services, draft_id: int) -> dict[str, Any]:
         " AND thread_key = %s AND id <> %s ORDER BY received_at, id",
         (mail["mailbox_id"], mail["thread_key"], mail["id"])) if mail.get("thread_key") else []
     send = db.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
-    sources = json.loads(draft["sources"]) if draft.get("sources") else []
+    stored = json.loads(draft["sources"]) if draft.get("sources") else []
+    sources = stored.get("sources", []) if isinstance(stored, dict) else stored
     newer = _newer_inbound(db, mail, draft["created_at"])
     mail.pop("raw", None)
     return {"draft": draft, "mail": mail, "thread": thread, "sources": sources,
