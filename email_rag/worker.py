@@ -19,6 +19,7 @@ from typing import Any
 from .app import Services
 from .audit import AuditEvent
 from .errors import DatabaseUnavailableError, QueueUnavailableError
+from .indexing import sync as index_sync
 from .jobs import JobStore
 from .pipeline.contract import StepSpec
 from .pipeline.registry import default_pipeline
@@ -56,6 +57,8 @@ class JobRunner:
     def handlers(self) -> dict[str, Handler]:
         pipeline = PipelineRunner(self.services, self.pipeline)
         handlers: dict[str, Handler] = {JobKind.PROCESS_EMAIL: pipeline.run}
+        handlers[JobKind.INDEX_SYNC] = lambda job, worker: index_sync.run_job(
+            self.services, job, worker)
         return handlers
 
     def run(self, job_id: int) -> str:
@@ -137,6 +140,10 @@ def build_rq_worker(services: Services, with_vectors: bool, name: str | None = N
     """An RQ worker on our queues: SimpleWorker (jobs in-process) or the forking Worker."""
     from rq import SimpleWorker, Worker
 
-    cls = SimpleWorker if services.settings.worker_class == "simple" else Worker
+    # the worker owning a local Qdrant folder runs jobs in its own process (a forked
+    # work-horse could not open the folder its parent holds)
+    owns_local_store = with_vectors and not services.settings.qdrant_url
+    simple = services.settings.worker_class == "simple" or owns_local_store
+    cls = SimpleWorker if simple else Worker
     queues = [services.queue.queue(n) for n in listen_queues(services.settings, with_vectors)]
     return cls(queues, connection=services.queue.redis, name=name)

@@ -16,7 +16,7 @@ from rq import Queue
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
-from ..errors import QueueUnavailableError
+from ..errors import QueueCallFailedError, QueueCallTimeoutError, QueueUnavailableError
 
 TASK = "workers.tasks.run_job"
 
@@ -79,6 +79,44 @@ class JobQueue:
             raise QueueUnavailableError(str(e)) from e
         status = job.get_status(refresh=False)
         return status in ("queued", "started", "scheduled", "deferred")
+
+    def call(self, queue_name: str, func: str, args: tuple[Any, ...], timeout: float,
+             poll: float = 0.05) -> Any:
+        """Run ``func(*args)`` in a worker of ``queue_name`` and wait for its return value.
+
+        For read-only requests that need a particular worker (``email-rag search`` in
+        the process owning the local vector store); no MariaDB row, nothing to lose.
+        If no worker starts it within ``timeout`` it expires in Redis and never runs
+        later (``QueueCallTimeoutError``); a failure in the worker is
+        ``QueueCallFailedError`` with the worker's error.
+        """
+        import time
+
+        from rq.results import Result
+
+        ttl = max(1, int(timeout + 0.999))
+        try:
+            job = self.queue(queue_name).enqueue_call(
+                func, args=args, ttl=ttl, result_ttl=max(60, ttl), failure_ttl=max(60, ttl),
+                timeout=max(ttl, 30))
+            deadline = time.monotonic() + timeout
+            while True:
+                result = job.latest_result()
+                if result is not None:
+                    if result.type == Result.Type.SUCCESSFUL:
+                        return result.return_value
+                    raise QueueCallFailedError(
+                        f"{func} failed in the worker: {(result.exc_string or '').strip()[-800:]}")
+                if time.monotonic() >= deadline:
+                    status = job.get_status(refresh=True)
+                    if status in ("queued", "scheduled", "deferred"):
+                        job.cancel()
+                    raise QueueCallTimeoutError(
+                        f"no worker on queue {queue_name!r} answered {func} within {timeout:g} s "
+                        f"(job status: {status})")
+                time.sleep(poll)
+        except redis.RedisError as e:
+            raise QueueUnavailableError(f"Redis unreachable: {e}") from e
 
     def depths(self, names: Iterable[str]) -> dict[str, Any]:
         try:

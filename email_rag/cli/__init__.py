@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "email_rag.cli.worker",
     "email_rag.cli.scheduler",
     "email_rag.cli.jobs",
+    "email_rag.cli.index",
 ]
 
 
