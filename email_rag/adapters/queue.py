@@ -1,7 +1,7 @@
 """Redis/RQ adapter: carries work, decides nothing.
 
 MariaDB's jobs table is the truth; an RQ job only carries a jobs.id. Its RQ id
-is deterministic (``erag-<jobs.id>``), so a re-dispatch can ask whether Redis
+is deterministic (``erag-<jobs.id>-<queue>``), so a re-dispatch can ask whether Redis
 still knows it, and a duplicate delivery is harmless (the claim in MariaDB
 decides).
 """
@@ -21,8 +21,12 @@ from ..errors import QueueCallFailedError, QueueCallTimeoutError, QueueUnavailab
 TASK = "workers.tasks.run_job"
 
 
-def rq_job_id(job_id: int) -> str:
-    return f"erag-{job_id}"
+def rq_job_id(job_id: int, queue: str) -> str:
+    """One RQ id per (entry, queue). A hand-off enqueues the entry on the vector queue while
+    its RQ job on the first queue is still running; with one shared id, RQ deleting the
+    finished job (result_ttl=0) deleted the hand-off with it and the entry sat in MariaDB
+    until a re-dispatch (found by the real two-worker test in tests/e2e)."""
+    return f"erag-{job_id}-{queue}"
 
 
 class JobQueue:
@@ -60,7 +64,7 @@ class JobQueue:
                 for queue_name, job_id in items:
                     q = self.queue(queue_name)
                     q.enqueue_call(
-                        TASK, args=(job_id,), job_id=rq_job_id(job_id), pipeline=pipe,
+                        TASK, args=(job_id,), job_id=rq_job_id(job_id, queue_name), pipeline=pipe,
                         result_ttl=0, failure_ttl=3600,
                     )
                 pipe.execute()
@@ -69,10 +73,11 @@ class JobQueue:
             raise QueueUnavailableError(f"enqueue failed, job rows stay queued: {e}") from e
         return len(items)
 
-    def is_pending(self, job_id: int) -> bool:
-        """True if Redis still holds this job waiting or running (not finished/failed/gone)."""
+    def is_pending(self, job_id: int, queue: str) -> bool:
+        """True if Redis still holds this job (on ``queue``, the jobs row's queue) waiting or
+        running (not finished/failed/gone)."""
         try:
-            job = Job.fetch(rq_job_id(job_id), connection=self.redis)
+            job = Job.fetch(rq_job_id(job_id, queue), connection=self.redis)
         except NoSuchJobError:
             return False
         except redis.RedisError as e:

@@ -58,6 +58,10 @@ def run_reindex(args, svc) -> Outcome:
     if args.email and svc.db.fetchone(sql("emails_get"), {"id": args.email}) is None:
         return Outcome(ExitCode.ERROR, f"Mail {args.email} does not exist. Nothing was done.",
                        {"scope": scope, "error": "not_found"})
+    if scope == "partial" and not int(svc.db.fetchone(sql("index_count_partial"))["n"]):
+        return Outcome(ExitCode.OK, "Nothing to re-index: no mail is partially_indexed.",
+                       {"mode": "none", "scope": scope, "examined": 0, "reindexed": [],
+                        "still_missing": {}})
     local = is_local(svc.settings)
     if not args.queue and (not local or try_open(svc)):
         return _reindexed_here(scope, sync(svc, scope, actor=_actor(args)), local)

@@ -86,7 +86,7 @@ class IndexResult:
     def status(self) -> IndexStatus:
         if self.missing:
             return IndexStatus.PARTIALLY_INDEXED
-        if all(r.state in ("skipped", "off") for r in self.stores.values()):
+        if not self.chunks:  # no text: nothing to find it by (the graph may have it)
             return IndexStatus.SKIPPED
         return IndexStatus.COMPLETE
 

@@ -114,13 +114,8 @@ def _one(services: Any, indexer: Indexer, mail: dict[str, Any], only: list[str] 
     report.examined += 1
     result = indexer.index(mail, only, down)
     before = mail["index_status"]
-    missing = result.missing
-    if missing:
-        status = IndexStatus.PARTIALLY_INDEXED
-    elif only is not None and result.status != IndexStatus.SKIPPED:
-        status = IndexStatus.COMPLETE  # the stores that were fine before stay fine
-    else:
-        status = result.status
+    missing = result.missing  # of the stores tried; the others were fine before
+    status = result.status
     for s in missing:
         report.errors[s] = result.stores[s].error or "missing"
     events = [AuditEvent(actor, "email", mail["id"], name, detail={**d, "purpose": "sync"})
