@@ -13,7 +13,7 @@ from typing import Any
 
 import redis
 from rq import Queue
-from rq.exceptions import NoSuchJobError
+from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job
 
 from ..errors import QueueCallFailedError, QueueCallTimeoutError, QueueUnavailableError
@@ -113,9 +113,13 @@ class JobQueue:
                     raise QueueCallFailedError(
                         f"{func} failed in the worker: {(result.exc_string or '').strip()[-800:]}")
                 if time.monotonic() >= deadline:
-                    status = job.get_status(refresh=True)
-                    if status in ("queued", "scheduled", "deferred"):
-                        job.cancel()
+                    try:
+                        got = job.get_status(refresh=True)
+                        status = str(getattr(got, "value", got))
+                        if status in ("queued", "scheduled", "deferred"):
+                            job.cancel()
+                    except (NoSuchJobError, InvalidJobOperation):
+                        status = "expired unstarted"
                     raise QueueCallTimeoutError(
                         f"no worker on queue {queue_name!r} answered {func} within {timeout:g} s "
                         f"(job status: {status})")

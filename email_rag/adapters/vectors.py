@@ -133,9 +133,12 @@ class QdrantStore:
         return client
 
     def _write_owner(self) -> None:
+        argv = list(sys.argv)
+        if argv and argv[0].endswith("__main__.py"):  # python -m email_rag ...
+            argv[0] = "email-rag"
         info = {"pid": os.getpid(), "host": socket.gethostname(),
                 "command": " ".join(Path(a).name if i == 0 else a
-                                    for i, a in enumerate(sys.argv))[:200],
+                                    for i, a in enumerate(argv))[:200],
                 "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         try:
             tmp = self.path / f"{OWNER_FILE}.{os.getpid()}"

@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from ..db import sql
-from ..errors import PermanentError
+from ..errors import PermanentError, QueueCallTimeoutError, StoreUnavailableError
 from ..indexing.local_store import is_local, try_open
 from ..indexing.sync import arm, sync, sync_queue
 from .output import ExitCode, Outcome, table
@@ -76,12 +76,16 @@ def _reindexed_here(scope: str, report: Any, local: bool) -> Outcome:
         return Outcome(ExitCode.OK, f"Nothing to re-index ({scope}): no mail is missing from a "
                        "store.", data)
     msg = f"Re-indexed {done} of {report.examined} mail(s) in {where}."
-    if not missing:
+    if report.ok:
         return Outcome(ExitCode.OK, msg + " Every store has them now (audited: reindexed).", data)
     errors = "; ".join(f"{s}: {e}" for s, e in report.errors.items())
-    msg += (f" {missing} still miss a store ({errors}). The state is safe: they stay "
-            "partially_indexed and the periodic sync tries again; fix the store and run "
-            "`email-rag reindex` again.")
+    if missing:
+        msg += (f" {missing} miss a store ({errors}): they are partially_indexed and the "
+                "periodic sync tries again.")
+    if report.unchanged and scope == "all":
+        msg += (f" {report.unchanged} were not tried because the store was down ({errors}); "
+                "they were left as they were.")
+    msg += " The state is safe. Fix the store and run `email-rag reindex` again."
     return Outcome(ExitCode.PARTIAL if done else ExitCode.ERROR, msg, data)
 
 
@@ -137,15 +141,30 @@ def run_search(args, svc) -> Outcome:
     if args.limit < 1:
         raise PermanentError("--limit must be at least 1")
     local = is_local(svc.settings)
-    if not local or try_open(svc):
-        from ..indexing.retrieval import Retriever
+    try:
+        opened = not local or try_open(svc)
+        if opened:
+            from ..indexing.retrieval import Retriever
 
-        results = Retriever(svc).search(args.text, mailbox_id, args.limit)
-        mode = "in_process"
-    else:
+            results = Retriever(svc).search(args.text, mailbox_id, args.limit)
+            mode = "in_process"
+    except StoreUnavailableError as e:
+        return Outcome(ExitCode.ERROR, f"The vector store is unavailable: {e}. Nothing was "
+                       "changed; search needs it. Try again when `email-rag status` shows it up.",
+                       {"results": [], "error": type(e).__name__, "detail": str(e)})
+    if not opened:
         timeout = args.timeout if args.timeout is not None else svc.settings.search_timeout
-        results = svc.queue.call(sync_queue(svc.settings), "workers.tasks.search",
-                                 (args.text, mailbox_id, args.limit), timeout)
+        try:
+            results = svc.queue.call(sync_queue(svc.settings), "workers.tasks.search",
+                                     (args.text, mailbox_id, args.limit), timeout)
+        except QueueCallTimeoutError as e:
+            from ..adapters.vectors import describe_holder
+
+            return Outcome(ExitCode.ERROR, f"The local Qdrant folder is held by "
+                           f"{describe_holder(svc.settings.qdrant_path)}, so this command does "
+                           f"not open it; the search was routed to the vector worker, but {e}. "
+                           "Nothing was changed. Is `email-rag worker --with-vectors` running?",
+                           {"results": [], "error": type(e).__name__, "detail": str(e)})
         mode = "vector_worker"
     names = {int(r["id"]): r["name"] for r in svc.db.fetchall(sql("index_mailbox_names"))}
     for r in results:

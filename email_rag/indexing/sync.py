@@ -46,17 +46,22 @@ class SyncReport:
     examined: int = 0
     reindexed: list[int] = field(default_factory=list)
     still_missing: dict[int, list[str]] = field(default_factory=dict)
-    unchanged: int = 0  # not tried: their missing store was already down in this run
+    unchanged: int = 0  # not tried: their stores were already down in this run (left as is)
     errors: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return not self.still_missing
+        return not self.still_missing and not self.unchanged
 
     def as_dict(self) -> dict[str, Any]:
         return {"scope": self.scope, "examined": self.examined, "reindexed": self.reindexed,
                 "still_missing": {str(k): v for k, v in self.still_missing.items()},
                 "unchanged": self.unchanged, "errors": self.errors}
+
+
+def configured(settings: Any) -> set[str]:
+    """The stores this configuration writes to."""
+    return {"vectors", "graph"} if settings.arango_url else {"vectors"}
 
 
 def parse_scope(scope: str) -> tuple[str, int | None]:
@@ -91,11 +96,13 @@ def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
                 only = None
                 if kind == "partial":
                     only = [s for s in (row["index_missing"] or "").split(",") if s] or list(STORES)
-                    if set(only) <= down:  # its stores are down in this run: leave it as it is
-                        report.examined += 1
-                        report.unchanged += 1
-                        report.still_missing[after] = only
-                        continue
+                wanted = set(only) if only is not None else configured(services.settings)
+                if wanted <= down:  # its stores are down in this run: leave it as it is
+                    report.examined += 1
+                    report.unchanged += 1
+                    if kind == "partial":
+                        report.still_missing[after] = sorted(wanted)
+                    continue
                 _one(services, indexer, row, only, down, report, actor)
             if len(rows) < BATCH:
                 break
@@ -116,8 +123,8 @@ def _one(services: Any, indexer: Indexer, mail: dict[str, Any], only: list[str] 
     before = mail["index_status"]
     missing = result.missing  # of the stores tried; the others were fine before
     status = result.status
-    for s in missing:
-        report.errors[s] = result.stores[s].error or "missing"
+    for s in missing:  # the first real error of the run (later mails say "not tried")
+        report.errors.setdefault(s, result.stores[s].error or "missing")
     events = [AuditEvent(actor, "email", mail["id"], name, detail={**d, "purpose": "sync"})
               for name, d in result.try_events()]
     events.append(_result_event(actor, mail, result, before, status))
