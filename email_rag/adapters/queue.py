@@ -73,17 +73,24 @@ class JobQueue:
             raise QueueUnavailableError(f"enqueue failed, job rows stay queued: {e}") from e
         return len(items)
 
-    def is_pending(self, job_id: int, queue: str) -> bool:
-        """True if Redis still holds this job (on ``queue``, the jobs row's queue) waiting or
-        running (not finished/failed/gone)."""
+    def is_pending(self, job_id: int, queue: str | None = None) -> bool:
+        """True if Redis still holds this job waiting or running (not finished/failed/gone).
+
+        ``queue``: the jobs row's queue; without it every queue RQ knows is checked.
+        """
         try:
-            job = Job.fetch(rq_job_id(job_id, queue), connection=self.redis)
-        except NoSuchJobError:
-            return False
+            names = [queue] if queue else [q.name for q in Queue.all(connection=self.redis)]
+            for name in names:
+                try:
+                    job = Job.fetch(rq_job_id(job_id, name), connection=self.redis)
+                except NoSuchJobError:
+                    continue
+                status = job.get_status(refresh=False)
+                if status in ("queued", "started", "scheduled", "deferred"):
+                    return True
         except redis.RedisError as e:
             raise QueueUnavailableError(str(e)) from e
-        status = job.get_status(refresh=False)
-        return status in ("queued", "started", "scheduled", "deferred")
+        return False
 
     def call(self, queue_name: str, func: str, args: tuple[Any, ...], timeout: float,
              poll: float = 0.05) -> Any:

@@ -49,7 +49,8 @@ def test_reindex_reports_a_store_still_down_then_repairs_with_exit_codes(cli_env
     out = json.loads(res.stdout)
     assert res.returncode == 1 and out["exit_code"] == 1
     assert out["data"]["still_missing"] == {str(email): ["graph"]}
-    assert "stay partially_indexed" in out["message"] and "graph" in out["message"]
+    assert "they are partially_indexed" in out["message"] and "graph" in out["message"]
+    assert "The state is safe" in out["message"]
 
     res = run_cli("reindex")  # graph store off now: nothing is missing any more
     assert res.returncode == 0, res.stderr
