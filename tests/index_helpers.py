@@ -39,7 +39,8 @@ class EmbeddingsServer:
     """A tiny OpenAI-compatible ``POST /v1/embeddings`` for the 'openai' backend tests.
 
     Vectors come from the hashing embedder (no semantics). ``mode``: ok, status:<code>,
-    hang (never answers before the client times out), dim:<n> (wrong vector size).
+    hang (never answers before the client times out), dim:<n> (wrong vector size),
+    garbage (200 with strings instead of vectors).
     """
 
     def __init__(self, dim: int = 384) -> None:
@@ -66,7 +67,9 @@ class EmbeddingsServer:
                     return
                 dim = int(mode.split(":")[1]) if mode.startswith("dim:") else server.dim
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                vecs = HashingEmbedder(dim).embed(texts)
+                vecs: list[Any] = HashingEmbedder(dim).embed(texts)
+                if mode == "garbage":
+                    vecs = ["not a vector" for _ in texts]
                 self._send(200, {"object": "list", "model": body.get("model"),
                                  "data": [{"object": "embedding", "index": i, "embedding": v}
                                           for i, v in enumerate(vecs)],

@@ -104,11 +104,16 @@ class OpenAIEmbedder:
                 err.retry_after = _retry_after(e)
                 raise err from e
             raise EmbeddingRejectedError(text) from e
-        data = sorted(resp.data, key=lambda d: d.index)
-        if len(data) != len(texts):
+        try:
+            data = sorted(resp.data, key=lambda d: d.index)
+            vectors = [[float(x) for x in d.embedding] for d in data]
+        except (AttributeError, TypeError, ValueError) as e:
+            raise EmbeddingUnavailableError(
+                f"embeddings endpoint {where} answered something that is not a list of "
+                f"vectors: {e}") from e
+        if len(vectors) != len(texts):
             raise EmbeddingUnavailableError(
                 f"embeddings endpoint {where} returned {len(data)} vectors for {len(texts)} texts")
-        vectors = [list(map(float, d.embedding)) for d in data]
         for v in vectors:
             if len(v) != self.dim:
                 raise EmbeddingRejectedError(

@@ -144,7 +144,7 @@ def test_openai_backend_embeds_in_batches_in_order(embed_server):
 @pytest.mark.parametrize("mode, error", [
     ("status:503", EmbeddingUnavailableError), ("status:429", EmbeddingUnavailableError),
     ("status:401", EmbeddingRejectedError), ("dim:12", EmbeddingRejectedError),
-    ("hang", EmbeddingUnavailableError)])
+    ("hang", EmbeddingUnavailableError), ("garbage", EmbeddingUnavailableError)])
 def test_openai_backend_failures_are_classified(embed_server, mode, error):
     embed_server.mode = mode
     emb = OpenAIEmbedder(embed_server.base_url, "k", "m", 384, timeout=0.5)
