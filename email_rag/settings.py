@@ -189,6 +189,13 @@ class Settings(BaseSettings):
             raise ValueError("worker_class must be 'simple' or 'fork'")
         return v
 
+    @field_validator("embedding_backend")
+    @classmethod
+    def _embedding_backend(cls, v: str) -> str:
+        if v not in ("openai", "local", "hashing"):
+            raise ValueError("embedding_backend must be 'openai', 'local' or 'hashing' (tests only)")
+        return v
+
     @field_validator("retry_delays")
     @classmethod
     def _delays(cls, v: list[float]) -> list[float]:

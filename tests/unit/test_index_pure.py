@@ -37,8 +37,12 @@ def test_hashing_embedder_is_deterministic_unit_length_and_says_it_has_no_semant
 
 
 def test_unknown_embedding_backend_is_refused():
+    with pytest.raises(ValueError, match="embedding_backend must be"):
+        Settings(embedding_backend="magic")
+    settings = Settings()
+    settings.embedding_backend = "magic"  # assignment is not validated: the factory refuses
     with pytest.raises(EmbeddingRejectedError, match="unknown embedding_backend"):
-        build_embedder(Settings(embedding_backend="magic"))
+        build_embedder(settings)
 
 
 def test_graph_documents_have_deterministic_keys_and_edges():
