@@ -27,12 +27,15 @@ log = logging.getLogger(__name__)
 def periodic_jobs(services: Services) -> list[tuple[str, int, Callable[[], Any]]]:
     """(id, interval seconds, function) of every periodic job."""
     from email_rag import maintenance
+    from email_rag.indexing import sync as index_sync
 
     s = services.settings
     jobs: list[tuple[str, int, Callable[[], Any]]] = [
         ("cleanup_stuck", s.cleanup_interval_seconds, lambda: maintenance.cleanup_stuck(services)),
         ("flush_audit_spool", s.redispatch_interval_seconds,
          lambda: maintenance.flush_audit_spool(services)),
+        # arms an index_sync entry for the vector worker; never opens a store here
+        ("reindex_partial", s.reindex_interval_seconds, lambda: index_sync.schedule(services)),
     ]
     return jobs
 

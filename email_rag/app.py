@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from .adapters.queue import JobQueue
 from .audit import AuditLog
 from .db import Database
+from .indexing.ports import Embedder, GraphStore, VectorStore
 from .settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -29,6 +30,29 @@ class Services:
     @cached_property
     def audit(self) -> AuditLog:
         return AuditLog(self.db, self.settings.audit_spool_path)
+
+    # Indexing stores: built on first use. In local Qdrant mode only the vector worker
+    # (and CLI commands that find the folder free) touch ``vectors``; see README.
+    @cached_property
+    def embedder(self) -> Embedder:
+        from .adapters.embeddings import build_embedder
+
+        return build_embedder(self.settings)
+
+    @cached_property
+    def vectors(self) -> VectorStore:
+        from .adapters.vectors import QdrantStore  # imports qdrant-client: only when used
+
+        return QdrantStore.from_settings(self.settings)
+
+    @cached_property
+    def graph(self) -> GraphStore | None:
+        """The ArangoDB graph, or None when it is off (no arango_url)."""
+        if not self.settings.arango_url:
+            return None
+        from .adapters.graph import ArangoGraph
+
+        return ArangoGraph.from_settings(self.settings)
 
     @cached_property
     def queue(self) -> JobQueue:

@@ -50,6 +50,14 @@ class QueueUnavailableError(TransientError):
     """Redis is unreachable; the job row stays queued and is dispatched later."""
 
 
+class QueueCallTimeoutError(TransientError):
+    """No worker answered a routed request in time (is the worker of that queue running?)."""
+
+
+class QueueCallFailedError(EmailRagError):
+    """A routed request failed in the worker that ran it."""
+
+
 # --- IMAP ---
 class ImapError(TransientError):
     """The IMAP server failed or dropped the connection."""
@@ -87,6 +95,22 @@ class LLMRequestRejectedError(PermanentError):
 # --- Stores ---
 class StoreUnavailableError(TransientError):
     """A vector or graph store is unreachable."""
+
+
+class StoreLockedError(StoreUnavailableError):
+    """The local Qdrant folder is held by another process (only one may open it)."""
+
+
+class StoreRejectedError(PermanentError):
+    """A vector or graph store refused the request (configuration: auth, dimension, database)."""
+
+
+class EmbeddingUnavailableError(StoreUnavailableError):
+    """The embeddings backend is unreachable or timed out; vectors cannot be written now."""
+
+
+class EmbeddingRejectedError(PermanentError):
+    """The embeddings backend refused the request (check model, key, URL or installed extras)."""
 
 
 # --- SMTP ---

@@ -7,7 +7,6 @@ it returns a ``Check`` that says what failed, in words an operator can act on.
 from __future__ import annotations
 
 import smtplib
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -101,21 +100,13 @@ def check_llm(svc: Services) -> Check:
 
 def check_qdrant(svc: Services) -> Check:
     s = svc.settings
-    if not s.qdrant_url:
-        def local() -> tuple[str, str]:
-            return "local", f"embedded local mode at {s.qdrant_path} (opened by the vector worker)"
-        return _timed("qdrant", False, local)
 
     def probe() -> tuple[str, str]:
-        from qdrant_client import QdrantClient
+        from .adapters.vectors import QdrantStore
 
-        key = s.qdrant_api_key.get_secret_value() or None
-        client = QdrantClient(url=s.qdrant_url, api_key=key, timeout=5)
-        try:
-            client.get_collections()
-        finally:
-            client.close()
-        return "server", s.qdrant_url
+        store = QdrantStore.from_settings(s)
+        store.timeout = min(store.timeout, 5.0)
+        return store.mode, store.probe()
     return _timed("qdrant", False, probe)
 
 
@@ -125,15 +116,14 @@ def check_arango(svc: Services) -> Check:
         return Check("arangodb", False, True, "off", "graph store off (EMAIL_RAG_ARANGO_URL unset)")
 
     def probe() -> tuple[str, str]:
-        host, _, port = s.arango_url.split("//")[-1].partition(":")
-        with socket.create_connection((host, int(port.rstrip("/") or 8529)), timeout=3):
-            pass
-        from arango import ArangoClient
+        from .adapters.graph import ArangoGraph
 
-        client = ArangoClient(hosts=s.arango_url, request_timeout=s.arango_timeout)
-        sys_db = client.db("_system", username=s.arango_user,
-                           password=s.arango_password.get_secret_value())
-        return str(sys_db.version()), s.arango_url
+        graph = ArangoGraph(s.arango_url, s.arango_db, s.arango_user,
+                            s.arango_password.get_secret_value(), min(s.arango_timeout, 5.0))
+        try:
+            return graph.server_version(), redact_text(s.arango_url)
+        finally:
+            graph.close()
     return _timed("arangodb", False, probe)
 
 

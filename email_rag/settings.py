@@ -136,6 +136,28 @@ class Settings(BaseSettings):
     qdrant_collection: str = Field("emails", description="Qdrant collection.")
     store_tries: int = Field(3, description="Tries per index store before partially_indexed.")
     store_backoff: float = Field(1.0, description="First backoff (s) between store tries.")
+    qdrant_timeout: float = Field(10.0, description="Seconds per Qdrant request (server mode).")
+    embedding_api_key: SecretStr = Field(
+        SecretStr(""), description="API key of the embeddings endpoint; empty = llm_api_key."
+    )
+    embedding_timeout: float = Field(30.0, description="Seconds per embeddings request.")
+    chunk_chars: int = Field(1200, description="Largest chunk of mail text embedded as one vector.")
+    chunk_overlap: int = Field(200, description="Characters shared by neighbouring chunks.")
+    vector_lock_wait_seconds: float = Field(
+        60.0, description="How long a vector worker waits at start for a local Qdrant folder "
+        "held by another process before it exits with an error.",
+    )
+    search_timeout: float = Field(
+        30.0, description="Seconds `email-rag search` waits for the vector worker to answer "
+        "when that worker holds the local Qdrant folder.",
+    )
+    retrieve_limit: int = Field(3, description="Similar past cases (with their sent reply) per mail.")
+    retrieve_candidates: int = Field(
+        40, description="Nearest chunks fetched before keeping only mails with a sent reply."
+    )
+    retrieve_context_limit: int = Field(
+        10, description="Most mails of the same thread / of the sender's history retrieved."
+    )
 
     # --- ArangoDB (optional) ---
     arango_url: str = Field("", description="ArangoDB URL; empty = graph store off.")
@@ -168,6 +190,13 @@ class Settings(BaseSettings):
     def _worker_class(cls, v: str) -> str:
         if v not in ("simple", "fork"):
             raise ValueError("worker_class must be 'simple' or 'fork'")
+        return v
+
+    @field_validator("embedding_backend")
+    @classmethod
+    def _embedding_backend(cls, v: str) -> str:
+        if v not in ("openai", "local", "hashing"):
+            raise ValueError("embedding_backend must be 'openai', 'local' or 'hashing' (tests only)")
         return v
 
     @field_validator("retry_delays")

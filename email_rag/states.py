@@ -58,6 +58,7 @@ JOB_CLAIMABLE = (JobState.QUEUED, JobState.FAILED)
 class JobKind(StrEnum):
     PROCESS_EMAIL = "process_email"  # parse -> classify -> index -> draft
     SEND_DRAFT = "send_draft"  # one SMTP send of an approved draft
+    INDEX_SYNC = "index_sync"  # re-index partially_indexed (or all / one) mails; vector queue
 
 
 class Step(StrEnum):

@@ -19,6 +19,7 @@ from typing import Any
 from .app import Services
 from .audit import AuditEvent
 from .errors import DatabaseUnavailableError, QueueUnavailableError
+from .indexing import sync as index_sync
 from .jobs import JobStore
 from .pipeline.contract import StepSpec
 from .pipeline.registry import default_pipeline
@@ -63,8 +64,11 @@ class JobRunner:
         pipeline = PipelineRunner(self.services, self.pipeline)
         from .sending.sender import SendService
 
-        return {JobKind.PROCESS_EMAIL: pipeline.run,
-                JobKind.SEND_DRAFT: SendService(self.services).run}
+        return {
+            JobKind.PROCESS_EMAIL: pipeline.run,
+            JobKind.SEND_DRAFT: SendService(self.services).run,
+            JobKind.INDEX_SYNC: lambda job, worker: index_sync.run_job(self.services, job, worker),
+        }
 
     def run(self, job_id: int) -> str:
         """Returns what happened: done, handed_off, failed, dead, skipped, lost."""
@@ -146,6 +150,10 @@ def build_rq_worker(services: Services, with_vectors: bool, name: str | None = N
     """An RQ worker on our queues: SimpleWorker (jobs in-process) or the forking Worker."""
     from rq import SimpleWorker, Worker
 
-    cls = SimpleWorker if services.settings.worker_class == "simple" else Worker
+    # the worker owning a local Qdrant folder runs jobs in its own process (a forked
+    # work-horse could not open the folder its parent holds)
+    owns_local_store = with_vectors and not services.settings.qdrant_url
+    simple = services.settings.worker_class == "simple" or owns_local_store
+    cls = SimpleWorker if simple else Worker
     queues = [services.queue.queue(n) for n in listen_queues(services.settings, with_vectors)]
     return cls(queues, connection=services.queue.redis, name=name)

@@ -20,3 +20,17 @@ def runner() -> JobRunner:
 
 def run_job(job_id: int) -> str:
     return runner().run(int(job_id))
+
+
+def use_services(services: Services) -> JobRunner:
+    """The ``email-rag worker`` process hands over its services (and the store it opened)."""
+    global _runner
+    _runner = JobRunner(services)
+    return _runner
+
+
+def search(text: str, mailbox_id: int | None = None, limit: int = 10) -> list[dict]:
+    """``email-rag search`` routed to the worker that owns the local vector store."""
+    from email_rag.indexing.retrieval import Retriever
+
+    return Retriever(runner().services).search(text, mailbox_id, limit)

@@ -1,7 +1,7 @@
 """Redis/RQ adapter: carries work, decides nothing.
 
 MariaDB's jobs table is the truth; an RQ job only carries a jobs.id. Its RQ id
-is deterministic (``erag-<jobs.id>``), so a re-dispatch can ask whether Redis
+is deterministic (``erag-<jobs.id>-<queue>``), so a re-dispatch can ask whether Redis
 still knows it, and a duplicate delivery is harmless (the claim in MariaDB
 decides).
 """
@@ -13,16 +13,20 @@ from typing import Any
 
 import redis
 from rq import Queue
-from rq.exceptions import NoSuchJobError
+from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job
 
-from ..errors import QueueUnavailableError
+from ..errors import QueueCallFailedError, QueueCallTimeoutError, QueueUnavailableError
 
 TASK = "workers.tasks.run_job"
 
 
-def rq_job_id(job_id: int) -> str:
-    return f"erag-{job_id}"
+def rq_job_id(job_id: int, queue: str) -> str:
+    """One RQ id per (entry, queue). A hand-off enqueues the entry on the vector queue while
+    its RQ job on the first queue is still running; with one shared id, RQ deleting the
+    finished job (result_ttl=0) deleted the hand-off with it and the entry sat in MariaDB
+    until a re-dispatch (found by the real two-worker test in tests/e2e)."""
+    return f"erag-{job_id}-{queue}"
 
 
 class JobQueue:
@@ -60,7 +64,7 @@ class JobQueue:
                 for queue_name, job_id in items:
                     q = self.queue(queue_name)
                     q.enqueue_call(
-                        TASK, args=(job_id,), job_id=rq_job_id(job_id), pipeline=pipe,
+                        TASK, args=(job_id,), job_id=rq_job_id(job_id, queue_name), pipeline=pipe,
                         result_ttl=0, failure_ttl=3600,
                     )
                 pipe.execute()
@@ -69,16 +73,66 @@ class JobQueue:
             raise QueueUnavailableError(f"enqueue failed, job rows stay queued: {e}") from e
         return len(items)
 
-    def is_pending(self, job_id: int) -> bool:
-        """True if Redis still holds this job waiting or running (not finished/failed/gone)."""
+    def is_pending(self, job_id: int, queue: str | None = None) -> bool:
+        """True if Redis still holds this job waiting or running (not finished/failed/gone).
+
+        ``queue``: the jobs row's queue; without it every queue RQ knows is checked.
+        """
         try:
-            job = Job.fetch(rq_job_id(job_id), connection=self.redis)
-        except NoSuchJobError:
-            return False
+            names = [queue] if queue else [q.name for q in Queue.all(connection=self.redis)]
+            for name in names:
+                try:
+                    job = Job.fetch(rq_job_id(job_id, name), connection=self.redis)
+                except NoSuchJobError:
+                    continue
+                status = job.get_status(refresh=False)
+                if status in ("queued", "started", "scheduled", "deferred"):
+                    return True
         except redis.RedisError as e:
             raise QueueUnavailableError(str(e)) from e
-        status = job.get_status(refresh=False)
-        return status in ("queued", "started", "scheduled", "deferred")
+        return False
+
+    def call(self, queue_name: str, func: str, args: tuple[Any, ...], timeout: float,
+             poll: float = 0.05) -> Any:
+        """Run ``func(*args)`` in a worker of ``queue_name`` and wait for its return value.
+
+        For read-only requests that need a particular worker (``email-rag search`` in
+        the process owning the local vector store); no MariaDB row, nothing to lose.
+        If no worker starts it within ``timeout`` it expires in Redis and never runs
+        later (``QueueCallTimeoutError``); a failure in the worker is
+        ``QueueCallFailedError`` with the worker's error.
+        """
+        import time
+
+        from rq.results import Result
+
+        ttl = max(1, int(timeout + 0.999))
+        try:
+            job = self.queue(queue_name).enqueue_call(
+                func, args=args, ttl=ttl, result_ttl=max(60, ttl), failure_ttl=max(60, ttl),
+                timeout=max(ttl, 30))
+            deadline = time.monotonic() + timeout
+            while True:
+                result = job.latest_result()
+                if result is not None:
+                    if result.type == Result.Type.SUCCESSFUL:
+                        return result.return_value
+                    raise QueueCallFailedError(
+                        f"{func} failed in the worker: {(result.exc_string or '').strip()[-800:]}")
+                if time.monotonic() >= deadline:
+                    try:
+                        got = job.get_status(refresh=True)
+                        status = str(getattr(got, "value", got))
+                        if status in ("queued", "scheduled", "deferred"):
+                            job.cancel()
+                    except (NoSuchJobError, InvalidJobOperation):
+                        status = "expired unstarted"
+                    raise QueueCallTimeoutError(
+                        f"no worker on queue {queue_name!r} answered {func} within {timeout:g} s "
+                        f"(job status: {status})")
+                time.sleep(poll)
+        except redis.RedisError as e:
+            raise QueueUnavailableError(f"Redis unreachable: {e}") from e
 
     def depths(self, names: Iterable[str]) -> dict[str, Any]:
         try:

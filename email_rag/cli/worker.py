@@ -23,6 +23,14 @@ def register(sub, common) -> None:
 
 def run(args, svc) -> Outcome:
     queues = listen_queues(svc.settings, args.with_vectors)
+    if args.with_vectors and not svc.settings.qdrant_url:
+        # own the local Qdrant folder from the start (jobs of this process use it)
+        from workers.tasks import use_services
+
+        from ..indexing.local_store import take
+
+        take(svc)
+        use_services(svc)
     worker = build_rq_worker(svc, args.with_vectors, name=args.name)
     worker.work(burst=args.burst, logging_level=svc.settings.log_level,
                 with_scheduler=False)

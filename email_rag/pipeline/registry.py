@@ -1,4 +1,8 @@
-"""The steps of a process_email job, in order (see states.Step)."""
+"""The steps of a process_email job, in order (see states.Step).
+
+Index and retrieve need the vector store: in local Qdrant mode they run on the
+vector queue (one owning process); the worker hands the job over and back.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,11 @@ from .contract import StepSpec
 
 
 def default_pipeline() -> list[StepSpec]:
-    from . import classify, draft
+    from . import classify, draft, index, retrieve
 
     return [
         StepSpec(Step.CLASSIFY, classify.run),
+        StepSpec(Step.INDEX, index.run, needs_vectors=True),
+        StepSpec(Step.RETRIEVE, retrieve.run, needs_vectors=True),
         StepSpec(Step.DRAFT, draft.run),
     ]

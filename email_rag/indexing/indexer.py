@@ -1,0 +1,273 @@
+"""Index one mail into every configured store, with the store policy.
+
+Policy: each store gets ``settings.store_tries`` tries with backoff
+(``store_backoff`` s, doubling; a retry is decided by ``RetryPolicy``). A
+store that stays unavailable is recorded as missing: the mail becomes
+``partially_indexed`` and ``index_missing`` names the store(s). A store that
+refuses the request (configuration) is not tried again and is missing too,
+with the reason. The caller (index step or sync) writes the result and the
+audit events in its transaction; indexing itself never fails a mail for a
+store.
+
+Failure table (index of one mail):
+
+| situation | retry? | state known? | resume? |
+|---|---|---|---|
+| Qdrant unreachable / times out / 5xx | store_tries tries, backoff | yes: partially_indexed, missing vectors, audited | periodic sync re-indexes |
+| embeddings endpoint unreachable / times out | same (the vector store cannot be written) | same | same |
+| local Qdrant folder held by another process | same (StoreLockedError names the holder) | same; holder's data untouched | same |
+| ArangoDB refused / times out / 5xx | store_tries tries | yes: partially_indexed, missing graph | same |
+| a store refuses (401/403, wrong vector size, model not installed) | no | yes: missing + reason, audited, logged as ALARM | after the fix: sync |
+| graph store off (no arango_url) | - | complete without graph (detail says off) | - |
+| no text to embed | - | skipped (vectors); graph still written | - |
+| crash after a store write, before the checkpoint | job retry repeats the step | yes | overwrite: deterministic ids |
+| MariaDB lost | worker waits (not a store failure) | yes | step re-runs |
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..db import sql
+from ..errors import EmailRagError, PermanentError, StoreUnavailableError
+from ..retry import RetryPolicy
+from ..states import IndexStatus
+from .chunking import mail_chunks
+from .ports import GraphMail, VectorPoint
+
+log = logging.getLogger(__name__)
+
+STORES = ("vectors", "graph")
+SNIPPET = 1000  # characters of chunk text kept in the vector payload
+
+
+@dataclass
+class TryFailure:
+    attempt: int
+    error: str
+    retry_in_s: float | None  # None: no further try
+
+
+@dataclass
+class StoreResult:
+    store: str
+    state: str  # ok, missing, off, skipped
+    tries: int = 0
+    error: str | None = None
+    permanent: bool = False
+    failures: list[TryFailure] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"state": self.state, "tries": self.tries, **self.info}
+        if self.error:
+            d["error"] = self.error
+            d["permanent"] = self.permanent
+        return d
+
+
+@dataclass
+class IndexResult:
+    email_id: int
+    stores: dict[str, StoreResult]
+    chunks: int = 0
+    truncated: bool = False
+    embedder: str = ""
+
+    @property
+    def missing(self) -> list[str]:
+        return [s for s in STORES if s in self.stores and self.stores[s].state == "missing"]
+
+    @property
+    def status(self) -> IndexStatus:
+        if self.missing:
+            return IndexStatus.PARTIALLY_INDEXED
+        if not self.chunks:  # no text: nothing to find it by (the graph may have it)
+            return IndexStatus.SKIPPED
+        return IndexStatus.COMPLETE
+
+    def errors(self) -> dict[str, str]:
+        return {s: r.error for s, r in self.stores.items() if r.error}
+
+    def detail(self) -> dict[str, Any]:
+        return {"index_status": str(self.status), "missing": self.missing, "chunks": self.chunks,
+                "truncated": self.truncated, "embedder": self.embedder,
+                "stores": {s: r.as_dict() for s, r in self.stores.items()}}
+
+    def try_events(self) -> Iterable[tuple[str, dict[str, Any]]]:
+        """(event, detail) for every failed try: audited by the caller."""
+        for s, r in self.stores.items():
+            for f in r.failures:
+                yield "store_try_failed", {"store": s, "try": f.attempt, "error": f.error,
+                                           "retry_in_s": f.retry_in_s, "permanent": r.permanent}
+
+
+def store_policy(settings: Any) -> RetryPolicy:
+    tries = max(1, int(settings.store_tries))
+    base = max(0.0, float(settings.store_backoff))
+    return RetryPolicy(delays=tuple(base * 2 ** i for i in range(tries)), max_attempts=tries,
+                       jitter=0.0)
+
+
+def with_tries(store: str, fn: Callable[[], dict[str, Any] | None], policy: RetryPolicy,
+               sleep: Callable[[float], None] = time.sleep) -> StoreResult:
+    """Run ``fn`` under the store policy; never raises for a store failure."""
+    result = StoreResult(store, "missing")
+    attempt = 0
+    while True:
+        attempt += 1
+        result.tries = attempt
+        try:
+            result.info = fn() or {}
+            result.state, result.error = "ok", None
+            return result
+        except PermanentError as e:
+            if not _is_store_error(e):
+                raise
+            result.error, result.permanent = f"{type(e).__name__}: {e}", True
+            result.failures.append(TryFailure(attempt, result.error, None))
+            log.error("ALARM %s store refused the request (not retried): %s", store, e)
+            return result
+        except StoreUnavailableError as e:
+            error = f"{type(e).__name__}: {e}"
+        except EmailRagError:
+            raise  # MariaDB and other domain errors are not store failures
+        except Exception as e:  # noqa: BLE001 - an unmapped client error is a store failure
+            error = f"unexpected {type(e).__name__}: {e}"
+            log.exception("%s store: unexpected error", store)
+        decision = policy.decide(attempt, StoreUnavailableError(error))
+        result.error = error
+        result.failures.append(TryFailure(attempt, error,
+                                          round(decision.delay, 3) if decision.retry else None))
+        if not decision.retry:
+            log.warning("%s store unavailable after %d tries: %s", store, attempt, error)
+            return result
+        sleep(decision.delay)
+
+
+def _is_store_error(e: BaseException) -> bool:
+    from ..errors import EmbeddingRejectedError, StoreRejectedError
+
+    return isinstance(e, StoreRejectedError | EmbeddingRejectedError)
+
+
+class Indexer:
+    def __init__(self, services: Any, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.services = services
+        self.settings = services.settings
+        self.policy = store_policy(services.settings)
+        self.sleep = sleep
+
+    def index(self, email: dict[str, Any], only: Iterable[str] | None = None,
+              down: set[str] | None = None) -> IndexResult:
+        """Index ``email`` into the stores (``only``: a subset, e.g. the missing ones).
+
+        ``down``: stores already found unavailable in this run (a sync batch); they are
+        not tried again and stay missing, so one outage does not cost tries per mail.
+        """
+        wanted = [s for s in STORES if only is None or s in set(only)]
+        s = self.settings
+        chunks, truncated = mail_chunks(email.get("subject"), email.get("body_text"),
+                                        s.chunk_chars, s.chunk_overlap)
+        result = IndexResult(int(email["id"]), {}, len(chunks), truncated)
+        replies = self.services.db.fetchall(sql("index_sent_replies"), {"id": email["id"]})
+        down = down if down is not None else set()
+        if "vectors" in wanted:
+            if not chunks:
+                result.stores["vectors"] = StoreResult("vectors", "skipped", info={"why": "no text"})
+            elif "vectors" in down:
+                result.stores["vectors"] = StoreResult(
+                    "vectors", "missing", error="not tried: unavailable earlier in this run")
+            else:
+                result.embedder = self._embedder_name()
+                result.stores["vectors"] = with_tries(
+                    "vectors", lambda: self._write_vectors(email, chunks, bool(replies)),
+                    self.policy, self.sleep)
+        if "graph" in wanted:
+            if not s.arango_url:
+                result.stores["graph"] = StoreResult("graph", "off",
+                                                     info={"why": "EMAIL_RAG_ARANGO_URL unset"})
+            elif "graph" in down:
+                result.stores["graph"] = StoreResult(
+                    "graph", "missing", error="not tried: unavailable earlier in this run")
+            else:
+                gm = self._graph_mail(email, replies)
+                result.stores["graph"] = with_tries("graph", lambda: self._write_graph(gm),
+                                                    self.policy, self.sleep)
+        for name, r in result.stores.items():
+            if r.state == "missing" and not r.permanent:
+                down.add(name)
+        return result
+
+    def _embedder_name(self) -> str:
+        try:
+            return str(self.services.embedder.name)
+        except EmailRagError:
+            return self.settings.embedding_backend
+
+    # --- vectors ---
+    def _write_vectors(self, email: dict[str, Any], chunks: list[str],
+                       has_reply: bool) -> dict[str, Any]:
+        embedder = self.services.embedder
+        vectors = embedder.embed(chunks)
+        base = {
+            "email_id": int(email["id"]), "mailbox_id": int(email["mailbox_id"]),
+            "subject": (email.get("subject") or "")[:300], "thread_key": email.get("thread_key"),
+            "from_addr": (email.get("from_addr") or "").lower() or None,
+            "category": email.get("category"), "language": email.get("language"),
+            "received_at": _iso(email.get("received_at")), "has_sent_reply": has_reply,
+            "embedder": embedder.name,
+        }
+        points = [VectorPoint(int(email["id"]), i, v, {**base, "chunk": i, "text": c[:SNIPPET]})
+                  for i, (c, v) in enumerate(zip(chunks, vectors, strict=True))]
+        written = self.services.vectors.replace_mail(int(email["id"]), points)
+        return {"points": written}
+
+    # --- graph ---
+    def _graph_mail(self, email: dict[str, Any], replies: list[dict[str, Any]]) -> GraphMail:
+        parent = None
+        if email.get("in_reply_to"):
+            row = self.services.db.fetchone(sql("index_parent_by_message_id"), {
+                "mailbox_id": email["mailbox_id"], "message_id": email["in_reply_to"],
+                "id": email["id"]})
+            parent = int(row["id"]) if row else None
+        return GraphMail(
+            email_id=int(email["id"]), mailbox_id=int(email["mailbox_id"]),
+            message_id=email.get("message_id"), subject=email.get("subject"),
+            thread_key=email.get("thread_key"), from_addr=email.get("from_addr"),
+            from_name=email.get("from_name"), to_addrs=_addr_list(email.get("to_addrs")),
+            cc_addrs=_addr_list(email.get("cc_addrs")), received_at=_iso(email.get("received_at")),
+            category=email.get("category"), parent_email_id=parent,
+            replies=[{"draft_id": int(r["draft_id"]), "sent_at": _iso(r["sent_at"])}
+                     for r in replies])
+
+    def _write_graph(self, gm: GraphMail) -> dict[str, Any]:
+        graph = self.services.graph
+        assert graph is not None
+        graph.upsert_mail(gm)
+        return {"parent": gm.parent_email_id, "replies": len(gm.replies)}
+
+
+def _iso(v: Any) -> str | None:
+    return v.isoformat() if hasattr(v, "isoformat") else (str(v) if v is not None else None)
+
+
+def _addr_list(value: Any) -> list[str]:
+    """to_addrs/cc_addrs may be stored as JSON lists or comma-separated text."""
+    if not value:
+        return []
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    text = str(value)
+    if text.startswith("["):
+        import json
+
+        try:
+            return [str(v) for v in json.loads(text)]
+        except ValueError:
+            pass
+    return [a.strip() for a in text.split(",") if a.strip()]

@@ -1,0 +1,95 @@
+"""The interfaces the indexing domain code sees; the adapters implement them.
+
+``Embedder`` (email_rag.adapters.embeddings), ``VectorStore``
+(email_rag.adapters.vectors, qdrant-client) and ``GraphStore``
+(email_rag.adapters.graph, python-arango). This module imports no client
+library, so importing it is cheap.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+# Fixed namespace: point ids must never change between releases (a changed id
+# would duplicate every point on the next re-index).
+POINT_NAMESPACE = uuid.UUID("6f1c7a52-3d0e-5b8e-9a43-0e2a61d5c0b7")
+
+
+def point_id(email_id: int, chunk: int) -> str:
+    """Deterministic Qdrant point id of one chunk of one mail (UUID5)."""
+    return str(uuid.uuid5(POINT_NAMESPACE, f"email:{int(email_id)}:chunk:{int(chunk)}"))
+
+
+@dataclass(frozen=True)
+class VectorPoint:
+    email_id: int
+    chunk: int
+    vector: list[float]
+    payload: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return point_id(self.email_id, self.chunk)
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    email_id: int
+    chunk: int
+    score: float
+    payload: dict[str, Any]
+
+
+@dataclass
+class GraphMail:
+    """What the graph stores about one mail: people, thread, replies."""
+
+    email_id: int
+    mailbox_id: int
+    message_id: str | None
+    subject: str | None
+    thread_key: str | None
+    from_addr: str | None
+    from_name: str | None
+    to_addrs: list[str] = field(default_factory=list)
+    cc_addrs: list[str] = field(default_factory=list)
+    received_at: str | None = None
+    category: str | None = None
+    parent_email_id: int | None = None  # the mail it answers (In-Reply-To), if we have it
+    replies: list[dict[str, Any]] = field(default_factory=list)  # our sent replies: draft_id, sent_at
+
+
+class Embedder(Protocol):
+    name: str  # says what produced the vectors (stored in the payload)
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def close(self) -> None: ...
+
+
+class VectorStore(Protocol):
+    mode: str  # "local" (a folder, one owner process) or "server" (a URL)
+
+    def open(self) -> None: ...
+
+    def replace_mail(self, email_id: int, points: Sequence[VectorPoint]) -> int: ...
+
+    def search(self, vector: Sequence[float], *, mailbox_id: int | None = None,
+               exclude_email_id: int | None = None, limit: int = 10) -> list[VectorHit]: ...
+
+    def count(self, email_id: int | None = None) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class GraphStore(Protocol):
+    def upsert_mail(self, mail: GraphMail) -> None: ...
+
+    def sender_history(self, address: str, *, exclude_email_id: int | None = None,
+                       limit: int = 10, mailbox_id: int | None = None) -> list[dict[str, Any]]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,203 @@
+"""The periodic sync: re-index what is missing, and on demand re-index everything.
+
+``sync(services, scope)`` does the work where the vector store may be opened:
+in the vector worker (an ``index_sync`` queue entry) or in-process from
+``email-rag reindex`` when the store is free (server mode, or a local folder
+no other process holds). ``schedule(services)`` is the periodic job of the
+scheduler: it never opens a store, it only arms one ``index_sync:partial``
+queue entry on the vector queue when partially_indexed mail exists.
+
+Scopes: ``partial`` (every partially_indexed mail, only its missing stores),
+``all`` (every mail whose index step ran, every store), ``email:<id>``.
+
+Failure table (one sync run):
+
+| situation | retry? | state known? | resume? |
+|---|---|---|---|
+| a store is still down | store_tries for the first mail needing it, then not tried again in this run | yes: mails stay partially_indexed; `reindex_failed` for the mail that was tried; one `index_sync_run` event with the counts | the next periodic run |
+| a store came back | - | yes: `reindexed` (partially_indexed -> complete) in the same transaction as the status | - |
+| the vector worker is not running (local mode) | - | yes: the index_sync entry stays queued in MariaDB | runs when the worker starts (re-dispatch) |
+| crash mid-run | the entry is reset by the stuck-job cleanup | yes: each mail's status is committed on its own | re-run: idempotent (deterministic ids) |
+| an arming while a run is queued or running | - | yes: coalesced into that run | - |
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..audit import AuditEvent, write_events
+from ..db import sql
+from ..errors import PermanentError, QueueUnavailableError
+from ..states import Actor, IndexStatus, JobKind
+from .indexer import STORES, Indexer, IndexResult
+
+log = logging.getLogger(__name__)
+
+BATCH = 200
+
+
+@dataclass
+class SyncReport:
+    scope: str
+    examined: int = 0
+    reindexed: list[int] = field(default_factory=list)
+    still_missing: dict[int, list[str]] = field(default_factory=dict)
+    unchanged: int = 0  # not tried: their stores were already down in this run (left as is)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.still_missing and not self.unchanged
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"scope": self.scope, "examined": self.examined, "reindexed": self.reindexed,
+                "still_missing": {str(k): v for k, v in self.still_missing.items()},
+                "unchanged": self.unchanged, "errors": self.errors}
+
+
+def configured(settings: Any) -> set[str]:
+    """The stores this configuration writes to."""
+    return {"vectors", "graph"} if settings.arango_url else {"vectors"}
+
+
+def parse_scope(scope: str) -> tuple[str, int | None]:
+    if scope in ("partial", "all"):
+        return scope, None
+    if scope.startswith("email:") and scope[6:].isdigit():
+        return "email", int(scope[6:])
+    raise PermanentError(f"unknown index sync scope {scope!r}")
+
+
+def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
+         sleep: Callable[[float], None] = time.sleep) -> SyncReport:
+    kind, email_id = parse_scope(scope)
+    report = SyncReport(scope)
+    indexer = Indexer(services, sleep)
+    down: set[str] = set()
+    db = services.db
+    if kind == "email":
+        row = db.fetchone(sql("emails_get"), {"id": email_id})
+        if row is None:
+            raise PermanentError(f"email {email_id} does not exist")
+        _one(services, indexer, row, None, down, report, actor)
+    else:
+        query = sql("index_partial_batch" if kind == "partial" else "index_all_batch")
+        after = 0
+        while True:
+            rows = db.fetchall(query, {"after": after, "limit": BATCH})
+            if not rows:
+                break
+            for row in rows:
+                after = int(row["id"])
+                only = None
+                if kind == "partial":
+                    only = [s for s in (row["index_missing"] or "").split(",") if s] or list(STORES)
+                wanted = set(only) if only is not None else configured(services.settings)
+                if wanted <= down:  # its stores are down in this run: leave it as it is
+                    report.examined += 1
+                    report.unchanged += 1
+                    if kind == "partial":
+                        report.still_missing[after] = sorted(wanted)
+                    continue
+                _one(services, indexer, row, only, down, report, actor)
+            if len(rows) < BATCH:
+                break
+    services.audit.record(AuditEvent(actor, "system", "index_sync", "index_sync_run", detail={
+        "scope": scope, "examined": report.examined, "reindexed": len(report.reindexed),
+        "still_missing": len(report.still_missing), "unchanged": report.unchanged,
+        "errors": report.errors}))
+    if report.reindexed or report.still_missing:
+        log.info("index sync %s: %d re-indexed, %d still missing", scope, len(report.reindexed),
+                 len(report.still_missing))
+    return report
+
+
+def _one(services: Any, indexer: Indexer, mail: dict[str, Any], only: list[str] | None,
+         down: set[str], report: SyncReport, actor: str) -> None:
+    report.examined += 1
+    result = indexer.index(mail, only, down)
+    before = mail["index_status"]
+    missing = result.missing  # of the stores tried; the others were fine before
+    status = result.status
+    for s in missing:  # the first real error of the run (later mails say "not tried")
+        report.errors.setdefault(s, result.stores[s].error or "missing")
+    events = [AuditEvent(actor, "email", mail["id"], name, detail={**d, "purpose": "sync"})
+              for name, d in result.try_events()]
+    events.append(_result_event(actor, mail, result, before, status))
+    with services.db.transaction() as cur:
+        cur.execute(sql("index_get_for_update"), {"id": mail["id"]})
+        cur.execute(sql("index_set_status"), {"id": mail["id"], "status": str(status),
+                                              "missing": ",".join(missing) or None})
+        write_events(cur, events)
+    if missing:
+        report.still_missing[int(mail["id"])] = missing
+    else:
+        report.reindexed.append(int(mail["id"]))
+
+
+def _result_event(actor: str, mail: dict[str, Any], result: IndexResult, before: str,
+                  status: IndexStatus) -> AuditEvent:
+    stores = {s: r.state for s, r in result.stores.items()}
+    if result.missing:
+        return AuditEvent(actor, "email", mail["id"], "reindex_failed", before, status,
+                          detail={"missing": result.missing, "errors": result.errors(),
+                                  "stores": stores, "next": "the next periodic sync"})
+    return AuditEvent(actor, "email", mail["id"], "reindexed", before, status,
+                      detail={"stores": stores, "chunks": result.chunks})
+
+
+# --- queue side: the scheduler and CLI arm a run for the vector worker ---
+
+def sync_queue(settings: Any) -> str:
+    from ..pipeline.runner import queues
+
+    return queues(settings)[1]
+
+
+def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> dict[str, Any]:
+    """Queue a sync run of ``scope`` on the vector queue (coalesced with one pending)."""
+    parse_scope(scope)
+    key = f"{JobKind.INDEX_SYNC}:{scope}"
+    queue = sync_queue(services.settings)
+    with services.db.transaction() as cur:
+        changed = cur.execute(sql("index_sync_arm"), {"job_key": key, "queue": queue})
+        job = cur.fetchone(sql("index_sync_job"), {"job_key": key})
+        assert job is not None
+        armed = changed in (1, 2)
+        if armed:
+            write_events(cur, [AuditEvent(actor, "job", job["id"], "reindex_scheduled", None,
+                                          "queued", detail={"scope": scope, "queue": queue})])
+    enqueued = False
+    if job["state"] == "queued":
+        try:
+            services.queue.enqueue([(job["queue"], int(job["id"]))])
+            enqueued = True
+        except QueueUnavailableError as e:
+            log.warning("index sync job %s not enqueued (re-dispatch will): %s", job["id"], e)
+    return {"job_id": int(job["id"]), "job_key": key, "queue": job["queue"],
+            "state": job["state"], "armed": armed, "enqueued": enqueued}
+
+
+def schedule(services: Any) -> dict[str, Any]:
+    """The periodic job: arm a run when partially_indexed mail exists. Opens no store."""
+    n = int(services.db.fetchone(sql("index_count_partial"))["n"])
+    if not n:
+        return {}
+    return {"partially_indexed": n, **arm(services, "partial", Actor.SCHEDULER)}
+
+
+def run_job(services: Any, job: dict[str, Any], worker: str) -> Any:
+    """Handler of ``index_sync`` queue entries (in the worker that owns the vector store)."""
+    from ..pipeline.runner import Handoff
+
+    queue = sync_queue(services.settings)
+    if job["queue"] != queue:
+        return Handoff(queue, f"index sync runs on queue {queue}")
+    scope = str(job["job_key"]).split(":", 1)[1]
+    report = sync(services, scope, actor=f"{Actor.WORKER}:{worker}")
+    log.info("index sync job %s (%s): %s", job["id"], scope, report.as_dict())
+    return None

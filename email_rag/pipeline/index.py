@@ -1,0 +1,37 @@
+"""Pipeline step ``index``: the mail into the vector store and the graph store.
+
+Runs on the vector queue (``needs_vectors=True``): with a local Qdrant folder
+only the worker started with ``--with-vectors`` runs it. The step is always
+confirmed: a store that stays unavailable makes the mail ``partially_indexed``
+(``index_missing`` names it, audit event ``partially_indexed`` with the
+errors) and processing continues with reduced context; the periodic sync
+(``email_rag.indexing.sync``) fills the gap later. The policy and its failure
+table are in ``email_rag.indexing.indexer``.
+"""
+
+from __future__ import annotations
+
+from ..indexing.indexer import Indexer
+from ..states import IndexStatus
+from .contract import StepContext, StepOutcome
+
+
+def run(ctx: StepContext) -> StepOutcome:
+    result = Indexer(ctx.services).index(ctx.email)
+    status = result.status
+    events = [ctx.event(name, detail) for name, detail in result.try_events()]
+    if status == IndexStatus.PARTIALLY_INDEXED:
+        events.append(ctx.event(
+            "partially_indexed",
+            {"missing": result.missing, "errors": result.errors(),
+             "next": "the periodic sync (email-rag reindex) re-indexes the missing store(s)"},
+            from_state=ctx.email.get("index_status"), to_state=str(status)))
+    elif status != ctx.email.get("index_status"):
+        events.append(ctx.event("indexed", {"stores": {s: r.state for s, r in
+                                                       result.stores.items()}},
+                                from_state=ctx.email.get("index_status"), to_state=str(status)))
+    return StepOutcome(
+        detail=result.detail(),
+        email_updates={"index_status": str(status),
+                       "index_missing": ",".join(result.missing) or None},
+        events=events)

@@ -1,0 +1,89 @@
+-- Indexing and retrieval (index step, retrieve step, periodic sync).
+
+-- name: index_parent_by_message_id
+-- The mail an In-Reply-To points at, in the same mailbox (graph reply_to edge).
+SELECT id FROM emails
+ WHERE mailbox_id = %(mailbox_id)s AND message_id = %(message_id)s AND id <> %(id)s
+ ORDER BY id LIMIT 1;
+
+-- name: index_sent_replies
+-- Our replies to one mail that actually left (drafts sent), oldest first.
+SELECT d.id AS draft_id, COALESCE(s.sent_at, d.updated_at) AS sent_at,
+       COALESCE(d.body_final, d.body_draft) AS reply_text, d.subject AS reply_subject
+  FROM drafts d LEFT JOIN send_attempts s ON s.draft_id = d.id
+ WHERE d.email_id = %(id)s AND d.status = 'sent'
+ ORDER BY d.id;
+
+-- name: index_set_status
+UPDATE emails SET index_status = %(status)s, index_missing = %(missing)s WHERE id = %(id)s;
+
+-- name: index_get_for_update
+SELECT id, index_status, index_missing FROM emails WHERE id = %(id)s FOR UPDATE;
+
+-- name: index_partial_batch
+SELECT * FROM emails
+ WHERE index_status = 'partially_indexed' AND id > %(after)s
+ ORDER BY id LIMIT %(limit)s;
+
+-- name: index_all_batch
+-- Every mail whose index step has run (re-index everything, e.g. onto a new store).
+SELECT * FROM emails
+ WHERE index_status IN ('complete', 'partially_indexed', 'skipped') AND id > %(after)s
+ ORDER BY id LIMIT %(limit)s;
+
+-- name: index_count_partial
+SELECT COUNT(*) AS n FROM emails WHERE index_status = 'partially_indexed';
+
+-- name: index_sync_arm
+-- One queue entry per sync scope (job_key), re-armed when it has finished; an entry that
+-- is queued or processing already is left alone (the runs coalesce). `state` is assigned
+-- last because MariaDB evaluates the assignments left to right.
+INSERT INTO jobs (kind, job_key, email_id, queue, state)
+VALUES ('index_sync', %(job_key)s, NULL, %(queue)s, 'queued')
+ON DUPLICATE KEY UPDATE
+  queue = IF(state IN ('done', 'dead', 'failed'), VALUES(queue), queue),
+  attempts = IF(state IN ('done', 'dead', 'failed'), 0, attempts),
+  next_run_at = IF(state IN ('done', 'dead', 'failed'), NOW(6), next_run_at),
+  worker = IF(state IN ('done', 'dead', 'failed'), NULL, worker),
+  started_at = IF(state IN ('done', 'dead', 'failed'), NULL, started_at),
+  finished_at = IF(state IN ('done', 'dead', 'failed'), NULL, finished_at),
+  state = IF(state IN ('done', 'dead', 'failed'), 'queued', state);
+
+-- name: index_sync_job
+SELECT * FROM jobs WHERE job_key = %(job_key)s;
+
+-- name: index_thread_mails
+-- The other mails of a thread (retrieval context from MariaDB, always available).
+SELECT id, subject, from_addr, received_at, status, LEFT(body_text, 4000) AS body_text
+  FROM emails
+ WHERE mailbox_id = %(mailbox_id)s AND thread_key = %(thread_key)s AND id <> %(id)s
+ ORDER BY received_at, id LIMIT %(limit)s;
+
+-- name: index_sender_history
+-- The sender's earlier mails in the mailbox (used when the graph store is off or down).
+SELECT id AS email_id, subject, received_at, thread_key, category, status
+  FROM emails
+ WHERE mailbox_id = %(mailbox_id)s AND from_addr = %(from_addr)s AND id <> %(id)s
+ ORDER BY received_at DESC, id DESC LIMIT %(limit)s;
+
+-- name: index_sent_cases
+-- Of the candidate mails (ids spliced in by the caller as %s placeholders), those with a
+-- reply that was sent, with that reply. The newest sent draft per mail wins.
+SELECT e.id AS email_id, e.subject, e.from_addr, e.received_at, e.category,
+       LEFT(e.body_text, 4000) AS body_text, d.id AS draft_id,
+       COALESCE(d.body_final, d.body_draft) AS reply_text
+  FROM emails e JOIN drafts d ON d.email_id = e.id AND d.status = 'sent'
+ WHERE e.id IN ({ids})
+ ORDER BY e.id, d.id;
+
+-- name: index_mailbox_by_name
+SELECT id FROM mailboxes WHERE name = %(name)s;
+
+-- name: index_mailbox_names
+SELECT id, name FROM mailboxes;
+
+-- name: index_emails_by_ids
+SELECT e.id, e.mailbox_id, e.subject, e.from_addr, e.received_at, e.status, e.index_status,
+       EXISTS (SELECT 1 FROM drafts d WHERE d.email_id = e.id AND d.status = 'sent')
+         AS has_sent_reply
+  FROM emails e WHERE e.id IN ({ids});
