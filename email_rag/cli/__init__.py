@@ -24,6 +24,8 @@ COMMAND_MODULES = [
     "email_rag.cli.jobs",
     "email_rag.cli.drafts",
     "email_rag.cli.sends",
+    "email_rag.cli.users",
+    "email_rag.cli.web",
 ]
 
 
