@@ -53,14 +53,21 @@ def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = 
 
 @router.get("/drafts/{draft_id}")
 def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = "", category: str = ""):
-    data = review.show(_svc(request), draft_id)
+    svc = _svc(request)
+    data = review.show(svc, draft_id)
     draft = data["draft"]
     actionable = draft["status"] in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE)
+    pending = review.list_pending(svc, mailbox or None, category or None)
+    ids = [r["id"] for r in pending]
+    here = ids.index(draft_id) if draft_id in ids else -1
+    others = ids[here + 1:] + ids[:max(here, 0)] if here >= 0 else ids
     return page(request, "draft.html", d=draft, mail=data["mail"], thread=data["thread"],
                 sources=data["sources"], send=data["send_attempt"],
                 newer=data["newer_inbound"], actionable=actionable,
                 mailbox=mailbox, category=category,
-                query=urlencode(_filters(mailbox, category)))
+                query=urlencode(_filters(mailbox, category)),
+                position=here + 1, total=len(ids), next_id=others[0] if others else None,
+                age_s=pending[here]["age_s"] if here >= 0 else None)
 
 
 @router.post("/drafts/{draft_id}/approve")

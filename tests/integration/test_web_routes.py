@@ -429,3 +429,19 @@ def test_script_and_handlers_in_mail_are_inert_on_every_page(client, db):
     assert 'href="https://ok.example/"' in draft_html  # the sanitised HTML keeps a safe link
     assert "tracker.example" not in draft_html  # no remote image, no remote style
     assert "&lt;img src=x onerror=alert(11)&gt;" in c.get("/admin/audit").text
+
+
+def test_mariadb_down_gives_503_pages_and_metrics_say_so(settings, redis_url):
+    """GIVEN MariaDB unreachable WHEN pages are asked for THEN a 503 page says stored work is
+    safe, /healthz is 503 and /metrics still answers with email_rag_database_up 0."""
+    settings.db_port = 1  # nothing listens there
+    settings.web_metrics_cache_seconds = 0
+    with TestClient(create_app(settings)) as c:
+        r = c.post("/login", data={"name": "anna", "password": PASSWORD,
+                                   "csrf_token": csrf_of(c.get("/login").text)})
+        assert r.status_code == 503 and "Stored work is safe" in r.text
+        assert "may or may not have been saved" in r.text
+        assert c.get("/healthz").status_code == 503
+        m = c.get("/metrics")
+        assert m.status_code == 200 and "email_rag_database_up 0" in m.text
+        assert "email_rag_redis_up 1" in m.text
