@@ -95,7 +95,7 @@ def collect(svc: Services) -> str:
 
 def _fetch(svc: Services) -> dict[str, Any]:
     names = ("mails", "index", "jobs", "sends", "drafts", "audit_events", "llm_latency",
-             "llm_outcomes", "mailboxes")
+             "mailboxes")
     with svc.db.transaction() as cur:
         data = {n: cur.fetchall(sql(f"web_metrics_{n}")) for n in names}
         data["oldest"] = cur.fetchone(sql("web_metrics_oldest_pending_draft"))
@@ -105,8 +105,15 @@ def _fetch(svc: Services) -> dict[str, Any]:
 def _database(data: dict[str, Any], out: Exposition) -> None:
     mails, index, jobs, sends, drafts = (data[n] for n in ("mails", "index", "jobs", "sends",
                                                            "drafts"))
-    oldest, events, llm = data["oldest"], data["audit_events"], data["llm_latency"]
-    llm_outcomes, mailboxes = data["llm_outcomes"], data["mailboxes"]
+    oldest, events, mailboxes = data["oldest"], data["audit_events"], data["mailboxes"]
+    llm_outcomes = data["llm_latency"]
+    llm: dict[str, dict[str, float]] = {}  # per task: histogram over timed attempts
+    for r in llm_outcomes:
+        h = llm.setdefault(r["task"], {"n": 0, "sum_ms": 0.0, **{f"le_{b}": 0 for b in LLM_BUCKETS_MS}})
+        h["n"] += int(r["timed"])
+        h["sum_ms"] += float(r["sum_ms"])
+        for b in LLM_BUCKETS_MS:
+            h[f"le_{b}"] += int(r[f"le_{b}"] or 0)
     out.family("email_rag_mails", "gauge", "Mails by business status.", "status", mails)
     out.family("email_rag_mails_index", "gauge", "Mails by index status.", "index_status", index)
     out.declare("email_rag_jobs", "gauge", "Queue entries by kind and state.")
@@ -129,15 +136,13 @@ def _database(data: dict[str, Any], out: Exposition) -> None:
     out.sample("email_rag_retries_total", by_event.get("retry_scheduled", 0))
     out.declare("email_rag_llm_attempt_duration_seconds", "histogram",
                 "Duration of LLM attempts (audit events llm_attempt, detail.duration_ms).")
-    for r in llm:
+    for task, h in sorted(llm.items()):
         for b in LLM_BUCKETS_MS:
-            out.sample("email_rag_llm_attempt_duration_seconds_bucket", r[f"le_{b}"],
-                       task=r["task"], le=_num(b / 1000))
-        out.sample("email_rag_llm_attempt_duration_seconds_bucket", r["n"], task=r["task"],
-                   le="+Inf")
-        out.sample("email_rag_llm_attempt_duration_seconds_sum", float(r["sum_ms"]) / 1000,
-                   task=r["task"])
-        out.sample("email_rag_llm_attempt_duration_seconds_count", r["n"], task=r["task"])
+            out.sample("email_rag_llm_attempt_duration_seconds_bucket", h[f"le_{b}"],
+                       task=task, le=_num(b / 1000))
+        out.sample("email_rag_llm_attempt_duration_seconds_bucket", h["n"], task=task, le="+Inf")
+        out.sample("email_rag_llm_attempt_duration_seconds_sum", h["sum_ms"] / 1000, task=task)
+        out.sample("email_rag_llm_attempt_duration_seconds_count", h["n"], task=task)
     out.declare("email_rag_llm_attempts_total", "counter", "LLM attempts by task and outcome.")
     for r in llm_outcomes:
         out.sample("email_rag_llm_attempts_total", r["n"], task=r["task"], outcome=r["outcome"])

@@ -169,23 +169,18 @@ SELECT event, COUNT(*) AS n FROM audit_log
  GROUP BY event;
 
 -- name: web_metrics_llm_latency
--- LLM attempts (audit event llm_attempt, detail.duration_ms) as a cumulative histogram per task.
-SELECT COALESCE(task, 'unknown') AS task, COUNT(*) AS n, COALESCE(SUM(d), 0) AS sum_ms,
+-- LLM attempts (audit event llm_attempt, detail.duration_ms) per task and outcome, with
+-- cumulative bucket counts; one scan, summed per task for the histogram in Python.
+SELECT task, outcome, COUNT(*) AS n, COUNT(d) AS timed, COALESCE(SUM(d), 0) AS sum_ms,
        SUM(d <= 50) AS le_50, SUM(d <= 100) AS le_100, SUM(d <= 250) AS le_250,
        SUM(d <= 500) AS le_500, SUM(d <= 1000) AS le_1000, SUM(d <= 2500) AS le_2500,
        SUM(d <= 5000) AS le_5000, SUM(d <= 10000) AS le_10000, SUM(d <= 30000) AS le_30000,
        SUM(d <= 60000) AS le_60000
-  FROM (SELECT JSON_VALUE(detail, '$.task') AS task,
+  FROM (SELECT COALESCE(JSON_VALUE(detail, '$.task'), 'unknown') AS task,
+               COALESCE(JSON_VALUE(detail, '$.outcome'), 'unknown') AS outcome,
                CAST(JSON_VALUE(detail, '$.duration_ms') AS DOUBLE) AS d
           FROM audit_log WHERE event = 'llm_attempt') x
- WHERE d IS NOT NULL
- GROUP BY COALESCE(task, 'unknown');
-
--- name: web_metrics_llm_outcomes
-SELECT COALESCE(JSON_VALUE(detail, '$.task'), 'unknown') AS task,
-       COALESCE(JSON_VALUE(detail, '$.outcome'), 'unknown') AS outcome, COUNT(*) AS n
-  FROM audit_log WHERE event = 'llm_attempt'
- GROUP BY 1, 2;
+ GROUP BY task, outcome;
 
 -- name: web_metrics_mailboxes
 SELECT name, consecutive_failures, needs_attention,
