@@ -148,3 +148,14 @@ def test_audit_search_filters(svc, db):
     with pytest.raises(BadInputError):
         timeline.search_audit(svc, since="yesterday")
     assert {"approved", "retry_scheduled"} <= set(timeline.event_names(svc))
+
+
+def test_retry_with_redis_down_leaves_rows_queued_for_redispatch(settings, db, world):
+    settings.redis_url = "redis://127.0.0.1:1/0"
+    svc = Services(settings)
+    try:
+        result = console.retry_jobs(svc, [world["failed_job"]], "user:root")
+    finally:
+        svc.close()
+    assert result.retried == [world["failed_job"]] and result.enqueued is False
+    assert db.fetchone("SELECT state FROM jobs WHERE id = %s", (world["failed_job"],))["state"] == "queued"
