@@ -181,7 +181,26 @@ class Settings(BaseSettings):
     # --- Web ---
     web_host: str = Field("127.0.0.1", description="Web UI bind address.")
     web_port: int = Field(8080, description="Web UI port.")
-    web_secret_key: SecretStr = Field(SecretStr(""), description="Session signing key.")
+    web_secret_key: SecretStr = Field(
+        SecretStr(""),
+        description="Session signing key; empty = a random key per process (sessions end on "
+        "restart; a warning is logged).",
+    )
+    web_cookie_secure: bool = Field(
+        False, description="Send the session cookie only over https (set true behind TLS)."
+    )
+    web_session_max_age_seconds: int = Field(
+        43200, description="A login (session cookie) expires after this many seconds."
+    )
+    web_login_max_failures: int = Field(
+        5, description="Failed logins in a row after which the user is locked for a while."
+    )
+    web_login_lockout_seconds: int = Field(
+        300, description="How long (s) a user is locked after too many failed logins."
+    )
+    web_metrics_cache_seconds: float = Field(
+        5.0, description="/metrics answers from a cache this fresh (s); 0 = always recompute."
+    )
 
     log_level: str = Field("INFO", description="Python log level.")
 

@@ -89,6 +89,13 @@ class SendStatus(StrEnum):
     UNKNOWN = "unknown"  # outcome cannot be established; an admin decides, never resent blindly
 
 
+class UserRole(StrEnum):
+    """Roles of web UI users."""
+
+    STAFF = "staff"  # reviews drafts: approve, edit, reject, regenerate
+    ADMIN = "admin"  # staff rights plus failure console, audit log, retry and resolve
+
+
 class Actor(StrEnum):
     POLLER = "poller"
     WORKER = "worker"

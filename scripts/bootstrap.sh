@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what email-rag needs on a fresh Debian machine: system packages
-# (MariaDB Connector/C headers, Dovecot for the test mailbox) and a virtualenv
+# (MariaDB Connector/C headers, Dovecot for the test mailbox, Debian's Chromium
+# for the web UI's browser tests) and a virtualenv
 # in .venv with the project and its dev tools. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(libmariadb-dev dovecot-imapd dovecot-core)
+APT_PACKAGES=(libmariadb-dev dovecot-imapd dovecot-core chromium)
 missing=()
 for pkg in "${APT_PACKAGES[@]}" ${EXTRA_APT_PACKAGES:-}; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

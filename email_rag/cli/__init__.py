@@ -25,6 +25,8 @@ COMMAND_MODULES = [
     "email_rag.cli.drafts",
     "email_rag.cli.sends",
     "email_rag.cli.index",
+    "email_rag.cli.users",
+    "email_rag.cli.web",
 ]
 
 

@@ -45,6 +45,10 @@ EXPECTED: dict[str, set[str]] = {
         "id", "event_uid", "at", "actor", "entity_type", "entity_id", "event", "from_state",
         "to_state", "attempt", "detail",
     },
+    "users": {
+        "id", "name", "role", "password_hash", "disabled", "failed_logins", "locked_until",
+        "last_login_at", "created_at", "updated_at",
+    },
 }
 
 

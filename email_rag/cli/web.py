@@ -1,0 +1,32 @@
+"""``email-rag web [--host H] [--port P]``: serve the web UI with uvicorn.
+
+One process; FastAPI runs each request in a thread with its own MariaDB
+connection. Put it behind a TLS-terminating proxy in production and set
+EMAIL_RAG_WEB_COOKIE_SECURE=true and EMAIL_RAG_WEB_SECRET_KEY.
+"""
+
+from __future__ import annotations
+
+from .output import ExitCode, Outcome
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser("web", parents=[common], help="serve the web UI")
+    p.add_argument("--host", help="bind address (default EMAIL_RAG_WEB_HOST)")
+    p.add_argument("--port", type=int, help="port (default EMAIL_RAG_WEB_PORT)")
+    p.set_defaults(handler=run)
+
+
+def run(args, svc) -> Outcome:
+    import uvicorn
+
+    from ..web import create_app
+
+    s = svc.settings
+    host = args.host or s.web_host
+    port = args.port if args.port is not None else s.web_port
+    app = create_app(s)
+    print(f"email-rag web UI on http://{host}:{port}/ (Ctrl+C stops)", flush=True)
+    uvicorn.run(app, host=host, port=port, log_level=s.log_level.lower(), access_log=True,
+                proxy_headers=True, server_header=False)
+    return Outcome(ExitCode.OK, "Web UI stopped.", {"host": host, "port": port})

@@ -1,0 +1,107 @@
+"""The web UI application: ``create_app(settings)``.
+
+Server-rendered pages (Jinja2), a little CSS and one small script; every
+action is a plain form POST (CSRF token) answered with a redirect (POST,
+redirect, GET), so a reload never repeats an action. Views only translate
+between HTTP and the domain functions the CLI uses as well.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from urllib.parse import quote
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.sessions import SessionMiddleware
+
+from ..errors import DatabaseUnavailableError, EmailRagError
+from ..redact import redact_text
+from ..sending.review import DraftNotFoundError
+from ..settings import Settings, get_settings
+from . import views_admin, views_main, views_review
+from .pool import ServicesPool
+from .render import STATIC, page
+from .security import CsrfError, Forbidden, NotLoggedIn, SecurityHeaders, check_csrf, session_secret
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    pool = ServicesPool(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        pool.close()
+
+    app = FastAPI(title="email-rag", docs_url=None, redoc_url=None, openapi_url=None,
+                  lifespan=lifespan, dependencies=[Depends(check_csrf)])
+    app.state.pool = pool
+    app.state.settings = settings
+    app.state.metrics_cache = None
+    app.add_middleware(SessionMiddleware,
+                       secret_key=session_secret(settings.web_secret_key.get_secret_value()),
+                       session_cookie="email_rag_session",
+                       max_age=settings.web_session_max_age_seconds, same_site="lax",
+                       https_only=settings.web_cookie_secure)
+    app.add_middleware(SecurityHeaders)
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    app.include_router(views_main.router)
+    app.include_router(views_review.router)
+    app.include_router(views_admin.router)
+    _handlers(app)
+    return app
+
+
+def _handlers(app: FastAPI) -> None:
+    @app.exception_handler(NotLoggedIn)
+    async def not_logged_in(request: Request, exc: NotLoggedIn):
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        if request.method != "GET":
+            target = "/queue"
+        return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
+
+    @app.exception_handler(Forbidden)
+    async def forbidden(request: Request, exc: Forbidden):
+        return page(request, "error.html", 403, title="Admins only",
+                    message="This page is for admins. Your role lets you review drafts; "
+                            "ask an admin if you need this.")
+
+    @app.exception_handler(CsrfError)
+    async def csrf_failed(request: Request, exc: CsrfError):
+        return page(request, "error.html", 403, title="Form expired",
+                    message="This form was not accepted (its security token is missing or "
+                            "old, e.g. after a new login or from another site). Nothing was "
+                            "changed. Go back, reload the page and try again.")
+
+    @app.exception_handler(DraftNotFoundError)
+    async def draft_missing(request: Request, exc: DraftNotFoundError):
+        return page(request, "error.html", 404, title="Not found", message=str(exc))
+
+    @app.exception_handler(DatabaseUnavailableError)
+    async def db_down(request: Request, exc: DatabaseUnavailableError):
+        request.app.state.pool.generation += 1  # every thread reconnects on its next request
+        log.error("MariaDB unavailable during %s %s: %s", request.method, request.url.path, exc)
+        action = ("If you had just sent a form, it may or may not have been saved: reload the "
+                  "page to see the current state before repeating it (approving twice still "
+                  "sends once). " if request.method == "POST" else "")
+        return page(request, "error.html", 503, title="Database unreachable",
+                    message=f"MariaDB does not answer right now. {action}Stored work is safe; "
+                            "try again in a minute.")
+
+    @app.exception_handler(EmailRagError)
+    async def domain_error(request: Request, exc: EmailRagError):
+        return page(request, "error.html", 400, title="Not possible",
+                    message=f"{redact_text(str(exc))} Nothing was changed.")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        titles = {404: "Not found", 405: "Not allowed"}
+        return page(request, "error.html", exc.status_code,
+                    title=titles.get(exc.status_code, "Error"),
+                    message="There is no such page." if exc.status_code == 404 else str(exc.detail))

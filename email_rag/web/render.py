@@ -1,0 +1,92 @@
+"""Templates (Jinja2, autoescape always on), filters, and the HTML-mail sanitiser.
+
+Mail content is untrusted. Templates print it escaped (text); the HTML part
+of a mail is only shown after ``safe_mail_html``: nh3 (the ammonia sanitiser)
+with a short allow-list of formatting tags, no images, styles, forms or
+scripts, no event-handler attributes, links only to http(s)/mailto with
+rel="noopener noreferrer nofollow". The CSP header is a second wall.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import nh3
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from markupsafe import Markup
+
+from .security import csrf_token, pop_flashes
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+STATIC = Path(__file__).resolve().parent / "static"
+
+MAIL_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "div", "em", "h1", "h2", "h3", "h4", "h5",
+    "h6", "hr", "i", "li", "ol", "p", "pre", "s", "small", "span", "strong", "sub", "sup",
+    "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+}
+MAIL_ATTRIBUTES = {"a": {"href", "title"}, "td": {"colspan", "rowspan"},
+                   "th": {"colspan", "rowspan"}}
+
+
+def safe_mail_html(html: str | None) -> Markup:
+    """Sanitised HTML of a mail: formatting only, nothing that runs or loads."""
+    if not html:
+        return Markup("")
+    cleaned = nh3.clean(html, tags=MAIL_TAGS, attributes=MAIL_ATTRIBUTES,
+                        url_schemes={"http", "https", "mailto"},
+                        link_rel="noopener noreferrer nofollow", strip_comments=True,
+                        clean_content_tags={"script", "style", "noscript", "template",
+                                            "iframe", "object", "title"})
+    return Markup(cleaned)  # noqa: S704 - output of the sanitiser
+
+
+def age(seconds: Any) -> str:
+    if seconds is None:
+        return ""
+    s = max(int(seconds), 0)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    if s < 86400:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    return f"{s // 86400} d {s % 86400 // 3600} h"
+
+
+def when(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    return str(value)
+
+
+def as_json(value: Any) -> str:
+    if value is None or value == "":
+        return ""
+    return json.dumps(value, default=str, ensure_ascii=False, sort_keys=True)
+
+
+def build_env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True,
+                             lstrip_blocks=True)
+    env.filters.update(age=age, when=when, as_json=as_json, mail_html=safe_mail_html)
+    return env
+
+
+ENV = build_env()
+
+
+def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    user = getattr(request.state, "user", None)
+    html = ENV.get_template(template).render(
+        request=request, user=user, csrf=csrf_token(request), flashes=pop_flashes(request),
+        path=request.url.path, **context)
+    return HTMLResponse(html, status_code=status_code)

@@ -1,0 +1,113 @@
+"""Admin pages: failure console, per-mail timeline, audit log search.
+
+Retry and resolve call ``console`` (which uses ``JobStore.retry/resolve``) and
+``sending.admin.resolve_unknown``; every action is audited with the admin's name.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse
+
+from .. import console, timeline
+from ..errors import BadInputError, PermanentError
+from ..sending import admin as send_admin
+from .render import page
+from .security import AdminUser, FormInt, FormStr, flash
+
+router = APIRouter(prefix="/admin")
+
+
+def _svc(request: Request):
+    return request.app.state.pool.get()
+
+
+def _back(kind: str) -> str:
+    return f"/admin/failures?kind={kind}" if kind in console.KINDS else "/admin/failures"
+
+
+@router.get("/failures")
+def failures(request: Request, user: AdminUser, kind: str = ""):
+    items = console.attention_items(_svc(request))
+    counts = console.counts_by_kind(items)
+    shown = [i for i in items if kind in i["kinds"]] if kind in console.KINDS else items
+    return page(request, "failures.html", items=shown, counts=counts, total=len(items),
+                kind=kind if kind in console.KINDS else "", kinds=console.KINDS)
+
+
+@router.post("/failures/retry")
+def retry(request: Request, user: AdminUser,
+          job_id: Annotated[list[int] | None, Form()] = None, note: FormStr = "",
+          kind: FormStr = ""):
+    if not job_id:
+        flash(request, "warn", "Select at least one entry to retry.")
+        return RedirectResponse(_back(kind), status_code=303)
+    r = console.retry_jobs(_svc(request), job_id, user.actor, note)
+    if r.retried:
+        where = ("" if r.enqueued else " The queue (Redis) is unreachable: they start when "
+                 "re-dispatch runs.")
+        flash(request, "ok", f"Queued again: {_ids(r.retried)}. Each resumes at its first "
+              f"unconfirmed step.{where}")
+    if r.refused:
+        flash(request, "error", f"Not retried: {_ids(r.refused)} (not found, running, or "
+              "already done). Nothing changed for them.")
+    return RedirectResponse(_back(kind), status_code=303)
+
+
+@router.post("/failures/resolve")
+def resolve(request: Request, user: AdminUser, email_id: FormInt, note: FormStr = "",
+            kind: FormStr = ""):
+    try:
+        r = console.resolve_mail(_svc(request), email_id, user.actor, note)
+    except (BadInputError, PermanentError) as e:
+        flash(request, "error", f"Mail #{email_id} not resolved: {e}")
+        return RedirectResponse(_back(kind), status_code=303)
+    flash(request, "ok", f"Mail #{email_id} resolved by hand with your note (status "
+          f"{r['mail_status']}); audited.", f"/admin/mails/{email_id}", "Timeline")
+    return RedirectResponse(_back(kind), status_code=303)
+
+
+@router.post("/sends/{attempt_id}/decide")
+def decide_send(request: Request, user: AdminUser, attempt_id: int, decision: FormStr,
+                note: FormStr = "", kind: FormStr = ""):
+    if not note.strip():
+        flash(request, "error", f"Send attempt #{attempt_id}: say how you know (a note is "
+              "required). Nothing changed.")
+        return RedirectResponse(_back(kind), status_code=303)
+    try:
+        new = send_admin.resolve_unknown(_svc(request), attempt_id, user.actor, decision, note)
+    except PermanentError as e:
+        flash(request, "error", f"Send attempt #{attempt_id} not changed: {e}")
+        return RedirectResponse(_back(kind), status_code=303)
+    text = ("marked as sent; nothing is sent again" if decision == "mark_sent"
+            else "queued to be sent once more (same Message-ID)")
+    flash(request, "ok", f"Send attempt #{attempt_id} {text} (now {new}); audited.")
+    return RedirectResponse(_back(kind), status_code=303)
+
+
+@router.get("/mails/{email_id}")
+def mail_timeline(request: Request, user: AdminUser, email_id: int):
+    data = timeline.mail_timeline(_svc(request), email_id)
+    return page(request, "timeline.html", **data)
+
+
+@router.get("/audit")
+def audit(request: Request, user: AdminUser, entity_type: str = "", entity_id: str = "",
+          event: str = "", actor: str = "", since: str = "", until: str = "", limit: int = 200):
+    svc = _svc(request)
+    error, rows = None, []
+    try:
+        rows = timeline.search_audit(svc, entity_type, entity_id.strip(), event.strip(),
+                                     actor.strip(), since, until, limit)
+    except BadInputError as e:
+        error = str(e)
+    return page(request, "audit.html", rows=rows, error=error, event_names=timeline.event_names(svc),
+                entity_types=timeline.ENTITY_TYPES,
+                f={"entity_type": entity_type, "entity_id": entity_id, "event": event,
+                   "actor": actor, "since": since, "until": until, "limit": limit})
+
+
+def _ids(ids: list[int]) -> str:
+    return ", ".join(f"#{i}" for i in ids)

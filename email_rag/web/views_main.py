@@ -1,0 +1,85 @@
+"""Login, logout, the status page, /metrics and /healthz."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi import APIRouter, Request
+from fastapi.responses import PlainTextResponse, RedirectResponse
+
+from .. import health, metrics, users
+from ..errors import EmailRagError
+from .render import page
+from .security import FormStr, StaffUser, flash, login_session, safe_next
+
+router = APIRouter()
+
+
+def _svc(request: Request):
+    return request.app.state.pool.get()
+
+
+@router.get("/")
+def home() -> RedirectResponse:
+    return RedirectResponse("/queue", status_code=303)
+
+
+@router.get("/login")
+def login_form(request: Request, next: str = "/queue"):
+    return page(request, "login.html", next=safe_next(next), name="", error=None)
+
+
+@router.post("/login")
+def login(request: Request, name: FormStr = "", password: FormStr = "",
+          next: FormStr = "/queue"):
+    s = request.app.state.settings
+    client = request.client.host if request.client else ""
+    result = users.authenticate(_svc(request).db, name, password, s.web_login_max_failures,
+                                s.web_login_lockout_seconds, client)
+    if result.user is None:
+        if result.reason == "locked":
+            error = (f"Too many failed logins for this user: locked for "
+                     f"{max(result.locked_for_s // 60, 1)} more minute(s). Ask an admin if you "
+                     "forgot your password.")
+        else:
+            error = "Wrong user name or password (or the account is disabled)."
+        return page(request, "login.html", 401, next=safe_next(next), name=name[:100],
+                    error=error)
+    login_session(request, result.user)
+    return RedirectResponse(safe_next(next), status_code=303)
+
+
+@router.post("/logout")
+def logout(request: Request):
+    request.session.clear()
+    flash(request, "info", "You are logged out.")
+    return RedirectResponse("/login", status_code=303)
+
+
+@router.get("/status")
+def status_page(request: Request, user: StaffUser):
+    data = health.status(_svc(request))
+    return page(request, "status.html", data=data)
+
+
+@router.get("/healthz")
+def healthz(request: Request) -> PlainTextResponse:
+    """Liveness for load balancers: 200 when MariaDB answers, 503 otherwise. No content."""
+    try:
+        _svc(request).db.ping()
+    except EmailRagError:
+        return PlainTextResponse("database unreachable\n", status_code=503)
+    return PlainTextResponse("ok\n")
+
+
+@router.get("/metrics")
+def metrics_page(request: Request) -> PlainTextResponse:
+    """Prometheus scrape endpoint (no login; counts only, no mail content)."""
+    state = request.app.state
+    ttl = state.settings.web_metrics_cache_seconds
+    cached = state.metrics_cache
+    now = time.monotonic()
+    if cached is None or ttl <= 0 or now - cached[0] > ttl:
+        cached = (now, metrics.collect(_svc(request)))
+        state.metrics_cache = cached
+    return PlainTextResponse(cached[1], media_type=metrics.CONTENT_TYPE)

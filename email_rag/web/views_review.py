@@ -1,0 +1,127 @@
+"""Review queue and draft page (staff and admins).
+
+Approve, reject and regenerate call ``sending.review`` / ``sending.regenerate``
+(the CLI's functions). Approval is exactly-once in the domain (row lock); a
+double click or a second tab gets "already approved" and the same single send.
+Each action answers with a redirect (POST, redirect, GET).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse
+
+from ..console import review_filters
+from ..errors import BadInputError
+from ..sending import regenerate as regen
+from ..sending import review
+from ..sending.review import DraftStateError
+from ..states import DraftStatus
+from .render import page
+from .security import FormStr, StaffUser, flash
+
+router = APIRouter()
+
+
+def _svc(request: Request):
+    return request.app.state.pool.get()
+
+
+def _filters(mailbox: str | None, category: str | None) -> dict[str, str]:
+    return {k: v for k, v in (("mailbox", mailbox), ("category", category)) if v}
+
+
+def _next_url(svc, mailbox: str | None, category: str | None) -> str:
+    """The oldest pending draft under the same filters, else the queue."""
+    rows = review.list_pending(svc, mailbox or None, category or None, limit=1)
+    query = urlencode(_filters(mailbox, category))
+    if rows:
+        return f"/drafts/{rows[0]['id']}" + (f"?{query}" if query else "")
+    return "/queue" + (f"?{query}" if query else "")
+
+
+@router.get("/queue")
+def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = ""):
+    svc = _svc(request)
+    rows = review.list_pending(svc, mailbox or None, category or None)
+    return page(request, "queue.html", rows=rows, filters=review_filters(svc),
+                mailbox=mailbox, category=category,
+                query=urlencode(_filters(mailbox, category)))
+
+
+@router.get("/drafts/{draft_id}")
+def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = "", category: str = ""):
+    svc = _svc(request)
+    data = review.show(svc, draft_id)
+    draft = data["draft"]
+    actionable = draft["status"] in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE)
+    pending = review.list_pending(svc, mailbox or None, category or None)
+    ids = [r["id"] for r in pending]
+    here = ids.index(draft_id) if draft_id in ids else -1
+    others = ids[here + 1:] + ids[:max(here, 0)] if here >= 0 else ids
+    return page(request, "draft.html", d=draft, mail=data["mail"], thread=data["thread"],
+                sources=data["sources"], send=data["send_attempt"],
+                newer=data["newer_inbound"], actionable=actionable,
+                mailbox=mailbox, category=category,
+                query=urlencode(_filters(mailbox, category)),
+                position=here + 1, total=len(ids), next_id=others[0] if others else None,
+                age_s=pending[here]["age_s"] if here >= 0 else None)
+
+
+@router.post("/drafts/{draft_id}/approve")
+def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mailbox: FormStr = "",
+            category: FormStr = ""):
+    svc = _svc(request)
+    edited = body.replace("\r\n", "\n")  # browsers send CRLF from a textarea
+    try:
+        r = review.approve(svc, draft_id, user.name, edited)
+    except (DraftStateError, BadInputError) as e:
+        flash(request, "error", f"Draft #{draft_id} was not approved: {e}")
+        return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+    if r.action == "already_approved":
+        flash(request, "warn", f"Draft #{draft_id} was already approved by "
+              f"{r.detail.get('approved_by') or 'someone'}. Nothing changed: the reply is sent "
+              "once.")
+        return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+    edited_note = " with your edits" if r.detail.get("edited") else ""
+    flash(request, "ok", f"Draft #{draft_id} approved{edited_note}. The reply is queued and "
+          "will be sent exactly once.", f"/drafts/{draft_id}", "View it")
+    return RedirectResponse(_next_url(svc, mailbox, category), status_code=303)
+
+
+@router.post("/drafts/{draft_id}/reject")
+def reject(request: Request, user: StaffUser, draft_id: int, reason: FormStr = "", mailbox: FormStr = "",
+           category: FormStr = ""):
+    svc = _svc(request)
+    try:
+        r = review.reject(svc, draft_id, user.name, reason)
+    except (DraftStateError, BadInputError) as e:
+        flash(request, "error", f"Draft #{draft_id} was not rejected: {e}")
+        return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+    if r.action == "already_rejected":
+        flash(request, "warn", f"Draft #{draft_id} was already rejected. Nothing changed.")
+        return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+    flash(request, "ok", f"Draft #{draft_id} rejected; the mail is closed without a reply.",
+          f"/drafts/{draft_id}", "View it")
+    return RedirectResponse(_next_url(svc, mailbox, category), status_code=303)
+
+
+@router.post("/drafts/{draft_id}/regenerate")
+def regenerate(request: Request, user: StaffUser, draft_id: int, note: FormStr = "", mailbox: FormStr = "",
+               category: FormStr = ""):
+    svc = _svc(request)
+    try:
+        r = regen.regenerate(svc, draft_id, user.name, note)
+    except (DraftStateError, BadInputError) as e:
+        flash(request, "error", f"Draft #{draft_id} was not regenerated: {e}")
+        return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+    if r.action == "already_superseded":
+        flash(request, "warn", f"Draft #{draft_id} was already replaced; a new draft for this "
+              "mail is on its way or in the queue.")
+    else:
+        queued = "" if r.enqueued else " (the queue is unreachable; it starts once it is back)"
+        flash(request, "ok", f"A new draft for mail #{r.email_id} is being written{queued}. "
+              "It appears in the queue when it is ready.")
+    return RedirectResponse(_next_url(svc, mailbox, category), status_code=303)

@@ -1,0 +1,71 @@
+"""Helpers for web UI tests: users, CSRF tokens, logging in."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+from email_rag import users
+from email_rag.db import Database
+
+PASSWORD = "correct horse 42"
+XSS_SUBJECT = '<script>alert("subject")</script> Drucker <img src=x onerror=alert(1)>'
+XSS_BODY = ('Hallo,\n<script>alert("body")</script>\n<img src=x onerror="alert(2)">\n'
+            '<a href="javascript:alert(3)">klick</a>\n')
+XSS_HTML = ('<p onclick="alert(4)">Hallo</p><script>alert(5)</script>'
+            '<img src="https://tracker.example/p.gif" onerror="alert(6)">'
+            '<a href="javascript:alert(7)">klick</a><a href="https://ok.example/">ok</a>'
+            '<style>body{background:url(https://tracker.example/bg)}</style>')
+
+
+def make_user(db: Database, name: str = "anna", role: str = "staff",
+              password: str = PASSWORD) -> int:
+    return users.add_user(db, name, role, password, "test")
+
+
+def csrf_of(html: str) -> str:
+    m = re.search(r'name="csrf_token" value="([^"]+)"', html)
+    assert m, "no CSRF token in the page"
+    return m.group(1)
+
+
+def login(client, name: str = "anna", password: str = PASSWORD) -> str:
+    """Log in through the form; returns the session's CSRF token."""
+    token = csrf_of(client.get("/login").text)
+    r = client.post("/login", data={"name": name, "password": password, "csrf_token": token,
+                                    "next": "/queue"}, follow_redirects=False)
+    assert r.status_code == 303, r.text
+    return csrf_of(client.get("/queue").text)
+
+
+class _Scan(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.problems: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        d = dict(attrs)
+        if tag == "script" and d.get("src") != "/static/app.js":
+            self.problems.append(f"script element {attrs}")
+        if tag in ("img", "iframe", "object", "embed", "style", "base", "meta") and \
+                not (tag == "meta" and set(d) <= {"charset", "name", "content"}):
+            self.problems.append(f"{tag} element {attrs}")
+        if tag == "form" and not (d.get("action") or "").startswith("/"):
+            self.problems.append(f"foreign form {attrs}")
+        for name, value in attrs:
+            if name.startswith("on"):
+                self.problems.append(f"event handler {name} on {tag}")
+            if name in ("href", "src", "action") and value and \
+                    value.strip().lower().startswith(("javascript:", "data:", "vbscript:")):
+                self.problems.append(f"{name}={value} on {tag}")
+            if name == "style":
+                self.problems.append(f"style attribute on {tag}")
+
+
+def assert_inert(html: str) -> None:
+    """No executable or loading markup from mail content survived on the page: the only
+    script is our own file, no element has an event handler, no javascript: URL, no image,
+    frame or style element."""
+    scan = _Scan()
+    scan.feed(html)
+    assert scan.problems == [], scan.problems
