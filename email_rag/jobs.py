@@ -24,7 +24,7 @@ from typing import Any
 from .audit import AuditEvent, write_events
 from .db import Database, sql
 from .retry import RetryDecision, RetryPolicy
-from .states import MAIL_TERMINAL, Actor, JobState, MailStatus
+from .states import MAIL_TERMINAL, Actor, JobKind, JobState, MailStatus
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ class JobStore:
             if job.get("email_id"):
                 mail = cur.fetchone(sql("emails_get_for_update"), {"id": job["email_id"]})
                 if mail and mail["status"] in (MailStatus.FAILED, MailStatus.MANUAL):
-                    resume = self._resume_status(cur, job["email_id"])
+                    resume = self._resume_status(cur, job)
                     cur.execute("UPDATE emails SET status = %s, status_reason = NULL WHERE id = %s",
                                 (resume, job["email_id"]))
                     events.append(AuditEvent(actor, "email", job["email_id"], "state_changed",
@@ -176,8 +176,12 @@ class JobStore:
         return False
 
     @staticmethod
-    def _resume_status(cur: Any, email_id: int) -> MailStatus:
-        steps = {r["step"] for r in cur.fetchall(sql("steps_confirmed"), {"email_id": email_id})}
+    def _resume_status(cur: Any, job: dict[str, Any]) -> MailStatus:
+        """The status a mail resumes in: approved for a send, else by its confirmed steps."""
+        if job["kind"] == JobKind.SEND_DRAFT:
+            return MailStatus.APPROVED
+        steps = {r["step"] for r in cur.fetchall(sql("steps_confirmed"),
+                                                  {"email_id": job["email_id"]})}
         return MailStatus.CLASSIFIED if "classify" in steps else MailStatus.RECEIVED
 
     def resolve(self, job_id: int, actor: str, note: str) -> bool:

@@ -89,7 +89,8 @@ def test_bulk_retry_queues_retryable_entries_on_redis_and_names_the_refused(svc,
     states = {r["id"]: (r["state"], r["attempts"]) for r in db.fetchall("SELECT * FROM jobs")}
     assert states[world["failed_job"]] == ("queued", 0) and states[world["manual_job"]] == ("queued", 0)
     assert set(Queue(svc.settings.queue_name, connection=svc.queue.redis).job_ids) == {
-        rq_job_id(world["failed_job"]), rq_job_id(world["manual_job"])}
+        rq_job_id(world["failed_job"], svc.settings.queue_name),
+        rq_job_id(world["manual_job"], svc.settings.queue_name)}
     assert db.fetchone("SELECT status FROM emails WHERE id = %s", (world["failed"],))["status"] == "received"
     assert db.fetchone("SELECT actor FROM audit_log WHERE event = 'admin_retry' LIMIT 1")["actor"] == "user:root"
 

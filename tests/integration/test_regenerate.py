@@ -53,7 +53,7 @@ def test_regenerate_supersedes_clears_checkpoints_and_requeues(svc, db):
     row = db.fetchone("SELECT * FROM jobs WHERE id = %s", (job,))
     assert (row["state"], row["attempts"], row["last_error"], row["worker"]) == ("queued", 0, None, None)
     assert row["queue"] == svc.settings.queue_name
-    assert rq_ids(svc, row["queue"]) == [rq_job_id(job)]
+    assert rq_ids(svc, row["queue"]) == [rq_job_id(job, row["queue"])]
     assert db.fetchone("SELECT status FROM emails WHERE id = %s", (mail,))["status"] == "classified"
     events = {(e["entity_type"], e["event"], e["actor"]) for t, i in
               (("draft", draft), ("email", mail), ("job", job)) for e in events_for(db, t, i)}

@@ -175,6 +175,8 @@ def test_three_transient_failures_leave_the_draft_approved_for_the_next_attempt(
     from email_rag.retry import RetryPolicy
 
     assert JobStore(db, RetryPolicy()).retry(job["id"], "cli:admin")
+    assert db.fetchone("SELECT e.status FROM emails e JOIN drafts d ON d.email_id = e.id"
+                       " WHERE d.id = %s", (draft,))["status"] == "approved"
     assert runner(svc, sent).run(job["id"]) == "done"
     assert len(relay.received) == 1
 

@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from rq import Queue
 
+from email_rag.adapters.queue import rq_job_id
 from email_rag.audit import AuditEvent, AuditLog
 from email_rag.web import create_app
 from tests.factories import make_draft, make_email, make_job, make_mailbox
@@ -207,7 +208,7 @@ def test_approve_with_edits_prg_and_double_click_gives_one_send(client, db, sett
     assert draft_row(db, first)["body_final"] == "Hallo,\nerledigt.\n"
     job = db.fetchone("SELECT * FROM jobs WHERE kind = 'send_draft'")
     q = Queue(settings.queue_name, connection=__import__("redis").Redis.from_url(settings.redis_url))
-    assert q.job_ids == [f"erag-{job['id']}"]
+    assert q.job_ids == [rq_job_id(job['id'], q.name)]
 
 
 def test_two_tabs_approving_at_once_give_one_approval(client, db):
@@ -323,7 +324,7 @@ def test_failure_console_retry_bulk_resolve_and_send_decision(client, db, settin
     assert {r["state"] for r in db.fetchall("SELECT state FROM jobs WHERE id IN (%s, %s)",
                                             (ja, jb))} == {"queued"}
     q = Queue(settings.queue_name, connection=__import__("redis").Redis.from_url(settings.redis_url))
-    assert set(q.job_ids) == {f"erag-{ja}", f"erag-{jb}"}
+    assert set(q.job_ids) == {rq_job_id(ja, q.name), rq_job_id(jb, q.name)}
     # retry of something not retryable is refused and said so
     r = c.post("/admin/failures/retry", data={"csrf_token": token, "job_id": str(ja)})
     assert f"Not retried: #{ja}" in r.text
