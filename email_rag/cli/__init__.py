@@ -19,6 +19,8 @@ COMMAND_MODULES = [
     "email_rag.cli.migrate",
     "email_rag.cli.status",
     "email_rag.cli.demo",
+    "email_rag.cli.poll",
+    "email_rag.cli.sample_mailbox",
 ]
 
 

@@ -1,0 +1,120 @@
+"""A small TCP fault proxy for connection-level faults (tests and chaos runs only).
+
+Put it in front of a service (MariaDB, IMAP, Qdrant...) and:
+- ``down()``: close every connection and refuse new ones (service outage);
+- ``up()``: accept again on the same port;
+- ``sever()``: drop the current connections but keep accepting (connections killed);
+- ``cut_after(n)``: the next connections are dropped after n bytes from the server
+  (e.g. an IMAP server gone mid-FETCH).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+
+class TcpFaultProxy:
+    def __init__(self, target_host: str, target_port: int, listen_port: int = 0) -> None:
+        self.target = (target_host, target_port)
+        self._lock = threading.Lock()
+        self._conns: set[socket.socket] = set()
+        self._cut_after: int | None = None
+        self._listener: socket.socket | None = None
+        self.port = listen_port
+        self.connections = 0
+        self.up()
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return ("127.0.0.1", self.port)
+
+    def up(self) -> None:
+        with self._lock:
+            if self._listener is not None:
+                return
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(("127.0.0.1", self.port))
+            sock.listen(64)
+            self.port = sock.getsockname()[1]
+            self._listener = sock
+        threading.Thread(target=self._accept, args=(sock,), daemon=True).start()
+
+    def down(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+        if listener is not None:
+            try:
+                listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            listener.close()
+        self.sever()
+
+    def sever(self) -> None:
+        with self._lock:
+            conns, self._conns = list(self._conns), set()
+        for c in conns:
+            _close(c)
+
+    def cut_after(self, n_bytes: int | None) -> None:
+        self._cut_after = n_bytes
+
+    def close(self) -> None:
+        self.down()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+                upstream.settimeout(None)
+            except OSError:
+                _close(client)
+                continue
+            with self._lock:
+                if self._listener is not listener:
+                    _close(client)
+                    _close(upstream)
+                    return
+                self._conns |= {client, upstream}
+                self.connections += 1
+            limit = self._cut_after
+            threading.Thread(target=self._pipe, args=(client, upstream, None), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, limit), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket, limit: int | None) -> None:
+        sent = 0
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                if limit is not None and sent + len(data) >= limit:
+                    dst.sendall(data[: max(0, limit - sent)])
+                    break
+                dst.sendall(data)
+                sent += len(data)
+        except OSError:
+            pass
+        finally:
+            _close(src)
+            _close(dst)
+            with self._lock:
+                self._conns.discard(src)
+                self._conns.discard(dst)
+
+
+def _close(s: socket.socket) -> None:
+    try:
+        s.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    try:
+        s.close()
+    except OSError:
+        pass
