@@ -37,7 +37,7 @@ from email_rag.db.migrate import ensure_database, migrate
 from email_rag.ingest.poller import Poller
 from email_rag.settings import Settings
 from email_rag.testing.dovecot import Dovecot
-from email_rag.testing.mails import mail
+from email_rag.testing.mails import bulk_mails
 
 MARIADB = dict(host="127.0.0.1", port=3306, user="root", password="")
 AUDIT_DETAIL = json.dumps({"mailbox": "u1", "folder": "INBOX", "uid": 1234, "uidvalidity": 1796029741,
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         user = dovecot.add_user()
         t = time.perf_counter()
-        user.deliver(mail(i, size=args.size) for i in range(args.mails))
+        user.deliver(bulk_mails(args.mails, args.size))
         deliver_s = time.perf_counter() - t
         with user.imap() as imap:  # let Dovecot assign the UIDs before timing anything
             imap.select("INBOX")

@@ -179,6 +179,12 @@ class ImapMailbox:
         # "n:*" matches the highest UID even when it is below n: filter.
         return sorted(int(u) for u in found if int(u) > last_uid)
 
+    def uids_where(self, folder: str, *criteria: str) -> list[int]:
+        """UIDs matching a SEARCH, e.g. ``uids_where("INBOX", "UNSEEN")``."""
+        self.select(folder)
+        return sorted(int(u) for u in self._call("UID SEARCH",
+                                                 lambda c: c.search(list(criteria) or "ALL")))
+
     def fetch_new(self, folder: str, last_uid: int, batch_size: int = 200,
                   batch_bytes: int = 16_000_000,
                   max_mail_bytes: int = 25_000_000) -> Iterator[FetchBatch]:

@@ -103,12 +103,17 @@ def decode_header_value(value: Any) -> str:
             if "=?" not in text:  # no RFC 2047 words: nothing to decode (fast path)
                 return _WS.sub(" ", clean(text)).strip()
             parts = decode_header(text)
-        out = []
+        out: list[str] = []
+        last_encoded: bool | None = None
         for chunk, charset in parts:
-            if isinstance(chunk, bytes):
-                out.append(decode_bytes(chunk, charset)[0])
-            else:
-                out.append(chunk)
+            piece = decode_bytes(chunk, charset)[0] if isinstance(chunk, bytes) else chunk
+            encoded = charset is not None
+            # decode_header strips plain words: the space between an encoded word and
+            # plain text is significant, between two encoded words it is not (RFC 2047)
+            if out and last_encoded is not None and encoded != last_encoded and piece:
+                out.append(" ")
+            out.append(piece)
+            last_encoded = encoded
         text = "".join(out)
     except Exception:  # noqa: BLE001 - a header must never stop the poller
         text = str(value)

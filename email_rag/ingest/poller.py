@@ -212,7 +212,7 @@ class Poller:
             packet = int(r["packet"]) if r else 16 * 1024 * 1024
             max_mail = min(self.settings.max_mail_bytes, packet - PACKET_HEADROOM)
             if max_mail < self.settings.max_mail_bytes:
-                log.warning("max_mail_bytes %d exceeds what MariaDB accepts in one packet "
+                log.info("max_mail_bytes %d exceeds what MariaDB accepts in one packet "
                             "(max_allowed_packet %d); mails above %d bytes are stored "
                             "headers-only", self.settings.max_mail_bytes, packet, max_mail)
             self._limits = (max_mail, max(1_000_000, packet // 3))

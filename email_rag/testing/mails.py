@@ -41,6 +41,21 @@ def mail(n: int = 1, *, subject: str | None = None, body: str | None = None,
     return msg.as_bytes(policy=msg.policy.clone(linesep="\r\n"))
 
 
+_LINE = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod.\r\n"
+
+
+def bulk_mails(count: int, size: int = 1400, start: int = 0, tag: str = "bulk") -> list[bytes]:
+    """Many plain mails fast (a template, ~100x faster than ``mail``), each with its own
+    Message-ID ``<tag-N@example.org>``; for big folders in speed and memory tests."""
+    body = _LINE * max(1, (size - 300) // len(_LINE))
+    return [(
+        f"From: Kunde {n} <kunde{n}@example.org>\r\nTo: support@example.com\r\n"
+        f"Subject: Anfrage {n}\r\nDate: Mon, 02 Nov 2026 09:30:00 +0000\r\n"
+        f"Message-ID: <{tag}-{n}@example.org>\r\nMIME-Version: 1.0\r\n"
+        f"Content-Type: text/plain; charset=utf-8\r\n\r\n{body}").encode()
+        for n in range(start, start + count)]
+
+
 def raw(text: str) -> bytes:
     """Literal mail text (LF line ends become CRLF), for hand-written odd cases."""
     return text.replace("\r\n", "\n").replace("\n", "\r\n").encode("utf-8", "surrogateescape")
