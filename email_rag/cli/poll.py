@@ -11,12 +11,17 @@ raw with the reason, status failed); 1 a mailbox could not be polled at all
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 from typing import Any
 
+from ..errors import EmailRagError
 from ..ingest.poller import COUNTERS, Poller, PollResult
+from ..redact import redact_text
 from .output import ExitCode, Outcome, table
+
+log = logging.getLogger(__name__)
 
 COLUMNS = ["mailbox", "folder", "status", "fetched", "new", "duplicate", "queued", "skipped",
            "failed", "too_large", "enqueue_failed"]
@@ -51,13 +56,20 @@ def run(args, svc) -> Outcome:
 
 
 def _loop(poller: Poller, args, svc, stop: threading.Event) -> Outcome:
+    """Poll every interval until stopped; a failed cycle (e.g. MariaDB down) is logged and
+    the next cycle tries again - a long-running poller does not die of an outage."""
     cycles, totals = 0, dict.fromkeys(COUNTERS, 0)
     last = PollResult()
     while not stop.is_set():
-        last = poller.poll(args.mailbox, force=args.force and cycles == 0)
+        try:
+            last = poller.poll(args.mailbox, force=args.force and cycles == 0)
+        except EmailRagError as e:
+            log.error("poll cycle failed (%s); trying again in %s s", redact_text(str(e)),
+                      svc.settings.poll_interval_seconds)
+        else:
+            for k in COUNTERS:
+                totals[k] += last.total(k)
         cycles += 1
-        for k in COUNTERS:
-            totals[k] += last.total(k)
         stop.wait(svc.settings.poll_interval_seconds)
     return render(last, cycles=cycles, cumulative=totals)
 

@@ -254,3 +254,22 @@ def test_a_lost_lease_rolls_the_batch_back(svc, db, mailbox):
         store_batch(db, BatchTarget(row["id"], mailbox.name, "INBOX", 1, "email-rag", "me"),
                     prepared, 1)
     assert emails(db) == [] and jobs(db) == []
+
+
+def test_a_deadlocked_batch_transaction_is_retried(svc, db, mailbox, monkeypatch):
+    from email_rag.db.connection import DatabaseBusyError
+    from email_rag.ingest import poller as poller_module
+
+    mailbox.append_many([mail(1), mail(2)])
+    real, calls = poller_module.store_batch, {"n": 0}
+
+    def deadlock_once(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise DatabaseBusyError("MariaDB error 1213: Deadlock found")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(poller_module, "store_batch", deadlock_once)
+    result = Poller(svc).poll()
+    assert result.mailboxes[0].status == "ok" and result.totals["new"] == 2 and calls["n"] == 2
+    assert len(emails(db)) == 2 and len(jobs(db)) == 2
