@@ -40,14 +40,13 @@ from ..adapters.imap import connect as imap_connect
 from ..app import Services
 from ..audit import AuditEvent, write_events
 from ..db import sql
-from ..db.connection import DatabaseBusyError
 from ..errors import DatabaseUnavailableError, EmailRagError, ImapError, QueueUnavailableError
 from ..redact import redact_text
 from ..retry import ExponentialBackoff
 from ..settings import MailboxConfig
 from ..states import Actor
 from . import mailbox_state as ms
-from .store import BatchResult, BatchTarget, PreparedMail, PrepareOptions, prepare, store_batch
+from .store import BatchTarget, PrepareOptions, prepare, store_batch_retrying
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +235,7 @@ class Poller:
         for batch in imap.fetch_new(config_folder, last_uid, s.imap_fetch_batch,
                                     s.imap_fetch_batch_bytes, max_mail):
             prepared = [prepare(m, opts) for m in batch.mails]
-            stored = self._store(target, prepared, batch.last_uid)
+            stored = store_batch_retrying(self.svc.db, target, prepared, batch.last_uid)
             fres.batches += 1
             fres.last_uid = batch.last_uid
             fres.fetched += len(prepared)
@@ -259,19 +258,6 @@ class Poller:
         log.info("mailbox %s/%s: fetched %d, new %d, duplicate %d, skipped %d, failed %d",
                  config.name, config_folder, fres.fetched, fres.new, fres.duplicate,
                  fres.skipped, fres.failed)
-
-    def _store(self, target: BatchTarget, prepared: list[PreparedMail],
-               last_uid: int) -> BatchResult:
-        """One batch transaction; a deadlock or lock wait timeout is retried (twice)."""
-        for attempt in (1, 2, 3):
-            try:
-                return store_batch(self.svc.db, target, prepared, last_uid)
-            except DatabaseBusyError as e:
-                if attempt == 3:
-                    raise
-                log.warning("batch transaction hit %s; retrying it (attempt %d)", e, attempt + 1)
-                time.sleep(0.05 * attempt)
-        raise AssertionError("unreachable")
 
     def _cursor(self, row: dict[str, Any], state: FolderState, fres: FolderResult) -> int:
         db = self.svc.db

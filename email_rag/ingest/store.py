@@ -23,6 +23,7 @@ same UIDs again; a crash after it leaves everything, and the cursor says so.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,7 +32,7 @@ from typing import Any
 from ..adapters.imap import FetchedMail
 from ..audit import AuditEvent, write_events
 from ..db import Database, sql
-from ..db.connection import Cursor
+from ..db.connection import Cursor, DatabaseBusyError
 from ..states import Actor, JobKind, JobState, MailStatus, ParseStatus
 from . import mime
 from .headers import (
@@ -174,6 +175,22 @@ def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMa
                     (target.mailbox_id, target.folder, target.uidvalidity, last_uid))
         write_events(cur, _events(target, result))
     return result
+
+
+def store_batch_retrying(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
+                         last_uid: int, attempts: int = 3) -> BatchResult:
+    """``store_batch``, with a deadlock or lock wait timeout retried (the whole transaction
+    was rolled back, so a repeat is safe; with the lease held this should not happen)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return store_batch(db, target, prepared, last_uid)
+        except DatabaseBusyError as e:
+            if attempt == attempts:
+                raise
+            log.warning("batch transaction hit %s; retrying it (attempt %d of %d)",
+                        e, attempt + 1, attempts)
+            time.sleep(0.05 * attempt)
+    raise AssertionError("unreachable")
 
 
 def _chunks(prepared: Sequence[PreparedMail], max_bytes: int) -> list[list[PreparedMail]]:

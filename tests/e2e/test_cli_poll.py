@@ -111,6 +111,21 @@ def test_poller_sigkilled_mid_batch_then_restarted_stores_every_mail_once(env, d
     assert json.loads(takeover["detail"])["why"] == "owner process is dead"
 
 
+def test_two_poller_processes_started_at_once_store_each_mail_once(env, db, mailbox):
+    mailbox.deliver(bulk_mails(1_000, tag="pair"))
+    e = _env(env, mailbox.config, EMAIL_RAG_IMAP_FETCH_BATCH="50")
+    procs = [_start_poll(e, "--once", "--json") for _ in range(2)]
+    outs = [p.communicate(timeout=60)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    results = [json.loads(o)["data"] for o in outs]
+    assert sum(r["totals"]["fetched"] for r in results) == 1_000  # never both on one mail
+    assert sum(r["totals"]["new"] for r in results) == 1_000
+    assert db.fetchone("SELECT COUNT(*) n, COUNT(DISTINCT message_id) d FROM emails") == {
+        "n": 1_000, "d": 1_000}
+    assert db.fetchone("SELECT COUNT(*) n, COUNT(DISTINCT email_id) d FROM jobs") == {
+        "n": 1_000, "d": 1_000}
+
+
 def test_sigterm_finishes_the_batch_in_hand_and_releases_the_lease(env, db, mailbox):
     mailbox.deliver(bulk_mails(3_000, tag="term"))
     e = _env(env, mailbox.config, EMAIL_RAG_IMAP_FETCH_BATCH="10",

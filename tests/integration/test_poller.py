@@ -10,7 +10,13 @@ import pytest
 from email_rag.adapters.imap import FetchedMail
 from email_rag.ingest import store
 from email_rag.ingest.poller import Poller
-from email_rag.ingest.store import BatchTarget, PrepareOptions, prepare, store_batch
+from email_rag.ingest.store import (
+    BatchTarget,
+    PrepareOptions,
+    prepare,
+    store_batch,
+    store_batch_retrying,
+)
 from email_rag.testing.mails import mail
 from tests.integration.ingest_helpers import emails, events, jobs, mailbox_row, services_for
 
@@ -137,7 +143,10 @@ def test_two_pollers_started_at_once_store_each_mail_once(settings, db, mailbox)
 
 
 def test_dedup_holds_even_when_two_writers_bypass_the_lease(settings, db, mailbox):
-    """Belt and braces: the same batch stored by two transactions at once -> one row, one job."""
+    """Belt and braces: the same batch stored by two transactions at once -> one row, one job.
+
+    (Two such writers can deadlock on the unique keys; the rolled-back one is retried, as
+    the poller does, and then finds every mail stored.)"""
     svc = services_for(settings, mailbox)
     db.execute("INSERT INTO mailboxes (name) VALUES (?)", (mailbox.name,))
     row = db.fetchone("SELECT id FROM mailboxes WHERE name = ?", (mailbox.name,))
@@ -149,7 +158,7 @@ def test_dedup_holds_even_when_two_writers_bypass_the_lease(settings, db, mailbo
 
     def run(n: int) -> None:
         barrier.wait()
-        results[n] = store_batch(writers[n].db, target, prepared, 50)
+        results[n] = store_batch_retrying(writers[n].db, target, prepared, 50)
 
     threads = [threading.Thread(target=run, args=(n,)) for n in range(2)]
     for t in threads:
@@ -258,10 +267,9 @@ def test_a_lost_lease_rolls_the_batch_back(svc, db, mailbox):
 
 def test_a_deadlocked_batch_transaction_is_retried(svc, db, mailbox, monkeypatch):
     from email_rag.db.connection import DatabaseBusyError
-    from email_rag.ingest import poller as poller_module
 
     mailbox.append_many([mail(1), mail(2)])
-    real, calls = poller_module.store_batch, {"n": 0}
+    real, calls = store.store_batch, {"n": 0}
 
     def deadlock_once(*args, **kwargs):
         calls["n"] += 1
@@ -269,7 +277,7 @@ def test_a_deadlocked_batch_transaction_is_retried(svc, db, mailbox, monkeypatch
             raise DatabaseBusyError("MariaDB error 1213: Deadlock found")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(poller_module, "store_batch", deadlock_once)
+    monkeypatch.setattr(store, "store_batch", deadlock_once)
     result = Poller(svc).poll()
     assert result.mailboxes[0].status == "ok" and result.totals["new"] == 2 and calls["n"] == 2
     assert len(emails(db)) == 2 and len(jobs(db)) == 2
