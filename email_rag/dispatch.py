@@ -27,6 +27,7 @@ from .app import Services
 from .audit import AuditEvent, write_events
 from .db import sql
 from .ingest.mailbox_state import micros
+from .ingest.store import mark_enqueued
 from .states import Actor, JobState
 
 log = logging.getLogger(__name__)
@@ -48,8 +49,7 @@ def redispatch(services: Services, *, batch_size: int = 500, grace_seconds: floa
             queue.enqueue((r["queue"], int(r["id"])) for r in missing)
             ids = [int(r["id"]) for r in missing]
             with db.transaction() as cur:
-                cur.execute(sql("ingest_mark_enqueued").format(ids=", ".join("?" * len(ids))),
-                            ids)
+                mark_enqueued(cur, ids)
                 write_events(cur, [AuditEvent(
                     Actor.SCHEDULER, "job", r["id"], "redispatched", attempt=int(r["attempts"]),
                     detail={"state": r["state"], "queue": r["queue"],

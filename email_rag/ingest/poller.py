@@ -46,7 +46,7 @@ from ..retry import ExponentialBackoff
 from ..settings import MailboxConfig
 from ..states import Actor
 from . import mailbox_state as ms
-from .store import BatchTarget, PrepareOptions, prepare, store_batch_retrying
+from .store import BatchTarget, PrepareOptions, mark_enqueued, prepare, store_batch_retrying
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +125,7 @@ class Poller:
             base=self.settings.imap_backoff_base, cap=self.settings.imap_backoff_cap)
         self._redis_down: str | None = None
         self._limits: tuple[int, int] | None = None
+        self._enqueued: list[int] = []  # handed to Redis, enqueued_at not yet written
 
     # --- public ---
     def poll(self, names: Iterable[str] | None = None, force: bool = False) -> PollResult:
@@ -232,10 +233,29 @@ class Poller:
                               max_attachment_bytes=s.max_attachment_bytes)
         target = BatchTarget(row["id"], config.name, config_folder, state.uidvalidity,
                              s.queue_name, self.owner, s.poll_lease_seconds, statement_bytes)
+        try:
+            self._fetch_and_store(imap, config, target, opts, last_uid, fres, max_mail)
+        finally:  # enqueued_at of the last batch (earlier ones went with the next batch)
+            if self._enqueued:
+                try:
+                    with self.svc.db.transaction() as cur:
+                        mark_enqueued(cur, self._enqueued)
+                except EmailRagError as e:  # harmless: redispatch sees them pending in Redis
+                    log.warning("could not set enqueued_at of %d job(s): %s",
+                                len(self._enqueued), e)
+                self._enqueued = []
+
+    def _fetch_and_store(self, imap: ImapMailbox, config: MailboxConfig, target: BatchTarget,
+                         opts: PrepareOptions, last_uid: int, fres: FolderResult,
+                         max_mail: int) -> None:
+        s = self.settings
+        config_folder = fres.folder
         for batch in imap.fetch_new(config_folder, last_uid, s.imap_fetch_batch,
                                     s.imap_fetch_batch_bytes, max_mail):
             prepared = [prepare(m, opts) for m in batch.mails]
-            stored = store_batch_retrying(self.svc.db, target, prepared, batch.last_uid)
+            stored = store_batch_retrying(self.svc.db, target, prepared, batch.last_uid,
+                                          self._enqueued)
+            self._enqueued = []
             fres.batches += 1
             fres.last_uid = batch.last_uid
             fres.fetched += len(prepared)
@@ -288,9 +308,7 @@ class Poller:
         if self._redis_down is None:
             try:
                 self.svc.queue.enqueue((queue, job_id) for job_id, queue, _ in jobs)
-                ids = [job_id for job_id, _, _ in jobs]
-                self.svc.db.execute(sql("ingest_mark_enqueued").format(
-                    ids=", ".join("?" * len(ids))), ids)
+                self._enqueued = [job_id for job_id, _, _ in jobs]  # set with the next commit
                 fres.enqueued += len(jobs)
                 return
             except QueueUnavailableError as e:

@@ -164,8 +164,13 @@ class BatchTarget:
 
 
 def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
-                last_uid: int) -> BatchResult:
-    """Mail rows, job rows, cursor, lease renewal and audit events in one transaction."""
+                last_uid: int, enqueued: Sequence[int] = ()) -> BatchResult:
+    """Mail rows, job rows, cursor, lease renewal and audit events in one transaction.
+
+    ``enqueued``: jobs of the previous batch that reached Redis; their ``enqueued_at``
+    is set here too, which saves a commit per batch (a crash before it leaves it NULL:
+    redispatch then finds the job pending in Redis and leaves it alone).
+    """
     with db.transaction() as cur:
         if target.lease_owner:
             renew_lease(cur, target.mailbox_id, target.lease_owner, target.lease_seconds)
@@ -174,16 +179,24 @@ def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMa
         cur.execute(sql("ingest_advance_cursor"),
                     (target.mailbox_id, target.folder, target.uidvalidity, last_uid))
         write_events(cur, _events(target, result))
+        mark_enqueued(cur, enqueued)
     return result
 
 
+def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
+    if job_ids:
+        cur.execute(sql("ingest_mark_enqueued").format(ids=", ".join("?" * len(job_ids))),
+                    list(job_ids))
+
+
 def store_batch_retrying(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
-                         last_uid: int, attempts: int = 3) -> BatchResult:
+                         last_uid: int, enqueued: Sequence[int] = (),
+                         attempts: int = 3) -> BatchResult:
     """``store_batch``, with a deadlock or lock wait timeout retried (the whole transaction
     was rolled back, so a repeat is safe; with the lease held this should not happen)."""
     for attempt in range(1, attempts + 1):
         try:
-            return store_batch(db, target, prepared, last_uid)
+            return store_batch(db, target, prepared, last_uid, enqueued)
         except DatabaseBusyError as e:
             if attempt == attempts:
                 raise
