@@ -48,6 +48,7 @@ T = TypeVar("T")
 _NETWORK_ERRORS: tuple[type[BaseException], ...] = (
     OSError, EOFError, ssl.SSLError, socket.timeout, imaplib.IMAP4.error,
 )
+_GREETING_PREFIX = re.compile(r"^\*?\s*OK\s*(\[[^\]]*\]\s*)?", re.I)
 _APPENDUID = re.compile(rb"APPENDUID\s+(\d+)\s+(\d+)", re.I)
 
 
@@ -119,6 +120,15 @@ class ImapMailbox:
         with self._translate("login"):
             client.login(self.config.username, self.config.password.get_secret_value())
         return self
+
+    @property
+    def greeting(self) -> str:
+        """The server's greeting text (after ``connect``) without the status and response
+        code, e.g. "Dovecot (Debian) ready." for ``email-rag status``."""
+        welcome = self._client.welcome if self._client is not None else None
+        text = welcome.decode("utf-8", "replace") if isinstance(welcome, bytes) else str(
+            welcome or "")
+        return _GREETING_PREFIX.sub("", text).strip()
 
     def close(self) -> None:
         client, self._client, self.selected = self._client, None, None

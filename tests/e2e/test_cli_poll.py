@@ -172,3 +172,20 @@ def test_sample_mailbox_for_a_newcomer(env, db):
     finally:
         stopped = run_cli("sample-mailbox", "--dir", folder, "--stop", env_extra=env)
     assert stopped.returncode == 0 and not os.path.exists(folder)
+
+
+def test_status_shows_the_imap_mailbox_and_its_poll_health(env, db, mailbox):
+    from pydantic import SecretStr
+
+    ok = run_cli("status", "--json", env_extra=_env(env, mailbox.config))
+    deps = {d["name"]: d for d in json.loads(ok.stdout)["data"]["dependencies"]}
+    assert deps[f"imap:{mailbox.name}"]["ok"] and "Dovecot" in deps[f"imap:{mailbox.name}"]["version"]
+    wrong = mailbox.config.model_copy(update={"password": SecretStr("Wr0ng-pass")})
+    run_cli("poll", "--once", env_extra=_env(env, wrong))
+    out = run_cli("status", "--json", env_extra=_env(env, wrong))
+    assert "Wr0ng-pass" not in out.stdout
+    data = json.loads(out.stdout)["data"]
+    check = {d["name"]: d for d in data["dependencies"]}[f"imap:{mailbox.name}"]
+    assert not check["ok"] and "refused" in check["detail"]
+    [health] = data["counts"]["mailboxes"]
+    assert health["needs_attention"] and health["alarm"] and health["consecutive_failures"] == 1
