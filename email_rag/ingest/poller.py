@@ -19,10 +19,12 @@ Failure table (situation | retry? | state known? | resume?):
   poller dies mid-batch (SIGKILL)  | lease expires / dead owner detected | batch rolled back | same UIDs again
   crash after commit, before enqueue | redispatch enqueues the queued rows | rows queued | yes
   Redis down at hand-off           | no retry in this run; redispatch later | rows stay queued | yes
-  MariaDB down                     | run fails (exit 1); next run | nothing half-written | from cursor
+  MariaDB down                     | --once: exit 1; loop: next cycle | nothing half-written | from cursor
   UIDVALIDITY changed              | cursor reset, audited; dedup absorbs repeats | - | from UID 1
   mail without headers / too large | stored as failed / manual with the reason | - | -
   lease lost mid-run (stalled past expiry) | batch rolled back, run stops | other poller continues | -
+  deadlock / lock wait timeout in a batch | the batch transaction is repeated (3 tries) | rolled back | yes
+  SIGTERM / SIGINT (loop or --once)  | no: the batch in hand is committed, then it stops | yes | next run
 """
 
 from __future__ import annotations
