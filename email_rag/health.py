@@ -53,15 +53,13 @@ def check_redis(svc: Services) -> Check:
 
 
 def check_imap(svc: Services) -> list[Check]:
-    from imapclient import IMAPClient
+    from .adapters.imap import ImapMailbox
 
     checks = []
     for mb in svc.settings.mailboxes:
         def probe(mb=mb) -> tuple[str, str]:
-            with IMAPClient(mb.host, port=mb.port, ssl=mb.ssl, timeout=5) as client:
-                client.login(mb.username, mb.password.get_secret_value())
-                greeting = client.welcome.decode(errors="replace") if client.welcome else ""
-                client.logout()
+            with ImapMailbox(mb, timeout=5) as imap:
+                greeting = imap.greeting
             return greeting[:80], f"{mb.host}:{mb.port} as {mb.username}"
         checks.append(_timed(f"imap:{mb.name}", False, probe))
     if not checks:

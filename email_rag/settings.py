@@ -93,6 +93,10 @@ class Settings(BaseSettings):
     poll_interval_seconds: int = Field(60, description="How often the scheduler polls.")
     imap_timeout: float = Field(30.0, description="Seconds for IMAP connect and each command.")
     imap_fetch_batch: int = Field(200, description="UIDs fetched per IMAP FETCH.")
+    imap_fetch_batch_bytes: int = Field(
+        16_000_000, description="A fetch batch is cut earlier when its mails reach this many "
+        "bytes (memory bound of the poller: one batch)."
+    )
     imap_backoff_base: float = Field(30.0, description="First backoff (s) after an IMAP failure.")
     imap_backoff_cap: float = Field(3600.0, description="Largest IMAP backoff (s).")
     imap_alarm_after_seconds: int = Field(

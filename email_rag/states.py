@@ -38,6 +38,7 @@ class IndexStatus(StrEnum):
 
 
 class ParseStatus(StrEnum):
+    PENDING = "pending"  # stored by the poller (headers read); the full MIME parse has not run
     OK = "ok"  # parsed completely
     PARTIAL = "partial"  # parsed with defects (bad charset, broken boundary, truncated)
     FAILED = "failed"  # could not be parsed; raw bytes kept with the reason

@@ -100,3 +100,22 @@ def env(monkeypatch: pytest.MonkeyPatch, db: Database, redis_url: str, tmp_path:
 @pytest.fixture
 def settings(env: dict) -> Settings:
     return get_settings()
+
+
+@pytest.fixture(scope="session")
+def dovecot():
+    """One private Dovecot IMAP server for the session (email_rag.testing.dovecot)."""
+    from email_rag.testing.dovecot import Dovecot
+
+    instance = Dovecot().start()
+    yield instance
+    instance.stop()
+
+
+@pytest.fixture
+def mailbox(dovecot):
+    """A fresh, empty IMAP mailbox of its own: a new Dovecot user.
+
+    ``mailbox.config`` is its ``MailboxConfig``; ``append``/``deliver`` put mail in.
+    """
+    return dovecot.add_user()

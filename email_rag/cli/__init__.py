@@ -27,6 +27,8 @@ COMMAND_MODULES = [
     "email_rag.cli.index",
     "email_rag.cli.users",
     "email_rag.cli.web",
+    "email_rag.cli.poll",
+    "email_rag.cli.sample_mailbox",
 ]
 
 

@@ -11,9 +11,10 @@ from .contract import StepSpec
 
 
 def default_pipeline() -> list[StepSpec]:
-    from . import classify, draft, index, retrieve
+    from . import classify, draft, index, parse, retrieve
 
     return [
+        StepSpec(Step.PARSE, parse.run),
         StepSpec(Step.CLASSIFY, classify.run),
         StepSpec(Step.INDEX, index.run, needs_vectors=True),
         StepSpec(Step.RETRIEVE, retrieve.run, needs_vectors=True),

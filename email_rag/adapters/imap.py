@@ -1,0 +1,363 @@
+"""IMAP adapter: the only module that imports ``imapclient``.
+
+Client errors become domain errors: a refused login is ``ImapAuthError``;
+everything else the server or the network can do (refused connection,
+timeout, BYE, dropped connection mid-FETCH, NO/BAD answers, garbled
+responses) is ``ImapError``. Both are transient: the poller backs off and
+tries again. After an error the connection is closed; open a new one.
+
+Fetching never sets ``\\Seen`` (``BODY.PEEK``) and never holds more than one
+batch in memory: ``fetch_new`` is a generator that yields one ``FetchBatch``
+at a time, cut by count (``batch_size``) and by bytes (``batch_bytes``). Mails
+above ``max_mail_bytes`` are fetched headers-only.
+
+Failure table (situation | retry? | state known? | resume?):
+  connection refused / DNS     | yes, backoff | nothing fetched        | next poll from cursor
+  connect or read timeout      | yes, backoff | batches committed so far | next poll from cursor
+  login refused                | yes, backoff (slow), needs_attention | nothing fetched | same
+  BYE / connection cut mid-FETCH | yes, backoff | the batch in flight is discarded | from cursor
+  folder missing (NO)          | yes, backoff | nothing fetched        | once the folder exists
+  UID vanished between SEARCH and FETCH | no (expunged) | skipped, cursor moves past | -
+"""
+
+from __future__ import annotations
+
+import imaplib
+import logging
+import re
+import socket
+import ssl
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TypeVar
+
+from imapclient import IMAPClient, SocketTimeout
+from imapclient.exceptions import LoginError
+
+from ..errors import ImapAuthError, ImapError
+from ..redact import redact_text
+from ..settings import MailboxConfig
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Errors of the network or the server (imaplib.IMAP4.error covers NO/BAD and aborts).
+_NETWORK_ERRORS: tuple[type[BaseException], ...] = (
+    OSError, EOFError, ssl.SSLError, socket.timeout, imaplib.IMAP4.error,
+)
+_GREETING_PREFIX = re.compile(r"^\*?\s*OK\s*(\[[^\]]*\]\s*)?", re.I)
+_APPENDUID = re.compile(rb"APPENDUID\s+(\d+)\s+(\d+)", re.I)
+
+
+@dataclass(frozen=True)
+class FolderState:
+    folder: str
+    uidvalidity: int
+    uidnext: int
+    exists: int
+
+
+@dataclass
+class FetchedMail:
+    uid: int
+    raw: bytes  # whole mail, or only its header block when headers_only
+    size: int  # RFC822.SIZE as the server reports it
+    headers_only: bool = False
+
+
+@dataclass
+class FetchBatch:
+    mails: list[FetchedMail] = field(default_factory=list)
+    last_uid: int = 0  # highest UID this batch covers (also vanished ones)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(m.raw) for m in self.mails)
+
+
+class ImapMailbox:
+    """One IMAP connection to one mailbox. Use as a context manager."""
+
+    def __init__(self, config: MailboxConfig, timeout: float = 30.0) -> None:
+        self.config = config
+        self.timeout = timeout
+        self._client: IMAPClient | None = None
+        self.selected: str | None = None
+
+    def __repr__(self) -> str:
+        return f"ImapMailbox({self.config.username}@{self.config.host}:{self.config.port})"
+
+    # --- connection ---
+    @contextmanager
+    def _translate(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except LoginError as e:
+            self.close()
+            raise ImapAuthError(
+                f"IMAP login as {self.config.username} at {self._where} was refused: "
+                f"{_text(e)}", mailbox=self.config.name) from e
+        except _NETWORK_ERRORS as e:
+            self.close()
+            kind = "timed out" if isinstance(e, socket.timeout | TimeoutError) else "failed"
+            raise ImapError(f"IMAP {action} at {self._where} {kind}: {type(e).__name__}: "
+                            f"{_text(e)}", mailbox=self.config.name) from e
+
+    @property
+    def _where(self) -> str:
+        return f"{self.config.host}:{self.config.port}"
+
+    def connect(self) -> ImapMailbox:
+        if self._client is not None:
+            return self
+        with self._translate("connect"):
+            client = IMAPClient(self.config.host, port=self.config.port, ssl=self.config.ssl,
+                                timeout=SocketTimeout(connect=self.timeout, read=self.timeout))
+        self._client = client
+        with self._translate("login"):
+            client.login(self.config.username, self.config.password.get_secret_value())
+        return self
+
+    @property
+    def greeting(self) -> str:
+        """The server's greeting text (after ``connect``) without the status and response
+        code, e.g. "Dovecot (Debian) ready." for ``email-rag status``."""
+        welcome = self._client.welcome if self._client is not None else None
+        text = welcome.decode("utf-8", "replace") if isinstance(welcome, bytes) else str(
+            welcome or "")
+        return _GREETING_PREFIX.sub("", text).strip()
+
+    def close(self) -> None:
+        client, self._client, self.selected = self._client, None, None
+        if client is None:
+            return
+        try:
+            client.logout()
+        except Exception:  # noqa: BLE001 - a dead connection may fail to log out
+            try:
+                client.shutdown()
+            except Exception:  # noqa: BLE001
+                pass
+
+    def __enter__(self) -> ImapMailbox:
+        return self.connect()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, action: str, fn: Callable[[IMAPClient], T]) -> T:
+        self.connect()
+        assert self._client is not None
+        with self._translate(action):
+            return fn(self._client)
+
+    # --- folders ---
+    def select(self, folder: str, readonly: bool = True) -> FolderState:
+        info = self._call(f"SELECT {folder!r}",
+                          lambda c: c.select_folder(folder, readonly=readonly))
+        self.selected = folder
+        try:
+            return FolderState(folder, int(info[b"UIDVALIDITY"]),
+                               int(info.get(b"UIDNEXT", 0)), int(info.get(b"EXISTS", 0)))
+        except (KeyError, TypeError, ValueError) as e:
+            raise ImapError(f"IMAP SELECT {folder!r} at {self._where} returned no UIDVALIDITY",
+                            mailbox=self.config.name) from e
+
+    def folder_exists(self, folder: str) -> bool:
+        return bool(self._call("LIST", lambda c: c.folder_exists(folder)))
+
+    def create_folder(self, folder: str) -> None:
+        if not self.folder_exists(folder):
+            self._call(f"CREATE {folder!r}", lambda c: c.create_folder(folder))
+
+    def delete_folder(self, folder: str) -> None:
+        if self.selected == folder:
+            self._call("CLOSE", lambda c: c.unselect_folder())
+            self.selected = None
+        if self.folder_exists(folder):
+            self._call(f"DELETE {folder!r}", lambda c: c.delete_folder(folder))
+
+    # --- reading ---
+    def uids_after(self, folder: str, last_uid: int) -> list[int]:
+        """UIDs above ``last_uid`` in ascending order (ints only: small even for 10,000 mails)."""
+        if self.selected != folder:
+            self.select(folder)
+        found = self._call("UID SEARCH", lambda c: c.search(["UID", f"{last_uid + 1}:*"]))
+        # "n:*" matches the highest UID even when it is below n: filter.
+        return sorted(int(u) for u in found if int(u) > last_uid)
+
+    def uids_where(self, folder: str, *criteria: str) -> list[int]:
+        """UIDs matching a SEARCH, e.g. ``uids_where("INBOX", "UNSEEN")``."""
+        self.select(folder)
+        return sorted(int(u) for u in self._call("UID SEARCH",
+                                                 lambda c: c.search(list(criteria) or "ALL")))
+
+    def fetch_new(self, folder: str, last_uid: int, batch_size: int = 200,
+                  batch_bytes: int = 16_000_000,
+                  max_mail_bytes: int = 25_000_000) -> Iterator[FetchBatch]:
+        """Yield batches of mails with UID > ``last_uid``; one batch in memory at a time.
+
+        A batch holds at most ``batch_size`` mails and about ``batch_bytes``. One
+        ``SEARCH LARGER`` per folder finds the mails bigger than a fair share of
+        the byte budget; chunks without such mails are fetched in one round trip,
+        the others after a size FETCH, cut by bytes (headers only above
+        ``max_mail_bytes``).
+        """
+        uids = self.uids_after(folder, last_uid)
+        if not uids:
+            return
+        batch_size = max(1, batch_size)
+        share = max(1, min(batch_bytes // batch_size, max_mail_bytes))
+        large = set(self._call("UID SEARCH LARGER", lambda c: c.search(
+            ["UID", f"{last_uid + 1}:*", "LARGER", str(share)])))
+        for start in range(0, len(uids), batch_size):
+            chunk = uids[start:start + batch_size]
+            if not large.intersection(chunk):
+                yield self._fetch_plain(chunk)
+                continue
+            sizes = self._sizes(chunk)
+            groups: list[list[int]] = [[]]
+            group_bytes = 0
+            for uid in chunk:
+                size = min(sizes.get(uid, 0), max_mail_bytes)
+                if groups[-1] and group_bytes + size > batch_bytes:
+                    groups.append([])
+                    group_bytes = 0
+                groups[-1].append(uid)
+                group_bytes += size
+            for n, group in enumerate(groups):
+                last = chunk[-1] if n == len(groups) - 1 else group[-1]
+                yield self._fetch_group(group, sizes, max_mail_bytes, last)
+
+    def _fetch_plain(self, chunk: list[int]) -> FetchBatch:
+        """Mails known to be small: size and body in one FETCH."""
+        data = self._call("UID FETCH BODY.PEEK[]",
+                          lambda c: c.fetch(chunk, ["RFC822.SIZE", "BODY.PEEK[]"]))
+        mails = []
+        for uid in chunk:
+            v = data.get(uid)
+            body = v.get(b"BODY[]") if v else None
+            if body is None:
+                log.warning("%s: UID %s vanished between SEARCH and FETCH (expunged?); "
+                            "skipped", self, uid)
+                continue
+            mails.append(FetchedMail(uid, bytes(body), int(v.get(b"RFC822.SIZE", len(body)))))
+        return FetchBatch(mails, chunk[-1])
+
+    def _sizes(self, uids: Sequence[int]) -> dict[int, int]:
+        data = self._call("UID FETCH RFC822.SIZE", lambda c: c.fetch(uids, ["RFC822.SIZE"]))
+        return {int(uid): int(v.get(b"RFC822.SIZE", 0)) for uid, v in data.items()}
+
+    def _fetch_group(self, group: list[int], sizes: dict[int, int], max_mail_bytes: int,
+                     last_uid: int) -> FetchBatch:
+        present = [u for u in group if u in sizes]
+        small = [u for u in present if sizes[u] <= max_mail_bytes]
+        big = [u for u in present if sizes[u] > max_mail_bytes]
+        got: dict[int, tuple[bytes, bool]] = {}
+        if small:
+            data = self._call("UID FETCH BODY.PEEK[]", lambda c: c.fetch(small, ["BODY.PEEK[]"]))
+            for uid, v in data.items():
+                body = v.get(b"BODY[]")
+                if body is not None:
+                    got[int(uid)] = (bytes(body), False)
+        if big:
+            data = self._call("UID FETCH BODY.PEEK[HEADER]",
+                              lambda c: c.fetch(big, ["BODY.PEEK[HEADER]"]))
+            for uid, v in data.items():
+                head = v.get(b"BODY[HEADER]")
+                if head is not None:
+                    got[int(uid)] = (bytes(head), True)
+        vanished = [u for u in group if u not in got]
+        if vanished:
+            log.warning("%s: UIDs %s vanished between SEARCH and FETCH (expunged?); skipped",
+                        self, vanished[:10])
+        mails = [FetchedMail(u, got[u][0], sizes.get(u, len(got[u][0])), got[u][1])
+                 for u in group if u in got]
+        return FetchBatch(mails, last_uid)
+
+    def find_message_id(self, folder: str, message_id: str) -> list[int]:
+        """UIDs of mails in ``folder`` whose Message-ID header is ``message_id``.
+
+        Used to reconcile a send whose outcome is unknown (look in the Sent folder).
+        """
+        self.select(folder)
+        needle = message_id.strip()
+        charset = None if needle.isascii() else "UTF-8"
+        found = self._call("UID SEARCH HEADER Message-ID",
+                           lambda c: c.search(["HEADER", "Message-ID", needle], charset=charset))
+        return sorted(int(u) for u in found)
+
+    # --- writing ---
+    def append(self, folder: str, raw: bytes, flags: Iterable[str] = (),
+               when: datetime | None = None) -> int | None:
+        """APPEND one mail; returns its UID when the server reports APPENDUID."""
+        answer = self._call(f"APPEND {folder!r}",
+                            lambda c: c.append(folder, raw, flags=tuple(flags), msg_time=when))
+        m = _APPENDUID.search(answer if isinstance(answer, bytes) else str(answer).encode())
+        return int(m.group(2)) if m else None
+
+    def append_many(self, folder: str, raws: Iterable[bytes], chunk: int = 500) -> int:
+        """APPEND many mails (MULTIAPPEND in chunks when the server offers it)."""
+        count, pending = 0, []
+        multi = self._call("CAPABILITY", lambda c: c.has_capability("MULTIAPPEND"))
+        for raw in raws:
+            if not multi:
+                self.append(folder, raw)
+                count += 1
+                continue
+            pending.append(raw)
+            if len(pending) >= chunk:
+                count += self._multiappend(folder, pending)
+                pending = []
+        if pending:
+            count += self._multiappend(folder, pending)
+        return count
+
+    def _multiappend(self, folder: str, raws: list[bytes]) -> int:
+        self._call(f"MULTIAPPEND {folder!r}", lambda c: c.multiappend(folder, raws))
+        return len(raws)
+
+
+def _text(e: BaseException) -> str:
+    msg = e.args[0] if e.args else str(e)
+    if isinstance(msg, bytes):
+        msg = msg.decode("utf-8", "replace")
+    return redact_text(str(msg) or type(e).__name__)[:500]
+
+
+def connect(config: MailboxConfig, timeout: float) -> ImapMailbox:
+    """Factory used by the poller (tests may pass another one)."""
+    return ImapMailbox(config, timeout)
+
+
+class ImapSentFolder:
+    """The mailbox's Sent folder, as the sending side needs it (one connection per call).
+
+    ``contains`` answers whether a mail with this Message-ID was filed there
+    (reconciliation of a send whose outcome is unknown); a missing folder
+    holds nothing. ``append`` files a sent reply (marked \\Seen), creating the
+    folder when needed. Errors are ``ImapError``: the caller retries later.
+    """
+
+    def __init__(self, config: MailboxConfig, timeout: float = 30.0) -> None:
+        self.config = config
+        self.timeout = timeout
+        self.folder = config.sent_folder
+
+    def contains(self, message_id: str) -> bool:
+        with ImapMailbox(self.config, self.timeout) as imap:
+            if not imap.folder_exists(self.folder):
+                return False
+            return bool(imap.find_message_id(self.folder, message_id))
+
+    def append(self, message: bytes) -> None:
+        with ImapMailbox(self.config, self.timeout) as imap:
+            imap.create_folder(self.folder)
+            imap.append(self.folder, message, flags=("\\Seen",))
+
+
+def sent_folder(config: MailboxConfig, timeout: float = 30.0) -> ImapSentFolder:
+    return ImapSentFolder(config, timeout)

@@ -1,0 +1,1 @@
+"""IMAP ingestion: header parsing, MIME parsing, batch storage and the poller."""

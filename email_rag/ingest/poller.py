@@ -1,0 +1,325 @@
+"""The IMAP poller: mailbox -> email rows + job rows, never losing or doubling a mail.
+
+For each configured mailbox: take the lease, connect, and for each folder
+fetch the mails above the cursor in batches. Each batch is one MariaDB
+transaction (mail rows, job rows, cursor, lease renewal, audit; see
+``store``); after the commit its jobs go to RQ in one pipeline. Guarantees:
+a mail row and its job are created exactly once per mailbox (unique dedup
+key and job key, cursor moved in the same transaction); hand-off to Redis is
+at-least-once (the outbox: rows stay ``queued`` until ``dispatch.redispatch``
+finds them missing in Redis; a double delivery is harmless, the worker's
+claim in MariaDB decides).
+
+Failure table (situation | retry? | state known? | resume?):
+  IMAP refused / timeout / BYE mid-fetch | yes: backoff (exp., capped, jitter, forever) |
+      committed batches stay; the batch in flight is discarded | next poll from the cursor
+  IMAP login refused               | yes, same schedule + needs_attention | nothing fetched | same
+  mailbox in backoff               | skipped until backoff_until (unless --force) | unchanged | -
+  another poller holds the lease   | skipped (status busy)  | the other one polls | -
+  poller dies mid-batch (SIGKILL)  | lease expires / dead owner detected | batch rolled back | same UIDs again
+  crash after commit, before enqueue | redispatch enqueues the queued rows | rows queued | yes
+  Redis down at hand-off           | no retry in this run; redispatch later | rows stay queued | yes
+  MariaDB down                     | --once: exit 1; loop: next cycle | nothing half-written | from cursor
+  UIDVALIDITY changed              | cursor reset, audited; dedup absorbs repeats | - | from UID 1
+  mail without headers / too large | stored as failed / manual with the reason | - | -
+  lease lost mid-run (stalled past expiry) | batch rolled back, run stops | other poller continues | -
+  deadlock / lock wait timeout in a batch | the batch transaction is repeated (3 tries) | rolled back | yes
+  SIGTERM / SIGINT (loop or --once)  | no: the batch in hand is committed, then it stops | yes | next run
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..adapters.imap import FolderState, ImapMailbox
+from ..adapters.imap import connect as imap_connect
+from ..app import Services
+from ..audit import AuditEvent, write_events
+from ..db import sql
+from ..errors import DatabaseUnavailableError, EmailRagError, ImapError, QueueUnavailableError
+from ..redact import redact_text
+from ..retry import ExponentialBackoff
+from ..settings import MailboxConfig
+from ..states import Actor
+from . import mailbox_state as ms
+from .store import BatchTarget, PrepareOptions, mark_enqueued, prepare, store_batch_retrying
+
+log = logging.getLogger(__name__)
+
+COUNTERS = ("fetched", "new", "duplicate", "queued", "skipped", "failed", "too_large",
+            "enqueued", "enqueue_failed")
+PACKET_HEADROOM = 256_000
+
+
+@dataclass
+class FolderResult:
+    folder: str
+    uidvalidity: int | None = None
+    last_uid: int = 0
+    uidvalidity_changed: bool = False
+    batches: int = 0
+    fetched: int = 0  # mails fetched from IMAP
+    new: int = 0  # stored now (every kind)
+    duplicate: int = 0  # already stored (same Message-ID or content)
+    queued: int = 0  # of the new: job rows created
+    skipped: int = 0  # of the new: loop guard (own mail, auto-reply, bounce), no job
+    failed: int = 0  # of the new: unparseable, stored raw with the reason, no job
+    too_large: int = 0  # of the new: headers only, waiting for a human, no job
+    enqueued: int = 0  # jobs handed to Redis
+    enqueue_failed: int = 0  # jobs left queued for redispatch (Redis down)
+
+
+@dataclass
+class MailboxResult:
+    name: str
+    status: str = "ok"  # ok | interrupted | failed | backoff | busy | error
+    error: str | None = None
+    consecutive_failures: int = 0
+    backoff_until: datetime | None = None
+    needs_attention: bool = False
+    seconds: float = 0.0
+    folders: list[FolderResult] = field(default_factory=list)
+
+    def total(self, counter: str) -> int:
+        return sum(getattr(f, counter) for f in self.folders)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["backoff_until"] = self.backoff_until.isoformat() if self.backoff_until else None
+        d["totals"] = {c: self.total(c) for c in COUNTERS}
+        return d
+
+
+@dataclass
+class PollResult:
+    mailboxes: list[MailboxResult] = field(default_factory=list)
+
+    def total(self, counter: str) -> int:
+        return sum(m.total(counter) for m in self.mailboxes)
+
+    @property
+    def totals(self) -> dict[str, int]:
+        return {c: self.total(c) for c in COUNTERS}
+
+    @property
+    def unpolled(self) -> list[MailboxResult]:
+        """Mailboxes that could not be polled (IMAP failure, backoff, error)."""
+        return [m for m in self.mailboxes if m.status in ("failed", "backoff", "error")]
+
+
+class Poller:
+    def __init__(self, services: Services, *, owner: str | None = None,
+                 stop: threading.Event | None = None,
+                 imap_factory: Callable[[MailboxConfig, float], ImapMailbox] = imap_connect,
+                 backoff: ExponentialBackoff | None = None) -> None:
+        self.svc = services
+        self.settings = services.settings
+        self.owner = owner or ms.new_owner()
+        self.stop = stop or threading.Event()
+        self.imap_factory = imap_factory
+        self.backoff = backoff or ExponentialBackoff(
+            base=self.settings.imap_backoff_base, cap=self.settings.imap_backoff_cap)
+        self._redis_down: str | None = None
+        self._limits: tuple[int, int] | None = None
+        self._enqueued: list[int] = []  # handed to Redis, enqueued_at not yet written
+
+    # --- public ---
+    def poll(self, names: Iterable[str] | None = None, force: bool = False) -> PollResult:
+        configs = self.settings.mailboxes
+        if names is not None:
+            wanted = list(names)
+            unknown = [n for n in wanted if n not in {c.name for c in configs}]
+            if unknown:
+                raise EmailRagError(f"no mailbox named {', '.join(unknown)} in "
+                                    "EMAIL_RAG_MAILBOXES")
+            configs = [c for c in configs if c.name in wanted]
+        self._redis_down = None
+        result = PollResult()
+        for config in configs:
+            if self.stop.is_set():
+                break
+            result.mailboxes.append(self.poll_mailbox(config, force=force))
+        return result
+
+    def poll_mailbox(self, config: MailboxConfig, force: bool = False) -> MailboxResult:
+        started = time.monotonic()
+        res = MailboxResult(config.name)
+        db = self.svc.db
+        row = ms.ensure_mailbox(db, config)
+        lease = ms.take_lease(db, row, self.owner, self.settings.poll_lease_seconds, force)
+        if not lease.got:
+            res.status = lease.why
+            res.backoff_until = lease.backoff_until
+            res.consecutive_failures = int(row["consecutive_failures"])
+            res.needs_attention = bool(row["needs_attention"])
+            res.error = (f"lease held by {lease.holder}" if lease.why == "busy"
+                         else f"in backoff until {lease.backoff_until} after "
+                              f"{row['consecutive_failures']} failure(s): {row['last_error']}")
+            return res
+        row = lease.row or row
+        try:
+            self._poll_leased(config, row, res)
+            ms.record_success(db, row)
+            if self.stop.is_set():
+                res.status = "interrupted"
+        except ImapError as e:
+            failures, delay = ms.record_failure(db, row, e, self.backoff)
+            fresh = db.fetchone(sql("ingest_mailbox_by_name"), (config.name,)) or row
+            res.status = "failed"
+            res.error = redact_text(f"{e} (failure {failures}; next try in {delay:.0f} s)")
+            res.consecutive_failures = failures
+            res.needs_attention = bool(fresh["needs_attention"])
+            res.backoff_until = fresh["backoff_until"]
+            log.warning("mailbox %s: poll failed (%s); failure %d, retry in %.1f s",
+                        config.name, e, failures, delay)
+        except ms.LeaseLostError as e:
+            res.status, res.error = "busy", str(e)
+        except Exception as e:  # noqa: BLE001 - one mailbox must not stop the others
+            log.exception("mailbox %s: poll stopped by an unexpected error", config.name)
+            res.status, res.error = "error", redact_text(f"{type(e).__name__}: {e}")
+            if not isinstance(e, DatabaseUnavailableError):
+                try:
+                    ms.record_failure(db, row, e, self.backoff)
+                except Exception:  # noqa: BLE001 - MariaDB itself may be what failed
+                    log.warning("could not record the failure of mailbox %s", config.name)
+        finally:
+            ms.release_lease(db, row["id"], self.owner)
+            res.seconds = round(time.monotonic() - started, 3)
+        return res
+
+    # --- internals ---
+    def _poll_leased(self, config: MailboxConfig, row: dict[str, Any],
+                     res: MailboxResult) -> None:
+        imap = self.imap_factory(config, self.settings.imap_timeout)
+        try:
+            imap.connect()
+            for folder in config.folders:
+                if self.stop.is_set():
+                    break
+                fres = FolderResult(folder)
+                res.folders.append(fres)
+                self._poll_folder(imap, config, row, fres)
+        finally:
+            imap.close()
+
+    def _limits_for_packet(self) -> tuple[int, int]:
+        """(largest mail stored whole, raw bytes per INSERT) under max_allowed_packet."""
+        if self._limits is None:
+            r = self.svc.db.fetchone(sql("ingest_max_allowed_packet"))
+            packet = int(r["packet"]) if r else 16 * 1024 * 1024
+            max_mail = min(self.settings.max_mail_bytes, packet - PACKET_HEADROOM)
+            if max_mail < self.settings.max_mail_bytes:
+                log.info("max_mail_bytes %d exceeds what MariaDB accepts in one packet "
+                            "(max_allowed_packet %d); mails above %d bytes are stored "
+                            "headers-only", self.settings.max_mail_bytes, packet, max_mail)
+            self._limits = (max_mail, max(1_000_000, packet // 3))
+        return self._limits
+
+    def _poll_folder(self, imap: ImapMailbox, config: MailboxConfig, row: dict[str, Any],
+                     fres: FolderResult) -> None:
+        s = self.settings
+        config_folder = fres.folder
+        state = imap.select(config_folder)
+        fres.uidvalidity = state.uidvalidity
+        last_uid = self._cursor(row, state, fres)
+        max_mail, statement_bytes = self._limits_for_packet()
+        opts = PrepareOptions(message_id_domain=s.message_id_domain,
+                              own_addresses=frozenset({config.reply_address.lower()}),
+                              max_mail_bytes=max_mail,
+                              max_attachment_bytes=s.max_attachment_bytes)
+        target = BatchTarget(row["id"], config.name, config_folder, state.uidvalidity,
+                             s.queue_name, self.owner, s.poll_lease_seconds, statement_bytes)
+        try:
+            self._fetch_and_store(imap, config, target, opts, last_uid, fres, max_mail)
+        finally:  # enqueued_at of the last batch (earlier ones went with the next batch)
+            if self._enqueued:
+                try:
+                    with self.svc.db.transaction() as cur:
+                        mark_enqueued(cur, self._enqueued)
+                except EmailRagError as e:  # harmless: redispatch sees them pending in Redis
+                    log.warning("could not set enqueued_at of %d job(s): %s",
+                                len(self._enqueued), e)
+                self._enqueued = []
+
+    def _fetch_and_store(self, imap: ImapMailbox, config: MailboxConfig, target: BatchTarget,
+                         opts: PrepareOptions, last_uid: int, fres: FolderResult,
+                         max_mail: int) -> None:
+        s = self.settings
+        config_folder = fres.folder
+        for batch in imap.fetch_new(config_folder, last_uid, s.imap_fetch_batch,
+                                    s.imap_fetch_batch_bytes, max_mail):
+            prepared = [prepare(m, opts) for m in batch.mails]
+            stored = store_batch_retrying(self.svc.db, target, prepared, batch.last_uid,
+                                          self._enqueued)
+            self._enqueued = []
+            fres.batches += 1
+            fres.last_uid = batch.last_uid
+            fres.fetched += len(prepared)
+            fres.new += len(stored.new)
+            fres.duplicate += len(stored.duplicates)
+            fres.queued += len(stored.jobs)
+            for _, p in stored.new:
+                if p.kind == "no_reply":
+                    fres.skipped += 1
+                elif p.kind == "failed":
+                    fres.failed += 1
+                elif p.kind == "too_large":
+                    fres.too_large += 1
+            self._hand_off(stored.jobs, fres)
+            del prepared, stored, batch
+            if self.stop.is_set():
+                log.info("mailbox %s/%s: stop requested; stopped after a committed batch "
+                         "at UID %d", config.name, config_folder, fres.last_uid)
+                return
+        log.info("mailbox %s/%s: fetched %d, new %d, duplicate %d, skipped %d, failed %d",
+                 config.name, config_folder, fres.fetched, fres.new, fres.duplicate,
+                 fres.skipped, fres.failed)
+
+    def _cursor(self, row: dict[str, Any], state: FolderState, fres: FolderResult) -> int:
+        db = self.svc.db
+        cur = db.fetchone(sql("ingest_cursor"), (row["id"], state.folder))
+        if cur is None:
+            db.execute(sql("ingest_reset_cursor"), (row["id"], state.folder, state.uidvalidity))
+            return 0
+        if int(cur["uidvalidity"]) == state.uidvalidity:
+            fres.last_uid = int(cur["last_uid"])
+            return fres.last_uid
+        fres.uidvalidity_changed = True
+        with db.transaction() as c:
+            c.execute(sql("ingest_reset_cursor"), (row["id"], state.folder, state.uidvalidity))
+            write_events(c, [AuditEvent(
+                Actor.POLLER, "mailbox", row["name"], "uidvalidity_changed",
+                detail={"folder": state.folder, "old_uidvalidity": int(cur["uidvalidity"]),
+                        "new_uidvalidity": state.uidvalidity,
+                        "old_last_uid": int(cur["last_uid"]),
+                        "action": "cursor reset to 0; dedup keeps stored mails from repeating"})])
+        log.warning("mailbox %s/%s: UIDVALIDITY changed %s -> %s; starting the folder over",
+                    row["name"], state.folder, cur["uidvalidity"], state.uidvalidity)
+        return 0
+
+    def _hand_off(self, jobs: list[tuple[int, str, int]], fres: FolderResult) -> None:
+        """After the commit: enqueue the batch's jobs in one pipeline (outbox on failure)."""
+        if not jobs:
+            return
+        if self._redis_down is None:
+            try:
+                self.svc.queue.enqueue((queue, job_id) for job_id, queue, _ in jobs)
+                self._enqueued = [job_id for job_id, _, _ in jobs]  # set with the next commit
+                fres.enqueued += len(jobs)
+                return
+            except QueueUnavailableError as e:
+                self._redis_down = redact_text(str(e))
+                log.warning("Redis unavailable at hand-off (%s); job rows stay queued and are "
+                            "dispatched by redispatch later", self._redis_down)
+        fres.enqueue_failed += len(jobs)
+        self.svc.audit.record(*[AuditEvent(
+            Actor.POLLER, "job", job_id, "enqueue_failed", detail={
+                "error": self._redis_down, "email_id": email_id,
+                "safe": "row stays queued; redispatch enqueues it"})
+            for job_id, _, email_id in jobs])

@@ -1,0 +1,291 @@
+"""One fetched batch -> one MariaDB transaction.
+
+``prepare`` turns a fetched mail into the row to store (never raises): it
+reads the headers only, computes the dedup and thread keys and decides what
+kind of row it is:
+
+  kind       | when                                   | status    | job?
+  -----------|----------------------------------------|-----------|-----
+  normal     | headers readable                       | received  | yes
+  no_reply   | loop guard: our own mail, auto-reply,  | no_reply  | no (parsed inline,
+             | bulk, bounce                           |           |  nothing else to do)
+  too_large  | above the size limit (headers fetched) | manual    | no
+  failed     | no header fields at all                | failed    | no
+
+``store_batch`` then writes, in ONE transaction: the mail rows (multi-row
+INSERT IGNORE ... RETURNING: the unique (mailbox_id, dedup_key) makes
+duplicates no-ops), the job rows of the new mails (INSERT IGNORE on the unique
+job_key), the cursor advance, the lease renewal (fence) and the audit events.
+A crash before the commit leaves nothing behind and the next poll fetches the
+same UIDs again; a crash after it leaves everything, and the cursor says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..adapters.imap import FetchedMail
+from ..audit import AuditEvent, write_events
+from ..db import Database, sql
+from ..db.connection import Cursor, DatabaseBusyError
+from ..states import Actor, JobKind, JobState, MailStatus, ParseStatus
+from . import mime
+from .headers import (
+    MailHeaders,
+    clean,
+    clip_bytes,
+    dedup_key,
+    loop_guard,
+    parse_headers,
+    thread_key,
+)
+from .mailbox_state import renew_lease
+
+log = logging.getLogger(__name__)
+
+EMAIL_COLUMNS = 25
+MAX_ROWS_PER_STATEMENT = 500
+TEXT_BYTES = 60_000  # TEXT columns hold 65,535 bytes
+
+
+@dataclass
+class PreparedMail:
+    uid: int
+    raw: bytes  # what is stored in emails.raw (headers only when too large)
+    size: int
+    headers: MailHeaders
+    dedup_key: str
+    thread_key: str
+    kind: str  # normal | no_reply | too_large | failed
+    status: MailStatus
+    status_reason: str | None = None
+    parse_status: ParseStatus = ParseStatus.PENDING
+    parse_error: str | None = None
+    auto_reason: str | None = None
+    body_text: str | None = None
+    body_html: str | None = None
+    attachments: str | None = None
+
+    @property
+    def needs_job(self) -> bool:
+        return self.kind == "normal"
+
+
+@dataclass
+class PrepareOptions:
+    message_id_domain: str
+    own_addresses: frozenset[str] = frozenset()
+    max_mail_bytes: int = 25_000_000
+    max_attachment_bytes: int = 10_000_000
+
+
+def prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
+    """The row for one fetched mail. Never raises: bad input becomes a failed row."""
+    try:
+        return _prepare(mail, opts)
+    except Exception as e:  # noqa: BLE001 - one bad mail must not stop the batch
+        log.exception("could not prepare UID %s; stored as failed", mail.uid)
+        key = dedup_key(MailHeaders(ok=False), mail.raw)
+        reason = f"poller could not read the mail: {type(e).__name__}: {e}"[:1000]
+        return PreparedMail(mail.uid, mail.raw, mail.size, MailHeaders(ok=False, reason=reason),
+                            key, key, "failed", MailStatus.FAILED, reason, ParseStatus.FAILED,
+                            reason)
+
+
+def _prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
+    headers = parse_headers(mail.raw)
+    key = dedup_key(headers, mail.raw, mail.size)
+    tkey = thread_key(headers, key)
+    if not headers.ok:
+        reason = f"unparseable: {headers.reason}"
+        return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "failed",
+                            MailStatus.FAILED, reason, ParseStatus.FAILED, headers.reason)
+    too_large = mail.headers_only or mail.size > opts.max_mail_bytes
+    auto = loop_guard(headers, opts.message_id_domain, opts.own_addresses)
+    if auto:
+        p = PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "no_reply",
+                         MailStatus.NO_REPLY, f"loop guard: {auto}", auto_reason=auto)
+        parsed = mime.parse_mail(mail.raw, size=mail.size, headers_only=too_large,
+                                 max_mail_bytes=opts.max_mail_bytes,
+                                 max_attachment_bytes=opts.max_attachment_bytes)
+        p.parse_status, p.parse_error = parsed.parse_status, parsed.reason
+        p.body_text, p.body_html = parsed.body_text, parsed.body_html
+        p.attachments = parsed.attachments_json()
+        return p
+    if too_large:
+        reason = mime.too_large_reason(mail.size, opts.max_mail_bytes)
+        return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "too_large",
+                            MailStatus.MANUAL, f"too large to process automatically: {reason}",
+                            ParseStatus.TOO_LARGE, reason)
+    return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "normal",
+                        MailStatus.RECEIVED)
+
+
+def _row(mailbox_id: int, folder: str, uidvalidity: int, p: PreparedMail) -> tuple[Any, ...]:
+    h = p.headers
+    sent_at: datetime | None = h.sent_at
+    return (
+        mailbox_id, p.dedup_key, clean(h.message_id, 998) or None, clean(folder, 255),
+        uidvalidity, p.uid, p.thread_key, clean(h.in_reply_to, 998) or None,
+        clip_bytes(" ".join(h.references), TEXT_BYTES) or None,
+        clean(h.from_addr, 320) or None, clean(h.from_name, 320) or None,
+        clip_bytes(", ".join(h.to_addrs), TEXT_BYTES) or None,
+        clip_bytes(", ".join(h.cc_addrs), TEXT_BYTES) or None,
+        clean(h.subject, 998) or None, sent_at, p.raw, p.size,
+        str(p.parse_status), clip_bytes(clean(p.parse_error), TEXT_BYTES) or None,
+        clean(p.auto_reason, 100) or None, str(p.status),
+        clip_bytes(clean(p.status_reason), TEXT_BYTES) or None,
+        p.body_text, p.body_html, p.attachments,
+    )
+
+
+@dataclass
+class BatchResult:
+    new: list[tuple[int, PreparedMail]] = field(default_factory=list)
+    duplicates: list[tuple[int, PreparedMail]] = field(default_factory=list)
+    jobs: list[tuple[int, str, int]] = field(default_factory=list)  # (jobs.id, queue, email id)
+
+
+@dataclass
+class BatchTarget:
+    mailbox_id: int
+    mailbox_name: str
+    folder: str
+    uidvalidity: int
+    queue_name: str
+    lease_owner: str | None = None
+    lease_seconds: float = 300.0
+    statement_bytes: int = 4_000_000  # raw bytes per multi-row INSERT (max_allowed_packet)
+
+
+def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
+                last_uid: int, enqueued: Sequence[int] = ()) -> BatchResult:
+    """Mail rows, job rows, cursor, lease renewal and audit events in one transaction.
+
+    ``enqueued``: jobs of the previous batch that reached Redis; their ``enqueued_at``
+    is set here too, which saves a commit per batch (a crash before it leaves it NULL:
+    redispatch then finds the job pending in Redis and leaves it alone).
+    """
+    with db.transaction() as cur:
+        if target.lease_owner:
+            renew_lease(cur, target.mailbox_id, target.lease_owner, target.lease_seconds)
+        result = _insert_mails(cur, target, prepared)
+        _insert_jobs(cur, target, result)
+        cur.execute(sql("ingest_advance_cursor"),
+                    (target.mailbox_id, target.folder, target.uidvalidity, last_uid))
+        write_events(cur, _events(target, result))
+        mark_enqueued(cur, enqueued)
+    return result
+
+
+def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
+    if job_ids:
+        cur.execute(sql("ingest_mark_enqueued").format(ids=", ".join("?" * len(job_ids))),
+                    list(job_ids))
+
+
+def store_batch_retrying(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
+                         last_uid: int, enqueued: Sequence[int] = (),
+                         attempts: int = 3) -> BatchResult:
+    """``store_batch``, with a deadlock or lock wait timeout retried (the whole transaction
+    was rolled back, so a repeat is safe; with the lease held this should not happen)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return store_batch(db, target, prepared, last_uid, enqueued)
+        except DatabaseBusyError as e:
+            if attempt == attempts:
+                raise
+            log.warning("batch transaction hit %s; retrying it (attempt %d of %d)",
+                        e, attempt + 1, attempts)
+            time.sleep(0.05 * attempt)
+    raise AssertionError("unreachable")
+
+
+def _chunks(prepared: Sequence[PreparedMail], max_bytes: int) -> list[list[PreparedMail]]:
+    chunks: list[list[PreparedMail]] = [[]]
+    size = 0
+    for p in prepared:
+        if chunks[-1] and (size + len(p.raw) > max_bytes
+                           or len(chunks[-1]) >= MAX_ROWS_PER_STATEMENT):
+            chunks.append([])
+            size = 0
+        chunks[-1].append(p)
+        size += len(p.raw)
+    return [c for c in chunks if c]
+
+
+def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]) -> BatchResult:
+    result = BatchResult()
+    inserted: dict[str, int] = {}
+    group = "(" + ", ".join(["?"] * EMAIL_COLUMNS) + ")"
+    for chunk in _chunks(prepared, t.statement_bytes):
+        params = [v for p in chunk for v in _row(t.mailbox_id, t.folder, t.uidvalidity, p)]
+        statement = sql("ingest_insert_emails").format(rows=", ".join([group] * len(chunk)))
+        for r in cur.fetchall(statement, params):
+            inserted[r["dedup_key"]] = int(r["id"])
+    claimed: set[str] = set()
+    missing = [p.dedup_key for p in prepared if p.dedup_key not in inserted]
+    existing: dict[str, int] = {}
+    if missing:
+        keys = sorted(set(missing))
+        rows = cur.fetchall(sql("ingest_existing_emails").format(keys=", ".join("?" * len(keys))),
+                            [t.mailbox_id, *keys])
+        existing = {r["dedup_key"]: int(r["id"]) for r in rows}
+    for p in prepared:
+        if p.dedup_key in inserted and p.dedup_key not in claimed:
+            claimed.add(p.dedup_key)
+            result.new.append((inserted[p.dedup_key], p))
+        else:
+            email_id = inserted.get(p.dedup_key) or existing.get(p.dedup_key)
+            if email_id is None:  # cannot happen: the unique key exists or was just inserted
+                raise RuntimeError(f"dedup key {p.dedup_key} neither inserted nor found")
+            result.duplicates.append((email_id, p))
+    return result
+
+
+def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:
+    wanted = [email_id for email_id, p in result.new if p.needs_job]
+    if not wanted:
+        return
+    group = "(?, ?, ?, ?, ?)"
+    params: list[Any] = []
+    for email_id in wanted:
+        params += [str(JobKind.PROCESS_EMAIL), job_key(email_id), email_id, t.queue_name,
+                   str(JobState.QUEUED)]
+    rows = cur.fetchall(sql("ingest_insert_jobs").format(rows=", ".join([group] * len(wanted))),
+                        params)
+    result.jobs = [(int(r["id"]), t.queue_name, int(r["email_id"])) for r in rows]
+    if len(rows) != len(wanted):  # a job row already existed: keep it, do not create another
+        log.warning("%d job row(s) already existed for new mails", len(wanted) - len(rows))
+
+
+def job_key(email_id: int) -> str:
+    return f"{JobKind.PROCESS_EMAIL}:{email_id}"
+
+
+def _events(t: BatchTarget, result: BatchResult) -> list[AuditEvent]:
+    events = []
+    job_of = {email_id: (job_id, queue) for job_id, queue, email_id in result.jobs}
+    for email_id, p in result.new:
+        detail: dict[str, Any] = {
+            "mailbox": t.mailbox_name, "folder": t.folder, "uid": p.uid,
+            "uidvalidity": t.uidvalidity, "size": p.size,
+            "dedup": "message_id" if p.headers.ok and p.headers.message_id else "content",
+            "kind": p.kind,
+        }
+        if p.status_reason:
+            detail["reason"] = p.status_reason
+        if email_id in job_of:  # its job row was created in the same transaction, queued
+            detail["job_id"], detail["queue"] = job_of[email_id]
+        events.append(AuditEvent(Actor.POLLER, "email", email_id, "received", None,
+                                 str(p.status), detail=detail))
+    for email_id, p in result.duplicates:
+        events.append(AuditEvent(Actor.POLLER, "email", email_id, "duplicate_delivery",
+                                 detail={"mailbox": t.mailbox_name, "folder": t.folder,
+                                         "uid": p.uid, "uidvalidity": t.uidvalidity}))
+    return events

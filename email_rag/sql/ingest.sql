@@ -1,0 +1,107 @@
+-- IMAP ingestion: mailboxes (lease, poll health), cursors, mail rows, job rows,
+-- and the re-dispatch of queued jobs (outbox). Placeholders are '?'.
+-- Queries with {rows} / {keys} / {ids} are expanded by the caller with one
+-- placeholder group per row (multi-row statements: one round trip per batch).
+
+-- name: ingest_upsert_mailbox
+INSERT INTO mailboxes (name, address) VALUES (?, ?)
+ON DUPLICATE KEY UPDATE address = VALUES(address);
+
+-- name: ingest_mailbox_by_name
+SELECT *, NOW(6) AS db_now FROM mailboxes WHERE name = ?;
+
+-- name: ingest_max_allowed_packet
+SELECT @@max_allowed_packet AS packet;
+
+-- Take the lease when it is free, expired or ours, and (unless forced) the
+-- mailbox is not in backoff. One conditional UPDATE: of two pollers at once,
+-- exactly one gets rowcount 1.
+-- name: ingest_take_lease
+UPDATE mailboxes
+   SET lease_owner = ?, lease_until = NOW(6) + INTERVAL ? MICROSECOND
+ WHERE id = ?
+   AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until < NOW(6) OR lease_owner = ?)
+   AND (? OR backoff_until IS NULL OR backoff_until <= NOW(6));
+
+-- Take over the lease of a poller known to be dead (compare-and-swap on its owner).
+-- name: ingest_take_dead_lease
+UPDATE mailboxes
+   SET lease_owner = ?, lease_until = NOW(6) + INTERVAL ? MICROSECOND
+ WHERE id = ? AND lease_owner = ?
+   AND (? OR backoff_until IS NULL OR backoff_until <= NOW(6));
+
+-- Renewed in every batch transaction: rowcount 0 = the lease was lost (fence).
+-- name: ingest_renew_lease
+UPDATE mailboxes SET lease_until = NOW(6) + INTERVAL ? MICROSECOND
+ WHERE id = ? AND lease_owner = ?;
+
+-- name: ingest_release_lease
+UPDATE mailboxes SET lease_owner = NULL, lease_until = NULL
+ WHERE id = ? AND lease_owner = ?;
+
+-- name: ingest_poll_failed
+UPDATE mailboxes
+   SET consecutive_failures = ?,
+       backoff_until = NOW(6) + INTERVAL ? MICROSECOND,
+       failing_since = COALESCE(failing_since, NOW(6)),
+       last_error = ?,
+       last_error_at = NOW(6),
+       needs_attention = IF(?, 1, needs_attention)
+ WHERE id = ?;
+
+-- name: ingest_poll_succeeded
+UPDATE mailboxes
+   SET consecutive_failures = 0, backoff_until = NULL, failing_since = NULL,
+       needs_attention = 0, last_success_at = NOW(6)
+ WHERE id = ?;
+
+-- name: ingest_cursor
+SELECT uidvalidity, last_uid FROM mailbox_cursors WHERE mailbox_id = ? AND folder = ?;
+
+-- name: ingest_reset_cursor
+INSERT INTO mailbox_cursors (mailbox_id, folder, uidvalidity, last_uid) VALUES (?, ?, ?, 0)
+ON DUPLICATE KEY UPDATE uidvalidity = VALUES(uidvalidity), last_uid = 0;
+
+-- last_uid is assigned first, so it still compares against the old uidvalidity.
+-- name: ingest_advance_cursor
+INSERT INTO mailbox_cursors (mailbox_id, folder, uidvalidity, last_uid) VALUES (?, ?, ?, ?)
+ON DUPLICATE KEY UPDATE
+  last_uid = IF(uidvalidity = VALUES(uidvalidity), GREATEST(last_uid, VALUES(last_uid)),
+                VALUES(last_uid)),
+  uidvalidity = VALUES(uidvalidity);
+
+-- INSERT IGNORE ... RETURNING returns only the rows really inserted: the rest
+-- are duplicates (unique mailbox_id + dedup_key).
+-- name: ingest_insert_emails
+INSERT IGNORE INTO emails
+  (mailbox_id, dedup_key, message_id, folder, uidvalidity, uid, thread_key, in_reply_to,
+   references_header, from_addr, from_name, to_addrs, cc_addrs, subject, sent_at, raw,
+   raw_size, parse_status, parse_error, auto_reason, status, status_reason, body_text,
+   body_html, attachments)
+VALUES {rows}
+RETURNING id, dedup_key;
+
+-- name: ingest_existing_emails
+SELECT id, dedup_key FROM emails WHERE mailbox_id = ? AND dedup_key IN ({keys});
+
+-- name: ingest_insert_jobs
+INSERT IGNORE INTO jobs (kind, job_key, email_id, queue, state) VALUES {rows}
+RETURNING id, email_id;
+
+-- name: ingest_jobs_by_key
+SELECT id, email_id, queue FROM jobs WHERE job_key IN ({keys});
+
+-- name: ingest_mark_enqueued
+UPDATE jobs SET enqueued_at = NOW(6) WHERE id IN ({ids});
+
+-- Outbox: queued jobs, and failed jobs whose retry is due, page by page.
+-- name: ingest_redispatch_candidates
+SELECT id, queue, state, attempts FROM jobs
+ WHERE state IN (?, ?) AND next_run_at <= NOW(6)
+   AND COALESCE(enqueued_at, created_at) <= NOW(6) - INTERVAL ? MICROSECOND
+   AND id > ?
+ ORDER BY id
+ LIMIT ?;
+
+-- name: ingest_email_raw
+SELECT raw, raw_size, parse_status, parse_error FROM emails WHERE id = ?;

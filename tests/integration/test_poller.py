@@ -1,0 +1,283 @@
+"""The poller against the real Dovecot, MariaDB and Redis: exactly one row and one job per mail."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from email_rag.adapters.imap import FetchedMail
+from email_rag.ingest import store
+from email_rag.ingest.poller import Poller
+from email_rag.ingest.store import (
+    BatchTarget,
+    PrepareOptions,
+    prepare,
+    store_batch,
+    store_batch_retrying,
+)
+from email_rag.testing.mails import mail
+from tests.integration.ingest_helpers import emails, events, jobs, mailbox_row, services_for
+
+
+@pytest.fixture
+def svc(settings, mailbox):
+    services = services_for(settings, mailbox)
+    yield services
+    services.close()
+
+
+def test_happy_path_stores_rows_jobs_cursor_and_hands_off_to_redis(svc, db, mailbox):
+    """GIVEN 5 mails WHEN polled twice THEN 5 rows, 5 queued jobs in Redis, cursor at 5."""
+    mailbox.append_many([mail(i, extra={"Cc": "chef@example.com"}) for i in range(1, 6)])
+    result = Poller(svc).poll()
+    assert result.totals | {} == {"fetched": 5, "new": 5, "duplicate": 0, "queued": 5,
+                                  "skipped": 0, "failed": 0, "too_large": 0, "enqueued": 5,
+                                  "enqueue_failed": 0}
+    rows = emails(db)
+    assert [r["message_id"] for r in rows] == [f"<mail-{i}@example.org>" for i in range(1, 6)]
+    first = rows[0]
+    assert (first["status"], first["parse_status"], first["folder"], first["uid"]) == (
+        "received", "pending", "INBOX", 1)
+    assert first["from_addr"] == "kunde@example.org" and first["subject"] == "Anfrage 1"
+    assert first["cc_addrs"] == "chef@example.com" and first["to_addrs"] == "support@example.com"
+    assert bytes(first["raw"]) == mail(1, extra={"Cc": "chef@example.com"})
+    assert first["raw_size"] == len(first["raw"]) and str(first["sent_at"]) == "2026-11-02 09:30:00"
+    assert len(first["thread_key"]) == 64
+    job_rows = jobs(db)
+    assert [(j["kind"], j["job_key"], j["state"], j["queue"]) for j in job_rows] == [
+        ("process_email", f"process_email:{r['id']}", "queued", "email-rag") for r in rows]
+    assert all(j["enqueued_at"] is not None for j in job_rows)
+    assert svc.queue.depths(["email-rag"]) == {"email-rag": 5}
+    assert all(svc.queue.is_pending(j["id"]) for j in job_rows)
+    cursor = db.fetchone("SELECT * FROM mailbox_cursors")
+    assert cursor["last_uid"] == 5 and cursor["folder"] == "INBOX"
+    received = events(db, "received", "email")
+    assert len(received) == 5
+    assert json.loads(received[0]["detail"])["job_id"] == job_rows[0]["id"]
+    mb = mailbox_row(db, mailbox.name)
+    assert mb["last_success_at"] is not None and mb["lease_owner"] is None
+    # a second poll finds nothing new and fetches nothing again
+    again = Poller(svc).poll()
+    assert again.totals["fetched"] == 0 and len(emails(db)) == 5
+
+
+def test_duplicate_delivery_two_uids_same_message_id_is_one_row_one_job(svc, db, mailbox):
+    mailbox.append(mail(1))
+    mailbox.append(b"Received: from mx2.example\r\n" + mail(1))  # same Message-ID, new UID
+    mailbox.append(mail(2))
+    result = Poller(svc).poll()
+    assert (result.totals["new"], result.totals["duplicate"]) == (2, 1)
+    assert len(emails(db)) == 2 and len(jobs(db)) == 2
+    [dup] = events(db, "duplicate_delivery")
+    assert json.loads(dup["detail"])["uid"] == 2 and dup["entity_id"] == str(emails(db)[0]["id"])
+    mailbox.append(mail(1))  # and once more in a later poll
+    assert Poller(svc).poll().totals["duplicate"] == 1
+    assert len(emails(db)) == 2 and len(jobs(db)) == 2
+
+
+def test_missing_message_id_twice_is_deduplicated_on_content(svc, db, mailbox):
+    no_id = mail(1, message_id=None)
+    mailbox.append_many([no_id, no_id, mail(2, message_id=None), b"Message-ID: <>\r\n" + no_id])
+    result = Poller(svc).poll()
+    assert (result.totals["new"], result.totals["duplicate"]) == (2, 2)
+    rows = emails(db)
+    assert [r["message_id"] for r in rows] == [None, None] and len(jobs(db)) == 2
+
+
+def test_repoll_after_a_crash_before_the_commit_stores_everything_exactly_once(
+        svc, db, mailbox, monkeypatch):
+    """GIVEN the 2nd batch's transaction dies before its commit WHEN polled again THEN once."""
+    mailbox.deliver([mail(i) for i in range(1, 11)])
+    svc.settings.imap_fetch_batch = 3
+    calls = {"n": 0}
+    real = store.write_events
+
+    def crash_in_second_batch(cur, evts):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("simulated crash inside the batch transaction")
+        return real(cur, evts)
+
+    monkeypatch.setattr(store, "write_events", crash_in_second_batch)
+    crashed = Poller(svc).poll()
+    assert crashed.mailboxes[0].status == "error"
+    assert len(emails(db)) == 3 and len(jobs(db)) == 3  # batch 1 committed, batch 2 rolled back
+    assert db.fetchone("SELECT last_uid FROM mailbox_cursors")["last_uid"] == 3
+    monkeypatch.setattr(store, "write_events", real)
+    after = Poller(svc).poll(force=True)
+    assert after.totals["fetched"] == 7 and after.totals["duplicate"] == 0
+    rows = emails(db)
+    assert len(rows) == 10 and len({r["message_id"] for r in rows}) == 10
+    assert len(jobs(db)) == 10 and svc.queue.depths(["email-rag"])["email-rag"] == 10
+
+
+def test_two_pollers_started_at_once_store_each_mail_once(settings, db, mailbox):
+    """GIVEN 300 mails WHEN two pollers (threads, own connections) start together THEN one
+    row and one job per mail, and the lease let only one of them poll."""
+    mailbox.deliver([mail(i) for i in range(300)])
+    services = [services_for(settings, mailbox, imap_fetch_batch=20) for _ in range(2)]
+    results = [None, None]
+    barrier = threading.Barrier(2)
+
+    def run(n: int) -> None:
+        barrier.wait()
+        results[n] = Poller(services[n]).poll()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for s in services:
+        s.close()
+    statuses = sorted(r.mailboxes[0].status for r in results)
+    assert statuses in (["busy", "ok"], ["ok", "ok"])  # "ok","ok" only if run one after another
+    assert sum(r.totals["new"] for r in results) == 300
+    assert sum(r.totals["fetched"] for r in results) == 300  # no mail fetched by both
+    assert db.fetchone("SELECT COUNT(*) n, COUNT(DISTINCT dedup_key) d FROM emails") == {
+        "n": 300, "d": 300}
+    assert db.fetchone("SELECT COUNT(*) n, COUNT(DISTINCT email_id) d FROM jobs") == {
+        "n": 300, "d": 300}
+
+
+def test_dedup_holds_even_when_two_writers_bypass_the_lease(settings, db, mailbox):
+    """Belt and braces: the same batch stored by two transactions at once -> one row, one job.
+
+    (Two such writers can deadlock on the unique keys; the rolled-back one is retried, as
+    the poller does, and then finds every mail stored.)"""
+    svc = services_for(settings, mailbox)
+    db.execute("INSERT INTO mailboxes (name) VALUES (?)", (mailbox.name,))
+    row = db.fetchone("SELECT id FROM mailboxes WHERE name = ?", (mailbox.name,))
+    opts = PrepareOptions("email-rag.invalid")
+    prepared = [prepare(FetchedMail(i, mail(i), 500), opts) for i in range(1, 51)]
+    target = BatchTarget(row["id"], mailbox.name, "INBOX", 7, "email-rag")
+    writers = [services_for(settings, mailbox) for _ in range(2)]
+    results, barrier = [None, None], threading.Barrier(2)
+
+    def run(n: int) -> None:
+        barrier.wait()
+        results[n] = store_batch_retrying(writers[n].db, target, prepared, 50)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for w in writers + [svc]:
+        w.close()
+    assert sorted(len(r.new) for r in results) == [0, 50]
+    assert sorted(len(r.duplicates) for r in results) == [0, 50]
+    assert len(emails(db, "id")) == 50 and len(jobs(db)) == 50
+
+
+def test_uidvalidity_change_starts_the_folder_over_without_duplicates(settings, db, mailbox):
+    mailbox.create_folder("Support")
+    mailbox.append_many([mail(i) for i in range(1, 4)], "Support")
+    svc = services_for(settings, mailbox.config.model_copy(update={"folders": ["Support"]}))
+    first = Poller(svc).poll()
+    old = first.mailboxes[0].folders[0].uidvalidity
+    # the server loses its UIDs: folder recreated, same mails plus one new one
+    mailbox.delete_folder("Support")
+    mailbox.create_folder("Support")
+    mailbox.append_many([mail(i) for i in range(1, 5)], "Support")
+    second = Poller(svc).poll()
+    svc.close()
+    folder = second.mailboxes[0].folders[0]
+    assert folder.uidvalidity_changed and folder.uidvalidity != old
+    assert (folder.fetched, folder.new, folder.duplicate) == (4, 1, 3)
+    assert len(emails(db)) == 4 and len(jobs(db)) == 4
+    [audit] = events(db, "uidvalidity_changed")
+    detail = json.loads(audit["detail"])
+    assert (detail["old_uidvalidity"], detail["new_uidvalidity"], detail["old_last_uid"]) == (
+        old, folder.uidvalidity, 3)
+    cursor = db.fetchone("SELECT * FROM mailbox_cursors WHERE folder = 'Support'")
+    assert (cursor["uidvalidity"], cursor["last_uid"]) == (folder.uidvalidity, 4)
+
+
+def test_loop_guard_records_without_job(settings, db, mailbox):
+    """Our own mails, auto-replies, bulk and bounces are stored as no_reply; no job, parsed."""
+    config = mailbox.config.model_copy(update={"address": "support@example.com"})
+    svc = services_for(settings, config)
+    mailbox.append_many([
+        mail(1, extra={"X-Email-RAG": "draft=3"}),
+        mail(2, message_id="<r-2@email-rag.invalid>"),
+        mail(3, sender="Support <support@example.com>"),
+        mail(4, extra={"Auto-Submitted": "auto-replied"}),
+        mail(5, extra={"Precedence": "bulk"}),
+        mail(6, sender="MAILER-DAEMON@mx.example.org"),
+        mail(7),
+    ])
+    result = Poller(svc).poll()
+    svc.close()
+    assert (result.totals["new"], result.totals["skipped"], result.totals["queued"]) == (7, 6, 1)
+    rows = emails(db, "status", "auto_reason", "parse_status", "body_text", "id")
+    assert [r["auto_reason"] for r in rows] == [
+        "own_mail:x-email-rag", "own_mail:message_id", "own_mail:from_address",
+        "auto_submitted:auto-replied", "precedence:bulk", "bounce:mailer-daemon", None]
+    assert [r["status"] for r in rows] == ["no_reply"] * 6 + ["received"]
+    assert all(r["parse_status"] == "ok" and "Bestellung" in r["body_text"] for r in rows[:6])
+    assert [j["email_id"] for j in jobs(db)] == [rows[6]["id"]]
+    # recorded means fetched once: the next poll fetches nothing
+    assert Poller(services_for(settings, config)).poll().totals["fetched"] == 0
+
+
+def test_lease_held_by_a_live_poller_is_respected_expired_or_dead_taken_over(svc, db, mailbox):
+    mailbox.append(mail(1))
+    Poller(svc).poll()  # creates the mailboxes row
+    mailbox.append(mail(2))
+    db.execute("UPDATE mailboxes SET lease_owner = 'otherhost:1:abc', "
+               "lease_until = NOW(6) + INTERVAL 60 SECOND")
+    busy = Poller(svc).poll()
+    assert busy.mailboxes[0].status == "busy" and busy.totals["fetched"] == 0
+    assert "otherhost:1:abc" in busy.mailboxes[0].error
+    db.execute("UPDATE mailboxes SET lease_until = NOW(6) - INTERVAL 1 SECOND")
+    assert Poller(svc).poll().totals["new"] == 1
+    [taken] = events(db, "lease_taken_over")
+    assert json.loads(taken["detail"])["why"] == "lease expired"
+    # a poller on this host whose process is gone does not block until expiry
+    import socket
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    mailbox.append(mail(3))
+    db.execute("UPDATE mailboxes SET lease_owner = ?, lease_until = NOW(6) + INTERVAL 60 SECOND",
+               (f"{socket.gethostname()[:60]}:{dead}:dead",))
+    assert Poller(svc).poll().totals["new"] == 1
+    assert json.loads(events(db, "lease_taken_over")[-1]["detail"])["why"] == (
+        "owner process is dead")
+    assert len(emails(db)) == 3
+
+
+def test_a_lost_lease_rolls_the_batch_back(svc, db, mailbox):
+    db.execute("INSERT INTO mailboxes (name, lease_owner, lease_until) VALUES "
+               "(?, 'someone-else', NOW(6) + INTERVAL 60 SECOND)", (mailbox.name,))
+    row = mailbox_row(db, mailbox.name)
+    prepared = [prepare(FetchedMail(1, mail(1), 500), PrepareOptions("email-rag.invalid"))]
+    from email_rag.ingest.mailbox_state import LeaseLostError
+
+    with pytest.raises(LeaseLostError):
+        store_batch(db, BatchTarget(row["id"], mailbox.name, "INBOX", 1, "email-rag", "me"),
+                    prepared, 1)
+    assert emails(db) == [] and jobs(db) == []
+
+
+def test_a_deadlocked_batch_transaction_is_retried(svc, db, mailbox, monkeypatch):
+    from email_rag.db.connection import DatabaseBusyError
+
+    mailbox.append_many([mail(1), mail(2)])
+    real, calls = store.store_batch, {"n": 0}
+
+    def deadlock_once(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise DatabaseBusyError("MariaDB error 1213: Deadlock found")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "store_batch", deadlock_once)
+    result = Poller(svc).poll()
+    assert result.mailboxes[0].status == "ok" and result.totals["new"] == 2 and calls["n"] == 2
+    assert len(emails(db)) == 2 and len(jobs(db)) == 2

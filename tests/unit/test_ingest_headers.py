@@ -1,0 +1,115 @@
+"""Header parsing for the poller: decoding, keys, threading, loop guard (pure functions)."""
+
+import pytest
+
+from email_rag.ingest.headers import (
+    dedup_key,
+    loop_guard,
+    message_ids,
+    normalise_message_id,
+    parse_date,
+    parse_headers,
+    thread_key,
+)
+from email_rag.testing.mails import garbage, mail, raw
+
+
+def test_message_id_is_normalised_to_brackets_and_lowercase_domain():
+    assert normalise_message_id(" <Abc.1@Example.COM> ") == "<Abc.1@example.com>"
+    assert normalise_message_id("abc@example.com") == "<abc@example.com>"
+    assert normalise_message_id("  ") is None
+    assert normalise_message_id(None) is None
+
+
+def test_references_are_split_into_message_ids_in_order():
+    assert message_ids("<a@x> <b@X>\r\n <c@x>") == ["<a@x>", "<b@x>", "<c@x>"]
+    assert message_ids("a@x b@x") == ["<a@x>", "<b@x>"]
+    assert message_ids("") == []
+
+
+def test_encoded_and_raw_8bit_headers_are_decoded():
+    h = parse_headers(raw(
+        "From: =?iso-8859-1?q?J=FCrgen_M=FCller?= <juergen@example.org>\n"
+        "To: a@example.com, \"Team, Support\" <b@example.com>\n"
+        "Subject: =?utf-8?b?w4RyZ2Vy?= mit\n =?utf-8?q?der_Lieferung?=\n"
+        "Message-ID: <X1@Example.org>\n\nbody"))
+    assert h.ok and h.from_name == "Jürgen Müller" and h.from_addr == "juergen@example.org"
+    assert h.to_addrs == ["a@example.com", "b@example.com"]
+    assert h.subject == "Ärger mit der Lieferung"
+    assert h.message_id == "<X1@example.org>"
+    latin = parse_headers("Subject: Grüße\r\nFrom: Jörg <j@x.de>\r\n\r\nx".encode("latin-1"))
+    assert latin.subject == "Grüße" and latin.from_name == "Jörg"
+
+
+def test_dates_are_utc_and_garbage_dates_are_none():
+    assert str(parse_date("Mon, 3 Nov 2025 10:00:00 +0100")) == "2025-11-03 09:00:00"
+    assert parse_date("yesterday at noon") is None
+    assert parse_date("") is None
+    assert parse_date("Mon, 3 Nov 1850 10:00:00 +0000") is None  # a bogus date, not stored
+
+
+@pytest.mark.parametrize("data", [b"", garbage(), b"\x00\x01no colon anywhere\r\n\r\nbody"])
+def test_no_header_fields_is_not_ok_with_a_reason(data):
+    h = parse_headers(data)
+    assert not h.ok and "no header fields" in h.reason
+
+
+def test_same_message_id_gives_same_key_whatever_the_trace_headers():
+    a = b"Received: from mx1\r\n" + mail(1)
+    b = b"Received: from mx2\r\nDelivered-To: x@y\r\n" + mail(1)
+    assert dedup_key(parse_headers(a), a) == dedup_key(parse_headers(b), b)
+    assert dedup_key(parse_headers(mail(2)), mail(2)) != dedup_key(parse_headers(a), a)
+
+
+def test_without_message_id_the_content_decides():
+    one = mail(1, message_id=None)
+    redelivered = b"Received: from mx2\r\n" + one
+    other = mail(1, message_id=None, body="another text\n")
+    key = dedup_key(parse_headers(one), one)
+    assert key == dedup_key(parse_headers(redelivered), redelivered)
+    assert key != dedup_key(parse_headers(other), other)
+    empty_id = b"Message-ID: <>\r\n" + one
+    assert dedup_key(parse_headers(empty_id), empty_id) == key  # "<>" counts as missing
+
+
+def test_unparseable_mails_are_keyed_by_their_raw_bytes():
+    g = garbage()
+    assert dedup_key(parse_headers(g), g) == dedup_key(parse_headers(g), g)
+    assert dedup_key(parse_headers(g), g) != dedup_key(parse_headers(garbage(8)), garbage(8))
+
+
+def test_thread_key_is_the_root_of_the_thread():
+    root = parse_headers(mail(1, message_id="<root@x>"))
+    reply = parse_headers(mail(2, message_id="<r2@x>", extra={
+        "In-Reply-To": "<r1@x>", "References": "<root@x> <r1@x>"}))
+    only_irt = parse_headers(mail(3, message_id="<r3@x>", extra={"In-Reply-To": "<root@x>"}))
+    assert thread_key(root, "x") == thread_key(reply, "x") == thread_key(only_irt, "x")
+    no_ids = parse_headers(mail(4, message_id=None))
+    assert thread_key(no_ids, "fallback") == "fallback"
+
+
+DOMAIN = "email-rag.invalid"
+
+
+@pytest.mark.parametrize("extra,sender,message_id,expected", [
+    ({"X-Email-RAG": "draft=7"}, "support@example.com", "<a@x>", "own_mail:x-email-rag"),
+    ({}, "someone@example.org", f"<reply-1@{DOMAIN}>", "own_mail:message_id"),
+    ({}, "Support@Example.com", "<a@x>", "own_mail:from_address"),
+    ({"Auto-Submitted": "auto-replied"}, "a@x.org", "<a@x>", "auto_submitted:auto-replied"),
+    ({"Auto-Submitted": "no"}, "a@x.org", "<a@x>", None),
+    ({"Precedence": "bulk"}, "a@x.org", "<a@x>", "precedence:bulk"),
+    ({"Precedence": "auto_reply"}, "a@x.org", "<a@x>", "precedence:auto_reply"),
+    ({"X-Autoreply": "yes"}, "a@x.org", "<a@x>", "auto_reply_header:x-autoreply"),
+    ({}, "MAILER-DAEMON@mx.example", "<a@x>", "bounce:mailer-daemon"),
+    ({"Return-Path": "<>"}, "a@x.org", "<a@x>", "bounce:null_return_path"),
+    ({}, "kunde@example.org", "<a@x>", None),
+])
+def test_loop_guard(extra, sender, message_id, expected):
+    h = parse_headers(mail(1, sender=sender, message_id=message_id, extra=extra))
+    assert loop_guard(h, DOMAIN, frozenset({"support@example.com"})) == expected
+
+
+def test_delivery_status_reports_are_bounces():
+    h = parse_headers(raw("From: postbox@mx.example\nContent-Type: multipart/report;\n"
+                          " report-type=delivery-status; boundary=b\n\n--b--\n"))
+    assert loop_guard(h, DOMAIN) == "bounce:delivery-status"
