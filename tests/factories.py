@@ -23,6 +23,7 @@ def make_email(db: Database, mailbox_id: int | None = None, status: str = "recei
               "body_text": body, "message_id": message_id,
               "dedup_key": hashlib.sha256(message_id.encode()).hexdigest(),
               "from_addr": "alice@customer.example", **cols}
+    values.setdefault("raw", _raw(values))
     names = ", ".join(values)
     marks = ", ".join(["%s"] * len(values))
     with db.transaction() as cur:
@@ -46,3 +47,16 @@ def make_draft(db: Database, email_id: int, body: str = "Dear Alice,\n\nplease r
         draft_id = cur.lastrowid
         cur.execute("UPDATE emails SET status = 'draft_ready' WHERE id = %s", (email_id,))
         return draft_id
+
+
+def _raw(values: dict) -> bytes:
+    """The raw mail the poller would have stored for these columns."""
+    from email.message import EmailMessage
+
+    msg = EmailMessage()
+    msg["Message-ID"] = values["message_id"]
+    msg["From"] = values["from_addr"]
+    msg["To"] = "support@example.com"
+    msg["Subject"] = (values.get("subject") or "").replace("\r", " ").replace("\n", " ")
+    msg.set_content(values.get("body_text") or "")
+    return bytes(msg)
