@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from email_rag.app import Services
@@ -61,7 +62,14 @@ def _summary(result: Any) -> str:
 
 
 def build_scheduler(services: Services) -> BlockingScheduler:
-    sched = BlockingScheduler(timezone="UTC")
+    # ONE executor thread: every periodic job uses the same Services (one MariaDB
+    # connection, which is not thread-safe). APScheduler's default pool of 10 threads ran
+    # jobs that came due together at once on that connection: crossed result sets
+    # ("Cursor doesn't have a result set", rows of another query) and a segfault of the
+    # connector, found by the chaos harness with 1-2 s intervals (at start every job is
+    # due at once, so production intervals hit it too). The jobs are short: run them in turn.
+    sched = BlockingScheduler(timezone="UTC",
+                              executors={"default": ThreadPoolExecutor(max_workers=1)})
     for job_id, seconds, fn in periodic_jobs(services):
         sched.add_job(guarded(job_id, services, fn), "interval", seconds=seconds, id=job_id,
                       max_instances=1, coalesce=True, next_run_time=datetime.now().astimezone())

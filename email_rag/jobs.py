@@ -37,12 +37,15 @@ class StuckJobError(Exception):
 class JobStore:
     db: Database
     policy: RetryPolicy
+    safeguards: bool = True  # settings.safeguards; False only for the chaos counter-check
 
     # --- claim / finish ---
     def claim(self, job_id: int, worker: str) -> dict[str, Any] | None:
         """Atomically take the entry; None if another worker has it or it is not due."""
         with self.db.transaction() as cur:
-            if cur.execute(sql("jobs_claim"), {"id": job_id, "worker": worker}) != 1:
+            # naive (chaos counter-check only): claim without the state/due check
+            claim = sql("jobs_claim" if self.safeguards else "jobs_claim_naive")
+            if cur.execute(claim, {"id": job_id, "worker": worker}) != 1:
                 return None
             job = cur.fetchone(sql("jobs_get"), {"id": job_id})
             assert job is not None

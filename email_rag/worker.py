@@ -53,7 +53,7 @@ class JobRunner:
 
     @property
     def jobs(self) -> JobStore:  # rebuilt from the current connection after a reset
-        return JobStore(self.services.db, self.policy)
+        return JobStore(self.services.db, self.policy, self.services.settings.safeguards)
 
     def handlers(self) -> dict[str, Handler]:
         if self._handlers is None:

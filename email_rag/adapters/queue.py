@@ -9,6 +9,7 @@ decides).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 import redis
@@ -27,6 +28,16 @@ def rq_job_id(job_id: int, queue: str) -> str:
     finished job (result_ttl=0) deleted the hand-off with it and the entry sat in MariaDB
     until a re-dispatch (found by the real two-worker test in tests/e2e)."""
     return f"erag-{job_id}-{queue}"
+
+
+def _started_before(job: Job, seconds: float) -> bool:
+    """The RQ job started more than ``seconds`` ago (unknown start: treated as old)."""
+    started = job.started_at
+    if started is None:
+        return True
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - started).total_seconds() > seconds
 
 
 class JobQueue:
@@ -73,10 +84,17 @@ class JobQueue:
             raise QueueUnavailableError(f"enqueue failed, job rows stay queued: {e}") from e
         return len(items)
 
-    def is_pending(self, job_id: int, queue: str | None = None) -> bool:
+    def is_pending(self, job_id: int, queue: str | None = None,
+                   started_grace: float | None = None) -> bool:
         """True if Redis still holds this job waiting or running (not finished/failed/gone).
 
         ``queue``: the jobs row's queue; without it every queue RQ knows is checked.
+        ``started_grace``: a job RQ says is *started* counts as pending only if it started
+        less than this many seconds ago (None: always). Re-dispatch asks about rows that
+        MariaDB says nobody is processing: an old "started" there is the RQ record of a
+        worker that was killed mid-job. RQ keeps it "started" until its own maintenance
+        expires it (minutes); trusting it left the job un-dispatched that long (found by
+        the chaos harness: SIGKILLed workers' jobs reset by the cleanup, never run again).
         """
         try:
             names = [queue] if queue else [q.name for q in Queue.all(connection=self.redis)]
@@ -86,7 +104,10 @@ class JobQueue:
                 except NoSuchJobError:
                     continue
                 status = job.get_status(refresh=False)
-                if status in ("queued", "started", "scheduled", "deferred"):
+                if status in ("queued", "scheduled", "deferred"):
+                    return True
+                if status == "started" and (started_grace is None or not _started_before(
+                        job, started_grace)):
                     return True
         except redis.RedisError as e:
             raise QueueUnavailableError(str(e)) from e

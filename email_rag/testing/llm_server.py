@@ -64,6 +64,10 @@ Stats (``GET /_control/stats``)::
 ``calls`` counts requests seen, ``produced`` answers computed (including
 ``timeout_after``), ``answered`` 200 answers sent (counted just before the write,
 so a client that got its answer sees it counted).
+
+In-process, ``inflight()`` lists the calls being served right now (kind,
+client address, seconds since they arrived): the chaos harness uses it to
+SIGKILL the worker process whose LLM call is in flight (mid-step).
 """
 
 from __future__ import annotations
@@ -166,6 +170,8 @@ class ScriptedLLMServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._plan = _Plan(plan)
+        self._inflight: dict[int, dict[str, Any]] = {}
+        self._inflight_seq = 0
         self._reset_stats()
         self.httpd = ThreadingHTTPServer((host, port), _handler_for(self))
         self.httpd.daemon_threads = True
@@ -231,6 +237,24 @@ class ScriptedLLMServer:
                           enumerate(zip(self._plan.seen, self._plan.fired, strict=True))],
                 "log": list(self.log),
             }
+
+    def inflight(self) -> list[dict[str, Any]]:
+        """Calls being served now: ``{"kind", "client": (host, port), "age_s"}``."""
+        now = time.monotonic()
+        with self._lock:
+            return [{"kind": c["kind"], "client": c["client"], "age_s": now - c["since"]}
+                    for c in self._inflight.values()]
+
+    def _enter(self, kind: str, client: Any) -> int:
+        with self._lock:
+            self._inflight_seq += 1
+            self._inflight[self._inflight_seq] = {"kind": kind, "client": tuple(client),
+                                                  "since": time.monotonic()}
+            return self._inflight_seq
+
+    def _leave(self, token: int) -> None:
+        with self._lock:
+            self._inflight.pop(token, None)
 
     def wait(self, seconds: float) -> None:
         """Sleep that ends early when the server stops."""
@@ -363,10 +387,13 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 return self._send(200, {"ok": True})
             if body is None:
                 return self._send(400, _error_body(400, "request body is not a JSON object"))
-            if path.endswith("/chat/completions"):
-                return self._chat(path, body, raw)
-            if path.endswith("/embeddings"):
-                return self._embed(path, body, raw)
+            if path.endswith("/chat/completions") or path.endswith("/embeddings"):
+                chat = path.endswith("/chat/completions")
+                token = server._enter(_chat_kind(body) if chat else "embed", self.client_address)
+                try:
+                    return self._chat(path, body, raw) if chat else self._embed(path, body, raw)
+                finally:
+                    server._leave(token)
             return self._send(404, _error_body(404, f"no route {path}"))
 
         def _model_ok(self, body: dict[str, Any]) -> bool:
