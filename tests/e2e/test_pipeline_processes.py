@@ -174,3 +174,60 @@ def test_worker_killed_after_smtp_accept_is_received_once(stack, db, reconcile):
     else:
         assert attempt["status"] == "unknown"
         assert mail_status(db, "<order-1@customer.example>") == "manual"
+
+
+def test_mariadb_connections_killed_during_a_batch_lose_nothing_and_double_nothing(stack, db):
+    """GIVEN 12 mails being processed by a real worker WHEN every MariaDB connection of
+    the database is killed again and again THEN every mail ends with exactly one draft,
+    no entry is dead or counted as failed for it, and the outages are in the audit log."""
+    import threading
+
+    from email_rag.testing.corpus import REQUESTS
+
+    raws = []
+    for i in range(12):
+        subject, body = REQUESTS["en"][i % len(REQUESTS["en"])]
+        raws.append((f"Message-ID: <batch-{i}@customer.example>\r\nFrom: c{i}@customer.example\r\n"
+                     f"To: support@example.com\r\nSubject: {subject.format(n=i)}\r\n\r\n"
+                     f"{body.format(n=i, name='Chris')}\r\n").encode())
+    stack.mailbox.append_many(raws)
+    stack.llm.set_plan({"latency_ms": 150, "rules": []})
+    assert run_cli("poll", "--once").returncode == 0
+    worker = stack.start("worker", "--with-vectors", EMAIL_RAG_DB_OUTAGE_BACKOFF_MAX="0.5")
+    killed, stop_killing = [], threading.Event()
+    mine = db.fetchone("SELECT CONNECTION_ID() AS c")["c"]  # the test's own connection
+
+    def killer():
+        from email_rag.db import Database
+
+        admin = Database(host="127.0.0.1", port=3306, user="root", password="")
+        while not stop_killing.wait(0.7):
+            for row in admin.fetchall("SELECT id FROM information_schema.processlist"
+                                      " WHERE db = %s AND id NOT IN (CONNECTION_ID(), %s)",
+                                      (db.database, mine)):
+                try:
+                    admin.execute(f"KILL {int(row['id'])}")
+                    killed.append(row["id"])
+                except Exception:  # noqa: BLE001 - it may have ended by itself
+                    pass
+        admin.close()
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+
+    def settled():
+        rows = db.fetchall("SELECT status FROM emails")
+        return len(rows) == 12 and all(r["status"] == "draft_ready" for r in rows)
+
+    try:
+        wait_for(settled, 120, interval=0.5, what="all 12 mails to get their draft")
+    finally:
+        stop_killing.set()
+        thread.join(5)
+    assert len(killed) >= 3
+    per_mail = db.fetchall("SELECT email_id, COUNT(*) AS n FROM drafts GROUP BY email_id")
+    assert len(per_mail) == 12 and all(r["n"] == 1 for r in per_mail)
+    assert db.fetchone("SELECT COUNT(*) AS n FROM jobs WHERE state <> 'done'")["n"] == 0
+    outages = db.fetchone("SELECT COUNT(*) AS n FROM audit_log WHERE event = 'database_unavailable'")
+    assert outages["n"] >= 1
+    assert stop(worker) == 0
