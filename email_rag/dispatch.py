@@ -14,9 +14,6 @@ the RQ job id is deterministic and the worker's claim in MariaDB decides.
 whose hand-off is most likely still in flight.
 
 Failure table (situation | retry? | state known? | resume?):
-  worker SIGKILLed mid-job (row reset to failed by the cleanup; RQ still says "started")
-                        | enqueued again once due (an RQ start older than the grace is dead)
-                        | yes | yes: the claim in MariaDB decides
   Redis still down      | raises QueueUnavailableError; next scheduler run | rows stay queued | yes
   MariaDB down          | raises DatabaseUnavailableError; next run | nothing changed | yes
   crash after enqueue, before enqueued_at is set | next run sees the job pending in Redis | yes | -
@@ -47,9 +44,7 @@ def redispatch(services: Services, *, batch_size: int = 500, grace_seconds: floa
         if not rows:
             break
         after_id = int(rows[-1]["id"])
-        # a row nobody processes whose RQ job "started" long ago: that worker died mid-job
-        missing = [r for r in rows if not queue.is_pending(int(r["id"]), r["queue"],
-                                                            started_grace=grace_seconds)]
+        missing = [r for r in rows if not queue.is_pending(int(r["id"]), r["queue"])]
         if missing:
             queue.enqueue((r["queue"], int(r["id"])) for r in missing)
             ids = [int(r["id"]) for r in missing]

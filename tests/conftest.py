@@ -58,15 +58,10 @@ def db(db_name: str) -> Iterator[Database]:
 @pytest.fixture
 def redis_url() -> Iterator[str]:
     """A Redis db (1..15) claimed for this test, flushed before and after."""
-    from email_rag.errors import ConfigError
-    from email_rag.testing.redis_claim import claim
+    from email_rag.testing.redis_claim import claimed_db
 
-    try:
-        got = claim(REDIS_BASE)
-    except ConfigError as e:
-        pytest.fail(str(e))
-    yield got.url
-    got.release()
+    with claimed_db(REDIS_BASE, ttl=900, wait=30) as url:
+        yield url
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ decides).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from typing import Any
 
 import redis
@@ -28,16 +27,6 @@ def rq_job_id(job_id: int, queue: str) -> str:
     finished job (result_ttl=0) deleted the hand-off with it and the entry sat in MariaDB
     until a re-dispatch (found by the real two-worker test in tests/e2e)."""
     return f"erag-{job_id}-{queue}"
-
-
-def _started_before(job: Job, seconds: float) -> bool:
-    """The RQ job started more than ``seconds`` ago (unknown start: treated as old)."""
-    started = job.started_at
-    if started is None:
-        return True
-    if started.tzinfo is None:
-        started = started.replace(tzinfo=UTC)
-    return (datetime.now(UTC) - started).total_seconds() > seconds
 
 
 class JobQueue:
@@ -84,17 +73,16 @@ class JobQueue:
             raise QueueUnavailableError(f"enqueue failed, job rows stay queued: {e}") from e
         return len(items)
 
-    def is_pending(self, job_id: int, queue: str | None = None,
-                   started_grace: float | None = None) -> bool:
-        """True if Redis still holds this job waiting or running (not finished/failed/gone).
+    def is_pending(self, job_id: int, queue: str | None = None) -> bool:
+        """True if Redis still holds this job WAITING to be picked up.
+
+        Only called for rows MariaDB says nobody holds (queued, or failed and due).
+        An RQ job still marked "started" for such a row belongs to a worker that died
+        (RQ notices only minutes later): it counts as missing, so it is enqueued again.
+        In the short window between a live worker's dequeue and its claim this sends a
+        duplicate delivery, which the claim in MariaDB turns into a no-op.
 
         ``queue``: the jobs row's queue; without it every queue RQ knows is checked.
-        ``started_grace``: a job RQ says is *started* counts as pending only if it started
-        less than this many seconds ago (None: always). Re-dispatch asks about rows that
-        MariaDB says nobody is processing: an old "started" there is the RQ record of a
-        worker that was killed mid-job. RQ keeps it "started" until its own maintenance
-        expires it (minutes); trusting it left the job un-dispatched that long (found by
-        the chaos harness: SIGKILLed workers' jobs reset by the cleanup, never run again).
         """
         try:
             names = [queue] if queue else [q.name for q in Queue.all(connection=self.redis)]
@@ -105,9 +93,6 @@ class JobQueue:
                     continue
                 status = job.get_status(refresh=False)
                 if status in ("queued", "scheduled", "deferred"):
-                    return True
-                if status == "started" and (started_grace is None or not _started_before(
-                        job, started_grace)):
                     return True
         except redis.RedisError as e:
             raise QueueUnavailableError(str(e)) from e
@@ -165,3 +150,28 @@ class JobQueue:
         if self._redis is not None:
             self._redis.close()
             self._redis = None
+
+
+POLL_TASK = "workers.tasks.poll_mailboxes"
+POLL_JOB_ID = "erag-poll"
+
+
+def enqueue_poll(queue: JobQueue, queue_name: str) -> bool:
+    """Ask a worker to poll every mailbox; at most one poll request waits in Redis.
+
+    The mailbox lease in MariaDB is what keeps polls from overlapping; this only
+    keeps the scheduler from piling up requests while the workers are busy.
+    """
+    try:
+        try:
+            job = Job.fetch(POLL_JOB_ID, connection=queue.redis)
+            if job.get_status(refresh=False) in ("queued", "started", "scheduled", "deferred"):
+                return False
+        except NoSuchJobError:
+            pass
+        queue.queue(queue_name).enqueue_call(POLL_TASK, job_id=POLL_JOB_ID, result_ttl=0,
+                                             failure_ttl=3600, timeout=3600)
+        queue.round_trips += 1
+    except redis.RedisError as e:
+        raise QueueUnavailableError(f"poll request not enqueued: {e}") from e
+    return True

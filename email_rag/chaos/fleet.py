@@ -1,5 +1,5 @@
-"""The real processes of a chaos run: workers, the scheduler, and (until the scheduler
-polls by itself) the poll loop. Every start and every hard kill is counted.
+"""The real processes of a chaos run: the workers and the scheduler. Every start and
+every hard kill is counted.
 
 A process that is SIGKILLed is replaced at once by one of the same role; a
 process that exits by itself (e.g. a vector worker that could not open the
@@ -28,7 +28,6 @@ COMMANDS = {
     "vectors": ["worker", "--with-vectors"],
     "plain": ["worker"],
     "scheduler": ["scheduler"],
-    "poller": ["poll"],
 }
 WORKER_ROLES = ("vectors", "plain")
 
@@ -49,16 +48,14 @@ class Proc:
 
 
 class Fleet:
-    def __init__(self, env: dict[str, str], run_dir: Path, plain_workers: int,
-                 poll_process: bool) -> None:
+    def __init__(self, env: dict[str, str], run_dir: Path, plain_workers: int) -> None:
         self.env = {**os.environ, **env,
                     "PYTHONPATH": os.pathsep.join(
                         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
         self.run_dir = run_dir
         self.logs = run_dir / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
-        self.wanted = {"vectors": 1, "plain": plain_workers, "scheduler": 1,
-                       "poller": 1 if poll_process else 0}
+        self.wanted = {"vectors": 1, "plain": plain_workers, "scheduler": 1}
         self.procs: list[Proc] = []
         self.starts = 0
         self.hard_kills = 0

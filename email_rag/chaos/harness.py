@@ -6,8 +6,9 @@ TCP fault proxy, filled with the corpus in waves; the scripted LLM server
 with the plan's LLM faults; the fault SMTP relay filing accepted mail into
 the user's Sent folder (what reconciliation searches); TCP fault proxy in
 front of MariaDB; a local Qdrant folder - starts the real processes (one
-``--with-vectors`` worker, plain workers, the scheduler, and the poll loop
-while the scheduler does not poll by itself), fires the plan's events,
+``--with-vectors`` worker, plain workers, and the scheduler, whose periodic
+jobs poll the mailbox through the workers, re-dispatch, reset stuck entries,
+flush the audit spool and re-index), fires the plan's events,
 makes the staff decisions, and waits until the system is quiescent (no
 open queue entry, no draft waiting for review, nothing partially indexed,
 the inbox polled to its last UID, the audit spool empty) or the deadline.
@@ -30,6 +31,7 @@ Failure table of the harness itself:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import shutil
@@ -110,15 +112,6 @@ def base_settings_dict(base: Settings) -> dict[str, Any]:
             "db_password": base.db_password.get_secret_value(), "redis_url": base.redis_url}
 
 
-def scheduler_job_ids() -> set[str]:
-    """The periodic jobs the real scheduler runs (poll / redispatch may not exist yet)."""
-    from cron.scheduler import periodic_jobs
-
-    from ..app import Services
-
-    return {job_id for job_id, _, _ in periodic_jobs(Services(Settings()))}
-
-
 class Run:
     def __init__(self, plan: dict[str, Any], mode: str, shared: Shared, base: Settings,
                  keep: bool = False) -> None:
@@ -167,7 +160,7 @@ class Run:
     def _setup(self) -> None:
         plan, b = self.plan, self.base
         from ..testing.llm_server import ScriptedLLMServer
-        from ..testing.redis_claim import claim
+        from ..testing.redis_claim import claimed_db
         from ..testing.smtp_server import FaultSmtpServer
         from ..testing.tcp_proxy import TcpFaultProxy
 
@@ -180,8 +173,9 @@ class Run:
         finally:
             db.close()
         self.cleanups.append(self._drop_database)
-        self.redis = claim(b.redis_url)
-        self.cleanups.append(self.redis.release)
+        claims = contextlib.ExitStack()
+        self.redis_url = claims.enter_context(claimed_db(b.redis_url))
+        self.cleanups.append(claims.close)
 
         dovecot = self.shared.dovecot
         self.user: DovecotUser = dovecot.add_user(name=MAILBOX)
@@ -208,7 +202,7 @@ class Run:
             "EMAIL_RAG_DB_HOST": "127.0.0.1", "EMAIL_RAG_DB_PORT": str(self.db_proxy.port),
             "EMAIL_RAG_DB_USER": b.db_user,
             "EMAIL_RAG_DB_PASSWORD": b.db_password.get_secret_value(),
-            "EMAIL_RAG_DB_NAME": self.db_name, "EMAIL_RAG_REDIS_URL": self.redis.url,
+            "EMAIL_RAG_DB_NAME": self.db_name, "EMAIL_RAG_REDIS_URL": self.redis_url,
             "EMAIL_RAG_MAILBOXES": mailboxes_json([mailbox]),
             "EMAIL_RAG_LLM_BASE_URL": self.llm.url, "EMAIL_RAG_LLM_MODEL": "scripted",
             "EMAIL_RAG_SMTP_HOST": "127.0.0.1", "EMAIL_RAG_SMTP_PORT": str(self.relay.port),
@@ -223,28 +217,18 @@ class Run:
         # the harness's own view (staff, progress): straight to MariaDB, not through the proxy
         self.svc = Services(Settings(
             db_host=b.db_host, db_port=b.db_port, db_user=b.db_user,
-            db_password=b.db_password, db_name=self.db_name, redis_url=self.redis.url,
+            db_password=b.db_password, db_name=self.db_name, redis_url=self.redis_url,
             mailboxes=[mailbox], safeguards=safeguards,
             audit_spool_path=self.run_dir / "spool" / "harness.jsonl"))
         self.cleanups.append(self.svc.close)
-        jobs = scheduler_job_ids()
-        self.poll_process = "poll" not in jobs
-        self.redispatch_thread = "redispatch" not in jobs
-        if self.poll_process:
-            self.notes.append("the scheduler has no poll job yet: the harness runs "
-                              "`email-rag poll` (loop) as its own process")
-        if self.redispatch_thread:
-            self.notes.append("the scheduler has no redispatch job yet: the harness calls "
-                              "email_rag.dispatch.redispatch every redispatch interval")
-        self.fleet = Fleet(self.env, self.run_dir, int(plan["workers"]["plain"]),
-                           self.poll_process)
+        self.fleet = Fleet(self.env, self.run_dir, int(plan["workers"]["plain"]))
         self.cleanups.insert(0, self._shutdown_fleet)
         from ..adapters.queue import JobQueue
 
-        queue = JobQueue(self.redis.url)
+        queue = JobQueue(self.redis_url)
         self.cleanups.append(queue.close)
         self.injector = Injector(Targets(
-            self.fleet, self.imap_proxy, self.db_proxy, self.llm, self.relay, self.redis.url,
+            self.fleet, self.imap_proxy, self.db_proxy, self.llm, self.relay, self.redis_url,
             self.db_name, self.server_db, lambda: self.server_db(self.db_name),
             qdrant / "collection" / Settings().qdrant_collection / "storage.sqlite",
             queue, int(plan["seed"])))
@@ -270,11 +254,6 @@ class Run:
         events = list(plan["events"])
         t0 = time.monotonic()
         self.fleet.start()
-        redispatcher = None
-        if self.redispatch_thread:
-            redispatcher = threading.Thread(target=self._redispatch_loop, daemon=True,
-                                            name="chaos-redispatch")
-            redispatcher.start()
         deadline = t0 + float(plan["timing"]["deadline_s"])
         settle = float(plan["timing"]["settle_s"])
         interval = float(plan["staff"]["interval_s"])
@@ -335,26 +314,6 @@ class Run:
             except OSError:
                 pass
         return n
-
-    def _redispatch_loop(self) -> None:
-        """Stand-in for the scheduler's redispatch job until the scheduler has one."""
-        from ..app import Services
-        from ..dispatch import redispatch
-
-        svc = Services(Settings(
-            db_host="127.0.0.1", db_port=self.db_proxy.port, db_user=self.base.db_user,
-            db_password=self.base.db_password, db_name=self.db_name, redis_url=self.redis.url,
-            audit_spool_path=self.run_dir / "spool" / "audit.jsonl"))
-        every = float(self.plan["env"].get("EMAIL_RAG_REDISPATCH_INTERVAL_SECONDS", 1))
-        try:
-            while not self.stop.wait(every):
-                try:
-                    redispatch(svc)
-                except EmailRagError as e:
-                    log.info("redispatch stand-in: %s", e)
-                    svc.reset()
-        finally:
-            svc.close()
 
     def _shutdown_fleet(self) -> None:
         if getattr(self, "_fleet_stopped", False) or not hasattr(self, "fleet"):

@@ -34,7 +34,7 @@ from ..adapters.imap import FetchedMail
 from ..audit import AuditEvent, write_events
 from ..db import Database, sql
 from ..db.connection import Cursor, DatabaseBusyError
-from ..states import Actor, JobKind, JobState, MailStatus, ParseStatus
+from ..states import Actor, IndexStatus, JobKind, JobState, MailStatus, ParseStatus
 from . import mime
 from .headers import (
     MailHeaders,
@@ -49,7 +49,7 @@ from .mailbox_state import renew_lease
 
 log = logging.getLogger(__name__)
 
-EMAIL_COLUMNS = 25
+EMAIL_COLUMNS = 26
 MAX_ROWS_PER_STATEMENT = 500
 TEXT_BYTES = 60_000  # TEXT columns hold 65,535 bytes
 
@@ -144,6 +144,8 @@ def _row(mailbox_id: int, folder: str, uidvalidity: int, p: PreparedMail) -> tup
         clean(p.auto_reason, 100) or None, str(p.status),
         clip_bytes(clean(p.status_reason), TEXT_BYTES) or None,
         p.body_text, p.body_html, p.attachments,
+        # only mails that get a job are indexed; the others are recorded as skipped
+        str(IndexStatus.PENDING if p.kind == "normal" else IndexStatus.SKIPPED),
     )
 
 

@@ -331,8 +331,11 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
             self.send_header(*HEADER)
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client gave up (timeout, killed worker)
 
         def _hang_up(self) -> None:
             self.close_connection = True

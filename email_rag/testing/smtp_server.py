@@ -20,6 +20,7 @@ import asyncio
 import email
 import email.policy
 import json
+import logging
 import socket
 import threading
 import time
@@ -29,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from aiosmtpd.controller import Controller
+
+logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs every command at INFO
 
 
 @dataclass
