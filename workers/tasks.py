@@ -40,4 +40,4 @@ def poll_mailboxes() -> dict:
     """The scheduler's periodic poll, run by a worker (never in the scheduler process)."""
     from email_rag.ingest.poller import Poller
 
-    return Poller(runner().services).poll().totals()
+    return Poller(runner().services).poll().totals

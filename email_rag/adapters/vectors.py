@@ -131,7 +131,7 @@ class QdrantStore:
                     "only one process may open it (the worker started with --with-vectors). "
                     "Nothing was written.", path=str(self.path)) from e
             raise StoreUnavailableError(f"local Qdrant at {self.path}: {e}") from e
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, sqlite3.Error) as e:
             raise StoreUnavailableError(f"local Qdrant at {self.path} cannot be opened: {e}") from e
         self._write_owner()
         return client

@@ -299,7 +299,8 @@ class Run:
         try:
             return fn()
         except EmailRagError as e:
-            log.warning("%s: harness step failed (%s); continuing", self.mode, e)
+            log.info("%s: a harness query failed (%s; its connection may have been killed by a"
+                     " planned fault); reconnecting", self.mode, e)
             self.svc.reset()
             return None
 

@@ -47,7 +47,8 @@ DECISIONS = ("approve", "double_approve", "reject")
 
 # Settings every process of the run gets: short intervals so a run takes seconds, not hours.
 # stuck_after_seconds must exceed the longest legitimate step: a Qdrant outage blocks an
-# index write for store_tries x 5 s (the local store's SQLite busy timeout).
+# index write for store_tries x 5 s (the local store's SQLite busy timeout); an outage must
+# last longer than that (16 s) for a write to give up and leave the mail partially_indexed.
 BASE_ENV: dict[str, str] = {
     "EMAIL_RAG_RETRY_DELAYS": "[1, 2, 3]",
     "EMAIL_RAG_MAX_ATTEMPTS": "3",
@@ -86,7 +87,7 @@ def _round(x: float) -> float:
 
 def active_seconds(mails: int) -> float:
     """The stretch of a run over which deliveries and faults are spread."""
-    return max(20.0, 0.16 * mails)
+    return max(30.0, 0.2 * mails)
 
 
 def default_plan(mails: int, seed: int) -> dict[str, Any]:
@@ -95,33 +96,36 @@ def default_plan(mails: int, seed: int) -> dict[str, Any]:
         raise PlanError("a chaos run needs at least 10 mails")
     rng = random.Random(f"chaos-plan:{seed}:{mails}")
     span = active_seconds(mails)
-    rounds = max(1, round(mails / 120))
+    rounds = max(1, round(mails / 150))
     deliveries = [[0.0, 0.4]] + [[_round(span * f), 0.15] for f in (0.08, 0.25, 0.45, 0.6)]
 
+    # the Qdrant outage comes early and alone with the LLM/SMTP faults: an index write
+    # blocked in it must give up (store_tries x 5 s) before a MariaDB fault makes the
+    # worker repeat the step after the outage (then the mail is simply indexed)
     cycle: list[tuple[float, dict[str, Any]]] = [
         (0.05, {"fault": "smtp", "stage": "mail", "action": "421 4.3.2 service shutting down"}),
         (0.07, {"fault": "smtp", "stage": "data", "action": "stall", "seconds": 4.0,
                 "tag": "timeout"}),
         (0.08, {"fault": "kill_llm_call", "kind": "classify", "wait_s": 10.0}),
         (0.10, {"fault": "imap_cut", "bytes": 2500 + rng.randrange(4000), "seconds": 2.0}),
-        (0.12, {"fault": "qdrant_outage", "seconds": 11.0}),
+        (0.12, {"fault": "qdrant_outage", "seconds": 16.0}),
         (0.18, {"fault": "smtp", "stage": "rcpt", "action": "451 4.7.1 greylisted, try later"}),
         (0.27, {"fault": "smtp", "stage": "data", "action": "stall", "seconds": 6.0,
                 "tag": "kill"}),
         (0.30, {"fault": "redis_flush"}),
         (0.34, {"fault": "kill_llm_call", "kind": "draft", "wait_s": 15.0}),
         (0.40, {"fault": "smtp", "stage": "data", "action": "550 5.1.1 mailbox unavailable"}),
-        (0.45, {"fault": "db_kill_connections"}),
         (0.50, {"fault": "imap_sever"}),
         (0.55, {"fault": "smtp", "stage": "mail", "action": "drop"}),
-        (0.60, {"fault": "db_down", "seconds": 3.0}),
         (0.66, {"fault": "smtp", "stage": "data", "action": "451 4.3.0 queue full"}),
-        (0.72, {"fault": "redeliver", "count": 3 + rng.randrange(3)}),
+        (0.70, {"fault": "db_kill_connections"}),
+        (0.74, {"fault": "redeliver", "count": 3 + rng.randrange(3)}),
         (0.76, {"fault": "smtp", "stage": "data", "action": "stall", "seconds": 6.0,
                 "tag": "kill"}),
-        (0.82, {"fault": "kill_worker", "role": "vectors"}),
-        (0.86, {"fault": "kill_llm_call", "kind": "chat", "wait_s": 15.0}),
-        (0.92, {"fault": "smtp", "stage": "data", "action": "stall", "seconds": 4.0,
+        (0.80, {"fault": "db_down", "seconds": 3.0}),
+        (0.86, {"fault": "kill_worker", "role": "vectors"}),
+        (0.90, {"fault": "kill_llm_call", "kind": "chat", "wait_s": 15.0}),
+        (0.93, {"fault": "smtp", "stage": "data", "action": "stall", "seconds": 4.0,
                 "tag": "timeout"}),
     ]
     events = []

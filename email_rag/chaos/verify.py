@@ -19,6 +19,7 @@ Counting rules (one generated mail = one customer request):
 | lost_events | rows whose status is not the to_state of their last audited state change, send attempts whose final status has no audit event, and audit events left in the spool |
 | unexplained_dead_letters / unexplained_unknown_sends | dead entries / unknown attempts without the audit event that explains them |
 | partially_indexed_left | mails still partially_indexed at the end (the periodic sync must repair them) |
+| outage_failures | dead entries whose last error is a MariaDB or Redis failure: an outage of either must be waited out, never fail a mail |
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ _DRAFT_HEADER = re.compile(r"draft=(\d+)")
 # defects the hardened pipeline promises to keep at zero
 PROMISED_ZERO = ("duplicate_mails", "duplicate_drafts", "duplicate_sends", "missing_sends",
                  "lost_mails", "lost_events", "unexplained_dead_letters",
-                 "unexplained_unknown_sends", "partially_indexed_left")
+                 "unexplained_unknown_sends", "partially_indexed_left", "outage_failures")
+# last errors of dead entries that an outage of MariaDB or Redis caused
+OUTAGE_ERRORS = ("DatabaseError", "DatabaseUnavailableError", "DatabaseBusyError",
+                 "QueueUnavailableError", "MariaDB error")
 # defect classes the counter-check (safeguards off) must show, or the harness is blind
 NAIVE_MUST_SHOW = ("duplicate_mails", "duplicate_drafts", "duplicate_sends")
 
@@ -228,6 +232,11 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
     figures["unexplained_dead_letters"] = len(unexplained_dead)
     findings["unexplained_dead_letters"] += [f"job {j['id']} ({j['kind']})"
                                              for j in unexplained_dead]
+    by_outage = [j for j in dead if any(m in str(j.get("last_error") or "")
+                                        for m in OUTAGE_ERRORS)]
+    figures["outage_failures"] = len(by_outage)
+    findings["outage_failures"] += [f"job {j['id']} ({j['kind']}, email {j.get('email_id')}): "
+                                    f"{str(j.get('last_error'))[:160]}" for j in by_outage]
     figures["manual"] = sum(1 for e in obs.emails if e["status"] == MailStatus.MANUAL)
     unknown = [a for a in obs.attempts if a["status"] == SendStatus.UNKNOWN]
     figures["unknown_sends"] = len(unknown)

@@ -41,7 +41,7 @@ SELECT id, email_id, status FROM drafts ORDER BY id;
 SELECT id, draft_id, status, message_id FROM send_attempts ORDER BY id;
 
 -- name: chaos_jobs
-SELECT id, kind, state, email_id, draft_id, queue FROM jobs ORDER BY id;
+SELECT id, kind, state, email_id, draft_id, queue, last_error FROM jobs ORDER BY id;
 
 -- name: chaos_mail_state_events
 -- Every audited mail-state change, oldest first (the caller keeps the last per mail).
