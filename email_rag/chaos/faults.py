@@ -167,15 +167,32 @@ class Injector:
         if not path.exists():
             self.record(e, "skipped: the local Qdrant collection does not exist yet")
             return
+        before = self._partially_indexed()
         conn = sqlite3.connect(str(path), timeout=15, isolation_level=None)
         try:
             conn.execute("BEGIN EXCLUSIVE")
             held = time.monotonic()
-            self.stop.wait(float(e.get("seconds", 11.0)))
+            self.stop.wait(float(e.get("seconds", 16.0)))
+            # an outage lasts until it hurt: at least one index write gave up (the mail is
+            # partially_indexed), or max_seconds - whichever comes first
+            until = held + float(e.get("max_seconds", e.get("seconds", 16.0)))
+            while (not self.stop.is_set() and time.monotonic() < until
+                   and self._partially_indexed() <= before):
+                self.stop.wait(0.5)
             conn.execute("ROLLBACK")
-            self.record(e, "done", held_s=round(time.monotonic() - held, 2))
+            self.record(e, "done", held_s=round(time.monotonic() - held, 2),
+                        partially_indexed=self._partially_indexed() - before)
         finally:
             conn.close()
+
+    def _partially_indexed(self) -> int:
+        db = self.t.run_db()
+        try:
+            return int((db.fetchone(sql("chaos_partially_indexed")) or {}).get("n") or 0)
+        except Exception:  # noqa: BLE001 - MariaDB may be down by plan: count as unchanged
+            return -1
+        finally:
+            db.close()
 
     def _redis_flush(self, e: dict[str, Any]) -> None:
         import redis

@@ -101,6 +101,7 @@ class ModeResult:
     smtp_faults: list[str] = field(default_factory=list)
     staff: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    staff_refused: list[str] = field(default_factory=list)  # e.g. MariaDB killed mid-approval
     run_dir: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -148,7 +149,7 @@ class Run:
                 self.mode, figures, v.findings, settled, round(time.monotonic() - started, 1),
                 faults=list(self.injector.log), llm_faults=dict(self.llm.stats()["faults"]),
                 smtp_faults=list(self.relay.injected), staff=dict(self.staff.actions),
-                notes=self.notes + self.staff.errors[:20])
+                notes=self.notes, staff_refused=self.staff.errors[:50])
             if (failed or not settled) and not self.keep:
                 self.keep = True  # keep the logs of a failed run for the report
             if self.keep:

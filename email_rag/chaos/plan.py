@@ -24,7 +24,7 @@ Events (``at``: seconds after the fleet started):
 | ``kill_worker`` | SIGKILL a worker of ``role`` (vectors / plain) wherever it is |
 | ``imap_cut`` | IMAP connections through the proxy are cut after ``bytes`` bytes for ``seconds`` (drops mid-FETCH) |
 | ``imap_sever`` | every open IMAP connection is dropped now |
-| ``qdrant_outage`` | the local Qdrant storage is locked by another process for ``seconds``: index writes fail, mails become partially_indexed, the periodic sync repairs them |
+| ``qdrant_outage`` | the local Qdrant storage is locked by another process for ``seconds`` (longer, up to ``max_seconds``, until an index write gave up): index writes fail, mails become partially_indexed, the periodic sync repairs them |
 | ``redis_flush`` | FLUSHDB on the run's Redis db (every RQ job and worker record gone) |
 | ``db_kill_connections`` | KILL every MariaDB connection of the run's database |
 | ``db_down`` | the TCP proxy in front of MariaDB refuses and drops connections for ``seconds`` |
@@ -108,7 +108,7 @@ def default_plan(mails: int, seed: int) -> dict[str, Any]:
                 "tag": "timeout"}),
         (0.08, {"fault": "kill_llm_call", "kind": "classify", "wait_s": 10.0}),
         (0.10, {"fault": "imap_cut", "bytes": 2500 + rng.randrange(4000), "seconds": 2.0}),
-        (0.12, {"fault": "qdrant_outage", "seconds": 16.0}),
+        (0.12, {"fault": "qdrant_outage", "seconds": 16.0, "max_seconds": 30.0}),
         (0.18, {"fault": "smtp", "stage": "rcpt", "action": "451 4.7.1 greylisted, try later"}),
         (0.27, {"fault": "smtp", "stage": "data", "action": "stall", "seconds": 6.0,
                 "tag": "kill"}),
@@ -226,7 +226,7 @@ def validate(plan: Any) -> dict[str, Any]:
         if e["fault"] == "kill_llm_call" and e.get("kind", "chat") not in (
                 "classify", "draft", "chat"):
             raise PlanError(f"event {i}: kill_llm_call kind must be classify, draft or chat")
-        for key in ("seconds", "bytes", "count", "wait_s"):
+        for key in ("seconds", "max_seconds", "bytes", "count", "wait_s"):
             if key in e and (not isinstance(e[key], int | float) or e[key] < 0):
                 raise PlanError(f"event {i}: {key} must be a number >= 0")
     events.sort(key=lambda e: e["at"])
