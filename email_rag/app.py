@@ -73,7 +73,7 @@ class Services:
         the worker's next index step failed on a store it had owned.
         """
         for name, value in list(vars(self).items()):
-            if name == "settings" or (name == "vectors" and not self.settings.qdrant_url):
+            if name == "settings" or (name == "vectors" and getattr(value, "mode", "") == "local"):
                 continue
             close = getattr(value, "close", None)
             if callable(close):

@@ -1,11 +1,14 @@
 """The real processes of a chaos run: the workers and the scheduler. Every start and
 every hard kill is counted.
 
-A process that is SIGKILLed is replaced at once by one of the same role; a
-process that exits by itself (e.g. a vector worker that could not open the
-store) is restarted after a short pause. ``stop()`` sends SIGTERM, waits, and
-SIGKILLs what is left; only the processes this fleet started are signalled,
-each by its pid.
+A process that is SIGKILLed is replaced at the next ``watch()`` (the harness
+calls it every 0.1 s from its main thread, which is the only thread that
+starts processes); a process that exits by itself (e.g. a vector worker that
+could not open the store) is restarted after a short pause. ``stop()`` sends
+SIGTERM, waits, and SIGKILLs what is left; only the processes this fleet
+started are signalled, each by its pid. On Linux every process is also told
+to die with the harness (PR_SET_PDEATHSIG), so an interrupted or killed
+harness leaves no worker behind.
 """
 
 from __future__ import annotations
@@ -81,7 +84,8 @@ class Fleet:
                 popen = subprocess.Popen(
                     [sys.executable, "-m", "email_rag", *COMMANDS[role]], env=self.env,
                     cwd=self.run_dir, stdin=subprocess.DEVNULL, stdout=out,
-                    stderr=subprocess.STDOUT, start_new_session=True)
+                    stderr=subprocess.STDOUT, start_new_session=True,
+                    preexec_fn=_die_with_parent)
             finally:
                 out.close()
             proc = Proc(role, n, popen, path)
@@ -99,7 +103,7 @@ class Fleet:
         return {p.pid: p for p in self.alive() if p.role in WORKER_ROLES}
 
     def kill(self, pid: int, why: str) -> Proc | None:
-        """SIGKILL one of our processes and start its replacement."""
+        """SIGKILL one of our processes; ``watch()`` starts its replacement."""
         with self.lock:
             proc = next((p for p in self.procs if p.pid == pid and not p.killed
                          and p.popen.poll() is None), None)
@@ -114,27 +118,27 @@ class Fleet:
         with self.lock:
             self.hard_kills += 1
         log.warning("SIGKILL %s #%d (pid %d): %s", proc.role, proc.n, pid, why)
-        if not self._stopping:
-            self.spawn(proc.role)
         return proc
 
     def watch(self) -> None:
-        """Restart processes that exited by themselves (after a short pause)."""
+        """Replace killed processes at once; restart ones that exited by themselves after a
+        short pause. Call it from the thread that owns the fleet (see PR_SET_PDEATHSIG)."""
         if self._stopping:
             return
         now = time.monotonic()
         for role, wanted in self.wanted.items():
             with self.lock:
-                running = [p for p in self.procs if p.role == role and p.popen.poll() is None]
+                running = [p for p in self.procs if p.role == role and p.popen.poll() is None
+                           and not p.killed]
                 exited = [p for p in self.procs if p.role == role and not p.killed
                           and p.popen.poll() is not None and not p.exit_seen]
                 for p in exited:
                     p.exit_seen = True
                     self.restarts += 1
+                    self._restart_after[role] = now + 1.0
                     log.warning("%s #%d (pid %d) exited with %s; see %s", role, p.n, p.pid,
                                 p.popen.returncode, p.log_path)
             if len(running) < wanted and now >= self._restart_after.get(role, 0):
-                self._restart_after[role] = now + 1.0
                 for _ in range(wanted - len(running)):
                     self.spawn(role)
 
@@ -160,3 +164,12 @@ class Fleet:
     def summary(self) -> dict[str, int]:
         return {"process_starts": self.starts, "hard_kills": self.hard_kills,
                 "unexpected_exits": self.restarts}
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it when the thread that started it ends."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)

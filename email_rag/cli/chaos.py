@@ -53,6 +53,7 @@ def run(args, svc) -> Outcome:
     if args.print_plan:
         return Outcome(ExitCode.OK, "", {"plan": plan}, chaos_plan.dumps(plan))
     logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd: every SMTP line
+    _sigterm_interrupts()
     modes = ["naive"] if args.naive else ["hardened"] if args.hardened_only else \
         ["hardened", "naive"]
 
@@ -92,3 +93,17 @@ def run(args, svc) -> Outcome:
     return Outcome(ExitCode.VERIFY_FAILED, "Verification FAILED: " + "; ".join(reasons)
                    + ". See the findings above; a hardened defect is a bug in the pipeline.",
                    data, text)
+
+
+def _sigterm_interrupts() -> None:
+    """SIGTERM stops a run like Ctrl-C: every process stopped, database dropped, Redis freed."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def interrupt(signum, frame):  # noqa: ARG001
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
