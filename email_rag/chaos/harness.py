@@ -100,6 +100,7 @@ class ModeResult:
     llm_faults: dict[str, int] = field(default_factory=dict)
     smtp_faults: list[str] = field(default_factory=list)
     staff: dict[str, int] = field(default_factory=dict)
+    explained: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     staff_refused: list[str] = field(default_factory=list)  # e.g. MariaDB killed mid-approval
     run_dir: str | None = None
@@ -149,7 +150,8 @@ class Run:
                 self.mode, figures, v.findings, settled, round(time.monotonic() - started, 1),
                 faults=list(self.injector.log), llm_faults=dict(self.llm.stats()["faults"]),
                 smtp_faults=list(self.relay.injected), staff=dict(self.staff.actions),
-                notes=self.notes, staff_refused=self.staff.errors[:50])
+                explained=v.explained, notes=self.notes,
+                staff_refused=self.staff.errors[:50])
             if (failed or not settled) and not self.keep:
                 self.keep = True  # keep the logs of a failed run for the report
             if self.keep:
@@ -345,6 +347,9 @@ class Run:
                         (row["entity_type"], int(row["entity_id"])), set()).add(row["event"])
             obs.event_counts = {r["event"]: int(r["n"])
                                 for r in db.fetchall(sql("chaos_event_counts"))}
+            obs.send_marks = {int(r["entity_id"]): int(r["n"])
+                              for r in db.fetchall(sql("chaos_send_marks"))
+                              if str(r["entity_id"]).isdigit()}
             obs.partially_indexed_mails = int(
                 (db.fetchone(sql("chaos_partially_indexed")) or {}).get("n") or 0)
         finally:

@@ -182,6 +182,12 @@ def validate(plan: Any) -> dict[str, Any]:
         raise PlanError("plan.deliveries must be a list of [at_s, fraction] pairs")
     if abs(sum(float(w[1]) for w in waves) - 1.0) > 1e-6:
         raise PlanError("the delivery fractions must add up to 1")
+    corpus_keys = {"duplicate_rate", "auto_rate", "malformed_rate", "followup_rate",
+                   "attachment_rate"}
+    corpus = p.setdefault("corpus", {})
+    if not isinstance(corpus, dict) or set(corpus) - corpus_keys or not all(
+            isinstance(v, int | float) and 0 <= v <= 1 for v in corpus.values()):
+        raise PlanError(f"plan.corpus takes rates between 0 and 1 for {sorted(corpus_keys)}")
     if int(p.get("workers", {}).get("plain", 0)) < 1:
         raise PlanError("plan.workers.plain must be at least 1")
     timing = p.setdefault("timing", {})

@@ -21,6 +21,7 @@ ROWS: list[tuple[str, str]] = [
     ("duplicate_drafts", "Duplicate drafts"),
     ("duplicate_sends", "Duplicate sends"),
     ("missing_sends", "Missing sends"),
+    ("unmarked_sends", "Sends not marked before they left"),
     ("lost_mails", "Silently lost mails"),
     ("lost_events", "Silently lost events"),
     ("dead_letters", "Dead letters"),
@@ -38,6 +39,7 @@ ROWS: list[tuple[str, str]] = [
     ("replies_received", "Replies received by the relay"),
     ("drafts_approved", "Drafts approved by staff"),
     ("process_starts", "Process starts"),
+    ("unexpected_exits", "  of them after an exit nobody asked for"),
     ("hard_kills", "Hard kills (SIGKILL)"),
 ]
 COLUMNS = {"hardened": "Hardened", "naive": "Naive (safeguards off)"}
@@ -110,6 +112,12 @@ def render(plan: dict[str, Any], results: dict[str, ModeResult], deliveries: int
             for kind, items in sorted(defects.items()):
                 lines.append(f"  {kind}: " + "; ".join(items[:8])
                              + (f" (+{len(items) - 8} more)" if len(items) > 8 else ""))
+        if r.explained and mode == "hardened":
+            lines.append("")
+            lines.append(f"Explained, not defects ({COLUMNS[mode]}):")
+            for kind, items in sorted(r.explained.items()):
+                lines.append(f"  {kind}: " + "; ".join(items[:8])
+                             + (f" (+{len(items) - 8} more)" if len(items) > 8 else ""))
         for note in r.notes:
             lines.append(f"  note ({mode}): {note}")
         if r.staff_refused:
@@ -124,7 +132,8 @@ def render(plan: dict[str, Any], results: dict[str, ModeResult], deliveries: int
         "promised_zero": list(PROMISED_ZERO),
         "naive_must_show": list(NAIVE_MUST_SHOW),
         "verdict": {"ok": ok, "reasons": reasons},
-        "runs": {m: {**r.as_dict(), "findings": {k: v[:50] for k, v in r.findings.items()}}
+        "runs": {m: {**r.as_dict(), "findings": {k: v[:50] for k, v in r.findings.items()},
+                     "explained": {k: v[:50] for k, v in r.explained.items()}}
                  for m, r in results.items()},
     }
     return "\n".join(lines), data, ok, reasons

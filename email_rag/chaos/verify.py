@@ -19,6 +19,7 @@ Counting rules (one generated mail = one customer request):
 | lost_events | rows whose status is not the to_state of their last audited state change, send attempts whose final status has no audit event, and audit events left in the spool |
 | unexplained_dead_letters / unexplained_unknown_sends | dead entries / unknown attempts without the audit event that explains them |
 | partially_indexed_left | mails still partially_indexed at the end (the periodic sync must repair them) |
+| unmarked_sends | relay receptions of a draft beyond the number of times its send attempt was marked ``attempted`` (send_started) first: a reply must be marked before it leaves |
 | outage_failures | dead entries whose last error is a MariaDB or Redis failure: an outage of either must be waited out, never fail a mail |
 """
 
@@ -38,7 +39,8 @@ _DRAFT_HEADER = re.compile(r"draft=(\d+)")
 # defects the hardened pipeline promises to keep at zero
 PROMISED_ZERO = ("duplicate_mails", "duplicate_drafts", "duplicate_sends", "missing_sends",
                  "lost_mails", "lost_events", "unexplained_dead_letters",
-                 "unexplained_unknown_sends", "partially_indexed_left", "outage_failures")
+                 "unexplained_unknown_sends", "partially_indexed_left", "outage_failures",
+                 "unmarked_sends")
 # last errors of dead entries that an outage of MariaDB or Redis caused
 OUTAGE_ERRORS = ("DatabaseError", "DatabaseUnavailableError", "DatabaseBusyError",
                  "QueueUnavailableError", "MariaDB error")
@@ -78,6 +80,7 @@ class Observed:
     event_counts: dict[str, int] = field(default_factory=dict)  # audit event name -> count
     partially_indexed_mails: int = 0  # distinct mails that were partially_indexed at some point
     spooled_events: int = 0  # audit events still in the spool at the end
+    send_marks: dict[int, int] = field(default_factory=dict)  # attempt id -> send_started events
     received: list[Received] = field(default_factory=list)
     approved_drafts: set[int] = field(default_factory=set)  # drafts staff approved (harness)
 
@@ -85,7 +88,8 @@ class Observed:
 @dataclass
 class Verification:
     figures: dict[str, int]
-    findings: dict[str, list[str]]
+    findings: dict[str, list[str]]  # behind every non-zero defect figure
+    explained: dict[str, list[str]] = field(default_factory=dict)  # dead letters, manual: why
 
     def broken_promises(self) -> list[str]:
         return [k for k in PROMISED_ZERO if self.figures.get(k, 0)]
@@ -203,6 +207,16 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
             f"{a['status'] if a else 'none'}, job {j['state'] if j else 'none'})")
     figures["missing_sends"] = missing
 
+    unmarked = 0
+    for draft_id, n in sorted(received_by_draft.items()):
+        a = attempt_of.get(draft_id)
+        marks = obs.send_marks.get(int(a["id"]), 0) if a else 0
+        if n > marks:
+            unmarked += n - marks
+            findings["unmarked_sends"].append(
+                f"draft {draft_id}: received {n} time(s), marked attempted {marks} time(s)")
+    figures["unmarked_sends"] = unmarked
+
     # --- events ---
     lost_events = 0
     for e in obs.emails:
@@ -237,7 +251,14 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
     figures["outage_failures"] = len(by_outage)
     findings["outage_failures"] += [f"job {j['id']} ({j['kind']}, email {j.get('email_id')}): "
                                     f"{str(j.get('last_error'))[:160]}" for j in by_outage]
-    figures["manual"] = sum(1 for e in obs.emails if e["status"] == MailStatus.MANUAL)
+    manual = [e for e in obs.emails if e["status"] == MailStatus.MANUAL]
+    figures["manual"] = len(manual)
+    explained = {
+        "dead_letters": [f"job {j['id']} ({j['kind']}, email {j.get('email_id')}): "
+                         f"{str(j.get('last_error') or '')[:160]}" for j in dead],
+        "manual": [f"email {e['id']}: {str(e.get('status_reason') or '')[:160]}"
+                   for e in manual],
+    }
     unknown = [a for a in obs.attempts if a["status"] == SendStatus.UNKNOWN]
     figures["unknown_sends"] = len(unknown)
     unexplained_unknown = [a for a in unknown if "send_unknown" not in obs.entity_events.get(
@@ -260,4 +281,5 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
     figures["duplicate_deliveries_dropped"] = int(c.get("duplicate_delivery", 0))
     figures["replies_received"] = len(obs.received)
     figures["drafts_approved"] = len(obs.approved_drafts)
-    return Verification(figures, {k: v for k, v in findings.items() if v})
+    return Verification(figures, {k: v for k, v in findings.items() if v},
+                        {k: v for k, v in explained.items() if v})

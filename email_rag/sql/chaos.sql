@@ -32,7 +32,7 @@ SELECT ID AS id FROM information_schema.PROCESSLIST
  WHERE DB = %(db)s AND ID <> CONNECTION_ID();
 
 -- name: chaos_emails
-SELECT id, message_id, from_addr, status, index_status FROM emails ORDER BY id;
+SELECT id, message_id, from_addr, status, status_reason, index_status FROM emails ORDER BY id;
 
 -- name: chaos_drafts
 SELECT id, email_id, status FROM drafts ORDER BY id;
@@ -59,3 +59,9 @@ SELECT event, COUNT(*) AS n FROM audit_log GROUP BY event;
 -- name: chaos_partially_indexed
 SELECT COUNT(DISTINCT entity_id) AS n FROM audit_log
  WHERE entity_type = 'email' AND event = 'partially_indexed';
+
+-- name: chaos_send_marks
+-- How often each send attempt was marked 'attempted' (send_started) before a try.
+SELECT entity_id, COUNT(*) AS n FROM audit_log
+ WHERE entity_type = 'send_attempt' AND event = 'send_started'
+ GROUP BY entity_id;

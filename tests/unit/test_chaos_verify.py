@@ -53,6 +53,7 @@ def clean() -> Observed:
         received=[Received("<draft-10.a@x>", 10, "<m1@c.example>"),
                   Received("<draft-20.b@x>", 20, "<m2@c.example>")],
         approved_drafts={10, 20},
+        send_marks={100: 1, 200: 2},
     )
     return obs
 
@@ -77,6 +78,7 @@ def test_duplicate_mail_draft_and_send_are_counted_per_generated_mail():
     obs.entity_events[("send_attempt", 500)] = {"sent"}
     obs.received.append(Received("<draft-50.c@x>", 50, "<m2@c.example>"))
     obs.approved_drafts.add(50)
+    obs.send_marks[500] = 1
     v = verify(TRUTH, obs)
     assert (v.figures["duplicate_mails"], v.figures["duplicate_drafts"],
             v.figures["duplicate_sends"]) == (1, 1, 1)
@@ -90,6 +92,8 @@ def test_the_same_message_received_twice_is_a_duplicate_send_and_superseded_draf
     obs.drafts.append({"id": 11, "email_id": 1, "status": "superseded"})
     v = verify(TRUTH, obs)
     assert (v.figures["duplicate_sends"], v.figures["duplicate_drafts"]) == (1, 0)
+    # sent twice, marked attempted once: the second copy left without a mark
+    assert v.figures["unmarked_sends"] == 1
 
 
 @pytest.mark.parametrize("attempt, job_state, events, missing", [
@@ -144,6 +148,9 @@ def test_dead_letters_and_unknown_sends_need_an_audit_trail():
     assert (v.figures["dead_letters"], v.figures["unexplained_dead_letters"]) == (2, 1)
     assert (v.figures["unknown_sends"], v.figures["unexplained_unknown_sends"]) == (1, 1)
     assert v.figures["outage_failures"] == 0
+    assert v.explained["dead_letters"] == ["job 7 (process_email, email 3): LLMError: HTTP 500",
+                                           "job 8 (process_email, email 4): StuckJobError: "
+                                           "presumed dead"]
 
 
 def test_a_mail_failed_by_a_database_outage_breaks_a_promise():
