@@ -121,8 +121,9 @@ def render(plan: dict[str, Any], results: dict[str, ModeResult], deliveries: int
         for note in r.notes:
             lines.append(f"  note ({mode}): {note}")
         if r.staff_refused:
-            lines.append(f"  note ({mode}): {len(r.staff_refused)} staff action(s) refused and "
-                         f"repeated in the next review round, e.g. {r.staff_refused[0]}")
+            lines.append(f"  note ({mode}): {len(r.staff_refused)} staff action(s) refused (a "
+                         "draft no longer pending, or MariaDB killed mid-action: a draft still "
+                         f"pending is tried again), e.g. {r.staff_refused[0]}")
         if r.run_dir:
             lines.append(f"  logs of the {mode} run kept in {r.run_dir}")
     data = {
