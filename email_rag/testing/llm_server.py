@@ -63,7 +63,9 @@ Stats (``GET /_control/stats``)::
 
 ``calls`` counts requests seen, ``produced`` answers computed (including
 ``timeout_after``), ``answered`` 200 answers sent (counted just before the write,
-so a client that got its answer sees it counted).
+so a client that got its answer sees it counted). ``in_flight`` / ``in_flight_peak``:
+chat and embedding calls being answered now / most at once since the last reset
+(the benchmarks read it to show that calls of different mails overlap).
 """
 
 from __future__ import annotations
@@ -220,6 +222,8 @@ class ScriptedLLMServer:
         self.faults_by_kind: dict[str, Counter[str]] = {}
         self.log: deque[dict[str, Any]] = deque(maxlen=500)
         self.requests: deque[dict[str, Any]] = deque(maxlen=200)
+        self.in_flight = 0  # chat/embedding calls being answered now
+        self.in_flight_peak = 0  # most at once since the last reset: do calls overlap?
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
@@ -230,6 +234,7 @@ class ScriptedLLMServer:
                 "rules": [{"index": i, "seen": s, "fired": f} for i, (s, f) in
                           enumerate(zip(self._plan.seen, self._plan.fired, strict=True))],
                 "log": list(self.log),
+                "in_flight": self.in_flight, "in_flight_peak": self.in_flight_peak,
             }
 
     def wait(self, seconds: float) -> None:
@@ -256,6 +261,11 @@ class ScriptedLLMServer:
     def count(self, counter: str, kind: str) -> None:
         with self._lock:
             getattr(self, counter)[kind] += 1
+
+    def flight(self, delta: int) -> None:
+        with self._lock:
+            self.in_flight += delta
+            self.in_flight_peak = max(self.in_flight_peak, self.in_flight)
 
 
 def _error_body(status: int, message: str, code: str | None = None) -> dict[str, Any]:
@@ -363,10 +373,14 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 return self._send(200, {"ok": True})
             if body is None:
                 return self._send(400, _error_body(400, "request body is not a JSON object"))
-            if path.endswith("/chat/completions"):
-                return self._chat(path, body, raw)
-            if path.endswith("/embeddings"):
-                return self._embed(path, body, raw)
+            call = (self._chat if path.endswith("/chat/completions")
+                    else self._embed if path.endswith("/embeddings") else None)
+            if call is not None:
+                server.flight(+1)
+                try:
+                    return call(path, body, raw)
+                finally:
+                    server.flight(-1)
             return self._send(404, _error_body(404, f"no route {path}"))
 
         def _model_ok(self, body: dict[str, Any]) -> bool:
