@@ -60,6 +60,19 @@ class JobRunner:
     def jobs(self) -> JobStore:  # rebuilt from the current connection after a reset
         return JobStore(self.services.db, self.policy)
 
+    def warm_up(self) -> None:
+        """Build what the first job would build (handlers, the LLM client, the embedder of
+        the vector owner), so that the first job is not seconds slower than the others
+        (imports, a local embedding model). Nothing is contacted; a failure here is only
+        logged - the job that needs the client reports it."""
+        try:
+            self.handlers()
+            _ = self.services.llm
+            if self.vector_owner:
+                _ = self.services.embedder
+        except Exception as e:  # noqa: BLE001 - the first job will say what is wrong
+            log.warning("warm-up of worker %s incomplete: %s", self.name, e)
+
     def handlers(self) -> dict[str, Handler]:
         if self._handlers is None:
             self._handlers = self._build_handlers()

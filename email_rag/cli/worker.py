@@ -34,6 +34,8 @@ def run(args, svc) -> Outcome:
         runner = use_services(svc, vector_owner=True)
     elif svc.settings.worker_class == "simple":
         runner = use_services(svc)  # jobs run in this process: one set of clients for both
+    if runner is not None:
+        runner.warm_up()
     worker = build_rq_worker(svc, args.with_vectors, name=args.name)
     worker.work(burst=args.burst, logging_level=svc.settings.log_level,
                 with_scheduler=False)

@@ -92,3 +92,20 @@ SELECT s.status, COUNT(*) AS n FROM send_attempts s GROUP BY s.status;
 -- name: bench_jobs_failed
 SELECT id, kind, state, attempts, last_error FROM jobs WHERE state IN ('failed', 'dead')
  ORDER BY id LIMIT 5;
+
+-- The send benchmark: a pending draft per mail (what the draft step leaves).
+-- name: bench_insert_draft
+INSERT INTO drafts (email_id, version, status, subject, body_draft, sources)
+VALUES (?, 1, 'pending_review', ?, ?, '[]');
+
+-- name: bench_mail_draft_ready
+UPDATE emails SET status = 'draft_ready' WHERE id = ?;
+
+-- name: bench_send_window
+SELECT COUNT(*) AS n, UNIX_TIMESTAMP(MIN(started_at)) AS first,
+       UNIX_TIMESTAMP(MAX(finished_at)) AS last
+  FROM jobs WHERE kind = 'send_draft' AND state = 'done';
+
+-- name: bench_send_attempts
+SELECT s.message_id, s.status AS send_status, d.status AS draft_status, e.status AS mail_status
+  FROM send_attempts s JOIN drafts d ON d.id = s.draft_id JOIN emails e ON e.id = d.email_id;
