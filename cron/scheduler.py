@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from email_rag.app import Services
@@ -27,10 +28,16 @@ log = logging.getLogger(__name__)
 def periodic_jobs(services: Services) -> list[tuple[str, int, Callable[[], Any]]]:
     """(id, interval seconds, function) of every periodic job."""
     from email_rag import maintenance
+    from email_rag.adapters.queue import enqueue_poll
+    from email_rag.dispatch import redispatch
     from email_rag.indexing import sync as index_sync
 
     s = services.settings
     jobs: list[tuple[str, int, Callable[[], Any]]] = [
+        # the poll itself runs in a worker; the mailbox lease keeps polls from overlapping
+        ("poll", s.poll_interval_seconds,
+         lambda: enqueue_poll(services.queue, s.queue_name) if s.mailboxes else False),
+        ("redispatch", s.redispatch_interval_seconds, lambda: redispatch(services)),
         ("cleanup_stuck", s.cleanup_interval_seconds, lambda: maintenance.cleanup_stuck(services)),
         ("flush_audit_spool", s.redispatch_interval_seconds,
          lambda: maintenance.flush_audit_spool(services)),
@@ -61,7 +68,10 @@ def _summary(result: Any) -> str:
 
 
 def build_scheduler(services: Services) -> BlockingScheduler:
-    sched = BlockingScheduler(timezone="UTC")
+    """Periodic jobs run one at a time in ONE executor thread: they share one MariaDB
+    connection, which must never be used by two threads at once."""
+    sched = BlockingScheduler(timezone="UTC",
+                              executors={"default": ThreadPoolExecutor(max_workers=1)})
     for job_id, seconds, fn in periodic_jobs(services):
         sched.add_job(guarded(job_id, services, fn), "interval", seconds=seconds, id=job_id,
                       max_instances=1, coalesce=True, next_run_time=datetime.now().astimezone())
@@ -79,4 +89,6 @@ def run_forever(services: Services) -> None:
     signal.signal(signal.SIGINT, stop)
     log.info("scheduler started: %s", ", ".join(j.id for j in sched.get_jobs()))
     sched.start()
+    # the periodic job that was running finishes before the connection is closed
+    sched._lookup_executor("default").shutdown(wait=True)  # noqa: SLF001
     log.info("scheduler stopped")

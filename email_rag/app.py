@@ -65,9 +65,15 @@ class Services:
         return LLMClient.from_settings(self.settings)
 
     def reset(self) -> None:
-        """Close and forget every cached client; the next access rebuilds it."""
+        """Close and forget every cached client; the next access rebuilds it.
+
+        A local Qdrant folder is kept open: it is not a connection but the one-owner lock
+        of the vector worker, which keeps it while it runs. Closing it on a MariaDB outage
+        (found by the chaos harness) let another process take the folder meanwhile, and
+        the worker's next index step failed on a store it had owned.
+        """
         for name, value in list(vars(self).items()):
-            if name == "settings":
+            if name == "settings" or (name == "vectors" and getattr(value, "mode", "") == "local"):
                 continue
             close = getattr(value, "close", None)
             if callable(close):
@@ -79,3 +85,6 @@ class Services:
 
     def close(self) -> None:
         self.reset()
+        vectors = self.__dict__.pop("vectors", None)
+        if vectors is not None:
+            vectors.close()

@@ -37,12 +37,15 @@ class StuckJobError(Exception):
 class JobStore:
     db: Database
     policy: RetryPolicy
+    safeguards: bool = True  # settings.safeguards; False only for the chaos counter-check
 
     # --- claim / finish ---
     def claim(self, job_id: int, worker: str) -> dict[str, Any] | None:
         """Atomically take the entry; None if another worker has it or it is not due."""
         with self.db.transaction() as cur:
-            if cur.execute(sql("jobs_claim"), {"id": job_id, "worker": worker}) != 1:
+            # naive (chaos counter-check only): claim without the state/due check
+            claim = sql("jobs_claim" if self.safeguards else "jobs_claim_naive")
+            if cur.execute(claim, {"id": job_id, "worker": worker}) != 1:
                 return None
             job = cur.fetchone(sql("jobs_get"), {"id": job_id})
             assert job is not None
@@ -121,16 +124,19 @@ class JobStore:
     def reset_stuck(self, older_than_s: int, limit: int = 500) -> list[dict[str, Any]]:
         """Entries processing longer than ``older_than_s`` go back into the retry cycle."""
         reset = []
-        with self.db.transaction() as cur:
-            for job in cur.fetchall(sql("jobs_stuck"), {"seconds": older_than_s, "limit": limit}):
+        stuck = self.db.fetchall(sql("jobs_stuck"), {"seconds": older_than_s, "limit": limit})
+        for job in stuck:  # one short transaction per entry: no range locks held
+            with self.db.transaction() as cur:
                 err = StuckJobError(
                     f"processing since {job['started_at']} (> {older_than_s} s) on worker "
                     f"{job['worker']}; presumed dead")
                 decision = self.policy.decide(int(job["attempts"]), err)
                 state = JobState.FAILED if decision.retry else JobState.DEAD
-                cur.execute(sql("jobs_reset_stuck"), {
-                    "id": job["id"], "state": state, "error": f"StuckJobError: {err}",
-                    "delay": decision.delay if decision.retry else 0})
+                if cur.execute(sql("jobs_reset_stuck"), {
+                        "id": job["id"], "state": state, "error": f"StuckJobError: {err}",
+                        "delay": decision.delay if decision.retry else 0,
+                        "worker": job["worker"], "started_at": job["started_at"]}) != 1:
+                    continue  # finished or re-claimed since the read: not stuck after all
                 write_events(cur, [AuditEvent(
                     Actor.SCHEDULER, "job", job["id"], "stuck_reset", JobState.PROCESSING, state,
                     attempt=job["attempts"],

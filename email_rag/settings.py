@@ -206,6 +206,13 @@ class Settings(BaseSettings):
         5.0, description="/metrics answers from a cache this fresh (s); 0 = always recompute."
     )
 
+    # --- Chaos harness counter-check ---
+    safeguards: bool = Field(
+        True, description="Idempotency, claims, dedup, reconciliation and approval locks. "
+        "False ONLY for the chaos harness's counter-check column (`email-rag chaos`), which "
+        "proves the harness detects the defects they prevent; never in production.",
+    )
+
     log_level: str = Field("INFO", description="Python log level.")
 
     @field_validator("worker_class")

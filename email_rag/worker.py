@@ -58,7 +58,7 @@ class JobRunner:
 
     @property
     def jobs(self) -> JobStore:  # rebuilt from the current connection after a reset
-        return JobStore(self.services.db, self.policy)
+        return JobStore(self.services.db, self.policy, self.services.settings.safeguards)
 
     def warm_up(self) -> None:
         """Build what the first job would build (handlers, the LLM client, the embedder of

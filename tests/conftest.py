@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
 from email_rag.db import Database
 from email_rag.db.migrate import ensure_database, migrate
@@ -59,25 +58,10 @@ def db(db_name: str) -> Iterator[Database]:
 @pytest.fixture
 def redis_url() -> Iterator[str]:
     """A Redis db (1..15) claimed for this test, flushed before and after."""
-    claim = redis.Redis.from_url(f"{REDIS_BASE}/0")
-    owner = uuid.uuid4().hex
-    for n in list(range(1, 16)) * 40:
-        if claim.set(f"email-rag-test-claim:{n}", owner, nx=True, ex=900):
-            break
-        import time
+    from email_rag.testing.redis_claim import claimed_db
 
-        time.sleep(0.05)
-    else:
-        pytest.fail("no free Redis db (1..15) for this test")
-    url = f"{REDIS_BASE}/{n}"
-    r = redis.Redis.from_url(url)
-    r.flushdb()
-    yield url
-    r.flushdb()
-    r.close()
-    if claim.get(f"email-rag-test-claim:{n}") == owner.encode():
-        claim.delete(f"email-rag-test-claim:{n}")
-    claim.close()
+    with claimed_db(REDIS_BASE, ttl=900, wait=30) as url:
+        yield url
 
 
 @pytest.fixture

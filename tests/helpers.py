@@ -26,3 +26,39 @@ def run_job(runner, job_id: int, max_handoffs: int = 6) -> str:
             break
         result = runner.run(job_id)
     return result
+
+
+def spawn(*args: str, env_extra: dict | None = None, log: Path | None = None) -> subprocess.Popen:
+    """Start ``python -m email_rag ARGS`` (a worker, the scheduler, the web) in the background."""
+    env = {**os.environ, **(env_extra or {})}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - closed with the process
+    return subprocess.Popen([sys.executable, "-m", "email_rag", *args], env=env, stdout=out,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def wait_for(predicate, timeout: float = 30.0, interval: float = 0.1, what: str = "condition"):
+    """Poll ``predicate`` until it returns a truthy value; fail the test after ``timeout`` s."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def stop(proc: subprocess.Popen, timeout: float = 15.0) -> int:
+    """SIGTERM and wait (SIGKILL if it does not stop); returns the exit code."""
+    import signal
+
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+    return proc.returncode

@@ -35,3 +35,10 @@ def search(text: str, mailbox_id: int | None = None, limit: int = 10) -> list[di
     from email_rag.indexing.retrieval import Retriever
 
     return Retriever(runner().services).search(text, mailbox_id, limit)
+
+
+def poll_mailboxes() -> dict:
+    """The scheduler's periodic poll, run by a worker (never in the scheduler process)."""
+    from email_rag.ingest.poller import Poller
+
+    return Poller(runner().services).poll().totals

@@ -114,7 +114,13 @@ class JobQueue:
             raise QueueUnavailableError(f"hand-off failed, the job row stays queued: {e}") from e
 
     def is_pending(self, job_id: int, queue: str | None = None) -> bool:
-        """True if Redis still holds this job waiting or running (not finished/failed/gone).
+        """True if Redis still holds this job WAITING to be picked up.
+
+        Only called for rows MariaDB says nobody holds (queued, or failed and due).
+        An RQ job still marked "started" for such a row belongs to a worker that died
+        (RQ notices only minutes later): it counts as missing, so it is enqueued again.
+        In the short window between a live worker's dequeue and its claim this sends a
+        duplicate delivery, which the claim in MariaDB turns into a no-op.
 
         ``queue``: the jobs row's queue; without it every queue RQ knows is checked.
         Hand-offs to that queue (from any other queue) count too.
@@ -131,7 +137,7 @@ class JobQueue:
                     except NoSuchJobError:
                         continue
                     status = job.get_status(refresh=False)
-                    if status in ("queued", "started", "scheduled", "deferred"):
+                    if status in ("queued", "scheduled", "deferred"):
                         return True
         except redis.RedisError as e:
             raise QueueUnavailableError(str(e)) from e
@@ -189,3 +195,28 @@ class JobQueue:
         if self._redis is not None:
             self._redis.close()
             self._redis = None
+
+
+POLL_TASK = "workers.tasks.poll_mailboxes"
+POLL_JOB_ID = "erag-poll"
+
+
+def enqueue_poll(queue: JobQueue, queue_name: str) -> bool:
+    """Ask a worker to poll every mailbox; at most one poll request waits in Redis.
+
+    The mailbox lease in MariaDB is what keeps polls from overlapping; this only
+    keeps the scheduler from piling up requests while the workers are busy.
+    """
+    try:
+        try:
+            job = Job.fetch(POLL_JOB_ID, connection=queue.redis)
+            if job.get_status(refresh=False) in ("queued", "started", "scheduled", "deferred"):
+                return False
+        except NoSuchJobError:
+            pass
+        queue.queue(queue_name).enqueue_call(POLL_TASK, job_id=POLL_JOB_ID, result_ttl=0,
+                                             failure_ttl=3600, timeout=3600)
+        queue.round_trips += 1
+    except redis.RedisError as e:
+        raise QueueUnavailableError(f"poll request not enqueued: {e}") from e
+    return True

@@ -17,7 +17,10 @@ number), so indexing a mail again overwrites its points; chunks beyond the
 new chunk count are deleted, so a shorter text leaves no stale chunk.
 
 Errors: unreachable, timed out, 5xx/429 -> ``StoreUnavailableError``; a
-refused request (4xx, wrong vector size) -> ``StoreRejectedError``.
+refused request (4xx, wrong vector size) -> ``StoreRejectedError``. In local
+mode the points are kept in a SQLite file per collection: a write that finds
+it locked by another process ("database is locked" after SQLite's 5 s busy
+wait) is ``StoreUnavailableError`` too (the chaos harness's Qdrant outage).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import json
 import logging
 import os
 import socket
+import sqlite3
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -127,7 +131,7 @@ class QdrantStore:
                     "only one process may open it (the worker started with --with-vectors). "
                     "Nothing was written.", path=str(self.path)) from e
             raise StoreUnavailableError(f"local Qdrant at {self.path}: {e}") from e
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, sqlite3.Error) as e:
             raise StoreUnavailableError(f"local Qdrant at {self.path} cannot be opened: {e}") from e
         self._write_owner()
         return client
@@ -204,6 +208,9 @@ class QdrantStore:
             raise StoreRejectedError(f"Qdrant at {self.where} refused {what}: {e}") from e
         except RuntimeError as e:  # local mode: closed instance and the like
             raise StoreUnavailableError(f"Qdrant at {self.where} failed during {what}: {e}") from e
+        except sqlite3.Error as e:  # local mode: its SQLite storage locked or failing
+            raise StoreUnavailableError(
+                f"Qdrant at {self.where}: its storage failed during {what}: {e}") from e
 
     # --- operations ---
     def replace_mail(self, email_id: int, points: Sequence[VectorPoint]) -> int:

@@ -32,6 +32,12 @@ def register(sub, common) -> None:
                              help="reset entries stuck in processing into the retry cycle")
     cleanup.set_defaults(handler=run_cleanup)
 
+    redispatch = sub.add_parser("redispatch", parents=[common],
+                                help="enqueue waiting entries that Redis lost (outbox)")
+    redispatch.add_argument("--grace", type=float, default=5.0,
+                            help="leave entries enqueued less than this many seconds ago alone")
+    redispatch.set_defaults(handler=run_redispatch)
+
     failed = sub.add_parser("failed", parents=[common], help="failed, dead and manual items")
     fsub = failed.add_subparsers(dest="failed_command", metavar="SUBCOMMAND", required=True)
     flist = fsub.add_parser("list", parents=[common], help="what needs a human")
@@ -114,3 +120,11 @@ def run_cleanup(args, svc) -> Outcome:
     return Outcome(ExitCode.OK, f"Reset {len(rows)} stuck entr{'y' if len(rows) == 1 else 'ies'} "
                    "into the retry cycle.", {"reset": rows}, table(rows, ["id", "worker", "state"])
                    if rows else "")
+
+
+def run_redispatch(args, svc) -> Outcome:
+    from ..dispatch import redispatch
+
+    n = redispatch(svc, grace_seconds=args.grace)
+    return Outcome(ExitCode.OK, f"Enqueued {n} waiting entr{'y' if n == 1 else 'ies'} that Redis "
+                   "did not hold.", {"enqueued": n})

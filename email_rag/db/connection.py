@@ -31,6 +31,12 @@ _CONNECTION_ERRNOS = {
     2026,  # SSL connection error
     2055,  # lost connection at handshake
     4031,  # disconnected by server because of inactivity
+    # Connector/C network errors (CR_ERR_NET_READ / CR_ERR_NET_WRITE): a read or write on a
+    # connection the server already closed, e.g. "Write error: Broken pipe (32)" after a
+    # KILL CONNECTION. Found by the chaos harness: as a DatabaseError (permanent) it made
+    # the job dead and its mail failed, instead of the worker waiting for MariaDB.
+    5013,
+    5014,
 }
 _BUSY_ERRNOS = {1205, 1213}  # lock wait timeout, deadlock
 

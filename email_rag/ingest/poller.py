@@ -232,7 +232,8 @@ class Poller:
         opts = PrepareOptions(message_id_domain=s.message_id_domain,
                               own_addresses=frozenset({config.reply_address.lower()}),
                               max_mail_bytes=max_mail,
-                              max_attachment_bytes=s.max_attachment_bytes)
+                              max_attachment_bytes=s.max_attachment_bytes,
+                              dedup=s.safeguards)
         target = BatchTarget(row["id"], config.name, config_folder, state.uidvalidity,
                              s.queue_name, self.owner, s.poll_lease_seconds, statement_bytes)
         try:

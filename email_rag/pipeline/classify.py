@@ -35,7 +35,7 @@ from .. import classification as cl
 from ..db import sql
 from ..llm_policy import LLMTask, PolicyLimits, TaskOutcome, run_task
 from ..prompts import load_prompt, mail_block, set_version
-from ..states import MailStatus
+from ..states import IndexStatus, MailStatus
 from .contract import StepContext, StepOutcome
 
 _CONTENT_KEYS = ("subject", "from_addr", "body_text", "raw", "auto_reason")
@@ -134,6 +134,8 @@ def _classified(ctx: StepContext, value: cl.Classification, version: str, defaul
     elif not value.needs_reply:
         status, stop = MailStatus.NO_REPLY, True
         reason = f"classified as {value.category.value}: no reply needed"
+    if stop:  # the index step will not run for it
+        updates = {**updates, "index_status": str(IndexStatus.SKIPPED)}
     events = [*events, ctx.event("classified", {
         "category": updates["category"], "priority": updates["priority"],
         "language": updates["language"], "needs_reply": updates["needs_reply"],

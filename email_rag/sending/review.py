@@ -76,16 +76,21 @@ def _newer_inbound(db_or_cur: Any, mail: dict[str, Any], since: Any) -> dict[str
 
 def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = None) -> ReviewResult:
     by = _actor(by)
+    # naive (settings.safeguards false: the chaos counter-check ONLY): no row lock, and an
+    # approved or sent draft is approved again, re-arming its send
+    naive = not svc.settings.safeguards
     with svc.db.transaction() as cur:
-        draft = cur.fetchone(sql("drafts_get_for_update"), {"id": draft_id})
+        draft = cur.fetchone(sql("drafts_get" if naive else "drafts_get_for_update"),
+                             {"id": draft_id})
         if draft is None:
             raise DraftNotFoundError(f"draft {draft_id} does not exist")
-        if draft["status"] in (DraftStatus.APPROVED, DraftStatus.SENT):
+        if draft["status"] in (DraftStatus.APPROVED, DraftStatus.SENT) and not naive:
             send = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
             return ReviewResult(draft_id, "already_approved", draft["status"],
                                 send and send["id"], send and send["message_id"],
                                 detail={"approved_by": draft["approved_by"]})
-        if draft["status"] not in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE):
+        if draft["status"] not in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE,
+                                   *((DraftStatus.APPROVED, DraftStatus.SENT) if naive else ())):
             raise DraftStateError(f"draft {draft_id} is {draft['status']}; only a pending or "
                                   "stale draft can be approved")
         mail = cur.fetchone("SELECT * FROM emails WHERE id = %s FOR UPDATE", (draft["email_id"],))
@@ -97,8 +102,9 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
                                             "edit_diff": diff or None})
         mailbox = cur.fetchone("SELECT name FROM mailboxes WHERE id = %s", (mail["mailbox_id"],))
         message_id = new_message_id(draft_id, svc.settings.message_id_domain)
-        cur.execute(sql("sends_insert"), {"draft_id": draft_id, "message_id": message_id,
-                                          "recipients": mail["from_addr"]})
+        cur.execute(sql("sends_insert_naive" if naive else "sends_insert"),
+                    {"draft_id": draft_id, "message_id": message_id,
+                     "recipients": mail["from_addr"]})
         send = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
         job_key = f"{JobKind.SEND_DRAFT}:{draft_id}"
         cur.execute(sql("jobs_insert"), {"kind": JobKind.SEND_DRAFT, "job_key": job_key,

@@ -77,7 +77,7 @@ INSERT IGNORE INTO emails
   (mailbox_id, dedup_key, message_id, folder, uidvalidity, uid, thread_key, in_reply_to,
    references_header, from_addr, from_name, to_addrs, cc_addrs, subject, sent_at, raw,
    raw_size, parse_status, parse_error, auto_reason, status, status_reason, body_text,
-   body_html, attachments)
+   body_html, attachments, index_status)
 VALUES {rows}
 RETURNING id, dedup_key;
 

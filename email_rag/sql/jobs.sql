@@ -7,6 +7,14 @@ UPDATE jobs
        finished_at = NULL, worker = %(worker)s
  WHERE id = %(id)s AND state IN ('queued', 'failed') AND next_run_at <= NOW(6);
 
+-- name: jobs_claim_naive
+-- settings.safeguards = false (the chaos harness's counter-check ONLY): no state/due check,
+-- so a duplicate delivery re-runs an entry that is done, dead or held by another worker.
+UPDATE jobs
+   SET state = 'processing', attempts = attempts + 1, started_at = NOW(6),
+       finished_at = NULL, worker = %(worker)s
+ WHERE id = %(id)s;
+
 -- name: jobs_get
 SELECT * FROM jobs WHERE id = %(id)s;
 
@@ -32,14 +40,20 @@ UPDATE jobs SET state = 'queued', queue = %(queue)s, attempts = GREATEST(attempt
 SELECT id FROM jobs WHERE id = %(id)s AND state = 'processing' AND worker = %(worker)s;
 
 -- name: jobs_stuck
+-- A plain read, no FOR UPDATE: locking the scanned 'processing' range deadlocked the
+-- workers' claims and checkpoints (found by the chaos harness); each reset below is
+-- a compare-and-set on one row instead.
 SELECT * FROM jobs
  WHERE state = 'processing' AND started_at < NOW(6) - INTERVAL %(seconds)s SECOND
- ORDER BY id LIMIT %(limit)s FOR UPDATE;
+ ORDER BY id LIMIT %(limit)s;
 
 -- name: jobs_reset_stuck
+-- Only the claim that was found stuck (same worker, same start): a job finished or
+-- re-claimed in the meantime is left alone.
 UPDATE jobs SET state = %(state)s, worker = NULL, finished_at = NOW(6), last_error = %(error)s,
        next_run_at = NOW(6) + INTERVAL %(delay)s SECOND
- WHERE id = %(id)s AND state = 'processing';
+ WHERE id = %(id)s AND state = 'processing' AND worker <=> %(worker)s
+   AND started_at <=> %(started_at)s;
 
 -- name: jobs_dispatchable
 -- Entries that should be in Redis now: queued, or failed and due.

@@ -31,7 +31,7 @@ CATEGORY_KEYWORDS: list[tuple[Category, tuple[str, ...]]] = [
     (Category.BILLING, ("invoice", "rechnung", "payment", "zahlung", "refund", "erstattung",
                         "gutschrift", "charged", "abgebucht", "facture", "paiement",
                         "remboursement", "factura", "pago", "reembolso")),
-    (Category.TECHNICAL, ("error", "fehler", "bug", "crash", "login", "password", "passwort",
+    (Category.TECHNICAL, ("error", "fehler", "bug", "crash", "login", "log in", "password", "passwort",
                           "does not work", "doesn't work", "funktioniert nicht", "erreur",
                           "ne fonctionne pas", "mot de passe", "no funciona", "contraseña")),
     (Category.ORDER, ("order", "bestellung", "delivery", "lieferung", "shipping", "versand",

@@ -66,6 +66,10 @@ Stats (``GET /_control/stats``)::
 so a client that got its answer sees it counted). ``in_flight`` / ``in_flight_peak``:
 chat and embedding calls being answered now / most at once since the last reset
 (the benchmarks read it to show that calls of different mails overlap).
+
+In-process, ``inflight()`` lists the calls being served right now (kind,
+client address, seconds since they arrived): the chaos harness uses it to
+SIGKILL the worker process whose LLM call is in flight (mid-step).
 """
 
 from __future__ import annotations
@@ -168,6 +172,8 @@ class ScriptedLLMServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._plan = _Plan(plan)
+        self._inflight: dict[int, dict[str, Any]] = {}
+        self._inflight_seq = 0
         self._reset_stats()
         self.httpd = ThreadingHTTPServer((host, port), _handler_for(self))
         self.httpd.daemon_threads = True
@@ -222,8 +228,7 @@ class ScriptedLLMServer:
         self.faults_by_kind: dict[str, Counter[str]] = {}
         self.log: deque[dict[str, Any]] = deque(maxlen=500)
         self.requests: deque[dict[str, Any]] = deque(maxlen=200)
-        self.in_flight = 0  # chat/embedding calls being answered now
-        self.in_flight_peak = 0  # most at once since the last reset: do calls overlap?
+        self.in_flight_peak = 0  # most calls at once since the last reset: do calls overlap?
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
@@ -234,8 +239,27 @@ class ScriptedLLMServer:
                 "rules": [{"index": i, "seen": s, "fired": f} for i, (s, f) in
                           enumerate(zip(self._plan.seen, self._plan.fired, strict=True))],
                 "log": list(self.log),
-                "in_flight": self.in_flight, "in_flight_peak": self.in_flight_peak,
+                "in_flight": len(self._inflight), "in_flight_peak": self.in_flight_peak,
             }
+
+    def inflight(self) -> list[dict[str, Any]]:
+        """Calls being served now: ``{"kind", "client": (host, port), "age_s"}``."""
+        now = time.monotonic()
+        with self._lock:
+            return [{"kind": c["kind"], "client": c["client"], "age_s": now - c["since"]}
+                    for c in self._inflight.values()]
+
+    def _enter(self, kind: str, client: Any) -> int:
+        with self._lock:
+            self._inflight_seq += 1
+            self._inflight[self._inflight_seq] = {"kind": kind, "client": tuple(client),
+                                                  "since": time.monotonic()}
+            self.in_flight_peak = max(self.in_flight_peak, len(self._inflight))
+            return self._inflight_seq
+
+    def _leave(self, token: int) -> None:
+        with self._lock:
+            self._inflight.pop(token, None)
 
     def wait(self, seconds: float) -> None:
         """Sleep that ends early when the server stops."""
@@ -261,11 +285,6 @@ class ScriptedLLMServer:
     def count(self, counter: str, kind: str) -> None:
         with self._lock:
             getattr(self, counter)[kind] += 1
-
-    def flight(self, delta: int) -> None:
-        with self._lock:
-            self.in_flight += delta
-            self.in_flight_peak = max(self.in_flight_peak, self.in_flight)
 
 
 def _error_body(status: int, message: str, code: str | None = None) -> dict[str, Any]:
@@ -317,8 +336,11 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
             self.send_header(*HEADER)
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client gave up (timeout, killed worker)
 
         def _hang_up(self) -> None:
             self.close_connection = True
@@ -373,14 +395,13 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 return self._send(200, {"ok": True})
             if body is None:
                 return self._send(400, _error_body(400, "request body is not a JSON object"))
-            call = (self._chat if path.endswith("/chat/completions")
-                    else self._embed if path.endswith("/embeddings") else None)
-            if call is not None:
-                server.flight(+1)
+            if path.endswith("/chat/completions") or path.endswith("/embeddings"):
+                chat = path.endswith("/chat/completions")
+                token = server._enter(_chat_kind(body) if chat else "embed", self.client_address)
                 try:
-                    return call(path, body, raw)
+                    return self._chat(path, body, raw) if chat else self._embed(path, body, raw)
                 finally:
-                    server.flight(-1)
+                    server._leave(token)
             return self._send(404, _error_body(404, f"no route {path}"))
 
         def _model_ok(self, body: dict[str, Any]) -> bool:

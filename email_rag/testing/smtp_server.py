@@ -20,6 +20,7 @@ import asyncio
 import email
 import email.policy
 import json
+import logging
 import socket
 import threading
 import time
@@ -29,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from aiosmtpd.controller import Controller
+
+logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs every command at INFO
 
 
 @dataclass
@@ -41,6 +44,7 @@ class Fault:
     stage: str = "data"
     times: int = 1  # how many messages it applies to
     seconds: float = 5.0
+    tag: str = ""  # free label, handed to ``on_fault`` (e.g. the chaos harness's "kill")
 
 
 @dataclass
@@ -62,14 +66,18 @@ class _Handler:
     def __init__(self, server: FaultSmtpServer) -> None:
         self.server = server
 
-    def _fault(self, stage: str) -> Fault | None:
+    def _fault(self, stage: str, session: Any = None) -> Fault | None:
+        fired = None
         with self.server.lock:
             for f in self.server.faults:
                 if f.stage == stage and f.times > 0:
                     f.times -= 1
                     self.server.injected.append(f"{stage}:{f.action}")
-                    return f
-        return None
+                    fired = f
+                    break
+        if fired is not None and self.server.on_fault is not None:
+            self.server.on_fault(fired, getattr(session, "peer", None))
+        return fired
 
     async def _apply(self, server: Any, fault: Fault) -> str | None:
         if fault.action == "drop":
@@ -78,21 +86,21 @@ class _Handler:
         return fault.action
 
     async def handle_MAIL(self, server, session, envelope, address, mail_options):
-        fault = self._fault("mail")
+        fault = self._fault("mail", session)
         if fault:
             return await self._apply(server, fault)
         envelope.mail_from = address
         return "250 OK"
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
-        fault = self._fault("rcpt")
+        fault = self._fault("rcpt", session)
         if fault:
             return await self._apply(server, fault)
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
     async def handle_DATA(self, server, session, envelope):
-        fault = self._fault("data")
+        fault = self._fault("data", session)
         if fault and fault.action != "stall":
             return await self._apply(server, fault)
         data = envelope.original_content or envelope.content
@@ -106,8 +114,12 @@ class _Handler:
 
 class FaultSmtpServer:
     def __init__(self, port: int = 0, record_path: Path | None = None,
-                 file_to: Callable[[bytes], None] | None = None) -> None:
+                 file_to: Callable[[bytes], None] | None = None,
+                 on_fault: Callable[[Fault, Any], None] | None = None) -> None:
+        """``on_fault(fault, peer)``: called when a fault fires, with the client's
+        (host, port) - e.g. to find and kill the process holding that connection."""
         self.port = port or free_port()
+        self.on_fault = on_fault
         self.lock = threading.Lock()
         self.faults: list[Fault] = []
         self.injected: list[str] = []
@@ -131,9 +143,9 @@ class FaultSmtpServer:
         self.stop()
 
     def add_fault(self, action: str, stage: str = "data", times: int = 1,
-                  seconds: float = 5.0) -> None:
+                  seconds: float = 5.0, tag: str = "") -> None:
         with self.lock:
-            self.faults.append(Fault(action, stage, times, seconds))
+            self.faults.append(Fault(action, stage, times, seconds, tag))
 
     def record(self, mail_from: str, rcpt_tos: list[str], data: bytes) -> None:
         msg = email.message_from_bytes(data, policy=email.policy.compat32)

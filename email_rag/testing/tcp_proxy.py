@@ -76,6 +76,8 @@ class TcpFaultProxy:
             except OSError:
                 _close(client)
                 continue
+            for s in (client, upstream):  # no Nagle: request/answer protocols (MariaDB,
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # IMAP) stall on it
             with self._lock:
                 if self._listener is not listener:
                     _close(client)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import socket
-import threading
 from collections.abc import Iterator
 
 from email_rag.app import Services
 from email_rag.settings import MailboxConfig, Settings
+from email_rag.testing.hang import HangingServer, closed_port
+
+__all__ = ["closed_port"]
 
 FAST = dict(imap_backoff_base=0.05, imap_backoff_cap=0.2, imap_timeout=3.0,
             poll_lease_seconds=30)
@@ -19,12 +20,6 @@ def services_for(settings: Settings, *mailboxes, **overrides) -> Services:
     return Services(settings.model_copy(update={"mailboxes": configs, **FAST, **overrides}))
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def with_port(config: MailboxConfig, port: int, **kw) -> MailboxConfig:
     return config.model_copy(update={"port": port, **kw})
 
@@ -32,28 +27,11 @@ def with_port(config: MailboxConfig, port: int, **kw) -> MailboxConfig:
 @contextlib.contextmanager
 def silent_server() -> Iterator[int]:
     """A TCP server that accepts connections and never says a word (IMAP timeout)."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-            except OSError:
-                return
-            held.append(conn)
-
-    threading.Thread(target=accept, daemon=True).start()
+    server = HangingServer()
     try:
-        yield srv.getsockname()[1]
+        yield server.port
     finally:
-        stop.set()
-        srv.close()
-        for c in held:
-            c.close()
+        server.close()
 
 
 def emails(db, *cols: str) -> list[dict]:

@@ -34,8 +34,8 @@ def svc(settings, server):
     s.close()
 
 
-def process(svc, db, subject, body, name="w1"):
-    email_id = make_email(db, subject=subject, body=body)
+def process(svc, db, subject, body, name="w1", **cols):
+    email_id = make_email(db, subject=subject, body=body, **cols)
     job = make_job(db, email_id)
     return email_id, job, run_job(JobRunner(svc, name), job)
 
@@ -118,3 +118,15 @@ def test_injection_in_the_mail_cannot_approve_or_send(svc, db):
     assert mail(db, email_id)["status"] == "draft_ready"
     assert [d["status"] for d in drafts(db, email_id)] == ["pending_review"]
     assert db.fetchone("SELECT COUNT(*) AS n FROM send_attempts")["n"] == 0
+
+
+def test_mail_without_a_sender_address_gets_no_draft_and_waits_for_a_human(svc, db, server):
+    """GIVEN a mail whose From is missing (a broken mail the poller still stored)
+    WHEN it is processed THEN no draft is made (nobody could send it; the chaos harness saw
+    staff approve one and its send die as a dead letter) and the mail is manual, with why."""
+    email_id, _, result = process(svc, db, "Problem", "Die Rechnung ist falsch.", from_addr="")
+    assert result == "done"
+    row = mail(db, email_id)
+    assert row["status"] == "manual" and "no sender address" in row["status_reason"]
+    assert drafts(db, email_id) == []
+    assert server.stats()["calls"].get("draft", 0) == 0

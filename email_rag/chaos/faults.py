@@ -1,0 +1,244 @@
+"""The fault injectors of a chaos run: one function per plan event (see ``plan``).
+
+Each event runs in its own thread (some hold a fault for a while) and records
+what it did in ``Injector.log``: done (with details), or skipped with the
+reason (e.g. no LLM call was in flight within the wait). Processes are
+always found by pid: a worker is identified by the TCP connection it holds
+(its client port towards the LLM server or the SMTP relay), never by name.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from ..db import Database, sql
+from .fleet import Fleet
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Targets:
+    """What the injectors act on (all of the run's own)."""
+
+    fleet: Fleet
+    imap_proxy: Any  # TcpFaultProxy in front of Dovecot
+    db_proxy: Any  # TcpFaultProxy in front of MariaDB
+    llm: Any  # ScriptedLLMServer
+    relay: Any  # FaultSmtpServer
+    redis_url: str
+    db_name: str
+    server_db: Callable[[], Database]  # direct connection to the server (not through the proxy)
+    run_db: Callable[[], Database]  # direct connection to the run's database
+    qdrant_storage: Path  # the local collection's SQLite file
+    queue: Any  # JobQueue on the run's Redis db
+    seed: int
+
+
+def pid_of_client(peer: tuple[str, int] | None) -> int | None:
+    """The local process that owns the client end ``peer`` of a TCP connection."""
+    if not peer:
+        return None
+    for c in psutil.net_connections(kind="tcp"):
+        if c.laddr and c.pid and (c.laddr.ip, c.laddr.port) == (peer[0], int(peer[1])):
+            return int(c.pid)
+    return None
+
+
+@dataclass
+class Injector:
+    t: Targets
+    stop: threading.Event = field(default_factory=threading.Event)
+    log: list[dict[str, Any]] = field(default_factory=list)
+    threads: list[threading.Thread] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, event: dict[str, Any], result: str, **detail: Any) -> None:
+        entry = {"at": event.get("at"), "fault": event["fault"], "result": result, **detail}
+        with self.lock:
+            self.log.append(entry)
+        (log.warning if result != "done" else log.info)("chaos %s: %s %s", event["fault"],
+                                                         result, detail or "")
+
+    def fire(self, event: dict[str, Any]) -> None:
+        th = threading.Thread(target=self._run, args=(event,), daemon=True,
+                              name=f"chaos-{event['fault']}")
+        self.threads.append(th)
+        th.start()
+
+    def busy(self) -> bool:
+        return any(th.is_alive() for th in self.threads)
+
+    def join(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        for th in self.threads:
+            th.join(max(0.1, deadline - time.monotonic()))
+
+    def _run(self, event: dict[str, Any]) -> None:
+        try:
+            getattr(self, f"_{event['fault']}")(event)
+        except Exception as e:  # noqa: BLE001 - a failing injector must not stop the run
+            log.exception("chaos %s failed", event["fault"])
+            self.record(event, f"error: {type(e).__name__}: {e}")
+
+    # --- injectors ---
+    def _smtp(self, e: dict[str, Any]) -> None:
+        self.t.relay.add_fault(e["action"], e["stage"], times=1,
+                               seconds=float(e.get("seconds", 5.0)), tag=e.get("tag", ""))
+        self.record(e, "done", armed=f"{e['stage']}:{e['action']}" +
+                    (f" ({e['tag']})" if e.get("tag") else ""))
+
+    def on_smtp_fault(self, fault: Any, peer: tuple[str, int] | None) -> None:
+        """Relay callback (its event loop thread): a stall tagged ``kill`` SIGKILLs the worker
+        holding the connection while the relay has accepted the message but not answered."""
+        if fault.tag != "kill":
+            return
+        event = {"fault": "smtp_kill", "at": None}
+        th = threading.Thread(target=self._kill_peer, args=(event, peer, 0.3), daemon=True)
+        self.threads.append(th)
+        th.start()
+
+    def _kill_peer(self, event: dict[str, Any], peer: tuple[str, int] | None,
+                   delay: float) -> None:
+        time.sleep(delay)
+        pid = pid_of_client(peer)
+        workers = self.t.fleet.worker_pids()
+        if pid is None or pid not in workers:
+            self.record(event, "skipped: the connection's process is not one of our workers",
+                        peer=peer, pid=pid)
+            return
+        proc = self.t.fleet.kill(pid, "stalled SMTP answer: between accept and marking sent")
+        self.record(event, "done" if proc else "skipped: already gone", pid=pid,
+                    role=proc.role if proc else None)
+
+    def _kill_llm_call(self, e: dict[str, Any]) -> None:
+        kind = e.get("kind", "chat")
+        deadline = time.monotonic() + float(e.get("wait_s", 8.0))
+        while time.monotonic() < deadline and not self.stop.is_set():
+            workers = self.t.fleet.worker_pids()
+            for call in self.t.llm.inflight():
+                if kind != "chat" and call["kind"] != kind:
+                    continue
+                if kind == "chat" and call["kind"] not in ("classify", "draft"):
+                    continue
+                pid = pid_of_client(call["client"])
+                if pid in workers:
+                    proc = self.t.fleet.kill(pid, f"mid-step: {call['kind']} LLM call in flight")
+                    if proc:
+                        self.record(e, "done", pid=pid, role=proc.role, call=call["kind"])
+                        return
+            time.sleep(0.01)
+        self.record(e, f"skipped: no {kind} LLM call of a worker in flight within "
+                    f"{e.get('wait_s', 8.0)} s")
+
+    def _kill_worker(self, e: dict[str, Any]) -> None:
+        procs = self.t.fleet.alive(e["role"])
+        if not procs:
+            self.record(e, f"skipped: no {e['role']} worker running")
+            return
+        proc = procs[0]
+        self.t.fleet.kill(proc.pid, f"planned kill of the {e['role']} worker")
+        self.record(e, "done", pid=proc.pid, role=proc.role)
+
+    def _imap_cut(self, e: dict[str, Any]) -> None:
+        proxy = self.t.imap_proxy
+        proxy.cut_after(int(e.get("bytes", 3000)))
+        proxy.sever()
+        self.stop.wait(float(e.get("seconds", 2.0)))
+        proxy.cut_after(None)
+        self.record(e, "done", cut_after=e.get("bytes"), seconds=e.get("seconds"))
+
+    def _imap_sever(self, e: dict[str, Any]) -> None:
+        self.t.imap_proxy.sever()
+        self.record(e, "done")
+
+    def _qdrant_outage(self, e: dict[str, Any]) -> None:
+        path = self.t.qdrant_storage
+        if not path.exists():
+            self.record(e, "skipped: the local Qdrant collection does not exist yet")
+            return
+        before = self._partially_indexed()
+        conn = sqlite3.connect(str(path), timeout=15, isolation_level=None)
+        try:
+            conn.execute("BEGIN EXCLUSIVE")
+            held = time.monotonic()
+            self.stop.wait(float(e.get("seconds", 16.0)))
+            # an outage lasts until it hurt: at least one index write gave up (the mail is
+            # partially_indexed), or max_seconds - whichever comes first
+            until = held + float(e.get("max_seconds", e.get("seconds", 16.0)))
+            while (not self.stop.is_set() and time.monotonic() < until
+                   and self._partially_indexed() <= before):
+                self.stop.wait(0.5)
+            conn.execute("ROLLBACK")
+            self.record(e, "done", held_s=round(time.monotonic() - held, 2),
+                        partially_indexed=self._partially_indexed() - before)
+        finally:
+            conn.close()
+
+    def _partially_indexed(self) -> int:
+        db = self.t.run_db()
+        try:
+            return int((db.fetchone(sql("chaos_partially_indexed")) or {}).get("n") or 0)
+        except Exception:  # noqa: BLE001 - MariaDB may be down by plan: count as unchanged
+            return -1
+        finally:
+            db.close()
+
+    def _redis_flush(self, e: dict[str, Any]) -> None:
+        import redis
+
+        r = redis.Redis.from_url(self.t.redis_url)
+        try:
+            keys = r.dbsize()
+            r.flushdb()
+        finally:
+            r.close()
+        self.record(e, "done", keys=keys)
+
+    def _db_kill_connections(self, e: dict[str, Any]) -> None:
+        db = self.t.server_db()
+        killed = 0
+        try:
+            for row in db.fetchall(sql("chaos_db_connections"), {"db": self.t.db_name}):
+                try:
+                    db.execute(f"KILL CONNECTION {int(row['id'])}")
+                    killed += 1
+                except Exception:  # noqa: BLE001 - it may have ended meanwhile
+                    pass
+        finally:
+            db.close()
+        self.record(e, "done", killed=killed)
+
+    def _db_down(self, e: dict[str, Any]) -> None:
+        self.t.db_proxy.down()
+        self.stop.wait(float(e.get("seconds", 3.0)))
+        self.t.db_proxy.up()
+        self.record(e, "done", seconds=e.get("seconds"))
+
+    def _redeliver(self, e: dict[str, Any]) -> None:
+        db = self.t.run_db()
+        try:
+            rows = db.fetchall(sql("chaos_done_jobs"))
+        finally:
+            db.close()
+        rng = random.Random(f"chaos-redeliver:{self.t.seed}:{e.get('at')}")
+        mails = [r for r in rows if r["kind"] == "process_email"]
+        sends = [r for r in rows if r["kind"] == "send_draft"]
+        count = int(e.get("count", 3))
+        picked = rng.sample(mails, min(len(mails), count))
+        picked += rng.sample(sends, min(len(sends), max(1, count // 2)))
+        if not picked:
+            self.record(e, "skipped: no finished queue entry yet")
+            return
+        self.t.queue.enqueue([(r["queue"], int(r["id"])) for r in picked])
+        self.record(e, "done", jobs=[int(r["id"]) for r in picked])

@@ -1,0 +1,280 @@
+"""The fault plan of a chaos run: JSON, seeded, reproducible.
+
+``default_plan(mails, seed)`` derives everything from the two numbers (same
+numbers, same plan, byte for byte); ``--plan FILE`` replaces it with a plan
+of the same shape (``validate`` says what is wrong with one). Shape::
+
+    {"version": 1, "seed": 7, "mails": 60,
+     "corpus": {"duplicate_rate": .., "auto_rate": .., "malformed_rate": ..,
+                "followup_rate": ..},
+     "deliveries": [[at_s, fraction], ...],      # waves into the IMAP inbox
+     "workers": {"plain": 2},                     # plus exactly one --with-vectors worker
+     "timing": {"deadline_s": .., "settle_s": ..},
+     "env": {"EMAIL_RAG_...": "..."},             # short intervals for every process
+     "llm": {scripted LLM server plan: seed, latency_ms, rules},
+     "staff": {"reject_rate": .., "double_approve_rate": .., "interval_s": ..},
+     "events": [{"at": s, "fault": NAME, ...}, ...]}
+
+Events (``at``: seconds after the fleet started):
+
+| fault | what the harness does |
+|---|---|
+| ``smtp`` | arm the fault relay: the next message at ``stage`` gets ``action`` (a reply line like ``421 ...``, ``drop``, or ``stall`` for ``seconds``; ``tag: kill`` = SIGKILL the worker holding that SMTP connection during the stall, i.e. between the relay's accept and the worker marking it sent) |
+| ``kill_llm_call`` | SIGKILL the worker whose LLM call of ``kind`` is in flight (mid-step); waits up to ``wait_s`` for one |
+| ``kill_worker`` | SIGKILL a worker of ``role`` (vectors / plain) wherever it is |
+| ``imap_cut`` | IMAP connections through the proxy are cut after ``bytes`` bytes for ``seconds`` (drops mid-FETCH) |
+| ``imap_sever`` | every open IMAP connection is dropped now |
+| ``qdrant_outage`` | the local Qdrant storage is locked by another process for ``seconds`` (longer, up to ``max_seconds``, until an index write gave up): index writes fail, mails become partially_indexed, the periodic sync repairs them |
+| ``redis_flush`` | FLUSHDB on the run's Redis db (every RQ job and worker record gone) |
+| ``db_kill_connections`` | KILL every MariaDB connection of the run's database |
+| ``db_down`` | the TCP proxy in front of MariaDB refuses and drops connections for ``seconds`` |
+| ``redeliver`` | ``count`` finished queue entries are delivered again through RQ (a duplicate delivery, as after a broker failover or a re-dispatch race) |
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+PLAN_VERSION = 1
+FAULTS = ("smtp", "kill_llm_call", "kill_worker", "imap_cut", "imap_sever", "qdrant_outage",
+          "redis_flush", "db_kill_connections", "db_down", "redeliver")
+DECISIONS = ("approve", "double_approve", "reject")
+
+# Settings every process of the run gets: short intervals so a run takes seconds, not hours.
+# stuck_after_seconds must exceed the longest legitimate step: a Qdrant outage blocks an
+# index write for store_tries x 5 s (the local store's SQLite busy timeout); an outage must
+# last longer than that (16 s) for a write to give up and leave the mail partially_indexed.
+BASE_ENV: dict[str, str] = {
+    "EMAIL_RAG_RETRY_DELAYS": "[1, 2, 3]",
+    "EMAIL_RAG_MAX_ATTEMPTS": "3",
+    "EMAIL_RAG_RETRY_JITTER": "0",
+    "EMAIL_RAG_STUCK_AFTER_SECONDS": "13",
+    "EMAIL_RAG_CLEANUP_INTERVAL_SECONDS": "1",
+    "EMAIL_RAG_REDISPATCH_INTERVAL_SECONDS": "1",
+    "EMAIL_RAG_REINDEX_INTERVAL_SECONDS": "2",
+    "EMAIL_RAG_POLL_INTERVAL_SECONDS": "1",
+    "EMAIL_RAG_JOB_TIMEOUT_SECONDS": "120",
+    "EMAIL_RAG_IMAP_TIMEOUT": "5",
+    "EMAIL_RAG_IMAP_BACKOFF_BASE": "0.5",
+    "EMAIL_RAG_IMAP_BACKOFF_CAP": "2",
+    "EMAIL_RAG_IMAP_FETCH_BATCH": "25",
+    "EMAIL_RAG_POLL_LEASE_SECONDS": "15",
+    "EMAIL_RAG_LLM_TIMEOUT": "1.5",
+    "EMAIL_RAG_LLM_MAX_RETRY_AFTER": "5",
+    "EMAIL_RAG_SMTP_TIMEOUT": "2",
+    "EMAIL_RAG_STORE_TRIES": "2",
+    "EMAIL_RAG_STORE_BACKOFF": "0.3",
+    "EMAIL_RAG_DB_OUTAGE_BACKOFF_MAX": "1",
+    "EMAIL_RAG_DB_CONNECT_TIMEOUT": "2",
+    "EMAIL_RAG_EMBEDDING_BACKEND": "hashing",
+    "EMAIL_RAG_VECTOR_LOCK_WAIT_SECONDS": "60",
+    "EMAIL_RAG_LOG_LEVEL": "WARNING",
+}
+
+
+class PlanError(ValueError):
+    """The fault plan is not valid."""
+
+
+def _round(x: float) -> float:
+    return round(x, 2)
+
+
+def active_seconds(mails: int) -> float:
+    """The stretch of a run over which deliveries and faults are spread."""
+    return max(30.0, 0.2 * mails)
+
+
+def default_plan(mails: int, seed: int) -> dict[str, Any]:
+    """The plan for ``mails`` generated mails and ``seed`` (reproducible)."""
+    if mails < 10:
+        raise PlanError("a chaos run needs at least 10 mails")
+    rng = random.Random(f"chaos-plan:{seed}:{mails}")
+    span = active_seconds(mails)
+    rounds = max(1, round(mails / 150))
+    deliveries = [[0.0, 0.4]] + [[_round(span * f), 0.15] for f in (0.08, 0.25, 0.45, 0.6)]
+
+    # the Qdrant outage comes early and alone with the LLM/SMTP faults: an index write
+    # blocked in it must give up (store_tries x 5 s) before a MariaDB fault makes the
+    # worker repeat the step after the outage (then the mail is simply indexed)
+    cycle: list[tuple[float, dict[str, Any]]] = [
+        (0.05, {"fault": "smtp", "stage": "mail", "action": "421 4.3.2 service shutting down"}),
+        (0.07, {"fault": "smtp", "stage": "data", "action": "stall", "seconds": 4.0,
+                "tag": "timeout"}),
+        (0.08, {"fault": "kill_llm_call", "kind": "classify", "wait_s": 10.0}),
+        (0.10, {"fault": "imap_cut", "bytes": 2500 + rng.randrange(4000), "seconds": 2.0}),
+        (0.12, {"fault": "qdrant_outage", "seconds": 16.0, "max_seconds": 30.0}),
+        (0.18, {"fault": "smtp", "stage": "rcpt", "action": "451 4.7.1 greylisted, try later"}),
+        (0.27, {"fault": "smtp", "stage": "data", "action": "stall", "seconds": 6.0,
+                "tag": "kill"}),
+        (0.30, {"fault": "redis_flush"}),
+        (0.34, {"fault": "kill_llm_call", "kind": "draft", "wait_s": 15.0}),
+        (0.40, {"fault": "smtp", "stage": "data", "action": "550 5.1.1 mailbox unavailable"}),
+        (0.50, {"fault": "imap_sever"}),
+        (0.55, {"fault": "smtp", "stage": "mail", "action": "drop"}),
+        (0.66, {"fault": "smtp", "stage": "data", "action": "451 4.3.0 queue full"}),
+        (0.70, {"fault": "db_kill_connections"}),
+        (0.74, {"fault": "redeliver", "count": 3 + rng.randrange(3)}),
+        (0.76, {"fault": "smtp", "stage": "data", "action": "stall", "seconds": 6.0,
+                "tag": "kill"}),
+        (0.80, {"fault": "db_down", "seconds": 3.0}),
+        (0.86, {"fault": "kill_worker", "role": "vectors"}),
+        (0.90, {"fault": "kill_llm_call", "kind": "chat", "wait_s": 15.0}),
+        (0.93, {"fault": "smtp", "stage": "data", "action": "stall", "seconds": 4.0,
+                "tag": "timeout"}),
+    ]
+    events = []
+    for r in range(rounds):
+        for frac, event in cycle:
+            at = span * (r + frac) / rounds + rng.uniform(-0.3, 0.3)
+            events.append({"at": _round(max(0.5, at)), **event})
+    events.sort(key=lambda e: e["at"])
+
+    llm_delay = 3.0  # > EMAIL_RAG_LLM_TIMEOUT: the client gives up first
+    llm = {
+        "seed": seed, "latency_ms": 60,
+        "rules": [
+            {"fault": "timeout_before", "kind": "chat", "probability": 0.025, "delay": llm_delay},
+            {"fault": "timeout_after", "kind": "chat", "probability": 0.025, "delay": llm_delay},
+            {"fault": "invalid_json", "kind": "classify", "probability": 0.04},
+            {"fault": "schema_violation", "kind": "classify", "probability": 0.03},
+            {"fault": "status", "status": 429, "retry_after": 0.3, "kind": "chat",
+             "probability": 0.04},
+            {"fault": "status", "status": 500, "kind": "chat", "probability": 0.025},
+            {"fault": "status", "status": 503, "kind": "chat", "probability": 0.02},
+        ],
+    }
+    plan = {
+        "version": PLAN_VERSION, "seed": seed, "mails": mails,
+        "corpus": {"duplicate_rate": 0.08, "auto_rate": 0.06, "malformed_rate": 0.03,
+                   "followup_rate": 0.12},
+        "deliveries": deliveries,
+        "workers": {"plain": 2},
+        "timing": {"deadline_s": _round(90 + 0.9 * mails), "settle_s": 2.0},
+        "env": dict(BASE_ENV),
+        "llm": llm,
+        "staff": {"reject_rate": 0.1, "double_approve_rate": 0.25, "interval_s": 0.3},
+        "events": events,
+    }
+    return validate(plan)
+
+
+def validate(plan: Any) -> dict[str, Any]:
+    """A checked, normalised copy; ``PlanError`` says what is wrong."""
+    if not isinstance(plan, dict):
+        raise PlanError("the plan must be a JSON object")
+    p = copy.deepcopy(plan)
+    if p.get("version") != PLAN_VERSION:
+        raise PlanError(f"plan version must be {PLAN_VERSION}")
+    for key in ("seed", "mails"):
+        if not isinstance(p.get(key), int):
+            raise PlanError(f"plan.{key} must be an integer")
+    if p["mails"] < 10:
+        raise PlanError("plan.mails must be at least 10")
+    waves = p.get("deliveries")
+    if (not isinstance(waves, list) or not waves
+            or not all(isinstance(w, list) and len(w) == 2 for w in waves)):
+        raise PlanError("plan.deliveries must be a list of [at_s, fraction] pairs")
+    if abs(sum(float(w[1]) for w in waves) - 1.0) > 1e-6:
+        raise PlanError("the delivery fractions must add up to 1")
+    corpus_keys = {"duplicate_rate", "auto_rate", "malformed_rate", "followup_rate",
+                   "attachment_rate"}
+    corpus = p.setdefault("corpus", {})
+    if not isinstance(corpus, dict) or set(corpus) - corpus_keys or not all(
+            isinstance(v, int | float) and 0 <= v <= 1 for v in corpus.values()):
+        raise PlanError(f"plan.corpus takes rates between 0 and 1 for {sorted(corpus_keys)}")
+    if int(p.get("workers", {}).get("plain", 0)) < 1:
+        raise PlanError("plan.workers.plain must be at least 1")
+    timing = p.setdefault("timing", {})
+    timing.setdefault("deadline_s", 90 + 0.9 * p["mails"])
+    timing.setdefault("settle_s", 2.0)
+    env = p.setdefault("env", {})
+    if not all(isinstance(k, str) and k.startswith("EMAIL_RAG_") for k in env):
+        raise PlanError("plan.env keys must be EMAIL_RAG_* settings")
+    for forbidden in ("EMAIL_RAG_SAFEGUARDS", "EMAIL_RAG_DB_NAME", "EMAIL_RAG_REDIS_URL"):
+        if forbidden in env:
+            raise PlanError(f"plan.env must not set {forbidden}: the harness sets it per run")
+    from ..testing.llm_server import normalise_plan
+
+    try:
+        p["llm"] = normalise_plan(p.get("llm") or {})
+    except ValueError as e:
+        raise PlanError(f"plan.llm: {e}") from e
+    staff = p.setdefault("staff", {})
+    for key, default in (("reject_rate", 0.1), ("double_approve_rate", 0.25),
+                         ("interval_s", 0.3)):
+        staff[key] = float(staff.get(key, default))
+    if staff["reject_rate"] + staff["double_approve_rate"] > 1:
+        raise PlanError("staff.reject_rate + staff.double_approve_rate must be at most 1")
+    events = p.setdefault("events", [])
+    for i, e in enumerate(events):
+        if not isinstance(e, dict) or e.get("fault") not in FAULTS:
+            raise PlanError(f"event {i}: fault must be one of {', '.join(FAULTS)}")
+        if not isinstance(e.get("at"), int | float) or e["at"] < 0:
+            raise PlanError(f"event {i}: 'at' must be seconds >= 0")
+        if e["fault"] == "smtp":
+            if e.get("stage") not in ("mail", "rcpt", "data"):
+                raise PlanError(f"event {i}: smtp stage must be mail, rcpt or data")
+            action = str(e.get("action", ""))
+            if action not in ("drop", "stall") and not action[:3].isdigit():
+                raise PlanError(f"event {i}: smtp action must be drop, stall or an SMTP reply")
+            if action == "stall" and e["stage"] != "data":
+                raise PlanError(f"event {i}: a stall happens at the data stage only")
+            if e.get("tag", "") not in ("", "kill", "timeout"):
+                raise PlanError(f"event {i}: smtp tag must be kill or timeout")
+        if e["fault"] == "kill_worker" and e.get("role") not in ("vectors", "plain"):
+            raise PlanError(f"event {i}: kill_worker role must be vectors or plain")
+        if e["fault"] == "kill_llm_call" and e.get("kind", "chat") not in (
+                "classify", "draft", "chat"):
+            raise PlanError(f"event {i}: kill_llm_call kind must be classify, draft or chat")
+        for key in ("seconds", "max_seconds", "bytes", "count", "wait_s"):
+            if key in e and (not isinstance(e[key], int | float) or e[key] < 0):
+                raise PlanError(f"event {i}: {key} must be a number >= 0")
+    events.sort(key=lambda e: e["at"])
+    return p
+
+
+def load(path: Path | str) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise PlanError(f"cannot read the plan {path}: {e}") from e
+    return validate(data)
+
+
+def dumps(plan: dict[str, Any]) -> str:
+    return json.dumps(plan, indent=2, sort_keys=True)
+
+
+def decision(plan: dict[str, Any], key: str) -> str:
+    """What staff do with the draft(s) of generated mail ``key`` (seeded per mail, so both
+    columns, and duplicate rows of one mail, get the same decision)."""
+    rng = random.Random(f"chaos-staff:{plan['seed']}:{key}")
+    roll = rng.random()
+    staff = plan["staff"]
+    if roll < staff["reject_rate"]:
+        return "reject"
+    if roll < staff["reject_rate"] + staff["double_approve_rate"]:
+        return "double_approve"
+    return "approve"
+
+
+def counts(plan: dict[str, Any]) -> dict[str, int]:
+    """How many events of each fault the plan holds (for the report)."""
+    out: dict[str, int] = {}
+    for e in plan["events"]:
+        name = e["fault"] if e["fault"] != "smtp" else f"smtp_{e.get('tag') or e['action'][:3]}"
+        out[name] = out.get(name, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def delivery_sizes(plan: dict[str, Any], total: int) -> list[int]:
+    """How many of ``total`` deliveries each wave carries (they add up to ``total``)."""
+    sizes = [math.floor(total * float(f)) for _, f in plan["deliveries"]]
+    sizes[0] += total - sum(sizes)
+    return sizes

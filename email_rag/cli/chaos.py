@@ -1,0 +1,109 @@
+"""``email-rag chaos``: the whole real pipeline under a seeded fault plan, and the defect table.
+
+By default two columns run one after the other on the same corpus and plan:
+``hardened`` (the pipeline as in production) and ``naive`` (settings.safeguards
+off: no dedup, no claim check, no step idempotency, no reconciliation, no
+approval lock). ``--naive`` runs only the naive column (does the harness see
+the defects?), ``--hardened-only`` only the hardened one (does the pipeline
+keep its promises?). ``--print-plan`` prints the plan and exits (edit it and
+pass it back with ``--plan FILE``).
+
+Exit codes: 0 every column that ran passed (hardened: zeros where zeros are
+promised; naive: every defect class shown); 3 verification failed; 1 the
+harness could not run (missing service, bad plan).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from .output import ExitCode, Outcome
+
+log = logging.getLogger(__name__)
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser("chaos", parents=[common],
+                       help="drive the real pipeline under a seeded fault plan; print the "
+                            "defect table (hardened vs safeguards off)")
+    p.add_argument("--mails", type=int, default=60, help="generated mails (default 60)")
+    p.add_argument("--seed", type=int, default=1, help="seed of corpus and plan (default 1)")
+    p.add_argument("--plan", metavar="FILE", help="fault plan JSON (default: from seed and mails)")
+    cols = p.add_mutually_exclusive_group()
+    cols.add_argument("--naive", action="store_true",
+                      help="run only the naive column (safeguards off)")
+    cols.add_argument("--hardened-only", action="store_true",
+                      help="run only the hardened column")
+    p.add_argument("--keep", action="store_true",
+                   help="keep each run's folder (process logs, plan) for inspection")
+    p.add_argument("--print-plan", action="store_true", help="print the plan JSON and exit")
+    p.set_defaults(handler=run)
+
+
+def run(args, svc) -> Outcome:
+    from ..chaos import plan as chaos_plan
+
+    try:
+        plan = chaos_plan.load(args.plan) if args.plan else \
+            chaos_plan.default_plan(args.mails, args.seed)
+    except chaos_plan.PlanError as e:
+        return Outcome(ExitCode.ERROR, f"Fault plan refused: {e}. Nothing was run.",
+                       {"error": "plan", "detail": str(e)})
+    if args.print_plan:
+        return Outcome(ExitCode.OK, "", {"plan": plan}, chaos_plan.dumps(plan))
+    logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd: every SMTP line
+    _sigterm_interrupts()
+    modes = ["naive"] if args.naive else ["hardened"] if args.hardened_only else \
+        ["hardened", "naive"]
+
+    from ..chaos.harness import HarnessError, Shared, run_mode
+    from ..chaos.report import render
+    from ..errors import EmailRagError
+    from ..testing.dovecot import Dovecot
+
+    try:
+        dovecot = Dovecot().start()
+    except EmailRagError as e:
+        return Outcome(ExitCode.ERROR, f"Cannot start the private Dovecot: {e}. Nothing was run.",
+                       {"error": "dovecot", "detail": str(e)})
+    results = {}
+    try:
+        shared = Shared.build(plan, dovecot)
+        for mode in modes:
+            log.info("chaos: %s column, %d mails, seed %d", mode, plan["mails"], plan["seed"])
+            print(f"chaos: running the {mode} column ({plan['mails']} mails, seed "
+                  f"{plan['seed']})...", file=sys.stderr, flush=True)
+            results[mode] = run_mode(plan, mode, shared, svc.settings, keep=args.keep)
+    except (HarnessError, EmailRagError) as e:
+        return Outcome(ExitCode.ERROR, f"The chaos harness failed: {type(e).__name__}: {e}. "
+                       "Every process it started was stopped and its database dropped.",
+                       {"error": type(e).__name__, "detail": str(e),
+                        "columns": {m: r.figures for m, r in results.items()}})
+    finally:
+        dovecot.stop()
+    duplicates = sum(1 for m in shared.mails if m.deliveries > 1)
+    text, data, ok, reasons = render(plan, results, len(shared.raws), duplicates)
+    if ok:
+        message = ("Verification passed: " + "; ".join(
+            ["hardened: zero where zero is promised" if "hardened" in results else "",
+             "naive: every defect class shows" if "naive" in results else ""]).strip("; ")
+            + ". Each run's database was dropped and its Redis db released.")
+        return Outcome(ExitCode.OK, message, data, text)
+    return Outcome(ExitCode.VERIFY_FAILED, "Verification FAILED: " + "; ".join(reasons)
+                   + ". See the findings above; a hardened defect is a bug in the pipeline.",
+                   data, text)
+
+
+def _sigterm_interrupts() -> None:
+    """SIGTERM stops a run like Ctrl-C: every process stopped, database dropped, Redis freed."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def interrupt(signum, frame):  # noqa: ARG001
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)

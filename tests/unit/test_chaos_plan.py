@@ -1,0 +1,81 @@
+"""The chaos fault plan: seeded, reproducible, validated."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from email_rag.chaos import plan as chaos_plan
+from email_rag.chaos.plan import PlanError, decision, default_plan, delivery_sizes, dumps, validate
+
+
+def test_same_seed_and_size_give_the_same_plan_byte_for_byte():
+    assert dumps(default_plan(60, 7)) == dumps(default_plan(60, 7))
+
+
+def test_another_seed_gives_another_plan():
+    a, b = default_plan(60, 7), default_plan(60, 8)
+    assert [e["at"] for e in a["events"]] != [e["at"] for e in b["events"]]
+    assert a["llm"]["seed"] != b["llm"]["seed"]
+
+
+def test_default_plan_holds_every_fault_the_harness_promises():
+    """GIVEN the default plan of a small run THEN it has each kind of fault at least once,
+    and the SMTP faults cover 421, 451, 550, a drop, a stall past the timeout and a stall
+    with a kill (between accept and marking sent)."""
+    plan = default_plan(60, 7)
+    faults = {e["fault"] for e in plan["events"]}
+    assert faults == set(chaos_plan.FAULTS)
+    smtp = {(e["action"][:3], e.get("tag", "")) for e in plan["events"] if e["fault"] == "smtp"}
+    assert {("421", ""), ("451", ""), ("550", ""), ("dro", ""), ("sta", "timeout"),
+            ("sta", "kill")} <= smtp
+    llm = {r["fault"] for r in plan["llm"]["rules"]}
+    assert {"timeout_before", "timeout_after", "invalid_json", "schema_violation",
+            "status"} <= llm
+    assert {r.get("status") for r in plan["llm"]["rules"]} >= {429, 500, 503}
+    assert [e["at"] for e in plan["events"]] == sorted(e["at"] for e in plan["events"])
+
+
+def test_bigger_runs_repeat_the_fault_cycle():
+    small, big = default_plan(60, 1), default_plan(500, 1)
+    assert len(big["events"]) >= 3 * len(small["events"])
+    assert big["timing"]["deadline_s"] > small["timing"]["deadline_s"]
+
+
+def test_the_plan_survives_a_round_trip_through_a_file(tmp_path):
+    path = tmp_path / "plan.json"
+    path.write_text(dumps(default_plan(80, 3)))
+    assert chaos_plan.load(path) == default_plan(80, 3)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda p: p.update(version=2), "version"),
+    (lambda p: p["events"].append({"at": 1, "fault": "meteor"}), "fault must be one of"),
+    (lambda p: p["events"].append({"at": 1, "fault": "smtp", "stage": "rcpt",
+                                   "action": "stall"}), "data stage only"),
+    (lambda p: p["events"].append({"at": -1, "fault": "redis_flush"}), "'at'"),
+    (lambda p: p["env"].update(EMAIL_RAG_SAFEGUARDS="false"), "must not set"),
+    (lambda p: p.update(deliveries=[[0, 0.5]]), "add up to 1"),
+    (lambda p: p["llm"]["rules"].append({"fault": "nonsense"}), "plan.llm"),
+])
+def test_a_broken_plan_is_refused_with_what_is_wrong(change, message):
+    plan = json.loads(dumps(default_plan(60, 7)))
+    change(plan)
+    with pytest.raises(PlanError, match=message):
+        validate(plan)
+
+
+def test_staff_decisions_are_seeded_per_mail_and_follow_the_rates():
+    plan = default_plan(60, 7)
+    keys = [f"m{i:05d}" for i in range(2000)]
+    first = [decision(plan, k) for k in keys]
+    assert first == [decision(plan, k) for k in keys]
+    share = {d: first.count(d) / len(keys) for d in chaos_plan.DECISIONS}
+    assert 0.07 < share["reject"] < 0.13 and 0.21 < share["double_approve"] < 0.29
+
+
+def test_delivery_waves_carry_every_delivery_once():
+    plan = default_plan(60, 7)
+    assert sum(delivery_sizes(plan, 63)) == 63
+    assert len(delivery_sizes(plan, 63)) == len(plan["deliveries"])

@@ -1,0 +1,211 @@
+"""The chaos verifier on hand-built ground truth: every defect class is counted, and
+what is explained (with its audit event) is not a defect."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from email_rag.chaos.harness import ModeResult
+from email_rag.chaos.report import render, table, verdict
+from email_rag.chaos.verify import (
+    PROMISED_ZERO,
+    Observed,
+    Received,
+    TruthMail,
+    draft_id_of,
+    verify,
+)
+
+TRUTH = [
+    TruthMail("m1", "support", "<m1@c.example>", "a.1@c.example", expects_draft=True),
+    TruthMail("m2", "support", "<m2@c.example>", "b.2@c.example", 2, True),
+    TruthMail("m3", "newsletter", "<m3@c.example>", "news@shop.example"),
+    TruthMail("m4", "malformed", None, "x4@c.example"),  # no Message-ID: matched by sender
+]
+
+
+def clean() -> Observed:
+    """m1 and m2 answered once each, m3 no reply, m4 failed (unparseable)."""
+    obs = Observed(
+        emails=[
+            {"id": 1, "message_id": "<m1@c.example>", "from_addr": "a.1@c.example",
+             "status": "sent", "index_status": "complete"},
+            {"id": 2, "message_id": "<m2@c.example>", "from_addr": "b.2@c.example",
+             "status": "sent", "index_status": "complete"},
+            {"id": 3, "message_id": "<m3@c.example>", "from_addr": "news@shop.example",
+             "status": "no_reply", "index_status": "skipped"},
+            {"id": 4, "message_id": None, "from_addr": "x4@c.example", "status": "failed",
+             "index_status": "skipped"},
+        ],
+        drafts=[{"id": 10, "email_id": 1, "status": "sent"},
+                {"id": 20, "email_id": 2, "status": "sent"}],
+        attempts=[{"id": 100, "draft_id": 10, "status": "sent"},
+                  {"id": 200, "draft_id": 20, "status": "sent"}],
+        jobs=[{"id": 1, "kind": "process_email", "state": "done", "email_id": 1},
+              {"id": 5, "kind": "send_draft", "state": "done", "email_id": 1, "draft_id": 10},
+              {"id": 6, "kind": "send_draft", "state": "done", "email_id": 2, "draft_id": 20}],
+        last_mail_state={1: "sent", 2: "sent", 3: "no_reply", 4: "failed"},
+        entity_events={("send_attempt", 100): {"send_started", "sent"},
+                       ("send_attempt", 200): {"send_started", "reconciled_sent"}},
+        event_counts={"retry_scheduled": 4, "reconciled_sent": 1, "duplicate_delivery": 1},
+        received=[Received("<draft-10.a@x>", 10, "<m1@c.example>"),
+                  Received("<draft-20.b@x>", 20, "<m2@c.example>")],
+        approved_drafts={10, 20},
+        send_marks={100: 1, 200: 2},
+    )
+    return obs
+
+
+def test_a_clean_end_state_keeps_every_promise():
+    v = verify(TRUTH, clean())
+    assert all(v.figures[k] == 0 for k in PROMISED_ZERO), v.findings
+    assert v.broken_promises() == [] and v.findings == {}
+    assert (v.figures["retries"], v.figures["reconciled_sent"],
+            v.figures["duplicate_deliveries_dropped"], v.figures["replies_received"]) == (4, 1, 1, 2)
+
+
+def test_duplicate_mail_draft_and_send_are_counted_per_generated_mail():
+    """GIVEN m2 stored twice (dedup off), each row drafted and each draft sent
+    THEN one duplicate mail, one duplicate draft and one duplicate send for m2."""
+    obs = clean()
+    obs.emails.append({"id": 5, "message_id": "<m2@c.example>", "from_addr": "b.2@c.example",
+                       "status": "sent", "index_status": "complete"})
+    obs.last_mail_state[5] = "sent"
+    obs.drafts.append({"id": 50, "email_id": 5, "status": "sent"})
+    obs.attempts.append({"id": 500, "draft_id": 50, "status": "sent"})
+    obs.entity_events[("send_attempt", 500)] = {"sent"}
+    obs.received.append(Received("<draft-50.c@x>", 50, "<m2@c.example>"))
+    obs.approved_drafts.add(50)
+    obs.send_marks[500] = 1
+    v = verify(TRUTH, obs)
+    assert (v.figures["duplicate_mails"], v.figures["duplicate_drafts"],
+            v.figures["duplicate_sends"]) == (1, 1, 1)
+    assert v.findings["duplicate_mails"] == ["m2: 2 rows (2, 5)"]
+    assert v.blind_spots() == []
+
+
+def test_the_same_message_received_twice_is_a_duplicate_send_and_superseded_drafts_are_not():
+    obs = clean()
+    obs.received.append(Received("<draft-10.a@x>", 10, "<m1@c.example>"))
+    obs.drafts.append({"id": 11, "email_id": 1, "status": "superseded"})
+    v = verify(TRUTH, obs)
+    assert (v.figures["duplicate_sends"], v.figures["duplicate_drafts"]) == (1, 0)
+    # sent twice, marked attempted once: the second copy left without a mark
+    assert v.figures["unmarked_sends"] == 1
+
+
+@pytest.mark.parametrize("attempt, job_state, events, missing", [
+    ("failed", "dead", {("send_attempt", 200): {"send_refused"},
+                        ("job", 6): {"dead_letter"}}, 0),  # 550: explained
+    ("unknown", "done", {("send_attempt", 200): {"send_unknown"}}, 0),  # a human decides
+    ("pending", "dead", {("job", 6): {"dead_letter"}}, 0),  # three 4xx: dead letter
+    ("sent", "done", {("send_attempt", 200): {"sent"}}, 1),  # says sent, never received
+    ("pending", "done", {}, 1),  # nothing explains it
+])
+def test_an_approved_draft_not_received_is_missing_unless_explained(attempt, job_state,
+                                                                     events, missing):
+    obs = clean()
+    obs.received = [r for r in obs.received if r.draft_id != 20]
+    obs.attempts[1]["status"] = attempt
+    obs.jobs[2]["state"] = job_state
+    obs.entity_events = {**obs.entity_events, **events}
+    obs.entity_events.setdefault(("send_attempt", 200), set())
+    v = verify(TRUTH, obs)
+    assert v.figures["missing_sends"] == missing
+
+
+def test_lost_mails_are_mails_without_row_and_rows_not_at_rest():
+    obs = clean()
+    obs.emails = [e for e in obs.emails if e["id"] != 3]  # m3 never stored
+    obs.emails[0]["status"] = "approved"  # m1 stuck
+    obs.last_mail_state[1] = "approved"
+    v = verify(TRUTH, obs)
+    assert v.figures["lost_mails"] == 2
+    assert v.findings["lost_mails"] == ["m3 (newsletter): no email row",
+                                        "email 1 rests in status approved"]
+
+
+def test_lost_events_are_states_without_the_audit_event_that_led_there():
+    obs = clean()
+    obs.last_mail_state[2] = "approved"  # mail 2 says sent, the audit log never saw it
+    obs.entity_events[("send_attempt", 100)] = {"send_started"}  # sent without an event
+    obs.spooled_events = 3
+    v = verify(TRUTH, obs)
+    assert v.figures["lost_events"] == 1 + 1 + 3
+
+
+def test_dead_letters_and_unknown_sends_need_an_audit_trail():
+    obs = clean()
+    obs.jobs += [{"id": 7, "kind": "process_email", "state": "dead", "email_id": 3,
+                  "last_error": "LLMError: HTTP 500"},
+                 {"id": 8, "kind": "process_email", "state": "dead", "email_id": 4,
+                  "last_error": "StuckJobError: presumed dead"}]
+    obs.entity_events[("job", 7)] = {"claimed", "dead_letter"}
+    obs.attempts.append({"id": 300, "draft_id": 30, "status": "unknown"})
+    v = verify(TRUTH, obs)
+    assert (v.figures["dead_letters"], v.figures["unexplained_dead_letters"]) == (2, 1)
+    assert (v.figures["unknown_sends"], v.figures["unexplained_unknown_sends"]) == (1, 1)
+    assert v.figures["outage_failures"] == 0
+    assert v.explained["dead_letters"] == ["job 7 (process_email, email 3): LLMError: HTTP 500",
+                                           "job 8 (process_email, email 4): StuckJobError: "
+                                           "presumed dead"]
+
+
+def test_a_mail_failed_by_a_database_outage_breaks_a_promise():
+    obs = clean()
+    obs.jobs.append({"id": 9, "kind": "process_email", "state": "dead", "email_id": 3,
+                     "last_error": "DatabaseError: MariaDB error 5014: Write error"})
+    obs.entity_events[("job", 9)] = {"dead_letter"}
+    v = verify(TRUTH, obs)
+    assert v.figures["outage_failures"] == 1 and "outage_failures" in v.broken_promises()
+
+
+def test_partially_indexed_mail_must_be_repaired_by_the_end():
+    obs = clean()
+    obs.partially_indexed_mails = 2
+    v = verify(TRUTH, obs)
+    assert (v.figures["partially_indexed"], v.figures["partially_indexed_left"]) == (2, 0)
+    obs.emails[0]["index_status"] = "partially_indexed"
+    assert verify(TRUTH, obs).figures["partially_indexed_left"] == 1
+
+
+def test_the_draft_header_names_the_draft():
+    assert draft_id_of(" draft=42") == 42 and draft_id_of(None) is None
+
+
+def result(mode: str, obs: Observed, settled: bool = True) -> ModeResult:
+    v = verify(TRUTH, obs)
+    return ModeResult(mode, {**v.figures, "process_starts": 4, "hard_kills": 2}, v.findings,
+                      settled, 1.0)
+
+
+def test_verdict_needs_hardened_zeros_and_naive_defects():
+    dup = clean()
+    dup.received.append(Received("<draft-10.a@x>", 10, "<m1@c.example>"))
+    dup.emails.append({"id": 5, "message_id": "<m2@c.example>", "from_addr": "b.2@c.example",
+                       "status": "no_reply", "index_status": "complete"})
+    dup.last_mail_state[5] = "no_reply"
+    dup.drafts.append({"id": 21, "email_id": 2, "status": "rejected"})
+    ok, _ = verdict({"hardened": result("hardened", clean()), "naive": result("naive", dup)})
+    assert ok
+    ok, reasons = verdict({"hardened": result("hardened", dup)})
+    assert not ok and "duplicate_mails=1" in reasons[0]
+    ok, reasons = verdict({"naive": result("naive", clean())})
+    assert not ok and "does not show: duplicate_mails, duplicate_drafts, duplicate_sends" in \
+        reasons[0]
+    ok, reasons = verdict({"hardened": result("hardened", clean(), settled=False)})
+    assert not ok and "did not settle" in reasons[0]
+
+
+def test_report_table_has_one_row_per_figure_and_the_json_the_same_numbers():
+    plan = {"seed": 1, "mails": 4, "events": []}
+    results = {"hardened": result("hardened", clean()),
+               "naive": result("naive", copy.deepcopy(clean()))}
+    text, data, ok, _ = render(plan, results, deliveries=5, duplicates=1)
+    lines = table(results).splitlines()
+    assert lines[0] == "| Figure | Hardened | Naive (safeguards off) |"
+    assert "| Duplicate sends (promised 0) | 0 | 0 |" in lines
+    assert data["columns"]["hardened"]["hard_kills"] == 2 and not ok
+    assert "Chaos run: seed 1, 4 generated mails, 5 deliveries (1 delivered twice)" in text
