@@ -1,80 +1,123 @@
-"""How fast the index step's work runs: N mails through ``Indexer`` into a local Qdrant
-folder (hashing embedder, or ``--backend local`` for all-MiniLM-L6-v2), and N searches.
+"""Index and search speed: ``Indexer`` and ``Retriever`` against bare qdrant-client calls.
 
-    python -m bench.index_speed [--mails 300] [--backend hashing|local]
+    python -m bench index [--mails 300] [--backend hashing|local] [--json]
 
-Uses a throw-away MariaDB database on 127.0.0.1 (dropped at the end) and a temp folder.
+N mails through ``Indexer.index`` (chunking, embedding, local Qdrant folder on
+disk, stale-chunk cleanup, graph off) next to a bare loop that embeds the same
+chunks and upserts them with ``QdrantClient.upsert`` into another collection of
+the same folder; then N searches through ``Retriever.search`` (embedding, a
+mailbox-scoped vector search, MariaDB rows) next to bare ``query_points`` with
+the same vectors and filter. Checked first: one point per chunk per mail in both
+collections, and every search found its own mail first.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import tempfile
 import time
-import uuid
+from typing import Any
 
 from email_rag.app import Services
-from email_rag.db import Database
-from email_rag.db.migrate import ensure_database, migrate
+from email_rag.indexing.chunking import mail_chunks
 from email_rag.indexing.indexer import Indexer
 from email_rag.indexing.retrieval import Retriever
-from email_rag.settings import Settings
+
+from .common import CheckFailed, Report, Workspace, rate, ratio
 
 TOPICS = ["printer error after the firmware update", "invoice charged twice",
           "password reset link expired", "parcel delivery is late", "cancel the subscription"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("--mails", type=int, default=300)
-    p.add_argument("--backend", default="hashing")
-    args = p.parse_args(argv)
-    name = f"erag_bench_{uuid.uuid4().hex[:8]}"
-    server = Database()
-    ensure_database(server, name)
-    db = Database(database=name)
-    migrate(db)
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(db_name=name, qdrant_path=f"{tmp}/q", embedding_backend=args.backend,
-                            audit_spool_path=f"{tmp}/spool.jsonl")
-        svc = Services(settings)
-        try:
-            db.execute("INSERT INTO mailboxes (name) VALUES ('bench')")
-            rows = []
-            for i in range(args.mails):
-                mid = f"<b{i}@bench>"
-                rows.append((1, hashlib.sha256(mid.encode()).hexdigest(), mid, "received",
-                             f"Mail {i}: {TOPICS[i % 5]}",
-                             f"Hello,\n\nwe have a problem: {TOPICS[i % 5]} (case {i}).\n"
-                             "Details follow in this paragraph. " * 3 + "\n\nRegards,\nX"))
-            with db.transaction() as cur:
-                cur.executemany("INSERT INTO emails (mailbox_id, dedup_key, message_id, status,"
-                                " subject, body_text) VALUES (?, ?, ?, ?, ?, ?)", rows)
-            mails = db.fetchall("SELECT * FROM emails ORDER BY id")
-            indexer = Indexer(svc)
-            svc.vectors.open()
-            svc.embedder.embed(["warm up"])
-            started = time.perf_counter()
-            for m in mails:
-                assert not indexer.index(m).missing
-            took = time.perf_counter() - started
-            print(f"index: {len(mails)} mails ({args.backend}, local Qdrant on disk) in "
-                  f"{took:.2f} s = {len(mails) / took:.0f} mails/s, "
-                  f"{svc.vectors.count()} points")
-            r = Retriever(svc)
-            started = time.perf_counter()
-            for i in range(50):
-                r.search(TOPICS[i % 5], limit=5)
-            took = time.perf_counter() - started
-            print(f"search: 50 queries in {took:.2f} s = {took / 50 * 1000:.1f} ms per query")
-        finally:
-            svc.close()
-            db.close()
-            server.execute(f"DROP DATABASE IF EXISTS `{name}`")
-            server.close()
-    return 0
+def run(args: Any) -> Report:
+    from qdrant_client import models
 
+    mails = args.mails or 300
+    with Workspace("index") as ws:
+        db = ws.fresh()
+        svc = Services(ws.settings(db, embedding_backend=args.backend))
+        ws.on_exit(svc.close)
+        db.execute("INSERT INTO mailboxes (name) VALUES ('bench')")
+        rows = []
+        for i in range(mails):
+            mid = f"<b{i}@bench>"
+            rows.append((1, hashlib.sha256(mid.encode()).hexdigest(), mid, "received",
+                         f"Mail {i}: {TOPICS[i % 5]}",
+                         f"Hello,\n\nwe have a problem: {TOPICS[i % 5]} (case {i}).\n"
+                         "Details follow in this paragraph. " * 3 + "\n\nRegards,\nX"))
+        with db.transaction() as cur:
+            cur.executemany("INSERT INTO emails (mailbox_id, dedup_key, message_id, status,"
+                            " subject, body_text) VALUES (?, ?, ?, ?, ?, ?)", rows)
+        emails = db.fetchall("SELECT * FROM emails ORDER BY id")
+        indexer = Indexer(svc)
+        svc.vectors.open()
+        svc.embedder.embed(["warm up"])
+        s = svc.settings
+        started = time.perf_counter()
+        for m in emails:
+            if indexer.index(m).missing:
+                raise CheckFailed(f"mail {m['id']} was not indexed completely")
+        index_s = time.perf_counter() - started
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+        client = svc.vectors.client
+        bare_coll = "bench_bare"
+        client.create_collection(bare_coll, vectors_config=models.VectorParams(
+            size=s.embedding_dim, distance=models.Distance.COSINE))
+        started = time.perf_counter()
+        chunk_total = 0
+        for m in emails:
+            chunks, _ = mail_chunks(m["subject"], m["body_text"], s.chunk_chars, s.chunk_overlap)
+            vectors = svc.embedder.embed(chunks)
+            client.upsert(bare_coll, wait=True, points=[
+                models.PointStruct(id=int(m["id"]) * 1000 + i, vector=list(v),
+                                   payload={"email_id": int(m["id"]), "mailbox_id": 1, "chunk": i})
+                for i, v in enumerate(vectors)])
+            chunk_total += len(chunks)
+        bare_index_s = time.perf_counter() - started
+        points = svc.vectors.count()
+        bare_points = client.count(bare_coll, exact=True).count
+        if points != chunk_total or bare_points != chunk_total:
+            raise CheckFailed(f"{points} points (bare {bare_points}) for {chunk_total} chunks")
+
+        retriever = Retriever(svc)
+        queries = [(m["id"], f"{m['subject']}\n{m['body_text']}") for m in emails[:min(50, mails)]]
+        started = time.perf_counter()
+        misses = 0
+        for email_id, text in queries:
+            found = retriever.search(text, mailbox_id=1, limit=5)
+            misses += not found or found[0]["email_id"] != email_id
+        search_s = time.perf_counter() - started
+        if misses:
+            raise CheckFailed(f"{misses} of {len(queries)} searches did not find their own mail")
+        flt = models.Filter(must=[models.FieldCondition(key="mailbox_id",
+                                                        match=models.MatchValue(value=1))])
+        started = time.perf_counter()
+        for _, text in queries:
+            vec = svc.embedder.embed([text])[0]
+            client.query_points(bare_coll, query=list(vec), limit=5, with_payload=True,
+                                query_filter=flt)
+        bare_search_s = time.perf_counter() - started
+        db.close()
+    n_q = len(queries)
+    figures = {"mails": mails, "backend": args.backend, "chunks": chunk_total,
+               "index_mails_per_s": rate(mails, index_s),
+               "bare_upsert_mails_per_s": rate(mails, bare_index_s),
+               "ratio": ratio(bare_index_s, index_s),
+               "search_ms": round(search_s / n_q * 1000, 2),
+               "bare_search_ms": round(bare_search_s / n_q * 1000, 2),
+               "search_ratio": ratio(bare_search_s, search_s)}
+    rows = [{"run": "Indexer.index", "per s": figures["index_mails_per_s"], "ms each": "",
+             "ratio": figures["ratio"]},
+            {"run": "bare embed + upsert", "per s": figures["bare_upsert_mails_per_s"],
+             "ms each": "", "ratio": ""},
+            {"run": "Retriever.search", "per s": rate(n_q, search_s),
+             "ms each": figures["search_ms"], "ratio": figures["search_ratio"]},
+            {"run": "bare embed + query_points", "per s": rate(n_q, bare_search_s),
+             "ms each": figures["bare_search_ms"], "ratio": ""}]
+    summary = (f"index ({mails} mails, {args.backend}, local Qdrant on disk): Indexer "
+               f"{figures['index_mails_per_s']} mails/s vs bare upsert "
+               f"{figures['bare_upsert_mails_per_s']} (ratio {figures['ratio']}); search "
+               f"{figures['search_ms']} ms vs bare {figures['bare_search_ms']} ms")
+    checks = [f"{chunk_total} points for {chunk_total} chunks in both collections",
+              f"all {n_q} searches found their own mail first"]
+    return Report("index", summary, ["run", "per s", "ms each", "ratio"], rows, figures, [],
+                  checks)

@@ -13,6 +13,7 @@ import logging
 import os
 import socket
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -43,17 +44,34 @@ def retry_policy(settings: Any) -> RetryPolicy:
 
 class JobRunner:
     def __init__(self, services: Services, name: str | None = None,
-                 pipeline: list[StepSpec] | None = None) -> None:
+                 pipeline: list[StepSpec] | None = None, vector_owner: bool = False) -> None:
+        """``vector_owner``: this process holds the (local) vector store and listens on the
+        vector queue, so it runs vector steps of the jobs it holds without a hand-off."""
         self.services = services
         self.name = name or worker_name()
         self.pipeline = pipeline if pipeline is not None else default_pipeline()
+        self.vector_owner = vector_owner
         self.policy = retry_policy(services.settings)
         self.outages = 0
+        self.results: Counter[str] = Counter()  # what run() returned, for the worker's summary
         self._handlers: dict[str, Handler] | None = None
 
     @property
     def jobs(self) -> JobStore:  # rebuilt from the current connection after a reset
         return JobStore(self.services.db, self.policy, self.services.settings.safeguards)
+
+    def warm_up(self) -> None:
+        """Build what the first job would build (handlers, the LLM client, the embedder of
+        the vector owner), so that the first job is not seconds slower than the others
+        (imports, a local embedding model). Nothing is contacted; a failure here is only
+        logged - the job that needs the client reports it."""
+        try:
+            self.handlers()
+            _ = self.services.llm
+            if self.vector_owner:
+                _ = self.services.embedder
+        except Exception as e:  # noqa: BLE001 - the first job will say what is wrong
+            log.warning("warm-up of worker %s incomplete: %s", self.name, e)
 
     def handlers(self) -> dict[str, Handler]:
         if self._handlers is None:
@@ -61,7 +79,10 @@ class JobRunner:
         return self._handlers
 
     def _build_handlers(self) -> dict[str, Handler]:
-        pipeline = PipelineRunner(self.services, self.pipeline)
+        from .pipeline.runner import queues
+
+        also = frozenset({queues(self.services.settings)[1]}) if self.vector_owner else frozenset()
+        pipeline = PipelineRunner(self.services, self.pipeline, also)
         from .sending.sender import SendService
 
         return {
@@ -72,6 +93,11 @@ class JobRunner:
 
     def run(self, job_id: int) -> str:
         """Returns what happened: done, handed_off, failed, dead, skipped, lost."""
+        result = self._run(job_id)
+        self.results[result] += 1
+        return result
+
+    def _run(self, job_id: int) -> str:
         job: dict[str, Any] | None = None
         while True:
             try:
@@ -108,7 +134,7 @@ class JobRunner:
         if handoff is not None:
             if self.jobs.handoff(job, self.name, handoff.queue, handoff.reason):
                 try:
-                    self.services.queue.enqueue([(handoff.queue, job["id"])])
+                    self.services.queue.hand_off(job["id"], handoff.queue, job["queue"])
                 except QueueUnavailableError as e:
                     log.warning("hand-off of job %s not enqueued (re-dispatch will): %s",
                                 job["id"], e)

@@ -22,10 +22,11 @@ def run_job(job_id: int) -> str:
     return runner().run(int(job_id))
 
 
-def use_services(services: Services) -> JobRunner:
-    """The ``email-rag worker`` process hands over its services (and the store it opened)."""
+def use_services(services: Services, vector_owner: bool = False) -> JobRunner:
+    """The ``email-rag worker`` process hands over its services (and the store it opened;
+    ``vector_owner``: it runs vector steps without handing the job to itself)."""
     global _runner
-    _runner = JobRunner(services)
+    _runner = JobRunner(services, vector_owner=vector_owner)
     return _runner
 
 

@@ -334,29 +334,68 @@ def connect(config: MailboxConfig, timeout: float) -> ImapMailbox:
 
 
 class ImapSentFolder:
-    """The mailbox's Sent folder, as the sending side needs it (one connection per call).
+    """The mailbox's Sent folder, as the sending side needs it.
 
     ``contains`` answers whether a mail with this Message-ID was filed there
     (reconciliation of a send whose outcome is unknown); a missing folder
     holds nothing. ``append`` files a sent reply (marked \\Seen), creating the
     folder when needed. Errors are ``ImapError``: the caller retries later.
+
+    One connection is kept between calls (a worker files one reply after the
+    other: connecting and logging in twice per reply was most of a send's time
+    in the send benchmark). A kept connection is checked with NOOP before it is
+    used and opened again if that fails - so no command with an effect is ever
+    repeated here; an error during a command closes the connection and is raised.
     """
 
     def __init__(self, config: MailboxConfig, timeout: float = 30.0) -> None:
         self.config = config
         self.timeout = timeout
         self.folder = config.sent_folder
+        self._imap: ImapMailbox | None = None
+        self._folder_seen = False  # the folder exists (seen or created on this connection)
+
+    def _session(self) -> ImapMailbox:
+        if self._imap is not None:
+            try:
+                self._imap._call("NOOP", lambda c: c.noop())
+                return self._imap
+            except ImapError:
+                self.close()
+        self._imap = ImapMailbox(self.config, self.timeout).connect()
+        return self._imap
+
+    def _do(self, fn: Callable[[ImapMailbox], T]) -> T:
+        imap = self._session()
+        try:
+            return fn(imap)
+        except ImapError:
+            self.close()
+            raise
 
     def contains(self, message_id: str) -> bool:
-        with ImapMailbox(self.config, self.timeout) as imap:
-            if not imap.folder_exists(self.folder):
-                return False
+        def search(imap: ImapMailbox) -> bool:
+            if not self._folder_seen:
+                if not imap.folder_exists(self.folder):
+                    return False
+                self._folder_seen = True
             return bool(imap.find_message_id(self.folder, message_id))
 
+        return self._do(search)
+
     def append(self, message: bytes) -> None:
-        with ImapMailbox(self.config, self.timeout) as imap:
-            imap.create_folder(self.folder)
+        def file(imap: ImapMailbox) -> None:
+            if not self._folder_seen:
+                imap.create_folder(self.folder)
+                self._folder_seen = True
             imap.append(self.folder, message, flags=("\\Seen",))
+
+        self._do(file)
+
+    def close(self) -> None:
+        imap, self._imap, self._folder_seen = self._imap, None, False
+        if imap is not None:
+            imap.close()
 
 
 def sent_folder(config: MailboxConfig, timeout: float = 30.0) -> ImapSentFolder:

@@ -21,12 +21,35 @@ from ..errors import QueueCallFailedError, QueueCallTimeoutError, QueueUnavailab
 TASK = "workers.tasks.run_job"
 
 
-def rq_job_id(job_id: int, queue: str) -> str:
-    """One RQ id per (entry, queue). A hand-off enqueues the entry on the vector queue while
-    its RQ job on the first queue is still running; with one shared id, RQ deleting the
-    finished job (result_ttl=0) deleted the hand-off with it and the entry sat in MariaDB
-    until a re-dispatch (found by the real two-worker test in tests/e2e)."""
-    return f"erag-{job_id}-{queue}"
+def rq_job_id(job_id: int, queue: str, via: str | None = None) -> str:
+    """One RQ id per (entry, queue), and per hand-off source.
+
+    A hand-off enqueues the entry on the vector queue while its RQ job on the first
+    queue is still running; with one shared id, RQ deleting the finished job
+    (result_ttl=0) deleted the hand-off with it and the entry sat in MariaDB until a
+    re-dispatch (found by the real two-worker test in tests/e2e). The same holds for
+    the hand-BACK to the first queue: the vector worker can finish its steps and hand
+    the entry back while the first queue's RQ job (same queue, so same base id) is
+    still being cleaned up - seen as lost hand-backs in the two-process worker
+    benchmark. So a hand-off carries the queue it came from (``via``)."""
+    base = f"erag-{job_id}-{queue}"
+    return f"{base}-via-{via}" if via else base
+
+
+class _RoundTrips:
+    n = 0
+
+
+def _counting(base: type, counter: _RoundTrips) -> type:
+    """A connection class that counts what it sends: one send = one round trip (a
+    pipeline is one; connecting is a few: HELLO, CLIENT SETINFO, SELECT)."""
+
+    class CountingConnection(base):  # type: ignore[misc, valid-type]
+        def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            counter.n += 1
+            super().send_packed_command(command, check_health)
+
+    return CountingConnection
 
 
 class JobQueue:
@@ -34,14 +57,22 @@ class JobQueue:
         self.redis_url = redis_url
         self.job_timeout = job_timeout
         self._redis: redis.Redis | None = None
-        self.round_trips = 0  # counted for benchmarks
+        self._trips = _RoundTrips()
+
+    @property
+    def round_trips(self) -> int:
+        """Redis round trips of this client so far, RQ's own included (a worker dequeues
+        through ``redis``); counted at the socket for the benchmarks, never guessed."""
+        return self._trips.n
 
     @property
     def redis(self) -> redis.Redis:
         if self._redis is None:
-            self._redis = redis.Redis.from_url(
+            pool = redis.ConnectionPool.from_url(
                 self.redis_url, socket_connect_timeout=3, socket_timeout=10
             )
+            pool.connection_class = _counting(pool.connection_class, self._trips)
+            self._redis = redis.Redis.from_pool(pool)
         return self._redis
 
     def queue(self, name: str) -> Queue:
@@ -68,10 +99,19 @@ class JobQueue:
                         result_ttl=0, failure_ttl=3600,
                     )
                 pipe.execute()
-            self.round_trips += 1
         except redis.RedisError as e:
             raise QueueUnavailableError(f"enqueue failed, job rows stay queued: {e}") from e
         return len(items)
+
+    def hand_off(self, job_id: int, to_queue: str, from_queue: str) -> None:
+        """Enqueue a hand-off of a claimed entry to another queue (its own RQ id, see
+        ``rq_job_id``)."""
+        try:
+            self.queue(to_queue).enqueue_call(
+                TASK, args=(job_id,), job_id=rq_job_id(job_id, to_queue, via=from_queue),
+                result_ttl=0, failure_ttl=3600)
+        except redis.RedisError as e:
+            raise QueueUnavailableError(f"hand-off failed, the job row stays queued: {e}") from e
 
     def is_pending(self, job_id: int, queue: str | None = None) -> bool:
         """True if Redis still holds this job WAITING to be picked up.
@@ -83,17 +123,22 @@ class JobQueue:
         duplicate delivery, which the claim in MariaDB turns into a no-op.
 
         ``queue``: the jobs row's queue; without it every queue RQ knows is checked.
+        Hand-offs to that queue (from any other queue) count too.
         """
         try:
-            names = [queue] if queue else [q.name for q in Queue.all(connection=self.redis)]
+            known = [q.name for q in Queue.all(connection=self.redis)]
+            names = [queue] if queue else known
             for name in names:
-                try:
-                    job = Job.fetch(rq_job_id(job_id, name), connection=self.redis)
-                except NoSuchJobError:
-                    continue
-                status = job.get_status(refresh=False)
-                if status in ("queued", "scheduled", "deferred"):
-                    return True
+                ids = [rq_job_id(job_id, name)]
+                ids += [rq_job_id(job_id, name, via=other) for other in known if other != name]
+                for rq_id in ids:
+                    try:
+                        job = Job.fetch(rq_id, connection=self.redis)
+                    except NoSuchJobError:
+                        continue
+                    status = job.get_status(refresh=False)
+                    if status in ("queued", "scheduled", "deferred"):
+                        return True
         except redis.RedisError as e:
             raise QueueUnavailableError(str(e)) from e
         return False

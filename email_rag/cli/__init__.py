@@ -30,6 +30,7 @@ COMMAND_MODULES = [
     "email_rag.cli.poll",
     "email_rag.cli.sample_mailbox",
     "email_rag.cli.chaos",
+    "email_rag.cli.bench",
 ]
 
 

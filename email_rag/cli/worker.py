@@ -22,18 +22,27 @@ def register(sub, common) -> None:
 
 
 def run(args, svc) -> Outcome:
+    from workers.tasks import use_services
+
     queues = listen_queues(svc.settings, args.with_vectors)
+    runner = None
     if args.with_vectors and not svc.settings.qdrant_url:
         # own the local Qdrant folder from the start (jobs of this process use it)
-        from workers.tasks import use_services
-
         from ..indexing.local_store import take
 
         take(svc)
-        use_services(svc)
+        runner = use_services(svc, vector_owner=True)
+    elif svc.settings.worker_class == "simple":
+        runner = use_services(svc)  # jobs run in this process: one set of clients for both
+    if runner is not None:
+        runner.warm_up()
     worker = build_rq_worker(svc, args.with_vectors, name=args.name)
     worker.work(burst=args.burst, logging_level=svc.settings.log_level,
                 with_scheduler=False)
+    data = {"queues": queues, "worker_class": svc.settings.worker_class}
+    if runner is not None:  # a forking worker's jobs ran (and were counted) in its children
+        data.update(jobs=dict(runner.results), db_commits=svc.db.commits,
+                    db_statements=svc.db.statements, redis_round_trips=svc.queue.round_trips)
     return Outcome(ExitCode.OK, f"Worker stopped (queues {', '.join(queues)}). Entries it did not "
                    "finish stay in MariaDB and are resumed by other workers or re-dispatch.",
-                   {"queues": queues})
+                   data)

@@ -87,7 +87,8 @@ class Database:
             self._params["database"] = database
         self.database = database
         self._conn: mariadb.Connection | None = None
-        self.commits = 0  # counted for benchmarks
+        self.commits = 0  # counted for benchmarks (every transaction, reads included)
+        self.statements = 0  # statements sent (execute/executemany), counted for benchmarks
 
     @classmethod
     def from_settings(cls, settings: Any, database: str | None = None) -> Database:
@@ -157,7 +158,7 @@ class Database:
             self.close()
             raise translate(e) from e
         try:
-            yield Cursor(cur)
+            yield Cursor(cur, self)
             conn.commit()
             self.commits += 1
         except mariadb.Error as e:
@@ -199,10 +200,13 @@ class Database:
 class Cursor:
     """A thin cursor inside a transaction; returns rows as dicts."""
 
-    def __init__(self, cur: Any) -> None:
+    def __init__(self, cur: Any, counts: Database | None = None) -> None:
         self._cur = cur
+        self._counts = counts
 
     def execute(self, query: str, params: Any = None) -> int:
+        if self._counts is not None:
+            self._counts.statements += 1
         try:
             self._cur.execute(query, params or ())
         except mariadb.Error as e:
@@ -212,6 +216,8 @@ class Cursor:
     def executemany(self, query: str, rows: Sequence[Any]) -> int:
         if not rows:
             return 0
+        if self._counts is not None:
+            self._counts.statements += 1
         try:
             self._cur.executemany(query, rows)
         except mariadb.Error as e:

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 @dataclass
 class StepContext:
     services: Services
-    email: dict[str, Any]  # the emails row as read at the start of the step
+    email: dict[str, Any]  # the emails row at the start of the step (read once per run, then
+    # kept current with the columns each checkpoint wrote)
     job: dict[str, Any]  # the jobs row
     step: Step
     confirmed: dict[str, Any] = field(default_factory=dict)  # step name -> detail of earlier steps

@@ -58,14 +58,18 @@ class SendService:
         self.services = services
         self.settings = services.settings
         self._sent_folder = sent_folder
+        self._folders: dict[str, SentFolder] = {}  # one kept IMAP connection per mailbox
         self.sender = sender or SmtpSender(SmtpConfig.from_settings(self.settings))
 
     def sent_folder(self, mailbox_name: str) -> SentFolder:
         if self._sent_folder is not None:
             return self._sent_folder(mailbox_name)
-        from ..adapters.imap import sent_folder
+        if mailbox_name not in self._folders:
+            from ..adapters.imap import sent_folder
 
-        return sent_folder(self.settings.mailbox(mailbox_name))
+            self._folders[mailbox_name] = sent_folder(self.settings.mailbox(mailbox_name),
+                                                      self.settings.imap_timeout)
+        return self._folders[mailbox_name]
 
     # --- the job handler ---
     def run(self, job: dict[str, Any], worker: str) -> None:
@@ -109,13 +113,13 @@ class SendService:
 
     # --- steps ---
     def _load(self, job: dict[str, Any]) -> dict[str, Any]:
-        db = self.services.db
-        draft = db.fetchone(sql("drafts_get"), {"id": job["draft_id"]})
-        if draft is None:
-            raise PermanentError(f"draft {job['draft_id']} does not exist")
-        mail = db.fetchone("SELECT * FROM emails WHERE id = %s", (draft["email_id"],))
-        mailbox = db.fetchone("SELECT * FROM mailboxes WHERE id = %s", (mail["mailbox_id"],))
-        attempt = db.fetchone(sql("sends_by_draft"), {"draft_id": draft["id"]})
+        with self.services.db.transaction() as cur:  # one read transaction, one snapshot
+            draft = cur.fetchone(sql("drafts_get"), {"id": job["draft_id"]})
+            if draft is None:
+                raise PermanentError(f"draft {job['draft_id']} does not exist")
+            mail = cur.fetchone("SELECT * FROM emails WHERE id = %s", (draft["email_id"],))
+            mailbox = cur.fetchone("SELECT * FROM mailboxes WHERE id = %s", (mail["mailbox_id"],))
+            attempt = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft["id"]})
         try:
             cfg = self.settings.mailbox(mailbox["name"])
             from_addr = cfg.reply_address

@@ -63,7 +63,9 @@ Stats (``GET /_control/stats``)::
 
 ``calls`` counts requests seen, ``produced`` answers computed (including
 ``timeout_after``), ``answered`` 200 answers sent (counted just before the write,
-so a client that got its answer sees it counted).
+so a client that got its answer sees it counted). ``in_flight`` / ``in_flight_peak``:
+chat and embedding calls being answered now / most at once since the last reset
+(the benchmarks read it to show that calls of different mails overlap).
 
 In-process, ``inflight()`` lists the calls being served right now (kind,
 client address, seconds since they arrived): the chaos harness uses it to
@@ -226,6 +228,7 @@ class ScriptedLLMServer:
         self.faults_by_kind: dict[str, Counter[str]] = {}
         self.log: deque[dict[str, Any]] = deque(maxlen=500)
         self.requests: deque[dict[str, Any]] = deque(maxlen=200)
+        self.in_flight_peak = 0  # most calls at once since the last reset: do calls overlap?
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
@@ -236,6 +239,7 @@ class ScriptedLLMServer:
                 "rules": [{"index": i, "seen": s, "fired": f} for i, (s, f) in
                           enumerate(zip(self._plan.seen, self._plan.fired, strict=True))],
                 "log": list(self.log),
+                "in_flight": len(self._inflight), "in_flight_peak": self.in_flight_peak,
             }
 
     def inflight(self) -> list[dict[str, Any]]:
@@ -250,6 +254,7 @@ class ScriptedLLMServer:
             self._inflight_seq += 1
             self._inflight[self._inflight_seq] = {"kind": kind, "client": tuple(client),
                                                   "since": time.monotonic()}
+            self.in_flight_peak = max(self.in_flight_peak, len(self._inflight))
             return self._inflight_seq
 
     def _leave(self, token: int) -> None:

@@ -1,0 +1,95 @@
+"""The one entry point of the benchmarks: ``python -m bench NAME [--mails N] [--json]``
+(also ``email-rag bench NAME ...``, the same code).
+
+Each benchmark measures the project next to a bare script doing the same I/O in the
+same run, and reports the ratio: absolute rates on a shared machine are noise. Each
+run uses its own fresh database, a claimed Redis db and a temp folder, and removes
+them at the end. Before it reports a figure it checks its own result (every mail
+exactly once, every draft sent once); a wrong run exits 3 with what was wrong.
+
+Exit codes: 0 figures reported (targets met or not: see the table), 1 the run broke,
+3 its correctness check failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+
+from email_rag.cli.output import ExitCode, Outcome
+
+BENCHMARKS = {
+    "ingest": ("bench.ingest", "the poller vs bare FETCH + INSERT; peak RSS by mailbox size"),
+    "worker": ("bench.worker", "the worker fleet vs a bare RQ job doing the same writes"),
+    "llm-bound": ("bench.llm_bound", "LLM at 500 ms per call: throughput by worker count"),
+    "send": ("bench.send", "the send job vs a bare smtplib loop"),
+    "index": ("bench.index_speed", "index and search speed (hashing or local model)"),
+}
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas: {text!r}") from None
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", choices=sorted(BENCHMARKS), metavar="NAME",
+                   help="; ".join(f"{k}: {v[1]}" for k, v in BENCHMARKS.items()))
+    p.add_argument("--mails", type=int, default=None,
+                   help="how many mails/drafts (defaults: ingest 10000, worker 2000, "
+                        "llm-bound 24, send 500, index 300)")
+    p.add_argument("--processes", type=_ints, default=None, metavar="1,2",
+                   help="worker processes per measured run (worker: 1,2; llm-bound: 1,2,4,8)")
+    p.add_argument("--runs", type=int, default=None,
+                   help="ingest: alternating runs, best kept (default 3; 1 when --mails < 1000)")
+    p.add_argument("--latency-ms", type=float, default=None,
+                   help="llm-bound: scripted LLM latency per call (default 500)")
+    p.add_argument("--memory-sizes", type=_ints, default=None, metavar="1000,10000",
+                   help="ingest: mailbox sizes of the peak-RSS runs (default 1000,10000)")
+    p.add_argument("--batch", type=int, default=200, help="ingest: UIDs per FETCH (default 200)")
+    p.add_argument("--worker-class", choices=("simple", "fork"), default="simple",
+                   help="RQ worker class of project and bare workers (default simple)")
+    p.add_argument("--backend", default="hashing", help="index: embedding backend")
+
+
+def execute(args: argparse.Namespace) -> Outcome:
+    module = importlib.import_module(BENCHMARKS[args.name][0])
+    from .common import CheckFailed
+
+    try:
+        report = module.run(args)
+    except CheckFailed as e:
+        return Outcome(ExitCode.VERIFY_FAILED,
+                       f"{args.name}: the run's own correctness check FAILED: {e}\n"
+                       "No speed is reported for a wrong run. Its database and Redis db were "
+                       "removed; run again, and look at the pipeline if it repeats.",
+                       {"bench": args.name, "error": "check_failed", "detail": str(e)})
+    except KeyboardInterrupt:
+        return Outcome(ExitCode.ERROR, f"{args.name}: interrupted; everything it made was removed.",
+                       {"bench": args.name, "error": "interrupted"})
+    except Exception as e:  # noqa: BLE001 - a broken run says why, and cleaned up
+        traceback.print_exc(file=sys.stderr)
+        return Outcome(ExitCode.ERROR,
+                       f"{args.name}: the run broke ({type(e).__name__}: {e}); nothing is "
+                       "reported. Its database, Redis db and temp folder were removed.",
+                       {"bench": args.name, "error": type(e).__name__, "detail": str(e)})
+    return Outcome(ExitCode.OK, report.summary, report.data(), report.text())
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    add_arguments(p)
+    p.add_argument("--json", action="store_true", help="the same figures as one JSON object")
+    args = p.parse_args(argv)
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    return execute(args).render(args.json)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,111 @@
+-- Benchmarks (bench/): the bare baselines' plain tables and the read-outs of a run.
+-- Only ever run against a benchmark's own throw-away database. Placeholders are '?'.
+
+-- The bare worker baseline: what a mail's processing writes, without its logic.
+-- name: bench_create_rows
+CREATE TABLE IF NOT EXISTS bench_rows (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  job INT NOT NULL,
+  final TINYINT NOT NULL DEFAULT 0,
+  at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+  payload VARCHAR(1000) NOT NULL,
+  KEY ix_bench_rows_job (job)
+) ENGINE=InnoDB;
+
+-- name: bench_insert_row
+INSERT INTO bench_rows (job, final, payload) VALUES (?, ?, ?);
+
+-- name: bench_rows_done
+SELECT COUNT(*) AS n, UNIX_TIMESTAMP(MAX(at)) AS last FROM bench_rows WHERE final = 1;
+
+-- name: bench_rows_check
+SELECT COUNT(*) AS rows_total, COUNT(DISTINCT job) AS jobs, SUM(final) AS finals,
+       (SELECT COUNT(*) FROM (SELECT job FROM bench_rows WHERE final = 1 GROUP BY job
+                               HAVING COUNT(*) > 1) d) AS doubled
+  FROM bench_rows;
+
+-- name: bench_rows_started
+SELECT job, UNIX_TIMESTAMP(MIN(at)) AS started FROM bench_rows GROUP BY job;
+
+-- The bare ingest baseline: the raw mails in a plain table.
+-- name: bench_create_raw_mails
+CREATE TABLE IF NOT EXISTS bench_raw_mails (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  uid INT NOT NULL,
+  sha CHAR(64) NOT NULL,
+  size INT NOT NULL,
+  raw LONGBLOB NOT NULL
+) ENGINE=InnoDB;
+
+-- name: bench_insert_raw_mail
+INSERT INTO bench_raw_mails (uid, sha, size, raw) VALUES (?, ?, ?, ?);
+
+-- name: bench_raw_mails_check
+SELECT COUNT(*) AS n, COUNT(DISTINCT uid) AS uids FROM bench_raw_mails;
+
+-- Read-outs of a pipeline run.
+-- name: bench_jobs_finished
+SELECT COUNT(*) AS n, UNIX_TIMESTAMP(MAX(finished_at)) AS last FROM jobs
+ WHERE state IN ('done', 'dead') AND kind = ?;
+
+-- name: bench_job_state
+SELECT state FROM jobs WHERE id = ?;
+
+-- name: bench_jobs_by_state
+SELECT kind, state, COUNT(*) AS n FROM jobs GROUP BY kind, state;
+
+-- name: bench_jobs_per_mail
+SELECT COUNT(*) AS n FROM (SELECT email_id FROM jobs WHERE kind = ? GROUP BY email_id
+                            HAVING COUNT(*) > 1) d;
+
+-- name: bench_mails_by_status
+SELECT status, COUNT(*) AS n FROM emails GROUP BY status;
+
+-- name: bench_drafts_per_mail
+SELECT e.status, COUNT(d.id) AS drafts, COUNT(*) AS n
+  FROM emails e LEFT JOIN drafts d ON d.email_id = e.id
+ GROUP BY e.id, e.status;
+
+-- name: bench_steps_run_twice
+SELECT COUNT(*) AS n FROM (
+  SELECT entity_id, JSON_VALUE(detail, '$.step') AS step FROM audit_log
+   WHERE entity_type = 'email' AND event = 'step_confirmed'
+   GROUP BY entity_id, step HAVING COUNT(*) > 1) d;
+
+-- name: bench_rows_written
+SELECT (SELECT COUNT(*) FROM audit_log WHERE actor <> 'poller') AS audit,
+       (SELECT COUNT(*) FROM email_steps) AS steps,
+       (SELECT COUNT(*) FROM drafts) AS drafts;
+
+-- name: bench_job_events
+SELECT entity_id, event, at FROM audit_log
+ WHERE entity_type = 'job' AND event IN ('claimed', 'handed_off') ORDER BY at, id;
+
+-- name: bench_step_events
+SELECT entity_id, JSON_VALUE(detail, '$.step') AS step, JSON_VALUE(detail, '$.job_id') AS job,
+       at FROM audit_log
+ WHERE entity_type = 'email' AND event = 'step_confirmed' ORDER BY at, id;
+
+-- name: bench_sends_per_draft
+SELECT s.status, COUNT(*) AS n FROM send_attempts s GROUP BY s.status;
+
+-- name: bench_jobs_failed
+SELECT id, kind, state, attempts, last_error FROM jobs WHERE state IN ('failed', 'dead')
+ ORDER BY id LIMIT 5;
+
+-- The send benchmark: a pending draft per mail (what the draft step leaves).
+-- name: bench_insert_draft
+INSERT INTO drafts (email_id, version, status, subject, body_draft, sources)
+VALUES (?, 1, 'pending_review', ?, ?, '[]');
+
+-- name: bench_mail_draft_ready
+UPDATE emails SET status = 'draft_ready' WHERE id = ?;
+
+-- name: bench_send_window
+SELECT COUNT(*) AS n, UNIX_TIMESTAMP(MIN(started_at)) AS first,
+       UNIX_TIMESTAMP(MAX(finished_at)) AS last
+  FROM jobs WHERE kind = 'send_draft' AND state = 'done';
+
+-- name: bench_send_attempts
+SELECT s.message_id, s.status AS send_status, d.status AS draft_status, e.status AS mail_status
+  FROM send_attempts s JOIN drafts d ON d.id = s.draft_id JOIN emails e ON e.id = d.email_id;
