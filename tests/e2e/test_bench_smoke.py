@@ -1,0 +1,55 @@
+"""Every benchmark runs from its one entry point with a tiny N and prints its ratios.
+
+The benchmarks themselves run on demand (``python -m bench NAME``, README
+"Performance"); this only proves each still works end to end - real Dovecot,
+MariaDB, Redis, worker processes, the scripted LLM and the SMTP relay - checks
+its own result and reports the fields the README quotes. Tiny N: the figures
+are meaningless here, only their presence is checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import ROOT, run_cli
+
+SMOKE = {
+    "ingest": (["--mails", "20", "--memory-sizes", "10,20", "--runs", "1"],
+               ["ratio", "ratio_same_io", "rss_growth"]),
+    "worker": (["--mails", "20", "--processes", "1"], ["ratio", "dispatch_ms_p50", "ratios"]),
+    "llm-bound": (["--mails", "4", "--processes", "1,2", "--latency-ms", "50"],
+                  ["ratio_to_ideal", "speedup", "overlap"]),
+    "send": (["--mails", "10"], ["ratio", "ratio_reuse", "sends_per_s"]),
+}
+
+
+def bench(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMAIL_RAG_")}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=ROOT)
+
+
+@pytest.mark.parametrize("name", sorted(SMOKE))
+def test_benchmark_runs_checks_itself_and_reports_its_ratios(name):
+    args, fields = SMOKE[name]
+    res = bench(name, *args, "--json")
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    out = json.loads(res.stdout)
+    assert out["ok"] is True and out["data"]["bench"] == name
+    for field in fields:
+        assert out["data"].get(field) is not None, (field, out["data"])
+    assert out["data"]["checks"], "a figure without its correctness check"
+    assert out["data"]["machine"]["nproc"] >= 1
+
+
+def test_the_email_rag_command_runs_the_same_benchmark_as_a_table(env):
+    res = run_cli("bench", "index", "--mails", "20", timeout=60)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Indexer.index" in res.stdout and "bare embed + upsert" in res.stdout
+    assert "ratio" in res.stdout and "checked before reporting" in res.stdout
