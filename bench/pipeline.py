@@ -58,6 +58,7 @@ class FleetRun:
     dispatch_ms: list[float] = field(default_factory=list)
     handoff_ms: list[float] = field(default_factory=list)
     step_ms: dict[str, float] = field(default_factory=dict)  # median per step
+    step_ms_mean: dict[str, float] = field(default_factory=dict)
     rows_per_mail: float = 0.0  # inserted rows (audit, steps, drafts) per mail
     llm: dict[str, Any] = field(default_factory=dict)
     checks: list[str] = field(default_factory=list)
@@ -257,6 +258,7 @@ def _timings(db: Database, run: FleetRun, sent: dict[int, float], bulk: set[int]
             if step:
                 per_step[step].append((t - t_prev) * 1000)
     run.step_ms = {step: round(statistics.median(v), 1) for step, v in per_step.items()}
+    run.step_ms_mean = {step: round(statistics.fmean(v), 1) for step, v in per_step.items()}
 
 
 @dataclass

@@ -7,8 +7,8 @@ fetched mail object and every prepared row object counted while alive
 streaming keeps at most the batch being stored plus the one being fetched.
 Peak RSS was tried first and discarded: a fresh interpreter's import peak
 (~69 MB) hides a 12.5 MB mailbox completely, so it could not fail. The
-tracemalloc view of the same poll is in ``bench/ingest.py --memory`` (3-4x
-slower, so not in the suite). Marked slow (~5 s here), still in the default run.
+benchmark reports the peak RSS anyway (``python -m bench ingest``: a 1,000- and a
+10,000-mail folder, each polled by ``email-rag poll --once`` in a subprocess). Marked slow (~5 s here), still in the default run.
 """
 
 from __future__ import annotations
