@@ -19,7 +19,7 @@ Events (``at``: seconds after the fleet started):
 
 | fault | what the harness does |
 |---|---|
-| ``smtp`` | arm the fault relay: the next message at ``stage`` gets ``action`` (a reply line like ``421 ...``, ``drop``, or ``stall`` for ``seconds``; ``tag: kill`` = SIGKILL the worker holding that SMTP connection during the stall, i.e. between the relay's accept and the worker marking it sent; ``tag: unfiled`` = the relay does not file that message into the Sent folder, so reconciliation cannot find it and the send ends ``unknown``) |
+| ``smtp`` | arm the fault relay (once it has received ``after_received`` messages, so the SMTP faults spread over the sending) : the next message at ``stage`` gets ``action`` (a reply line like ``421 ...``, ``drop``, or ``stall`` for ``seconds``; ``tag: kill`` = SIGKILL the worker holding that SMTP connection during the stall, i.e. between the relay's accept and the worker marking it sent; ``tag: unfiled`` = the relay does not file that message into the Sent folder, so reconciliation cannot find it and the send ends ``unknown``) |
 | ``kill_llm_call`` | SIGKILL the worker whose LLM call of ``kind`` is in flight (mid-step); waits up to ``wait_s`` for one |
 | ``kill_worker`` | SIGKILL a worker of ``role`` (vectors / plain) wherever it is |
 | ``imap_cut`` | IMAP connections through the proxy are cut after ``bytes`` bytes for ``seconds`` (drops mid-FETCH) |
@@ -134,7 +134,10 @@ def default_plan(mails: int, seed: int) -> dict[str, Any]:
     for r in range(rounds):
         for frac, event in cycle:
             at = span * (r + frac) / rounds + rng.uniform(-0.3, 0.3)
-            events.append({"at": _round(max(0.5, at)), **event})
+            extra = {}
+            if event["fault"] == "smtp":  # spread over the sends, which come late in a run
+                extra["after_received"] = int(0.6 * mails * (r + frac) / rounds)
+            events.append({"at": _round(max(0.5, at)), **event, **extra})
     events.sort(key=lambda e: e["at"])
 
     llm_delay = 3.0  # > EMAIL_RAG_LLM_TIMEOUT: the client gives up first
@@ -234,7 +237,7 @@ def validate(plan: Any) -> dict[str, Any]:
         if e["fault"] == "kill_llm_call" and e.get("kind", "chat") not in (
                 "classify", "draft", "chat"):
             raise PlanError(f"event {i}: kill_llm_call kind must be classify, draft or chat")
-        for key in ("seconds", "max_seconds", "bytes", "count", "wait_s"):
+        for key in ("seconds", "max_seconds", "bytes", "count", "wait_s", "after_received"):
             if key in e and (not isinstance(e[key], int | float) or e[key] < 0):
                 raise PlanError(f"event {i}: {key} must be a number >= 0")
     events.sort(key=lambda e: e["at"])
