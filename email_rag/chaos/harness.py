@@ -124,6 +124,7 @@ class Run:
         self.db_name = f"erag_chaos_{mode[0]}_{uuid.uuid4().hex[:10]}"
         self.cleanups: list[Any] = []
         self.notes: list[str] = []
+        self._unfiled = 0  # messages the relay must not file into the Sent folder
         self.stop = threading.Event()
 
     # --- connections ---
@@ -238,10 +239,17 @@ class Run:
         self.staff = Staff(self.svc, plan, self.shared.truth)
 
     def _file_sent(self, data: bytes) -> None:
-        """The relay files what it accepted into the Sent folder (like Exchange or Gmail)."""
+        """The relay files what it accepted into the Sent folder (like Exchange or Gmail),
+        except a message whose stall was tagged ``unfiled`` (a relay that keeps no record)."""
+        if self._unfiled:
+            self._unfiled -= 1
+            return
         self.user.deliver([data], folder="Sent")
 
     def _on_smtp_fault(self, fault: Any, peer: Any) -> None:
+        # called by the relay's event loop right before it records (and files) that message
+        if fault.tag == "unfiled":
+            self._unfiled += 1
         injector = getattr(self, "injector", None)
         if injector is not None:
             injector.on_smtp_fault(fault, peer)

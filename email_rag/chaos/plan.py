@@ -19,7 +19,7 @@ Events (``at``: seconds after the fleet started):
 
 | fault | what the harness does |
 |---|---|
-| ``smtp`` | arm the fault relay: the next message at ``stage`` gets ``action`` (a reply line like ``421 ...``, ``drop``, or ``stall`` for ``seconds``; ``tag: kill`` = SIGKILL the worker holding that SMTP connection during the stall, i.e. between the relay's accept and the worker marking it sent) |
+| ``smtp`` | arm the fault relay (once it has received ``after_received`` messages, so the SMTP faults spread over the sending) : the next message at ``stage`` gets ``action`` (a reply line like ``421 ...``, ``drop``, or ``stall`` for ``seconds``; ``tag: kill`` = SIGKILL the worker holding that SMTP connection during the stall, i.e. between the relay's accept and the worker marking it sent; ``tag: unfiled`` = the relay does not file that message into the Sent folder, so reconciliation cannot find it and the send ends ``unknown``) |
 | ``kill_llm_call`` | SIGKILL the worker whose LLM call of ``kind`` is in flight (mid-step); waits up to ``wait_s`` for one |
 | ``kill_worker`` | SIGKILL a worker of ``role`` (vectors / plain) wherever it is |
 | ``imap_cut`` | IMAP connections through the proxy are cut after ``bytes`` bytes for ``seconds`` (drops mid-FETCH) |
@@ -116,6 +116,8 @@ def default_plan(mails: int, seed: int) -> dict[str, Any]:
         (0.34, {"fault": "kill_llm_call", "kind": "draft", "wait_s": 15.0}),
         (0.40, {"fault": "smtp", "stage": "data", "action": "550 5.1.1 mailbox unavailable"}),
         (0.50, {"fault": "imap_sever"}),
+        (0.52, {"fault": "smtp", "stage": "data", "action": "stall", "seconds": 4.0,
+                "tag": "unfiled"}),
         (0.55, {"fault": "smtp", "stage": "mail", "action": "drop"}),
         (0.66, {"fault": "smtp", "stage": "data", "action": "451 4.3.0 queue full"}),
         (0.70, {"fault": "db_kill_connections"}),
@@ -132,7 +134,10 @@ def default_plan(mails: int, seed: int) -> dict[str, Any]:
     for r in range(rounds):
         for frac, event in cycle:
             at = span * (r + frac) / rounds + rng.uniform(-0.3, 0.3)
-            events.append({"at": _round(max(0.5, at)), **event})
+            extra = {}
+            if event["fault"] == "smtp":  # spread over the sends, which come late in a run
+                extra["after_received"] = int(0.6 * mails * (r + frac) / rounds)
+            events.append({"at": _round(max(0.5, at)), **event, **extra})
     events.sort(key=lambda e: e["at"])
 
     llm_delay = 3.0  # > EMAIL_RAG_LLM_TIMEOUT: the client gives up first
@@ -225,14 +230,14 @@ def validate(plan: Any) -> dict[str, Any]:
                 raise PlanError(f"event {i}: smtp action must be drop, stall or an SMTP reply")
             if action == "stall" and e["stage"] != "data":
                 raise PlanError(f"event {i}: a stall happens at the data stage only")
-            if e.get("tag", "") not in ("", "kill", "timeout"):
-                raise PlanError(f"event {i}: smtp tag must be kill or timeout")
+            if e.get("tag", "") not in ("", "kill", "timeout", "unfiled"):
+                raise PlanError(f"event {i}: smtp tag must be kill, timeout or unfiled")
         if e["fault"] == "kill_worker" and e.get("role") not in ("vectors", "plain"):
             raise PlanError(f"event {i}: kill_worker role must be vectors or plain")
         if e["fault"] == "kill_llm_call" and e.get("kind", "chat") not in (
                 "classify", "draft", "chat"):
             raise PlanError(f"event {i}: kill_llm_call kind must be classify, draft or chat")
-        for key in ("seconds", "max_seconds", "bytes", "count", "wait_s"):
+        for key in ("seconds", "max_seconds", "bytes", "count", "wait_s", "after_received"):
             if key in e and (not isinstance(e[key], int | float) or e[key] < 0):
                 raise PlanError(f"event {i}: {key} must be a number >= 0")
     events.sort(key=lambda e: e["at"])

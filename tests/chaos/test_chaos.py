@@ -37,9 +37,10 @@ def test_small_plan_hardened_keeps_every_promise_and_naive_shows_every_defect():
     assert {k: hardened[k] for k in PROMISED_ZERO} == dict.fromkeys(PROMISED_ZERO, 0)
     assert out["data"]["runs"]["hardened"]["settled"]
     # the faults were real, not skipped
-    assert hardened["hard_kills"] >= 4 and hardened["process_starts"] >= 4 + 4
+    assert hardened["hard_kills"] >= 3 and hardened["process_starts"] >= 4 + 3
     assert hardened["retries"] > 0 and hardened["stuck_resets"] > 0
     assert hardened["reconciled_sent"] > 0
+    assert hardened["unknown_sends"] > 0  # the stall the relay did not file: a human decides
     assert hardened["partially_indexed"] > 0
     assert hardened["duplicate_deliveries_dropped"] > 0
     assert hardened["replies_received"] > 20

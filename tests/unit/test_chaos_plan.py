@@ -22,14 +22,15 @@ def test_another_seed_gives_another_plan():
 
 def test_default_plan_holds_every_fault_the_harness_promises():
     """GIVEN the default plan of a small run THEN it has each kind of fault at least once,
-    and the SMTP faults cover 421, 451, 550, a drop, a stall past the timeout and a stall
-    with a kill (between accept and marking sent)."""
+    and the SMTP faults cover 421, 451, 550, a drop, a stall past the timeout (filed in the
+    Sent folder, and not: the send ends unknown) and a stall with a kill (between accept
+    and marking sent)."""
     plan = default_plan(60, 7)
     faults = {e["fault"] for e in plan["events"]}
     assert faults == set(chaos_plan.FAULTS)
     smtp = {(e["action"][:3], e.get("tag", "")) for e in plan["events"] if e["fault"] == "smtp"}
     assert {("421", ""), ("451", ""), ("550", ""), ("dro", ""), ("sta", "timeout"),
-            ("sta", "kill")} <= smtp
+            ("sta", "kill"), ("sta", "unfiled")} <= smtp
     llm = {r["fault"] for r in plan["llm"]["rules"]}
     assert {"timeout_before", "timeout_after", "invalid_json", "schema_violation",
             "status"} <= llm
