@@ -325,6 +325,17 @@ def rq_workers(r: redis.Redis) -> int:
     return len(Worker.all(connection=r))
 
 
+def terminate(popen: subprocess.Popen, timeout: float = 5) -> None:
+    """SIGTERM a helper server process; SIGKILL it if it does not stop in ``timeout`` s."""
+    if popen.poll() is None:
+        popen.terminate()
+        try:
+            popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            popen.kill()
+            popen.wait()
+
+
 class LLMServerProcess:
     """The scripted LLM server in its own process (its CPU is not the bench's)."""
 
@@ -352,10 +363,4 @@ class LLMServerProcess:
         self._call("POST", "/_control/reset")
 
     def stop(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.terminate()
-            try:
-                self.popen.wait(5)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
+        terminate(self.popen)

@@ -51,6 +51,7 @@ from .common import (
     spawn,
     stop,
     store_mails,
+    terminate,
     wait_until,
 )
 
@@ -76,13 +77,7 @@ class Relay:
                        for line in self.record.read_text().splitlines() if line.strip())
 
     def stop(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.terminate()
-            try:
-                self.popen.wait(5)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
+        terminate(self.popen)
 
 
 def make_drafts(db: Database, user: DovecotUser, mails: int) -> list[int]:

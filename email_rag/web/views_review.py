@@ -33,6 +33,12 @@ def _filters(mailbox: str | None, category: str | None) -> dict[str, str]:
     return {k: v for k, v in (("mailbox", mailbox), ("category", category)) if v}
 
 
+def _back_to_draft(request: Request, draft_id: int, level: str, text: str) -> RedirectResponse:
+    """Say what happened (nothing changed) and show the draft again (POST-redirect-GET)."""
+    flash(request, level, text)
+    return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+
+
 def _next_url(svc, mailbox: str | None, category: str | None) -> str:
     """The oldest pending draft under the same filters, else the queue."""
     rows = review.list_pending(svc, mailbox or None, category or None, limit=1)
@@ -78,13 +84,12 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
     try:
         r = review.approve(svc, draft_id, user.name, edited)
     except (DraftStateError, BadInputError) as e:
-        flash(request, "error", f"Draft #{draft_id} was not approved: {e}")
-        return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+        return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not approved: {e}")
     if r.action == "already_approved":
-        flash(request, "warn", f"Draft #{draft_id} was already approved by "
-              f"{r.detail.get('approved_by') or 'someone'}. Nothing changed: the reply is sent "
-              "once.")
-        return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+        return _back_to_draft(request, draft_id, "warn",
+                              f"Draft #{draft_id} was already approved by "
+                              f"{r.detail.get('approved_by') or 'someone'}. Nothing changed: "
+                              "the reply is sent once.")
     edited_note = " with your edits" if r.detail.get("edited") else ""
     flash(request, "ok", f"Draft #{draft_id} approved{edited_note}. The reply is queued and "
           "will be sent exactly once.", f"/drafts/{draft_id}", "View it")
@@ -98,11 +103,9 @@ def reject(request: Request, user: StaffUser, draft_id: int, reason: FormStr = "
     try:
         r = review.reject(svc, draft_id, user.name, reason)
     except (DraftStateError, BadInputError) as e:
-        flash(request, "error", f"Draft #{draft_id} was not rejected: {e}")
-        return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+        return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not rejected: {e}")
     if r.action == "already_rejected":
-        flash(request, "warn", f"Draft #{draft_id} was already rejected. Nothing changed.")
-        return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+        return _back_to_draft(request, draft_id, "warn", f"Draft #{draft_id} was already rejected. Nothing changed.")
     flash(request, "ok", f"Draft #{draft_id} rejected; the mail is closed without a reply.",
           f"/drafts/{draft_id}", "View it")
     return RedirectResponse(_next_url(svc, mailbox, category), status_code=303)
@@ -115,8 +118,7 @@ def regenerate(request: Request, user: StaffUser, draft_id: int, note: FormStr =
     try:
         r = regen.regenerate(svc, draft_id, user.name, note)
     except (DraftStateError, BadInputError) as e:
-        flash(request, "error", f"Draft #{draft_id} was not regenerated: {e}")
-        return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+        return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not regenerated: {e}")
     if r.action == "already_superseded":
         flash(request, "warn", f"Draft #{draft_id} was already replaced; a new draft for this "
               "mail is on its way or in the queue.")
