@@ -26,6 +26,8 @@ from .fleet import Fleet
 
 log = logging.getLogger(__name__)
 
+GATING = frozenset({"qdrant_outage"})  # faults the next delivery wave waits for (see gating)
+
 
 @dataclass
 class Targets:
@@ -63,6 +65,9 @@ class Injector:
     threads: list[threading.Thread] = field(default_factory=list)
     armers: list[threading.Thread] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # faults that hold back the next delivery wave until they are in force (a Qdrant
+    # outage must overlap index writes: the mails delivered after it is armed make them)
+    gates: set[int] = field(default_factory=set)
 
     def record(self, event: dict[str, Any], result: str, **detail: Any) -> None:
         entry = {"at": event.get("at"), "fault": event["fault"], "result": result, **detail}
@@ -72,12 +77,24 @@ class Injector:
                                                          result, detail or "")
 
     def fire(self, event: dict[str, Any]) -> None:
+        if event["fault"] in GATING:
+            with self.lock:
+                self.gates.add(id(event))
         th = threading.Thread(target=self._run, args=(event,), daemon=True,
                               name=f"chaos-{event['fault']}")
         # an SMTP fault waiting for the relay to have received enough messages does not
         # keep the run from settling: if the sends end first, it is recorded as skipped
         (self.armers if event.get("after_received") else self.threads).append(th)
         th.start()
+
+    def gating(self) -> bool:
+        """True while a fault that must overlap the next delivery wave is not armed yet."""
+        with self.lock:
+            return bool(self.gates)
+
+    def _ungate(self, event: dict[str, Any]) -> None:
+        with self.lock:
+            self.gates.discard(id(event))
 
     def busy(self) -> bool:
         return any(th.is_alive() for th in self.threads)
@@ -97,6 +114,8 @@ class Injector:
         except Exception as e:  # noqa: BLE001 - a failing injector must not stop the run
             log.exception("chaos %s failed", event["fault"])
             self.record(event, f"error: {type(e).__name__}: {e}")
+        finally:
+            self._ungate(event)
 
     # --- injectors ---
     def _smtp(self, e: dict[str, Any]) -> None:
@@ -176,25 +195,34 @@ class Injector:
         self.record(e, "done")
 
     def _qdrant_outage(self, e: dict[str, Any]) -> None:
+        """Lock the local collection's storage until an index write gave up.
+
+        Not timing luck: the outage waits for the collection to exist (the first indexed
+        mail creates it), the next delivery wave is held back until the lock is in force
+        (``gating``), so those mails are indexed into the outage; and it lasts until at
+        least one mail became partially_indexed (or ``max_seconds``, recorded as
+        "no effect"). A vector worker (re)started meanwhile runs without the store."""
         path = self.t.qdrant_storage
-        if not path.exists():
-            self.record(e, "skipped: the local Qdrant collection does not exist yet")
-            return
+        while not path.exists():
+            if self.stop.wait(0.2):
+                self.record(e, "skipped: the run ended before the local Qdrant collection "
+                            "existed")
+                return
         before = self._partially_indexed()
-        conn = sqlite3.connect(str(path), timeout=15, isolation_level=None)
+        conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
         try:
             conn.execute("BEGIN EXCLUSIVE")
+            self._ungate(e)
             held = time.monotonic()
             self.stop.wait(float(e.get("seconds", 16.0)))
-            # an outage lasts until it hurt: at least one index write gave up (the mail is
-            # partially_indexed), or max_seconds - whichever comes first
-            until = held + float(e.get("max_seconds", e.get("seconds", 16.0)))
+            until = held + float(e.get("max_seconds", 120.0))
             while (not self.stop.is_set() and time.monotonic() < until
                    and self._partially_indexed() <= before):
                 self.stop.wait(0.5)
             conn.execute("ROLLBACK")
-            self.record(e, "done", held_s=round(time.monotonic() - held, 2),
-                        partially_indexed=self._partially_indexed() - before)
+            effect = self._partially_indexed() - before
+            self.record(e, "done" if effect > 0 else "no effect: no index write gave up",
+                        held_s=round(time.monotonic() - held, 2), partially_indexed=effect)
         finally:
             conn.close()
 

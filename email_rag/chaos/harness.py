@@ -272,7 +272,7 @@ class Run:
         while True:
             now = time.monotonic()
             elapsed = now - t0
-            while waves and waves[0][0] <= elapsed:
+            while waves and waves[0][0] <= elapsed and not self.injector.gating():
                 _, batch = waves.pop(0)
                 delivered += self.user.deliver(batch)
             while events and events[0]["at"] <= elapsed:

@@ -24,7 +24,7 @@ Events (``at``: seconds after the fleet started):
 | ``kill_worker`` | SIGKILL a worker of ``role`` (vectors / plain) wherever it is |
 | ``imap_cut`` | IMAP connections through the proxy are cut after ``bytes`` bytes for ``seconds`` (drops mid-FETCH) |
 | ``imap_sever`` | every open IMAP connection is dropped now |
-| ``qdrant_outage`` | the local Qdrant storage is locked by another process for ``seconds`` (longer, up to ``max_seconds``, until an index write gave up): index writes fail, mails become partially_indexed, the periodic sync repairs them |
+| ``qdrant_outage`` | once the collection exists, the local Qdrant storage is locked by another process for ``seconds`` and then until an index write gave up (at most ``max_seconds``); the next delivery wave waits until the lock is in force, so its mails are indexed into the outage: index writes fail, mails become partially_indexed, the periodic sync repairs them |
 | ``redis_flush`` | FLUSHDB on the run's Redis db (every RQ job and worker record gone) |
 | ``db_kill_connections`` | KILL every MariaDB connection of the run's database |
 | ``db_down`` | the TCP proxy in front of MariaDB refuses and drops connections for ``seconds`` |
@@ -97,7 +97,11 @@ def default_plan(mails: int, seed: int) -> dict[str, Any]:
     rng = random.Random(f"chaos-plan:{seed}:{mails}")
     span = active_seconds(mails)
     rounds = max(1, round(mails / 150))
-    deliveries = [[0.0, 0.4]] + [[_round(span * f), 0.15] for f in (0.08, 0.25, 0.45, 0.6)]
+    # each round of the fault cycle gets its share of the mail, in the same waves, so that
+    # every round's faults (the Qdrant outage above all) meet mail still to be processed
+    waves = ((0.0, 0.4), (0.08, 0.15), (0.25, 0.15), (0.45, 0.15), (0.6, 0.15))
+    deliveries = [[_round(span * (r + f) / rounds), share / rounds]
+                  for r in range(rounds) for f, share in waves]
 
     # the Qdrant outage comes early and alone with the LLM/SMTP faults: an index write
     # blocked in it must give up (store_tries x 5 s) before a MariaDB fault makes the
@@ -108,7 +112,7 @@ def default_plan(mails: int, seed: int) -> dict[str, Any]:
                 "tag": "timeout"}),
         (0.08, {"fault": "kill_llm_call", "kind": "classify", "wait_s": 10.0}),
         (0.10, {"fault": "imap_cut", "bytes": 2500 + rng.randrange(4000), "seconds": 2.0}),
-        (0.12, {"fault": "qdrant_outage", "seconds": 16.0, "max_seconds": 30.0}),
+        (0.12, {"fault": "qdrant_outage", "seconds": 16.0, "max_seconds": 120.0}),
         (0.18, {"fault": "smtp", "stage": "rcpt", "action": "451 4.7.1 greylisted, try later"}),
         (0.27, {"fault": "smtp", "stage": "data", "action": "stall", "seconds": 6.0,
                 "tag": "kill"}),
@@ -241,6 +245,11 @@ def validate(plan: Any) -> dict[str, Any]:
             if key in e and (not isinstance(e[key], int | float) or e[key] < 0):
                 raise PlanError(f"event {i}: {key} must be a number >= 0")
     events.sort(key=lambda e: e["at"])
+    last_wave = max(float(w[0]) for w in waves)
+    for i, e in enumerate(events):
+        if e["fault"] == "qdrant_outage" and e["at"] >= last_wave:
+            raise PlanError(f"event {i}: a qdrant_outage must come before the last delivery "
+                            "wave (the wave after it is indexed into the outage)")
     return p
 
 

@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Any
 
-from ..errors import StoreLockedError
+from ..errors import StoreLockedError, StoreUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +28,12 @@ def take(services: Any, wait_seconds: float | None = None,
     """Open the local store now, waiting up to ``wait_seconds`` for another holder to let go.
 
     Raises ``StoreLockedError`` (a clear message naming the holder) after the wait.
+
+    A store that is *unavailable* (its storage cannot be read right now, e.g. locked by an
+    outage) is not another owner: the worker starts anyway, with an ALARM line. Its index
+    steps try the store again (``store_tries``) and leave mails partially_indexed while it
+    stays down; the periodic sync fills the gap. Exiting instead would stall every mail
+    that needs the vector queue for as long as the outage lasts.
     """
     wait = services.settings.vector_lock_wait_seconds if wait_seconds is None else wait_seconds
     started = time.monotonic()
@@ -50,6 +56,11 @@ def take(services: Any, wait_seconds: float | None = None,
                 log.warning("%s Waiting up to %.0f s for it.", e.message, wait)
                 warned = True
             sleep(min(0.5, max(0.01, wait - waited)))
+        except StoreUnavailableError as e:
+            log.error("ALARM vector store unavailable at start: %s. This worker runs anyway; "
+                      "index steps try it again and leave mails partially_indexed while it "
+                      "stays down (the periodic sync repairs them).", e)
+            return
 
 
 def try_open(services: Any) -> bool:
