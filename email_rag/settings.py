@@ -155,7 +155,15 @@ class Settings(BaseSettings):
     )
     embedding_model: str = Field("all-MiniLM-L6-v2", description="Model for the 'openai' backend.")
     embedding_base_url: str = Field("", description="Embeddings endpoint; defaults to llm_base_url.")
-    embedding_dim: int = Field(384, description="Vector size.")
+    embedding_local_model: str = Field(
+        "wordllama", description="Model of the 'local' backend: 'wordllama' (WordLlama "
+        "l2_supercat, 256 dims, weights inside the PyPI wheel, multilingual token vocabulary, "
+        "no torch) or 'minilm' (all-MiniLM-L6-v2, English, needs torch: the optional extra).",
+    )
+    embedding_dim: int = Field(
+        0, description="Vector size; 0 = the backend's own (wordllama 256, minilm 384, hashing "
+        "384; openai 384 unless set).",
+    )
     qdrant_url: str = Field("", description="Qdrant server URL; empty = local mode at qdrant_path.")
     qdrant_api_key: SecretStr = Field(SecretStr(""), description="Qdrant API key (server mode).")
     qdrant_path: Path = Field(Path("var/qdrant"), description="Local Qdrant storage folder.")
@@ -251,12 +259,28 @@ class Settings(BaseSettings):
             raise ValueError("embedding_backend must be 'openai', 'local' or 'hashing' (tests only)")
         return v
 
+    @field_validator("embedding_local_model")
+    @classmethod
+    def _local_model(cls, v: str) -> str:
+        if v not in ("wordllama", "minilm"):
+            raise ValueError("embedding_local_model must be 'wordllama' or 'minilm'")
+        return v
+
     @field_validator("retry_delays")
     @classmethod
     def _delays(cls, v: list[float]) -> list[float]:
         if not v or any(d < 0 for d in v):
             raise ValueError("retry_delays must be a non-empty list of non-negative seconds")
         return v
+
+    @property
+    def vector_dim(self) -> int:
+        """The size of the vectors (the setting, or the backend's own)."""
+        if self.embedding_dim:
+            return self.embedding_dim
+        if self.embedding_backend == "local" and self.embedding_local_model == "wordllama":
+            return 256
+        return 384
 
     @property
     def slot_wait(self) -> float:
