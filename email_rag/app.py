@@ -76,7 +76,8 @@ class Services:
         client = LLMClient.from_settings(s)
         if s.llm_max_concurrent > 0:
             client.slots = EndpointSlots(self.coordination, s.llm_base_url, s.llm_max_concurrent,
-                                         lease=s.llm_timeout + 30, wait=s.slot_wait)
+                                         lease=s.llm_timeout + min(30.0, s.llm_timeout),
+                                         wait=s.slot_wait)
         return client
 
     def reset(self) -> None:

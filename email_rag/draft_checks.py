@@ -14,7 +14,7 @@ Each check returns a problem in words or None; ``problems(...)`` runs them all.
 | cut_off | the endpoint said ``finish_reason: length`` (checked by the policy), or the text stops mid-sentence (no closing punctuation or sign-off) |
 | placeholder | ``[Name]``, ``[Your Name]``, ``<date>``, ``{customer}``, ``XXX``, ``...`` placeholders |
 | refusal | "I'm sorry, but I can't", "As an AI", "Ich kann Ihnen dabei nicht helfen" ... |
-| echo | most of the draft's word 4-grams occur in the customer's mail (a copy, not a reply) |
+| echo | 40 % or more of the draft's word 3-grams occur in the customer's mail (a copy, not a reply) |
 | language | the draft's language (stop words) differs from the mail's classified language |
 """
 
@@ -31,13 +31,15 @@ PLACEHOLDER = re.compile(
     r"|<(?:name|date|datum|customer|kunde|your[ _]name)>|\{\{?\s*\w+\s*\}?\}|\bX{3,}\b",
     re.IGNORECASE)
 REFUSAL = re.compile(
-    r"\b(?:as an ai|as a language model|i(?:'m| am) (?:sorry|afraid),? (?:but )?i (?:can(?:not|'t)"
+    r"\b(?:as an ai|as a language model|as (?:a|your) (?:support )?assistant|"
+    r"i (?:do not|don't) have access to|en tant qu'assistant|je n'ai pas accès|"
+    r"como asistente|no tengo acceso|als (?:support-?)?assistent|ich habe keinen zugriff|i(?:'m| am) (?:sorry|afraid),? (?:but )?i (?:can(?:not|'t)"
     r"|am unable)|i can(?:not|'t) (?:help|assist) with|i am not able to (?:help|assist)|"
     r"als (?:ki|sprachmodell)|ich kann (?:ihnen )?(?:dabei |hierbei )?nicht helfen|"
     r"en tant qu'(?:ia|intelligence artificielle)|je ne peux pas vous aider|"
     r"como (?:ia|modelo de lenguaje)|no puedo ayudar)", re.IGNORECASE)
 _WORDS = re.compile(r"\w+", re.UNICODE)
-ECHO_SHARE = 0.5  # share of the draft's 4-grams found in the mail above which it is an echo
+ECHO_SHARE = 0.4  # share of the draft's 3-grams found in the mail from which it is an echo
 ENDS_CLEANLY = re.compile(r"[.!?…)\]\"'»“”:]\s*$|^\s*\S.{0,60}$")
 
 
@@ -58,7 +60,7 @@ def refusal(draft: str) -> str | None:
     return f"the draft is a refusal or talks about itself ({m.group(0)!r})" if m else None
 
 
-def _grams(text: str, n: int = 4) -> list[tuple[str, ...]]:
+def _grams(text: str, n: int = 3) -> list[tuple[str, ...]]:
     words = _WORDS.findall((text or "").lower())
     return [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
 

@@ -15,7 +15,7 @@ script (drop expired leases, count, add); releasing removes the token.
 | a slot is free | taken at once (one round trip) |
 | all slots taken | wait (polling, 0.05 s doubling to 1 s) up to ``wait`` seconds |
 | still none after ``wait`` | ``LLMBusyError`` (transient): the job retry cycle takes over |
-| holder crashed (SIGKILL) before releasing | its lease ends after ``lease`` seconds (call timeout + margin): the slot is free again |
+| holder crashed (SIGKILL) before releasing | its lease ends after ``lease`` seconds (the call timeout + min(30 s, the timeout): no call outlives its timeout): the slot is free again |
 | Redis unreachable | the call goes ahead without a slot (logged): the limit protects the model, it must not stop the pipeline |
 """
 

@@ -18,8 +18,9 @@ def cleanup_stuck(services: Services) -> list[dict[str, Any]]:
     from .timing import alive_jobs
 
     store = JobStore(services.db, retry_policy(services.settings))
-    return store.reset_stuck(services.settings.stuck_after_seconds,
-                             alive=lambda ids: alive_jobs(services.coordination, ids))
+    stuck_after = services.settings.stuck_after_seconds
+    return store.reset_stuck(stuck_after,
+                             alive=lambda ids: alive_jobs(services.coordination, ids, stuck_after))
 
 
 def flush_audit_spool(services: Services) -> int:

@@ -11,10 +11,11 @@ both). So:
   call slot (``slot_wait``) and then running up to ``llm_timeout``, plus the
   rate-limit waits the policy allows, plus a margin for the other steps. With
   ``job_timeout_seconds = 0`` (the default) this IS the job timeout.
-- a running job keeps a heartbeat (``JobHeartbeat``: a Redis key refreshed every
-  ``stuck_after_seconds / 4``); the stuck-job reset skips jobs whose heartbeat is
-  alive, so a healthy job is never reset however long it runs. Only a job whose
-  process is gone (no heartbeat for ``stuck_after_seconds``) is reset.
+- a running job keeps a heartbeat (``JobHeartbeat``: a Redis key holding the time of
+  the last beat, refreshed every ``min(stuck_after_seconds / 4, 15)`` s); the stuck-job
+  reset skips jobs that beat within its own ``stuck_after_seconds``, so a healthy job
+  is never reset however long it runs. Only a job whose process is gone (no beat for
+  ``stuck_after_seconds``) is reset.
 - ``problems(s)`` lists what does not fit; the worker and the scheduler refuse to
   start with any (``check(s)`` raises ``ConfigError``).
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from .errors import ConfigError
@@ -72,18 +74,18 @@ def heartbeat_key(job_id: int) -> str:
 
 
 class JobHeartbeat:
-    """While a job runs, a Redis key says so (refreshed by a thread; TTL stuck_after)."""
+    """While a job runs, a Redis key holds the time of its last beat (a thread beats)."""
 
     def __init__(self, redis: Any, job_id: int, stuck_after: float) -> None:
         self.redis, self.key = redis, heartbeat_key(job_id)
-        self.ttl_ms = max(1000, int(stuck_after * 1000))
-        self.every = max(0.5, stuck_after / 4)
+        self.every = max(0.5, min(stuck_after / 4, 15.0))
+        self.ttl_ms = int(max(stuck_after, 60) * 2 * 1000)  # only to clean up after a crash
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def _beat(self) -> None:
         try:
-            self.redis.set(self.key, "1", px=self.ttl_ms)
+            self.redis.set(self.key, f"{time.time():.3f}", px=self.ttl_ms)
         except Exception as e:  # noqa: BLE001 - a missed beat only risks a reset (safe: claim CAS)
             log.warning("job heartbeat %s not written: %s", self.key, e)
 
@@ -107,8 +109,8 @@ class JobHeartbeat:
             pass
 
 
-def alive_jobs(redis: Any, job_ids: list[int]) -> set[int]:
-    """The ids among ``job_ids`` whose heartbeat is alive (one round trip)."""
+def alive_jobs(redis: Any, job_ids: list[int], within: float) -> set[int]:
+    """The ids among ``job_ids`` that beat in the last ``within`` seconds (one round trip)."""
     if not job_ids:
         return set()
     try:
@@ -116,4 +118,12 @@ def alive_jobs(redis: Any, job_ids: list[int]) -> set[int]:
     except Exception as e:  # noqa: BLE001 - without Redis, judge by the claim's age as before
         log.warning("job heartbeats unreadable (%s): stuck jobs judged by their start", e)
         return set()
-    return {i for i, v in zip(job_ids, values, strict=True) if v is not None}
+    now = time.time()
+    alive = set()
+    for i, v in zip(job_ids, values, strict=True):
+        try:
+            if v is not None and now - float(v) < within:
+                alive.add(i)
+        except ValueError:
+            continue
+    return alive

@@ -23,6 +23,12 @@ def test_a_sensible_draft_in_the_mails_language_passes():
     ("I'm sorry, but I can't assist with that request.", "refusal"),
     ("Als KI kann ich Ihnen dabei nicht helfen.", "refusal"),
     (MAIL, "echo"),
+    # seen with the 1.5B model: the "reply" speaks as the customer
+    ("Hallo Jana Roth,\n\nmeine Bestellung 5521 ist nach zwei Wochen immer noch nicht "
+     "angekommen. Können Sie bitte nachsehen, wo das Paket ist? Your support team", "echo"),
+    ("Bonjour,\n\nje ne peux pas vérifier la livraison en tant qu'assistant de support.",
+     "refusal"),
+    ("Hola Lucía,\n\nComo asistente de soporte, no tengo acceso a la información.", "refusal"),
     ("Dear Ms Roth,\n\nthank you for your message. We have asked the carrier and will get back "
      "to you tomorrow with the status of your parcel.\n\nKind regards\nThe team", "language"),
     ("Guten Tag Frau Roth,\n\nvielen Dank für Ihre Nachricht. Wir haben beim Versand "
