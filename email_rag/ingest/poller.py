@@ -53,7 +53,7 @@ from .store import BatchTarget, PrepareOptions, mark_enqueued, prepare, store_ba
 log = logging.getLogger(__name__)
 
 COUNTERS = ("fetched", "new", "duplicate", "queued", "skipped", "failed", "too_large",
-            "enqueued", "enqueue_failed")
+            "reused_id", "enqueued", "enqueue_failed")
 PACKET_HEADROOM = 256_000
 
 
@@ -71,6 +71,7 @@ class FolderResult:
     skipped: int = 0  # of the new: loop guard (own mail, auto-reply, bounce), no job
     failed: int = 0  # of the new: unparseable, stored raw with the reason, no job
     too_large: int = 0  # of the new: headers only, waiting for a human, no job
+    reused_id: int = 0  # of the new: another mail's Message-ID, waiting for a human, no job
     enqueued: int = 0  # jobs handed to Redis
     enqueue_failed: int = 0  # jobs left queued for redispatch (Redis down)
 
@@ -233,7 +234,7 @@ class Poller:
                               own_addresses=frozenset({config.reply_address.lower()}),
                               max_mail_bytes=max_mail,
                               max_attachment_bytes=s.max_attachment_bytes,
-                              dedup=s.safeguards)
+                              dedup=s.safeguards, list_headers=s.loop_guard_list_headers)
         target = BatchTarget(row["id"], config.name, config_folder, state.uidvalidity,
                              s.queue_name, self.owner, s.poll_lease_seconds, statement_bytes)
         try:
@@ -272,6 +273,8 @@ class Poller:
                     fres.failed += 1
                 elif p.kind == "too_large":
                     fres.too_large += 1
+                elif p.kind == "reused_id":
+                    fres.reused_id += 1
             self._hand_off(stored.jobs, fres)
             del prepared, stored, batch
             if self.stop.is_set():

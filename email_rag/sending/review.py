@@ -16,6 +16,7 @@ from ..app import Services
 from ..audit import AuditEvent, write_events
 from ..db import sql
 from ..errors import BadInputError, PermanentError
+from ..ingest.addresses import stored_reply
 from ..states import DraftStatus, JobKind, MailStatus
 from .compose import new_message_id
 
@@ -62,8 +63,10 @@ def show(svc: Services, draft_id: int) -> dict[str, Any]:
     sources = stored.get("sources", []) if isinstance(stored, dict) else stored
     newer = _newer_inbound(db, mail, draft["created_at"])
     mail.pop("raw", None)
+    attachments = json.loads(mail["attachments"]) if mail.get("attachments") else []
     return {"draft": draft, "mail": mail, "thread": thread, "sources": sources,
-            "send_attempt": send, "newer_inbound": newer}
+            "send_attempt": send, "newer_inbound": newer, "reply": stored_reply(mail),
+            "attachments": attachments}
 
 
 def _newer_inbound(db_or_cur: Any, mail: dict[str, Any], since: Any) -> dict[str, Any] | None:
@@ -94,6 +97,9 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
             raise DraftStateError(f"draft {draft_id} is {draft['status']}; only a pending or "
                                   "stale draft can be approved")
         mail = cur.fetchone("SELECT * FROM emails WHERE id = %s FOR UPDATE", (draft["email_id"],))
+        reply = stored_reply(mail)
+        if not reply.ok:
+            raise BadInputError(f"nobody to send the reply to ({reply.rule}); nothing approved")
         body_final = draft["body_draft"] if edited_body is None else edited_body
         if not body_final.strip():
             raise BadInputError("the reply text is empty; nothing approved")
@@ -104,7 +110,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
         message_id = new_message_id(draft_id, svc.settings.message_id_domain)
         cur.execute(sql("sends_insert_naive" if naive else "sends_insert"),
                     {"draft_id": draft_id, "message_id": message_id,
-                     "recipients": mail["from_addr"]})
+                     "recipients": reply.addr})
         send = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
         job_key = f"{JobKind.SEND_DRAFT}:{draft_id}"
         cur.execute(sql("jobs_insert"), {"kind": JobKind.SEND_DRAFT, "job_key": job_key,

@@ -13,7 +13,6 @@ import pytest
 
 from email_rag.testing import documents
 from email_rag.testing.llm_server import ScriptedLLMServer
-from email_rag.testing.mails import raw
 from tests.integration.realpath import RealPath
 
 
@@ -55,7 +54,7 @@ def test_one_invalid_byte_in_a_utf8_part_is_replaced_not_the_whole_part(path):
     """GIVEN a UTF-8 part with German and Cyrillic text and one invalid byte
     THEN the text stays UTF-8 (U+FFFD for the byte), parse status partial with the reason."""
     body = "Gr\u00fc\u00dfe aus K\u00f6ln, \u041f\u0440\u0438\u0432\u0435\u0442! ".encode() + \
-        b"\xff" + " Rechnung 4711.\r\n".encode()
+        b"\xff" + b" Rechnung 4711.\r\n"
     [row] = path.run(head("badutf8") + body)
     assert "Gr\u00fc\u00dfe aus K\u00f6ln, \u041f\u0440\u0438\u0432\u0435\u0442! \ufffd" in row["body_text"]
     assert row["parse_status"] == "partial"
