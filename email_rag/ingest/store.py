@@ -13,6 +13,8 @@ kind of row it is:
   failed     | no header fields at all                | failed    | no
   reused_id  | a stored mail has its Message-ID but   | manual    | no (kept for a human,
              | other content (set by store_batch)     |           |  never dropped)
+  missing_body | the server listed the UID but gave no | manual  | no (``missing_body_mail``)
+             | body in missing_uid_polls polls        |           |
 
 Each row also records whom a reply goes to and why (``addresses.choose_reply``:
 ``reply_addr``, ``reply_rule``).
@@ -51,6 +53,7 @@ from .headers import (
     dedup_key,
     loop_guard,
     parse_headers,
+    sha256,
     thread_key,
 )
 from .mailbox_state import renew_lease
@@ -174,6 +177,29 @@ def _row(mailbox_id: int, folder: str, uidvalidity: int, p: PreparedMail) -> tup
 
 
 @dataclass
+class MissingUids:
+    """What a batch changes in ``missing_uids`` (UIDs listed without a body), audited."""
+
+    seen: list[tuple[int, int]] = field(default_factory=list)  # (uid, misses): still missing
+    cleared: list[tuple[int, str, int]] = field(default_factory=list)  # (uid, event, misses)
+    limit: int = 3
+
+    def __bool__(self) -> bool:
+        return bool(self.seen or self.cleared)
+
+
+def missing_body_mail(uid: int, misses: int, t: BatchTarget) -> PreparedMail:
+    """The row of a mail the server listed but never returned: kept for a human."""
+    key = sha256(f"missing-uid:{t.mailbox_id}:{t.folder}:{t.uidvalidity}:{uid}")
+    reason = (f"the IMAP server listed UID {uid} in {t.folder} but returned no body in "
+              f"{misses} polls; the mail may be damaged on the server: a human checks the "
+              "mailbox")
+    return PreparedMail(uid, b"", 0, MailHeaders(ok=False, reason=reason), key, key,
+                        "missing_body", MailStatus.MANUAL, key, None, reason,
+                        ParseStatus.FAILED, reason)
+
+
+@dataclass
 class BatchResult:
     new: list[tuple[int, PreparedMail]] = field(default_factory=list)
     duplicates: list[tuple[int, PreparedMail]] = field(default_factory=list)
@@ -193,7 +219,8 @@ class BatchTarget:
 
 
 def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
-                last_uid: int, enqueued: Sequence[int] = ()) -> BatchResult:
+                last_uid: int, enqueued: Sequence[int] = (),
+                missing: MissingUids | None = None) -> BatchResult:
     """Mail rows, job rows, cursor, lease renewal and audit events in one transaction.
 
     ``enqueued``: jobs of the previous batch that reached Redis; their ``enqueued_at``
@@ -207,9 +234,29 @@ def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMa
         _insert_jobs(cur, target, result)
         cur.execute(sql("ingest_advance_cursor"),
                     (target.mailbox_id, target.folder, target.uidvalidity, last_uid))
-        write_events(cur, _events(target, result))
+        events = _events(target, result)
+        if missing:
+            events += write_missing(cur, target, missing)
+        write_events(cur, events)
         mark_enqueued(cur, enqueued)
     return result
+
+
+def write_missing(cur: Cursor, t: BatchTarget, missing: MissingUids) -> list[AuditEvent]:
+    """Record UIDs still missing and clear recovered / given-up / gone ones; their events."""
+    where = (t.mailbox_id, t.folder, t.uidvalidity)
+    events = []
+    for uid, misses in missing.seen:
+        cur.execute(sql("ingest_missing_uid_seen"), (*where, uid, misses))
+        events.append(AuditEvent(Actor.POLLER, "mailbox", t.mailbox_name, "uid_missing", detail={
+            "folder": t.folder, "uid": uid, "uidvalidity": t.uidvalidity, "misses": misses,
+            "limit": missing.limit,
+            "action": "listed without a body: the cursor stays below it, fetched again"}))
+    for uid, event, misses in missing.cleared:
+        cur.execute(sql("ingest_missing_uid_clear"), (*where, uid))
+        events.append(AuditEvent(Actor.POLLER, "mailbox", t.mailbox_name, event, detail={
+            "folder": t.folder, "uid": uid, "uidvalidity": t.uidvalidity, "misses": misses}))
+    return events
 
 
 def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
@@ -220,12 +267,12 @@ def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
 
 def store_batch_retrying(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
                          last_uid: int, enqueued: Sequence[int] = (),
-                         attempts: int = 3) -> BatchResult:
+                         attempts: int = 3, missing: MissingUids | None = None) -> BatchResult:
     """``store_batch``, with a deadlock or lock wait timeout retried (the whole transaction
     was rolled back, so a repeat is safe; with the lease held this should not happen)."""
     for attempt in range(1, attempts + 1):
         try:
-            return store_batch(db, target, prepared, last_uid, enqueued)
+            return store_batch(db, target, prepared, last_uid, enqueued, missing)
         except DatabaseBusyError as e:
             if attempt == attempts:
                 raise

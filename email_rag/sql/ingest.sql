@@ -120,3 +120,14 @@ SELECT id, queue, state, attempts FROM jobs
 
 -- name: ingest_email_raw
 SELECT raw, raw_size, parse_status, parse_error FROM emails WHERE id = ?;
+
+-- UIDs the server listed without a body (the cursor waits below them).
+-- name: ingest_missing_uids
+SELECT uid, misses FROM missing_uids WHERE mailbox_id = ? AND folder = ? AND uidvalidity = ?;
+
+-- name: ingest_missing_uid_seen
+INSERT INTO missing_uids (mailbox_id, folder, uidvalidity, uid, misses) VALUES (?, ?, ?, ?, ?)
+ON DUPLICATE KEY UPDATE misses = VALUES(misses), last_missing_at = NOW(6);
+
+-- name: ingest_missing_uid_clear
+DELETE FROM missing_uids WHERE mailbox_id = ? AND folder = ? AND uidvalidity = ? AND uid = ?;

@@ -200,3 +200,183 @@ def test_attachments_are_content_marked_untrusted_for_the_llm_and_the_index(path
     points = path.svc.vectors.client.scroll(path.svc.settings.qdrant_collection, limit=100)[0]
     sources = {p.payload.get("source") for p in points}
     assert sources == {"body", "attachment"}
+
+
+# --- the draft page: reply rule, attachments and their download, over real HTTP ---
+@pytest.fixture
+def web(path, tmp_path):
+    """The real ``email-rag web`` on a free port, on this test's database."""
+    import httpx
+
+    from email_rag.testing.dovecot import free_port
+    from tests.helpers import spawn, stop, wait_for
+    from tests.webutil import make_user
+
+    make_user(path.db, "anna", "staff")
+    port = free_port()
+    proc = spawn("web", "--host", "127.0.0.1", "--port", str(port), log=tmp_path / "web.log",
+                 env_extra={"EMAIL_RAG_WEB_SECRET_KEY": "fidelity"})
+    base = f"http://127.0.0.1:{port}"
+
+    def up():
+        try:
+            return httpx.get(base + "/healthz", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        wait_for(up, 20, what="email-rag web")
+        yield base
+    finally:
+        stop(proc)
+
+
+def test_draft_page_shows_reply_rule_and_attachments_with_a_safe_download(path, web):
+    """GIVEN a web-form mail with attachments, drafted through the real path
+    WHEN staff open the draft page over HTTP THEN it names the reply address and its rule and
+    lists each attachment (name, type, size); a download is the exact bytes as a
+    generic attachment with nosniff, never inline; without a login there is no file."""
+    import hashlib
+
+    import httpx
+
+    from tests.webutil import login
+
+    msg = EmailMessage()
+    msg["From"] = "Webformular <noreply@shop.example>"
+    msg["Reply-To"] = "Carla Kunde <carla@example.org>"
+    msg["To"] = "support@example.com"
+    msg["Subject"] = "Rechnung 4711 doppelt abgebucht"
+    msg["Message-ID"] = "<webform@example.org>"
+    msg.set_content("Bitte pruefen Sie die Rechnung im Anhang.\n")
+    pdf = documents.pdf(["Rechnung 4711"])
+    msg.add_attachment(pdf, maintype="application", subtype="pdf", filename="rechnung.pdf")
+    msg.add_attachment(b"<html><script>alert(1)</script></html>", maintype="text",
+                       subtype="html", filename="<b>evil</b>.html")
+    [row] = path.run(msg.as_bytes(policy=msg.policy.clone(linesep="\r\n")))
+    [draft] = path.drafts(row["id"])
+    anonymous = httpx.get(f"{web}/drafts/{draft['id']}/attachments/1", follow_redirects=False)
+    assert anonymous.status_code in (302, 303, 401) and anonymous.content != pdf
+    with httpx.Client(base_url=web) as c:
+        login(c)
+        page = c.get(f"/drafts/{draft['id']}").text
+        assert "carla@example.org" in page and "Reply-To: the sender" in page
+        assert "rechnung.pdf" in page and "application/pdf" in page
+        assert "&lt;b&gt;evil&lt;/b&gt;.html" in page and "<b>evil</b>" not in page
+        r = c.get(f"/drafts/{draft['id']}/attachments/1")
+        assert r.status_code == 200 and r.content == pdf
+        assert hashlib.sha256(r.content).hexdigest() == json.loads(row["attachments"])[0]["sha256"]
+        assert r.headers["content-type"] == "application/octet-stream"
+        assert r.headers["content-disposition"].startswith('attachment; filename="rechnung.pdf"')
+        assert r.headers["x-content-type-options"] == "nosniff"
+        evil = c.get(f"/drafts/{draft['id']}/attachments/2")
+        assert evil.headers["content-type"] == "application/octet-stream"
+        assert evil.headers["content-disposition"].startswith("attachment;")
+        assert c.get(f"/drafts/{draft['id']}/attachments/9").status_code == 404
+    assert "attachment_downloaded" in path.events(row["id"])
+
+
+# --- a UID the server lists without a body ---
+@pytest.fixture
+def hiding(settings, mailbox, llm):
+    from email_rag.testing.imap_proxy import ImapHidingProxy
+    from tests.integration.ingest_helpers import with_port
+
+    with ImapHidingProxy(mailbox.host, mailbox.port) as proxy:
+        via = with_port(mailbox.config, proxy.port)
+        p = RealPath(settings, via, llm, missing_uid_polls=3)
+        p.mailbox = mailbox  # deliveries go straight to Dovecot
+        yield p, proxy
+        p.close()
+
+
+def mailbox_events(path, event):
+    return [json.loads(r["detail"]) for r in path.db.fetchall(
+        "SELECT detail FROM audit_log WHERE entity_type = 'mailbox' AND event = ? ORDER BY id",
+        (event,))]
+
+
+def cursor(path):
+    return path.db.fetchone("SELECT last_uid FROM mailbox_cursors")["last_uid"]
+
+
+def test_a_listed_uid_without_a_body_is_fetched_again_later(hiding):
+    """GIVEN three mails and a server that lists UID 2 but returns no body for it (twice)
+    THEN the cursor stays below UID 2, each miss is audited, and once the server returns it
+    the mail is stored like any other - nothing lost."""
+    path, proxy = hiding
+    proxy.hide = {2}
+    path.deliver(*(head(f"hiccup-{i}") + b"Rechnung %d\r\n" % i for i in (1, 2, 3)))
+    for _ in range(2):
+        path.poll()
+        assert cursor(path) == 1
+    assert [e["misses"] for e in mailbox_events(path, "uid_missing")] == [1, 2]
+    assert path.db.fetchone("SELECT COUNT(*) AS n FROM emails")["n"] == 2
+    proxy.hide = set()
+    result = path.poll()
+    assert result.totals["new"] == 1 and cursor(path) == 3
+    [back] = path.db.fetchall("SELECT * FROM emails WHERE uid = 2")
+    assert back["message_id"] == "<hiccup-2@example.org>" and back["status"] == "received"
+    assert [e["uid"] for e in mailbox_events(path, "uid_recovered")] == [2]
+    assert path.db.fetchone("SELECT COUNT(*) AS n FROM missing_uids")["n"] == 0
+
+
+def test_a_uid_that_stays_without_a_body_becomes_a_mail_for_a_human(hiding):
+    path, proxy = hiding
+    proxy.hide = {1}
+    path.deliver(head("never") + b"Rechnung\r\n", head("after") + b"Rechnung 2\r\n")
+    for _ in range(3):
+        path.poll()
+    assert cursor(path) == 2
+    row = path.db.fetchone("SELECT * FROM emails WHERE uid = 1")
+    assert row["status"] == "manual" and "returned no body in 3 polls" in row["status_reason"]
+    assert path.db.fetchone("SELECT COUNT(*) AS n FROM jobs WHERE email_id = ?",
+                            (row["id"],))["n"] == 0
+    assert [e["uid"] for e in mailbox_events(path, "uid_given_up")] == [1]
+    assert "received" in path.events(row["id"])
+
+
+# --- loop guard ---
+def calendar_invite(method: str) -> bytes:
+    ics = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Test//EN\r\n"
+           f"METHOD:{method}\r\nBEGIN:VEVENT\r\nUID:meet-1@example.org\r\n"
+           "SUMMARY:Rechnung besprechen\r\nDTSTART:20261201T100000Z\r\nEND:VEVENT\r\n"
+           "END:VCALENDAR\r\n")
+    return (head(f"cal-{method}", 'multipart/alternative; boundary="c"', cte="7bit",
+                  subject="Einladung: Rechnung besprechen")
+            + b"--c\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nRechnung besprechen?\r\n"
+            + f"--c\r\nContent-Type: text/calendar; charset=utf-8; method={method}\r\n"
+              f"Content-Transfer-Encoding: base64\r\n\r\n".encode()
+            + __import__("base64").encodebytes(ics.encode()).replace(b"\n", b"\r\n")
+            + b"--c--\r\n")
+
+
+@pytest.mark.parametrize(("name", "mail", "reason"), [
+    ("out of office (Exchange, no Auto-Submitted)",
+     head("oof", subject="Automatische Antwort: Rechnung 4711",
+          extra="X-Auto-Response-Suppress: All\r\n") + b"Ich bin bis Montag nicht im Buero.\r\n",
+     "x-auto-response-suppress:all"),
+    ("mailing list", head("list", extra="List-Id: <kunden.lists.example.org>\r\n"
+                                        "List-Unsubscribe: <mailto:leave@lists.example.org>\r\n")
+     + b"Rechnung 4711 im Verteiler.\r\n", "mailing_list:list-id"),
+    ("calendar invitation", calendar_invite("REQUEST"), "calendar:request"),
+    ("calendar answer", calendar_invite("REPLY"), "calendar:reply"),
+    ("calendar cancellation", calendar_invite("CANCEL"), "calendar:cancel"),
+])
+def test_automatic_mail_is_recorded_with_the_reason_and_gets_no_draft(path, llm, name, mail,
+                                                                      reason):
+    [row] = path.run(mail)
+    assert (row["status"], row["auto_reason"]) == ("no_reply", reason), name
+    assert path.drafts(row["id"]) == [] and path.llm_inputs("draft") == []
+    assert f"loop guard: {reason}" in row["status_reason"]
+
+
+def test_list_headers_may_be_switched_off_for_a_support_address_that_is_a_group(
+        settings, mailbox, llm):
+    p = RealPath(settings, mailbox, llm, loop_guard_list_headers=False)
+    try:
+        [row] = p.run(head("group", extra="List-Id: <support.groups.example.com>\r\n")
+                      + b"Rechnung 4711 doppelt abgebucht.\r\n")
+        assert row["auto_reason"] is None and row["status"] == "draft_ready"
+    finally:
+        p.close()
