@@ -156,7 +156,7 @@ def parse_tree(raw: bytes, max_parts: int = MAX_PARTS) -> tuple[Message, str | N
                    "the parts after that are not read")
             break
         # the parser's stack of open parts: deep nesting costs it quadratic time
-        if len(getattr(parser._parser, "_msgstack", ())) > MAX_DEPTH + 5:  # noqa: SLF001
+        if len(getattr(parser, "_msgstack", ())) > MAX_DEPTH + 5:
             why = (f"MIME nesting deeper than {MAX_DEPTH + 5} levels: parsed up to byte {end} "
                    f"of {len(raw)}, the rest is not read")
             break
