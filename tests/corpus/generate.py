@@ -114,7 +114,7 @@ def charsets() -> None:
         "charset: us-ascii label, 8-bit text", **DRAFT, parse_status="partial",
         body_contains=["Grüße, 30€"], parse_error_contains=["us-ascii"])
     add("cs-utf8-one-bad-byte",
-        head("cs2") + "Grüße aus Köln, Привет! ".encode() + b"\xff" + " Rechnung 4711.\r\n".encode(),
+        head("cs2") + "Grüße aus Köln, Привет! ".encode() + b"\xff" + b" Rechnung 4711.\r\n",
         "charset: invalid byte in UTF-8", **DRAFT, parse_status="partial",
         body_contains=["Grüße aus Köln, Привет! \ufffd"], parse_error_contains=["utf-8"])
     add("cs-utf8-latin1-text",
