@@ -354,7 +354,7 @@ class _Walker:
     def forwarded(self, part: Message, depth: int, path: str) -> None:
         """A forwarded message: listed as an .eml attachment; its text and attachments are
         content too (up to MAX_FORWARD_DEPTH levels)."""
-        data = _safe_bytes(part)
+        data = attachment_bytes(part)
         payload = part.get_payload()
         inner = payload[0] if isinstance(payload, list) and payload else None
         subject = clean(decode_header_value(inner.get("Subject")), 200) if inner else ""
@@ -461,11 +461,17 @@ def decode_base64(data: bytes) -> tuple[bytes, str | None]:
     return bytes(out), ("invalid base64: " + "; ".join(problems)) if problems else None
 
 
-def _safe_bytes(part: Message) -> bytes:
+def attachment_bytes(part: Message) -> bytes:
+    """The bytes of an attachment as a download gives them: the decoded payload, or for a
+    forwarded message (message/rfc822) the message itself (an .eml file)."""
+    if part.get_content_type() != "message/rfc822":
+        return decode_payload(part)[0]
+    payload = part.get_payload()
+    node = payload[0] if isinstance(payload, list) and payload else part
     try:
-        return part.as_bytes()
+        return node.as_bytes()
     except Exception:  # noqa: BLE001
-        return str(part.get_payload()).encode("utf-8", "replace")
+        return str(node.get_payload()).encode("utf-8", "replace")
 
 
 def html_to_text(html: str, max_chars: int = MAX_BODY_CHARS) -> str:

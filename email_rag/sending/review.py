@@ -18,7 +18,7 @@ from ..audit import AuditEvent, write_events
 from ..db import sql
 from ..errors import BadInputError, PermanentError
 from ..ingest.addresses import stored_reply
-from ..ingest.mime import decode_payload, find_part, human_size
+from ..ingest.mime import attachment_bytes, find_part, human_size
 from ..states import DraftStatus, JobKind, MailStatus
 from .compose import new_message_id
 
@@ -93,8 +93,7 @@ def attachment(svc: Services, draft_id: int, n: int, by: str) -> tuple[dict[str,
     if part is None:
         raise AttachmentNotFoundError(f"attachment {n} of mail {row['id']} is not in the "
                                       "stored mail (headers only?)")
-    data = part.as_bytes() if info.get("content_type") == "message/rfc822" else \
-        decode_payload(part)[0]
+    data = attachment_bytes(part)
     if info.get("sha256") and hashlib.sha256(data).hexdigest() != info["sha256"]:
         raise AttachmentNotFoundError(f"attachment {n} of mail {row['id']} does not match the "
                                       "recorded checksum; not served")
