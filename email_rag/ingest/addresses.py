@@ -110,7 +110,8 @@ def parse_addresses(value: str, decode=lambda s: s) -> list[tuple[str, str]]:
         if all(simple):
             return [((decode(m.group(1)) if m.group(1) else ""), m.group(2) or m.group(3))
                     for m in simple if m]
-    return [pair for p in _split(value) if (pair := _one(p, decode))]
+    parts = _split(value) if ("," in value or ";" in value) else [value.strip()]
+    return [pair for p in parts if (pair := _one(p, decode))]
 
 
 def valid_address(addr: str | None) -> bool:
