@@ -7,7 +7,7 @@ Each mail is stored by the poller's own store code and run by the job runner
 scripted LLM server at zero latency in its own process, the hashing embedder, a local
 Qdrant folder). Every step is timed where the runner calls it. The mails:
 
-- ``parts_20000``: 1.3 MB of 20,000 tiny non-text MIME parts (no text part);
+- ``parts_20000``: 1.4 MB of 20,000 tiny non-text MIME parts (no text part);
 - ``html_2mb``: a 2 MB HTML-only body;
 - ``nested_300``: multiparts nested 300 levels deep;
 - ``forward_chain``: a message/rfc822 inside a message/rfc822 ... 12 levels deep.
@@ -37,8 +37,8 @@ HEAD = ("From: Kunde <kunde@example.org>\r\nTo: support@example.com\r\n"
 
 def mails() -> dict[str, bytes]:
     out: dict[str, bytes] = {}
-    parts = b"".join(b"--p\r\nContent-Type: application/x-part\r\n\r\n%d\r\n" % i
-                     for i in range(20_000))
+    parts = b"".join(b'--p\r\nContent-Type: application/x-part; name="part-%05d.bin"\r\n\r\n'
+                     b"%d\r\n" % (i, i) for i in range(20_000))
     out["parts_20000"] = (HEAD.format(n="parts").encode()
                           + b'Content-Type: multipart/mixed; boundary="p"\r\n\r\n'
                           + parts + b"--p--\r\n")
