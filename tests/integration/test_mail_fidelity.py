@@ -380,3 +380,31 @@ def test_list_headers_may_be_switched_off_for_a_support_address_that_is_a_group(
         assert row["auto_reason"] is None and row["status"] == "draft_ready"
     finally:
         p.close()
+
+
+def test_the_approved_reply_is_sent_to_the_address_the_rule_chose(settings, mailbox, llm):
+    """GIVEN a web-form mail (From noreply@, Reply-To the customer) drafted through the real
+    path WHEN staff approve it and the send job runs against the SMTP relay THEN the relay
+    receives one message, addressed (envelope and To) to the customer - not to the no-reply
+    sender."""
+    from email import message_from_bytes
+
+    from email_rag.sending import review
+    from email_rag.testing.smtp_server import FaultSmtpServer
+    from tests.helpers import run_job
+
+    with FaultSmtpServer() as relay:
+        path = RealPath(settings, mailbox, llm, smtp_port=relay.port, smtp_timeout=3.0,
+                        reconcile_sent_folder=False)
+        try:
+            [row] = path.run(head("send-form", sender="Webformular <noreply@shop.example>",
+                                  extra="Reply-To: Carla Kunde <carla@example.org>\r\n"))
+            [draft] = path.drafts(row["id"])
+            result = review.approve(path.svc, draft["id"], "anna")
+            assert run_job(path.runner, result.job_id) == "done"
+            [got] = relay.received
+            assert got.rcpt_tos == ["carla@example.org"]
+            assert "carla@example.org" in message_from_bytes(got.data)["To"]
+            assert path.mail(row["id"])["status"] == "sent"
+        finally:
+            path.close()
