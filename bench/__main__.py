@@ -26,6 +26,8 @@ BENCHMARKS = {
     "llm-bound": ("bench.llm_bound", "LLM at 500 ms per call: throughput by worker count"),
     "send": ("bench.send", "the send job vs a bare smtplib loop"),
     "index": ("bench.index_speed", "index and search speed (hashing or local model)"),
+    "mime": ("bench.pathological", "pathological mails (20,000 parts, 2 MB HTML, deep "
+                                   "nesting): seconds per pipeline step"),
 }
 
 

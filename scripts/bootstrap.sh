@@ -25,6 +25,6 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/pip install -q --upgrade pip
 fi
 .venv/bin/pip install -q -e '.[dev]' 2>&1 | grep -vE "^WARNING: Location|^$" || true
-.venv/bin/python -c "import mariadb, rq, imapclient, qdrant_client, openai" \
+.venv/bin/python -c "import mariadb, rq, imapclient, qdrant_client, openai, pypdf, docx, openpyxl, pptx" \
   || { echo "bootstrap: the virtualenv is incomplete" >&2; exit 1; }
 echo "bootstrap: ready (.venv)"

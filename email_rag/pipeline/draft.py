@@ -9,7 +9,7 @@ The step is safe to repeat: the draft row is written only with the checkpoint.
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
 | mail needs no reply / loop guard | - | yes | NO_REPLY, stop (no draft) |
-| no sender address to reply to (e.g. a broken mail without From) | - | yes | MANUAL, stop: no draft nobody could send |
+| nobody to reply to by the reply rule (no usable From, several From or Reply-To addresses: ``addresses.choose_reply``) | - | yes | MANUAL, stop: no draft nobody could send |
 | valid reply | - | yes | draft pending_review, mail draft_ready |
 | timeout twice | policy: once | yes | MANUAL, not confirmed: admin retry re-runs it |
 | unusable answer twice (empty, too long, echoes the mail markers) | policy: once, adjusted prompt | yes | MANUAL (no default reply exists), not confirmed |
@@ -21,11 +21,11 @@ The step is safe to repeat: the draft row is written only with the checkpoint.
 from __future__ import annotations
 
 import json
-from email.utils import parseaddr
 from typing import Any
 
 from ..db import sql
 from ..errors import LLMInvalidOutputError
+from ..ingest.addresses import stored_reply
 from ..llm_policy import LLMTask, PolicyLimits, TaskOutcome, run_task
 from ..prompts import load_prompt, mail_block, set_version
 from ..states import MailStatus, Step
@@ -48,12 +48,6 @@ def parse_reply(text: str) -> str:
         raise LLMInvalidOutputError("the answer repeats the mail markers instead of replying",
                                     kind="echo")
     return reply
-
-
-def _reply_address(from_addr: str | None) -> bool:
-    """A reply can be addressed (the same test the composer applies before sending)."""
-    _, addr = parseaddr(from_addr or "")
-    return bool(addr) and "@" in addr
 
 
 def reference_block(sources: list[dict[str, Any]], thread: list[dict[str, Any]]) -> str:
@@ -103,11 +97,12 @@ def run(ctx: StepContext) -> StepOutcome:
                   else "no draft: the classification says no reply is needed")
         return StepOutcome(detail={"skipped": reason}, mail_status=MailStatus.NO_REPLY,
                            status_reason=reason, stop=True)
-    if not _reply_address(mail.get("from_addr")):
+    reply = stored_reply(mail)
+    if not reply.ok:
         # found by the chaos harness: a garbage mail without From got a draft that staff
-        # approved and whose send could only die ("recipient '' is not a valid address")
-        reason = ("no draft: the mail has no sender address to reply to; a human decides "
-                  "what to do with it")
+        # approved and whose send could only die ("recipient '' is not a valid address");
+        # issue 15: a From of two addresses got a draft addressed to "@domain"
+        reason = f"no draft: {reply.rule}; a human decides what to do with it"
         return StepOutcome(detail={"skipped": reason}, mail_status=MailStatus.MANUAL,
                            status_reason=reason, stop=True)
     content = mail_content(ctx)

@@ -25,6 +25,7 @@ SMOKE = {
     "llm-bound": (["--mails", "4", "--processes", "1,2", "--latency-ms", "50"],
                   ["ratio_to_ideal", "speedup", "overlap"]),
     "send": (["--mails", "10"], ["ratio", "ratio_reuse", "sends_per_s"]),
+    "mime": ([], ["worst_step_s", "mails"]),
 }
 
 
