@@ -113,6 +113,15 @@ class Settings(BaseSettings):
     message_id_domain: str = Field(
         "email-rag.invalid", description="Domain of Message-IDs we generate (loop guard)."
     )
+    loop_guard_list_headers: bool = Field(
+        True, description="Mail with List-Id/List-Unsubscribe/List-Post headers (a mailing "
+        "list's mail) gets no draft. Set false when the support address itself is a list or "
+        "a group (e.g. a Google Group) that adds these headers to every customer mail."
+    )
+    missing_uid_polls: int = Field(
+        3, description="Polls in which the IMAP server may list a UID without returning its "
+        "body before the mail is stored as a row for a human (the cursor waits below it).",
+    )
 
     # --- LLM ---
     # Defaults fit the main job: the local llama.cpp server of `email-rag llm serve`

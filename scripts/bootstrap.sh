@@ -25,7 +25,7 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/pip install -q --upgrade pip
 fi
 .venv/bin/pip install -q -e '.[dev]' 2>&1 | grep -vE "^WARNING: Location|^$" || true
-.venv/bin/python -c "import mariadb, rq, imapclient, qdrant_client, openai, wordllama" \
+.venv/bin/python -c "import mariadb, rq, imapclient, qdrant_client, openai, pypdf, docx, openpyxl, pptx, wordllama" \
   || { echo "bootstrap: the virtualenv is incomplete" >&2; exit 1; }
 
 # The main job's local LLM (llama.cpp's llama-server + the default model), pinned and

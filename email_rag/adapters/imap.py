@@ -17,7 +17,9 @@ Failure table (situation | retry? | state known? | resume?):
   login refused                | yes, backoff (slow), needs_attention | nothing fetched | same
   BYE / connection cut mid-FETCH | yes, backoff | the batch in flight is discarded | from cursor
   folder missing (NO)          | yes, backoff | nothing fetched        | once the folder exists
-  UID vanished between SEARCH and FETCH | no (expunged) | skipped, cursor moves past | -
+  UID listed by SEARCH, no body in the FETCH | yes: next polls | the batch names it
+      (``FetchBatch.missing``); the poller keeps its cursor below it and fetches it again |
+      after ``missing_uid_polls`` polls: a mail row for a human; not listed any more: gone
 """
 
 from __future__ import annotations
@@ -71,7 +73,9 @@ class FetchedMail:
 @dataclass
 class FetchBatch:
     mails: list[FetchedMail] = field(default_factory=list)
-    last_uid: int = 0  # highest UID this batch covers (also vanished ones)
+    last_uid: int = 0  # highest UID this batch covers (also missing ones)
+    listed: list[int] = field(default_factory=list)  # the UIDs SEARCH listed for this batch
+    missing: list[int] = field(default_factory=list)  # listed, but the FETCH had no body
 
     @property
     def nbytes(self) -> int:
@@ -236,16 +240,18 @@ class ImapMailbox:
         """Mails known to be small: size and body in one FETCH."""
         data = self._call("UID FETCH BODY.PEEK[]",
                           lambda c: c.fetch(chunk, ["RFC822.SIZE", "BODY.PEEK[]"]))
-        mails = []
+        mails, missing = [], []
         for uid in chunk:
             v = data.get(uid)
             body = v.get(b"BODY[]") if v else None
             if body is None:
-                log.warning("%s: UID %s vanished between SEARCH and FETCH (expunged?); "
-                            "skipped", self, uid)
+                missing.append(uid)
                 continue
             mails.append(FetchedMail(uid, bytes(body), int(v.get(b"RFC822.SIZE", len(body)))))
-        return FetchBatch(mails, chunk[-1])
+        if missing:
+            log.warning("%s: UIDs %s listed but no body in the FETCH; fetched again later",
+                        self, missing[:10])
+        return FetchBatch(mails, chunk[-1], list(chunk), missing)
 
     def _sizes(self, uids: Sequence[int]) -> dict[int, int]:
         data = self._call("UID FETCH RFC822.SIZE", lambda c: c.fetch(uids, ["RFC822.SIZE"]))
@@ -270,13 +276,13 @@ class ImapMailbox:
                 head = v.get(b"BODY[HEADER]")
                 if head is not None:
                     got[int(uid)] = (bytes(head), True)
-        vanished = [u for u in group if u not in got]
-        if vanished:
-            log.warning("%s: UIDs %s vanished between SEARCH and FETCH (expunged?); skipped",
-                        self, vanished[:10])
+        missing = [u for u in group if u not in got]
+        if missing:
+            log.warning("%s: UIDs %s listed but no body in the FETCH; fetched again later",
+                        self, missing[:10])
         mails = [FetchedMail(u, got[u][0], sizes.get(u, len(got[u][0])), got[u][1])
                  for u in group if u in got]
-        return FetchBatch(mails, last_uid)
+        return FetchBatch(mails, last_uid, list(group), missing)
 
     def find_message_id(self, folder: str, message_id: str) -> list[int]:
         """UIDs of mails in ``folder`` whose Message-ID header is ``message_id``.

@@ -24,7 +24,7 @@ from .output import ExitCode, Outcome, table
 log = logging.getLogger(__name__)
 
 COLUMNS = ["mailbox", "folder", "status", "fetched", "new", "duplicate", "queued", "skipped",
-           "failed", "too_large", "enqueue_failed"]
+           "failed", "too_large", "reused_id", "missing", "enqueue_failed"]
 
 
 def register(sub, common) -> None:
@@ -113,6 +113,13 @@ def render(result: PollResult, cycles: int = 1,
     ]
     if cycles > 1 and cumulative:
         lines.append(f"Stopped after {cycles} poll cycles; in total {cumulative['new']} new mail(s).")
+    if t["reused_id"]:
+        lines.append(f"{t['reused_id']} mail(s) reuse the Message-ID of a stored mail with other "
+                     "content: kept with status manual for a human (never dropped).")
+    if t["missing"]:
+        lines.append(f"The server listed {t['missing']} UID(s) without returning a body: the "
+                     "cursor waits below them and the next poll fetches them again (after "
+                     "EMAIL_RAG_MISSING_UID_POLLS polls they become manual mails).")
     lines.append("State is safe: each batch was committed together with its cursor.")
     code = ExitCode.OK
     if any(m.status == "interrupted" for m in result.mailboxes):

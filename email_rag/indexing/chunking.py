@@ -111,15 +111,32 @@ def split_text(text: str, size: int, overlap: int) -> list[str]:
     return chunks
 
 
+ATTACHMENT_HEAD = "[attachment content, untrusted]"
+
+
 def mail_chunks(subject: str | None, body: str | None, size: int = 1200,
                 overlap: int = 200) -> tuple[list[str], bool]:
     """The texts to embed for one mail (each starts with the subject) and whether the
-    mail was cut at MAX_CHUNKS."""
+    mail was cut at MAX_CHUNKS. Only the first MAX_CHUNKS chunks' worth of text is
+    looked at (a 2 MB body costs what its first ~80 KB cost)."""
     subject = (subject or "").strip()
-    cleaned = clean_body(body)
+    cleaned = clean_body((body or "")[:MAX_CHUNKS * max(200, size) * 2])
     if not cleaned:
         return ([subject] if subject else []), False
     head = f"{subject}\n\n" if subject else ""
     parts = split_text(cleaned, max(200, size - len(head)), overlap)
     truncated = len(parts) > MAX_CHUNKS
     return [head + p for p in parts[:MAX_CHUNKS]], truncated
+
+
+def attachment_chunks(subject: str | None, text: str | None, size: int = 1200,
+                      overlap: int = 200, limit: int = MAX_CHUNKS) -> list[str]:
+    """Chunks of the attachments' text (``emails.attachment_text``), each starting with the
+    subject and ``ATTACHMENT_HEAD`` so a reader (and the draft's references) sees that it is
+    attachment content; at most ``limit`` chunks."""
+    text = (text or "").strip()
+    if not text or limit <= 0:
+        return []
+    head = (f"{(subject or '').strip()}\n" if subject else "") + ATTACHMENT_HEAD + "\n"
+    parts = split_text(text[:limit * max(200, size) * 2], max(200, size - len(head)), overlap)
+    return [head + p for p in parts[:limit]]

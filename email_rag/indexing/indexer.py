@@ -36,7 +36,7 @@ from ..db import sql
 from ..errors import EmailRagError, PermanentError, StoreUnavailableError
 from ..retry import RetryPolicy
 from ..states import IndexStatus
-from .chunking import mail_chunks
+from .chunking import MAX_CHUNKS, attachment_chunks, mail_chunks
 from .ports import GraphMail, VectorPoint
 
 log = logging.getLogger(__name__)
@@ -173,6 +173,10 @@ class Indexer:
         s = self.settings
         chunks, truncated = mail_chunks(email.get("subject"), email.get("body_text"),
                                         s.chunk_chars, s.chunk_overlap)
+        sources = ["body"] * len(chunks)
+        extra = attachment_chunks(email.get("subject"), email.get("attachment_text"),
+                                  s.chunk_chars, s.chunk_overlap, MAX_CHUNKS - len(chunks))
+        chunks, sources = chunks + extra, sources + ["attachment"] * len(extra)
         result = IndexResult(int(email["id"]), {}, len(chunks), truncated)
         replies = self.services.db.fetchall(sql("index_sent_replies"), {"id": email["id"]})
         down = down if down is not None else set()
@@ -185,7 +189,7 @@ class Indexer:
             else:
                 result.embedder = self._embedder_name()
                 result.stores["vectors"] = with_tries(
-                    "vectors", lambda: self._write_vectors(email, chunks, bool(replies)),
+                    "vectors", lambda: self._write_vectors(email, chunks, sources, bool(replies)),
                     self.policy, self.sleep)
         if "graph" in wanted:
             if not s.arango_url:
@@ -210,7 +214,7 @@ class Indexer:
             return self.settings.embedding_backend
 
     # --- vectors ---
-    def _write_vectors(self, email: dict[str, Any], chunks: list[str],
+    def _write_vectors(self, email: dict[str, Any], chunks: list[str], sources: list[str],
                        has_reply: bool) -> dict[str, Any]:
         embedder = self.services.embedder
         vectors = embedder.embed(chunks)
@@ -222,8 +226,10 @@ class Indexer:
             "received_at": _iso(email.get("received_at")), "has_sent_reply": has_reply,
             "embedder": embedder.name,
         }
-        points = [VectorPoint(int(email["id"]), i, v, {**base, "chunk": i, "text": c[:SNIPPET]})
-                  for i, (c, v) in enumerate(zip(chunks, vectors, strict=True))]
+        # source: "body" or "attachment" (attachment content, untrusted; chunking.py)
+        points = [VectorPoint(int(email["id"]), i, v, {**base, "chunk": i, "source": src,
+                                                          "text": c[:SNIPPET]})
+                  for i, (c, v, src) in enumerate(zip(chunks, vectors, sources, strict=True))]
         written = self.services.vectors.replace_mail(int(email["id"]), points)
         return {"points": written}
 

@@ -16,12 +16,17 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.header import Header, decode_header
-from email.utils import getaddresses, parsedate_to_datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
+
+from .addresses import parse_addresses
 
 LOOP_HEADER = "X-Email-RAG"  # set on every mail we send; its presence marks our own mail
 AUTO_PRECEDENCE = {"bulk", "junk", "list", "auto_reply"}
-AUTO_REPLY_HEADERS = ("X-Autoreply", "X-Autorespond", "X-Autoresponder")
+AUTO_REPLY_HEADERS = ("X-Autoreply", "X-Autorespond", "X-Autoresponder", "X-Autoreply-From",
+                      "X-Mail-Autoreply")
+# a mailing list's mail (RFC 2369 / 2919): answering it would answer the list
+LIST_HEADERS = ("list-id", "list-unsubscribe", "list-post", "list-help")
 BOUNCE_LOCALPARTS = {"mailer-daemon", "postmaster"}
 
 _SEPARATOR = re.compile(rb"\r?\n\r?\n")
@@ -32,41 +37,84 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 # --- decoding helpers (shared with mime.py) ---
+# Labels mail clients (and the WHATWG encoding standard) read as a superset codec: the
+# label names the smaller charset, the text uses the larger one (curly quotes and the
+# euro sign in "iso-8859-1" mail, GBK characters in "gb2312" mail, ...).
+SUPERSET_CODECS = {
+    "iso8859-1": "cp1252", "gb2312": "gb18030", "gbk": "gb18030", "euc_kr": "cp949",
+    "shift_jis": "cp932", "big5": "big5hkscs", "iso8859-9": "cp1254", "tis-620": "cp874",
+    "iso8859-11": "cp874",
+}
+_LABEL_ALIASES = {"x-sjis": "cp932", "sjis": "cp932", "windows-31j": "cp932",
+                  "x-gbk": "gb18030", "ks_c_5601": "cp949", "x-windows-949": "cp949",
+                  "utf8mb4": "utf-8", "x-unicode20utf8": "utf-8"}
+_NO_LABEL = ("unknown-8bit", "x-unknown", "8bit", "default", "")
+
+
 def charset_codec(charset: str | None) -> str | None:
-    """The Python codec for a MIME charset name, or None when it is unknown."""
+    """The Python codec that decodes text labelled ``charset`` as mail clients do (the
+    superset of the label), or None when the label is missing or unknown."""
     if not charset:
         return None
-    name = charset.strip().strip('"').lower()
-    if name in ("unknown-8bit", "x-unknown", "8bit", "default"):
+    name = charset.strip().strip('"').strip("'").lower()
+    if name in _NO_LABEL:
         return None
+    name = _LABEL_ALIASES.get(name, name)
     try:
-        return codecs.lookup(name).name
+        info = codecs.lookup(name)
     except (LookupError, ValueError):
         return None
+    if not getattr(info, "_is_text_encoding", True):  # rot13, base64, zlib: not charsets
+        return None
+    return SUPERSET_CODECS.get(info.name, info.name)
+
+
+def _undeclared(data: bytes) -> tuple[str, str]:
+    """8-bit text without a usable label: UTF-8 when it is valid UTF-8, else windows-1252."""
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return data.decode("cp1252", "replace"), "windows-1252"
 
 
 def decode_bytes(data: bytes, charset: str | None = None) -> tuple[str, str | None]:
-    """Text of ``data`` and a problem description (None when the charset fitted).
+    """Text of ``data`` and the defect found (None when the bytes fit the label).
 
-    Tries the declared charset, then UTF-8, then Windows-1252 (which decodes
-    any byte, so this never fails).
+    A known label is decoded with its superset codec and ``errors="replace"``: bytes
+    that do not fit become U+FFFD and are named in the defect - the part is never
+    decoded with another charset. Without a label (or a 7-bit / unknown one) ASCII is
+    ASCII and 8-bit text is read as UTF-8 when valid, else as windows-1252.
     """
+    label = (charset or "").strip().strip('"')
     codec = charset_codec(charset)
-    problem = None
-    if codec:
-        try:
-            return data.decode(codec), None
-        except (UnicodeDecodeError, LookupError):
-            problem = f"declared charset {charset!r} does not fit the bytes"
-    elif charset and charset.strip().lower() not in ("unknown-8bit", "x-unknown"):
-        problem = f"unknown charset {charset!r}"
-    for fallback in ("utf-8", "cp1252"):
-        try:
-            text = data.decode(fallback)
-            return text, problem
-        except UnicodeDecodeError:
-            continue
-    return data.decode("latin-1"), problem
+    if codec is None or codec == "ascii":
+        unknown = bool(label) and codec is None and label.lower() not in _NO_LABEL
+        if data.isascii():
+            return data.decode("ascii"), (f"unknown charset {label!r}" if unknown else None)
+        text, how = _undeclared(data)
+        if unknown:
+            return text, f"unknown charset {label!r}: 8-bit text decoded as {how}"
+        if codec == "ascii":
+            return text, f"8-bit bytes in a part labelled {label!r}: decoded as {how}"
+        return text, (None if how == "utf-8" else
+                      "no charset declared: 8-bit text decoded as windows-1252")
+    try:
+        return data.decode(codec), None
+    except UnicodeDecodeError:
+        text = data.decode(codec, "replace")
+    except LookupError:
+        text, how = _undeclared(data)
+        return text, f"charset {label!r} cannot be decoded here: 8-bit text decoded as {how}"
+    bad = text.count("\ufffd")
+    return text, (f"part labelled {label!r}: {bad} byte sequence(s) not valid {codec}, "
+                  "replaced by U+FFFD")
+
+
+def decode_8bit(text: str) -> str:
+    """A header value with raw 8-bit bytes (surrogate escapes) as text."""
+    if not _SURROGATE.search(text):
+        return text
+    return decode_bytes(text.encode("utf-8", "surrogateescape"))[0]
 
 
 def clean(text: str | None, max_chars: int | None = None) -> str:
@@ -159,6 +207,8 @@ class MailHeaders:
     message_id: str | None = None
     from_addr: str = ""
     from_name: str = ""
+    from_addrs: list[str] = field(default_factory=list)  # every address the From names
+    reply_to: list[str] = field(default_factory=list)
     to_addrs: list[str] = field(default_factory=list)
     cc_addrs: list[str] = field(default_factory=list)
     subject: str = ""
@@ -169,6 +219,8 @@ class MailHeaders:
     precedence: str = ""
     loop_header: str | None = None  # value of X-Email-RAG when present
     auto_reply_header: str | None = None  # name of an X-Autoreply-style header when present
+    auto_response_suppress: str = ""  # X-Auto-Response-Suppress (Exchange)
+    list_header: str | None = None  # name of a List-* header when present (mailing list)
     return_path: str | None = None
     content_type: str = ""
     report_type: str = ""
@@ -241,6 +293,8 @@ def _from_fields(fields: dict[str, list[str]]) -> MailHeaders:
     addrs = _addresses(fields.get("from"))
     if addrs:
         h.from_name, h.from_addr = addrs[0]
+        h.from_addrs = [a for _, a in addrs]
+    h.reply_to = [a for _, a in _addresses(fields.get("reply-to"))]
     h.to_addrs = [a for _, a in _addresses(fields.get("to"))]
     h.cc_addrs = [a for _, a in _addresses(fields.get("cc"))]
     h.subject = get("Subject")
@@ -256,6 +310,8 @@ def _from_fields(fields: dict[str, list[str]]) -> MailHeaders:
         if name.lower() in fields:
             h.auto_reply_header = name.lower()
             break
+    h.auto_response_suppress = get("X-Auto-Response-Suppress").lower()
+    h.list_header = next((n for n in LIST_HEADERS if n in fields), None)
     if "return-path" in fields:
         h.return_path = get("Return-Path")
     ctype = get("Content-Type")
@@ -269,46 +325,16 @@ def _from_fields(fields: dict[str, list[str]]) -> MailHeaders:
     return h
 
 
-_SIMPLE_ADDRESS = re.compile(
-    r"^\s*(?:([^\"<>,;:@()\\]*?)\s*<([^<>\s,;:\"()\\]+@[^<>\s,;:\"()\\]+)>"
-    r"|([^<>\s,;:\"()\\]+@[^<>\s,;:\"()\\]+))\s*$")
-
-
-def _simple_addresses(value: str) -> list[tuple[str, str]] | None:
-    """Fast path for the common forms (``a@b``, ``Name <a@b>``, comma lists of them)."""
-    out = []
-    for part in value.split(","):
-        m = _SIMPLE_ADDRESS.match(part)
-        if not m:
-            return None
-        out.append((m.group(1) or "", m.group(2) or m.group(3)))
-    return out
-
-
 def _addresses(values: list[Any] | None) -> list[tuple[str, str]]:
-    if not values:
-        return []
-    pairs: list[tuple[str, str]] = []
-    for value in values:
-        # parse the still-encoded value: a decoded display name may contain commas
-        text = str(value)
-        if _SURROGATE.search(text):  # raw 8-bit bytes
-            text = decode_bytes(text.encode("utf-8", "surrogateescape"))[0]
-        text = _WS.sub(" ", clean(text)).strip()
-        simple = _simple_addresses(text) if text else []
-        if simple is None:
-            try:
-                simple = getaddresses([text])
-            except Exception:  # noqa: BLE001
-                simple = [("", text)]
-        pairs.extend(simple)
-    if any("@" in a for _, a in pairs):  # drop debris of malformed lists, keep real addresses
-        pairs = [(d, a) for d, a in pairs if "@" in a]
-    out = []
-    for display, addr in pairs:
-        addr = clean(addr).strip()
-        if addr:
-            out.append((decode_header_value(display) if display else "", addr))
+    """(display name, address) of every address in these header values
+    (``addresses.parse_addresses``: never an address taken from a display name)."""
+    out: list[tuple[str, str]] = []
+    for value in values or []:
+        text = _WS.sub(" ", clean(decode_8bit(str(value)))).strip()
+        for display, addr in parse_addresses(text, decode_header_value):
+            addr = clean(addr).strip()
+            if addr:
+                out.append((display, addr))
     return out
 
 
@@ -332,15 +358,13 @@ def parse_date(value: str) -> datetime | None:
     return dt
 
 
-def dedup_key(headers: MailHeaders, raw: bytes, size: int | None = None) -> str:
-    """sha256 of the normalised Message-ID, or of the content when it is missing.
+def content_hash(headers: MailHeaders, raw: bytes, size: int | None = None) -> str:
+    """sha256 of what a mail says: raw From/To/Cc/Subject/Date and the body.
 
-    The content hash covers From/To/Cc/Subject/Date and the body, not the
-    whole raw mail, so trace headers added per delivery (Received, Delivered-To)
-    do not make a redelivered mail look new.
+    Trace headers added per delivery (Received, Delivered-To) are not covered, so a
+    redelivered mail has the same hash; a different mail under the same Message-ID has
+    another one.
     """
-    if headers.ok and headers.message_id:
-        return sha256("mid:" + headers.message_id)
     if not headers.ok:
         return sha256(b"raw:" + raw)
     _, body = split_header_block(raw)
@@ -348,14 +372,55 @@ def dedup_key(headers: MailHeaders, raw: bytes, size: int | None = None) -> str:
     return sha256(b"content:" + headers.stable + b"\n\n" + tail)
 
 
+def dedup_key(headers: MailHeaders, raw: bytes, size: int | None = None) -> str:
+    """sha256 of the normalised Message-ID, or the content hash when it is missing.
+
+    A mail is a duplicate when both its dedup key and its content hash are stored
+    already (``ingest.store``); the same key with another content hash is a different
+    mail reusing a Message-ID.
+    """
+    if headers.ok and headers.message_id:
+        return sha256("mid:" + headers.message_id)
+    return content_hash(headers, raw, size)
+
+
 def thread_key(headers: MailHeaders, fallback: str) -> str:
     root = headers.thread_root if headers.ok else None
     return sha256("mid:" + root) if root else fallback
 
 
+_CALENDAR = re.compile(rb"text/calendar", re.I)
+_CAL_METHOD = re.compile(rb"(?:\bmethod\s*=\s*\"?|^METHOD:)\s*([A-Za-z]+)", re.I | re.M)
+CALENDAR_METHODS = {"request", "reply", "cancel", "counter", "declinecounter", "refresh", "add"}
+AUTO_RESPONSE_SUPPRESS = {"all", "oof", "autoreply", "dr", "ndr", "rn", "nrn"}
+
+
+def calendar_method(raw: bytes) -> str | None:
+    """The iTIP method (request, reply, cancel, ...) of a calendar part in the mail, or None.
+
+    Read from the text/calendar part's ``method=`` parameter or its ``METHOD:`` line (a
+    byte search, no MIME parse: the poller reads headers only)."""
+    m = _CALENDAR.search(raw)
+    if not m:
+        return None
+    for found in _CAL_METHOD.finditer(raw, max(0, m.start() - 2000)):
+        method = found.group(1).decode("ascii", "replace").lower()
+        if method in CALENDAR_METHODS:
+            return method
+    return None
+
+
 def loop_guard(headers: MailHeaders, message_id_domain: str,
-               own_addresses: set[str] | frozenset[str] = frozenset()) -> str | None:
-    """Why no reply may be drafted for this mail (our own, automatic, a bounce), or None."""
+               own_addresses: set[str] | frozenset[str] = frozenset(), raw: bytes = b"",
+               list_headers: bool = True) -> str | None:
+    """Why no reply may be drafted for this mail, or None.
+
+    Our own mail; RFC 3834 (Auto-Submitted); the vendor headers of auto-responders
+    (X-Autoreply, X-Autorespond, Exchange's X-Auto-Response-Suppress), Precedence
+    bulk/junk/list/auto_reply, mailing lists (List-*; ``list_headers`` False when the
+    support address itself is a list); bounces; calendar scheduling (iTIP REQUEST, REPLY,
+    CANCEL, ...: an invitation or its answer is not a support request).
+    """
     if not headers.ok:
         return None
     if headers.loop_header is not None:
@@ -371,6 +436,9 @@ def loop_guard(headers: MailHeaders, message_id_domain: str,
         return f"precedence:{headers.precedence}"
     if headers.auto_reply_header:
         return f"auto_reply_header:{headers.auto_reply_header}"
+    suppress = {v.strip() for v in headers.auto_response_suppress.split(",")}
+    if suppress & AUTO_RESPONSE_SUPPRESS:
+        return f"x-auto-response-suppress:{headers.auto_response_suppress[:50]}"
     local = headers.from_addr.lower().partition("@")[0]
     if local in BOUNCE_LOCALPARTS:
         return f"bounce:{local}"
@@ -378,4 +446,9 @@ def loop_guard(headers: MailHeaders, message_id_domain: str,
         return "bounce:delivery-status"
     if headers.return_path is not None and headers.return_path.strip() in ("<>", ""):
         return "bounce:null_return_path"
+    if list_headers and headers.list_header:
+        return f"mailing_list:{headers.list_header}"
+    method = calendar_method(raw) if raw else None
+    if method:
+        return f"calendar:{method}"
     return None

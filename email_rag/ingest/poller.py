@@ -48,12 +48,21 @@ from ..retry import ExponentialBackoff
 from ..settings import MailboxConfig
 from ..states import Actor
 from . import mailbox_state as ms
-from .store import BatchTarget, PrepareOptions, mark_enqueued, prepare, store_batch_retrying
+from .store import (
+    BatchTarget,
+    MissingUids,
+    PrepareOptions,
+    mark_enqueued,
+    missing_body_mail,
+    prepare,
+    store_batch_retrying,
+    write_missing,
+)
 
 log = logging.getLogger(__name__)
 
 COUNTERS = ("fetched", "new", "duplicate", "queued", "skipped", "failed", "too_large",
-            "enqueued", "enqueue_failed")
+            "reused_id", "missing", "enqueued", "enqueue_failed")
 PACKET_HEADROOM = 256_000
 
 
@@ -71,6 +80,8 @@ class FolderResult:
     skipped: int = 0  # of the new: loop guard (own mail, auto-reply, bounce), no job
     failed: int = 0  # of the new: unparseable, stored raw with the reason, no job
     too_large: int = 0  # of the new: headers only, waiting for a human, no job
+    reused_id: int = 0  # of the new: another mail's Message-ID, waiting for a human, no job
+    missing: int = 0  # UIDs listed without a body (fetched again; see missing_uids)
     enqueued: int = 0  # jobs handed to Redis
     enqueue_failed: int = 0  # jobs left queued for redispatch (Redis down)
 
@@ -233,7 +244,7 @@ class Poller:
                               own_addresses=frozenset({config.reply_address.lower()}),
                               max_mail_bytes=max_mail,
                               max_attachment_bytes=s.max_attachment_bytes,
-                              dedup=s.safeguards)
+                              dedup=s.safeguards, list_headers=s.loop_guard_list_headers)
         target = BatchTarget(row["id"], config.name, config_folder, state.uidvalidity,
                              s.queue_name, self.owner, s.poll_lease_seconds, statement_bytes)
         try:
@@ -253,31 +264,55 @@ class Poller:
                          max_mail: int) -> None:
         s = self.settings
         config_folder = fres.folder
+        db = self.svc.db
+        pending = {int(r["uid"]): int(r["misses"]) for r in db.fetchall(
+            sql("ingest_missing_uids"), (target.mailbox_id, target.folder, target.uidvalidity))}
+        hold: int | None = None  # lowest UID still missing: the cursor stays below it
         for batch in imap.fetch_new(config_folder, last_uid, s.imap_fetch_batch,
                                     s.imap_fetch_batch_bytes, max_mail):
             prepared = [prepare(m, opts) for m in batch.mails]
-            stored = store_batch_retrying(self.svc.db, target, prepared, batch.last_uid,
-                                          self._enqueued)
+            missing = MissingUids(limit=s.missing_uid_polls)
+            for m in batch.mails:
+                if m.uid in pending:
+                    missing.cleared.append((m.uid, "uid_recovered", pending.pop(m.uid)))
+            for uid in batch.missing:
+                misses = pending.pop(uid, 0) + 1
+                fres.missing += 1
+                if misses >= s.missing_uid_polls:
+                    prepared.append(missing_body_mail(uid, misses, target))
+                    missing.cleared.append((uid, "uid_given_up", misses))
+                else:
+                    missing.seen.append((uid, misses))
+                    hold = uid if hold is None else min(hold, uid)
+            cursor = batch.last_uid if hold is None else min(batch.last_uid, hold - 1)
+            stored = store_batch_retrying(db, target, prepared, cursor, self._enqueued,
+                                          missing=missing)
             self._enqueued = []
             fres.batches += 1
-            fres.last_uid = batch.last_uid
-            fres.fetched += len(prepared)
+            fres.last_uid = max(fres.last_uid, cursor)
+            fres.fetched += len(batch.mails)
             fres.new += len(stored.new)
             fres.duplicate += len(stored.duplicates)
             fres.queued += len(stored.jobs)
             for _, p in stored.new:
                 if p.kind == "no_reply":
                     fres.skipped += 1
-                elif p.kind == "failed":
+                elif p.kind in ("failed", "missing_body"):
                     fres.failed += 1
                 elif p.kind == "too_large":
                     fres.too_large += 1
+                elif p.kind == "reused_id":
+                    fres.reused_id += 1
             self._hand_off(stored.jobs, fres)
             del prepared, stored, batch
             if self.stop.is_set():
                 log.info("mailbox %s/%s: stop requested; stopped after a committed batch "
                          "at UID %d", config.name, config_folder, fres.last_uid)
                 return
+        if pending:  # listed as missing before, not listed any more: expunged on the server
+            with db.transaction() as cur:
+                write_events(cur, write_missing(cur, target, MissingUids(
+                    cleared=[(uid, "uid_gone", n) for uid, n in pending.items()])))
         log.info("mailbox %s/%s: fetched %d, new %d, duplicate %d, skipped %d, failed %d",
                  config.name, config_folder, fres.fetched, fres.new, fres.duplicate,
                  fres.skipped, fres.failed)

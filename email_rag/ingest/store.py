@@ -8,13 +8,21 @@ kind of row it is:
   -----------|----------------------------------------|-----------|-----
   normal     | headers readable                       | received  | yes
   no_reply   | loop guard: our own mail, auto-reply,  | no_reply  | no (parsed inline,
-             | bulk, bounce                           |           |  nothing else to do)
+             | bulk, list, bounce, calendar scheduling |           |  nothing else to do)
   too_large  | above the size limit (headers fetched) | manual    | no
   failed     | no header fields at all                | failed    | no
+  reused_id  | a stored mail has its Message-ID but   | manual    | no (kept for a human,
+             | other content (set by store_batch)     |           |  never dropped)
+  missing_body | the server listed the UID but gave no | manual  | no (``missing_body_mail``)
+             | body in missing_uid_polls polls        |           |
+
+Each row also records whom a reply goes to and why (``addresses.choose_reply``:
+``reply_addr``, ``reply_rule``).
 
 ``store_batch`` then writes, in ONE transaction: the mail rows (multi-row
-INSERT IGNORE ... RETURNING: the unique (mailbox_id, dedup_key) makes
-duplicates no-ops), the job rows of the new mails (INSERT IGNORE on the unique
+INSERT IGNORE ... RETURNING: the unique (mailbox_id, dedup_key, content_hash)
+makes exact duplicates no-ops; the same Message-ID with other content is a new
+row for a human), the job rows of the new mails (INSERT IGNORE on the unique
 job_key), the cursor advance, the lease renewal (fence) and the audit events.
 A crash before the commit leaves nothing behind and the next poll fetches the
 same UIDs again; a crash after it leaves everything, and the cursor says so.
@@ -36,20 +44,23 @@ from ..db import Database, sql
 from ..db.connection import Cursor, DatabaseBusyError
 from ..states import Actor, IndexStatus, JobKind, JobState, MailStatus, ParseStatus
 from . import mime
+from .addresses import ReplyChoice, choose_reply
 from .headers import (
     MailHeaders,
     clean,
     clip_bytes,
+    content_hash,
     dedup_key,
     loop_guard,
     parse_headers,
+    sha256,
     thread_key,
 )
 from .mailbox_state import renew_lease
 
 log = logging.getLogger(__name__)
 
-EMAIL_COLUMNS = 26
+EMAIL_COLUMNS = 30
 MAX_ROWS_PER_STATEMENT = 500
 TEXT_BYTES = 60_000  # TEXT columns hold 65,535 bytes
 
@@ -62,8 +73,10 @@ class PreparedMail:
     headers: MailHeaders
     dedup_key: str
     thread_key: str
-    kind: str  # normal | no_reply | too_large | failed
+    kind: str  # normal | no_reply | too_large | failed | reused_id
     status: MailStatus
+    content_hash: str = ""
+    reply: ReplyChoice | None = None
     status_reason: str | None = None
     parse_status: ParseStatus = ParseStatus.PENDING
     parse_error: str | None = None
@@ -71,6 +84,8 @@ class PreparedMail:
     body_text: str | None = None
     body_html: str | None = None
     attachments: str | None = None
+    attachment_text: str | None = None
+    reused_of: int | None = None  # kind reused_id: the stored mail with this Message-ID
 
     @property
     def needs_job(self) -> bool:
@@ -84,6 +99,7 @@ class PrepareOptions:
     max_mail_bytes: int = 25_000_000
     max_attachment_bytes: int = 10_000_000
     dedup: bool = True  # settings.safeguards; False only for the chaos counter-check
+    list_headers: bool = True  # settings.loop_guard_list_headers
 
 
 def prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
@@ -95,27 +111,33 @@ def prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
         key = dedup_key(MailHeaders(ok=False), mail.raw)
         reason = f"poller could not read the mail: {type(e).__name__}: {e}"[:1000]
         return PreparedMail(mail.uid, mail.raw, mail.size, MailHeaders(ok=False, reason=reason),
-                            key, key, "failed", MailStatus.FAILED, reason, ParseStatus.FAILED,
-                            reason)
+                            key, key, "failed", MailStatus.FAILED, key, None, reason,
+                            ParseStatus.FAILED, reason)
 
 
 def _prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
     headers = parse_headers(mail.raw)
     # naive (chaos counter-check only): every delivery and re-poll looks new -> duplicate rows
     key = dedup_key(headers, mail.raw, mail.size) if opts.dedup else uuid.uuid4().hex * 2
+    chash = content_hash(headers, mail.raw, mail.size) if opts.dedup else key
     tkey = thread_key(headers, key)
     if not headers.ok:
         reason = f"unparseable: {headers.reason}"
         return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "failed",
-                            MailStatus.FAILED, reason, ParseStatus.FAILED, headers.reason)
+                            MailStatus.FAILED, chash, None, reason, ParseStatus.FAILED,
+                            headers.reason)
+    reply = choose_reply(headers.from_addrs, headers.reply_to, opts.own_addresses)
     too_large = mail.headers_only or mail.size > opts.max_mail_bytes
-    auto = loop_guard(headers, opts.message_id_domain, opts.own_addresses)
+    auto = loop_guard(headers, opts.message_id_domain, opts.own_addresses, mail.raw,
+                      opts.list_headers)
     if auto:
         p = PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "no_reply",
-                         MailStatus.NO_REPLY, f"loop guard: {auto}", auto_reason=auto)
+                         MailStatus.NO_REPLY, chash, reply, f"loop guard: {auto}",
+                         auto_reason=auto)
+        # nothing else processes this mail: listed, its attachments' text is not read
         parsed = mime.parse_mail(mail.raw, size=mail.size, headers_only=too_large,
                                  max_mail_bytes=opts.max_mail_bytes,
-                                 max_attachment_bytes=opts.max_attachment_bytes)
+                                 max_attachment_bytes=opts.max_attachment_bytes, extract=False)
         p.parse_status, p.parse_error = parsed.parse_status, parsed.reason
         p.body_text, p.body_html = parsed.body_text, parsed.body_html
         p.attachments = parsed.attachments_json()
@@ -123,30 +145,58 @@ def _prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
     if too_large:
         reason = mime.too_large_reason(mail.size, opts.max_mail_bytes)
         return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "too_large",
-                            MailStatus.MANUAL, f"too large to process automatically: {reason}",
+                            MailStatus.MANUAL, chash, reply,
+                            f"too large to process automatically: {reason}",
                             ParseStatus.TOO_LARGE, reason)
     return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "normal",
-                        MailStatus.RECEIVED)
+                        MailStatus.RECEIVED, chash, reply)
 
 
 def _row(mailbox_id: int, folder: str, uidvalidity: int, p: PreparedMail) -> tuple[Any, ...]:
     h = p.headers
     sent_at: datetime | None = h.sent_at
+    reply = p.reply
     return (
-        mailbox_id, p.dedup_key, clean(h.message_id, 998) or None, clean(folder, 255),
+        mailbox_id, p.dedup_key, p.content_hash, clean(h.message_id, 998) or None,
+        clean(folder, 255),
         uidvalidity, p.uid, p.thread_key, clean(h.in_reply_to, 998) or None,
         clip_bytes(" ".join(h.references), TEXT_BYTES) or None,
         clean(h.from_addr, 320) or None, clean(h.from_name, 320) or None,
         clip_bytes(", ".join(h.to_addrs), TEXT_BYTES) or None,
         clip_bytes(", ".join(h.cc_addrs), TEXT_BYTES) or None,
+        clean(reply.addr, 320) if reply and reply.addr else None,
+        clean(reply.rule, 500) if reply else None,
         clean(h.subject, 998) or None, sent_at, p.raw, p.size,
         str(p.parse_status), clip_bytes(clean(p.parse_error), TEXT_BYTES) or None,
         clean(p.auto_reason, 100) or None, str(p.status),
         clip_bytes(clean(p.status_reason), TEXT_BYTES) or None,
-        p.body_text, p.body_html, p.attachments,
+        p.body_text, p.body_html, p.attachments, p.attachment_text,
         # only mails that get a job are indexed; the others are recorded as skipped
         str(IndexStatus.PENDING if p.kind == "normal" else IndexStatus.SKIPPED),
     )
+
+
+@dataclass
+class MissingUids:
+    """What a batch changes in ``missing_uids`` (UIDs listed without a body), audited."""
+
+    seen: list[tuple[int, int]] = field(default_factory=list)  # (uid, misses): still missing
+    cleared: list[tuple[int, str, int]] = field(default_factory=list)  # (uid, event, misses)
+    limit: int = 3
+
+    def __bool__(self) -> bool:
+        return bool(self.seen or self.cleared)
+
+
+def missing_body_mail(uid: int, misses: int, t: BatchTarget) -> PreparedMail:
+    """The row of a mail the server listed but never returned: kept for a human."""
+    key = sha256(f"missing-uid:{t.mailbox_id}:{t.folder}:{t.uidvalidity}:{uid}")
+    reason = (f"the IMAP server listed UID {uid} in {t.folder} but returned no body in "
+              f"{misses} polls; the mail may be damaged on the server: a human checks the "
+              "mailbox")
+    return PreparedMail(uid, b"", 0, MailHeaders(ok=False, reason=reason), key, key,
+                        "missing_body", MailStatus.MANUAL, key, None, reason,
+                        ParseStatus.FAILED, reason)
 
 
 @dataclass
@@ -169,7 +219,8 @@ class BatchTarget:
 
 
 def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
-                last_uid: int, enqueued: Sequence[int] = ()) -> BatchResult:
+                last_uid: int, enqueued: Sequence[int] = (),
+                missing: MissingUids | None = None) -> BatchResult:
     """Mail rows, job rows, cursor, lease renewal and audit events in one transaction.
 
     ``enqueued``: jobs of the previous batch that reached Redis; their ``enqueued_at``
@@ -183,9 +234,29 @@ def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMa
         _insert_jobs(cur, target, result)
         cur.execute(sql("ingest_advance_cursor"),
                     (target.mailbox_id, target.folder, target.uidvalidity, last_uid))
-        write_events(cur, _events(target, result))
+        events = _events(target, result)
+        if missing:
+            events += write_missing(cur, target, missing)
+        write_events(cur, events)
         mark_enqueued(cur, enqueued)
     return result
+
+
+def write_missing(cur: Cursor, t: BatchTarget, missing: MissingUids) -> list[AuditEvent]:
+    """Record UIDs still missing and clear recovered / given-up / gone ones; their events."""
+    where = (t.mailbox_id, t.folder, t.uidvalidity)
+    events = []
+    for uid, misses in missing.seen:
+        cur.execute(sql("ingest_missing_uid_seen"), (*where, uid, misses))
+        events.append(AuditEvent(Actor.POLLER, "mailbox", t.mailbox_name, "uid_missing", detail={
+            "folder": t.folder, "uid": uid, "uidvalidity": t.uidvalidity, "misses": misses,
+            "limit": missing.limit,
+            "action": "listed without a body: the cursor stays below it, fetched again"}))
+    for uid, event, misses in missing.cleared:
+        cur.execute(sql("ingest_missing_uid_clear"), (*where, uid))
+        events.append(AuditEvent(Actor.POLLER, "mailbox", t.mailbox_name, event, detail={
+            "folder": t.folder, "uid": uid, "uidvalidity": t.uidvalidity, "misses": misses}))
+    return events
 
 
 def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
@@ -196,12 +267,12 @@ def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
 
 def store_batch_retrying(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
                          last_uid: int, enqueued: Sequence[int] = (),
-                         attempts: int = 3) -> BatchResult:
+                         attempts: int = 3, missing: MissingUids | None = None) -> BatchResult:
     """``store_batch``, with a deadlock or lock wait timeout retried (the whole transaction
     was rolled back, so a repeat is safe; with the lease held this should not happen)."""
     for attempt in range(1, attempts + 1):
         try:
-            return store_batch(db, target, prepared, last_uid, enqueued)
+            return store_batch(db, target, prepared, last_uid, enqueued, missing)
         except DatabaseBusyError as e:
             if attempt == attempts:
                 raise
@@ -225,32 +296,105 @@ def _chunks(prepared: Sequence[PreparedMail], max_bytes: int) -> list[list[Prepa
 
 
 def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]) -> BatchResult:
+    """Insert the new mails; sort out exact duplicates and reused Message-IDs.
+
+    ``known``: (dedup key -> [(content hash, id)]) of the stored mails with the batch's
+    keys, grown as rows are inserted. A mail whose key and hash are known is a duplicate;
+    whose key is known with another hash reuses a Message-ID: it is stored for a human
+    (``mark_reused``). Two mails of one batch with one key and different content are
+    inserted in two rounds, so the second one can name the first one's id.
+    """
     result = BatchResult()
-    inserted: dict[str, int] = {}
-    group = "(" + ", ".join(["?"] * EMAIL_COLUMNS) + ")"
-    for chunk in _chunks(prepared, t.statement_bytes):
-        params = [v for p in chunk for v in _row(t.mailbox_id, t.folder, t.uidvalidity, p)]
-        statement = sql("ingest_insert_emails").format(rows=", ".join([group] * len(chunk)))
-        for r in cur.fetchall(statement, params):
-            inserted[r["dedup_key"]] = int(r["id"])
-    claimed: set[str] = set()
-    missing = [p.dedup_key for p in prepared if p.dedup_key not in inserted]
-    existing: dict[str, int] = {}
-    if missing:
-        keys = sorted(set(missing))
-        rows = cur.fetchall(sql("ingest_existing_emails").format(keys=", ".join("?" * len(keys))),
-                            [t.mailbox_id, *keys])
-        existing = {r["dedup_key"]: int(r["id"]) for r in rows}
-    for p in prepared:
-        if p.dedup_key in inserted and p.dedup_key not in claimed:
-            claimed.add(p.dedup_key)
-            result.new.append((inserted[p.dedup_key], p))
-        else:
-            email_id = inserted.get(p.dedup_key) or existing.get(p.dedup_key)
-            if email_id is None:  # cannot happen: the unique key exists or was just inserted
-                raise RuntimeError(f"dedup key {p.dedup_key} neither inserted nor found")
-            result.duplicates.append((email_id, p))
+    known = _known(cur, t, prepared)
+    pending = list(prepared)
+    dup_later: list[PreparedMail] = []
+    while pending:
+        round_rows: list[PreparedMail] = []
+        round_keys: dict[str, str] = {}
+        deferred: list[PreparedMail] = []
+        for p in pending:
+            stored = known.get(p.dedup_key, [])
+            same = next((i for h, i in stored if h == p.content_hash), None)
+            if same is not None:
+                result.duplicates.append((same, p))
+            elif p.dedup_key in round_keys:
+                (dup_later if round_keys[p.dedup_key] == p.content_hash else deferred).append(p)
+            else:
+                if stored:
+                    mark_reused(p, stored[0][1])
+                round_keys[p.dedup_key] = p.content_hash
+                round_rows.append(p)
+        for chunk in _chunks(round_rows, t.statement_bytes):
+            params = [v for p in chunk for v in _row(t.mailbox_id, t.folder, t.uidvalidity, p)]
+            statement = sql("ingest_insert_emails").format(
+                rows=", ".join(["(" + ", ".join(["?"] * EMAIL_COLUMNS) + ")"] * len(chunk)))
+            ids = {(r["dedup_key"], r["content_hash"]): int(r["id"])
+                   for r in cur.fetchall(statement, params)}
+            skipped = [p for p in chunk if (p.dedup_key, p.content_hash) not in ids]
+            concurrent = _concurrent(cur, t, skipped) if skipped else {}
+            for p in chunk:
+                email_id = ids.get((p.dedup_key, p.content_hash))
+                if email_id is None:  # another poller stored it after our lookup
+                    result.duplicates.append((concurrent[(p.dedup_key, p.content_hash)], p))
+                    continue
+                result.new.append((email_id, p))
+                known.setdefault(p.dedup_key, []).append((p.content_hash, email_id))
+        pending = deferred
+    for p in dup_later:
+        email_id = next(i for h, i in known[p.dedup_key] if h == p.content_hash)
+        result.duplicates.append((email_id, p))
     return result
+
+
+def _known(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]
+           ) -> dict[str, list[tuple[str, int]]]:
+    keys = sorted({p.dedup_key for p in prepared})
+    if not keys:
+        return {}
+    rows = cur.fetchall(sql("ingest_existing_emails").format(keys=", ".join("?" * len(keys))),
+                        [t.mailbox_id, *keys])
+    legacy = [int(r["id"]) for r in rows if not r["content_hash"]]
+    hashes = _hash_legacy(cur, legacy) if legacy else {}
+    known: dict[str, list[tuple[str, int]]] = {}
+    for r in rows:
+        chash = r["content_hash"] or hashes.get(int(r["id"]), "")
+        known.setdefault(r["dedup_key"], []).append((chash, int(r["id"])))
+    return known
+
+
+def _concurrent(cur: Cursor, t: BatchTarget, skipped: list[PreparedMail]
+                ) -> dict[tuple[str, str], int]:
+    keys = sorted({p.dedup_key for p in skipped})
+    rows = cur.fetchall(sql("ingest_existing_emails_locking").format(
+        keys=", ".join("?" * len(keys))), [t.mailbox_id, *keys])
+    found = {(r["dedup_key"], r["content_hash"]): int(r["id"]) for r in rows}
+    for p in skipped:  # cannot happen: INSERT IGNORE skipped it, so the key exists
+        if (p.dedup_key, p.content_hash) not in found:
+            raise RuntimeError(f"dedup key {p.dedup_key} neither inserted nor found")
+    return found
+
+
+def _hash_legacy(cur: Cursor, ids: list[int]) -> dict[int, str]:
+    """Content hashes of rows stored before the hash existed, from their raw mail (once:
+    the hash is written back)."""
+    out = {}
+    rows = cur.fetchall(sql("ingest_raw_for_hash").format(ids=", ".join("?" * len(ids))), ids)
+    for r in rows:
+        raw = bytes(r["raw"] or b"")
+        out[int(r["id"])] = content_hash(parse_headers(raw), raw, int(r["raw_size"] or 0))
+        cur.execute(sql("ingest_set_content_hash"), (out[int(r["id"])], int(r["id"])))
+    return out
+
+
+def mark_reused(p: PreparedMail, first_id: int) -> None:
+    """A different mail under a Message-ID already stored: kept, for a human (never
+    dropped as a duplicate, never answered automatically)."""
+    p.kind = "reused_id"
+    p.status = MailStatus.MANUAL
+    p.status_reason = (f"Message-ID {p.headers.message_id} is already used by mail #{first_id} "
+                       "with different content (a sender reusing ids, or an altered copy): "
+                       "kept for a human, not processed automatically")
+    p.reused_of = first_id
 
 
 def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:
@@ -285,6 +429,8 @@ def _events(t: BatchTarget, result: BatchResult) -> list[AuditEvent]:
         }
         if p.status_reason:
             detail["reason"] = p.status_reason
+        if p.reused_of is not None:
+            detail["message_id_reused_of"] = p.reused_of
         if email_id in job_of:  # its job row was created in the same transaction, queued
             detail["job_id"], detail["queue"] = job_of[email_id]
         events.append(AuditEvent(Actor.POLLER, "email", email_id, "received", None,

@@ -1,7 +1,7 @@
 """The classification step: one mail -> validated classification (LLM).
 
-``run(ctx)`` reads subject, sender and body (``body_text`` from the parse
-step; the raw mail when there is none), asks the LLM under the policy of
+``run(ctx)`` reads subject, sender and text as the parse step stored them
+(``mail_input.mail_content``: body and attachment text; never the raw mail), asks the LLM under the policy of
 ``email_rag.llm_policy`` and returns the outcome for the worker's checkpoint.
 The mail text goes to the LLM only inside the delimited user message; the
 system prompt declares it untrusted. The step writes nothing itself: it is
@@ -31,7 +31,6 @@ Failure table:
 
 from __future__ import annotations
 
-import email
 import email.parser
 import email.policy
 from typing import Any
@@ -42,39 +41,16 @@ from ..llm_budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estima
 from ..llm_policy import LLMTask, PolicyLimits, TaskOutcome, run_task
 from ..prompts import load_prompt, mail_block, set_version
 from ..states import IndexStatus, MailStatus
+from . import mail_input
 from .contract import StepContext, StepOutcome
-
-_CONTENT_KEYS = ("subject", "from_addr", "body_text", "raw", "auto_reason")
-
-
-def _raw_text(raw: bytes | str | None) -> str:
-    """Text of a raw mail when the parse step left no body_text (best effort)."""
-    if not raw:
-        return ""
-    data = raw.encode("utf-8", "replace") if isinstance(raw, str) else bytes(raw)
-    try:
-        msg = email.message_from_bytes(data, policy=email.policy.default)
-        part = msg.get_body(preferencelist=("plain", "html"))
-        if part is not None:
-            return str(part.get_content())
-    except Exception:  # noqa: BLE001 - broken MIME: fall back to the bytes as text
-        pass
-    head, _, body = data.partition(b"\r\n\r\n") if b"\r\n\r\n" in data else data.partition(b"\n\n")
-    return (body or head).decode("utf-8", "replace")
 
 
 def mail_content(ctx: StepContext) -> dict[str, Any]:
-    """Subject, sender, body text and loop-guard reason of the mail."""
+    """Subject, sender, text and loop-guard reason of the mail (``mail_input``)."""
     row = ctx.email
-    if not all(k in row for k in _CONTENT_KEYS):
+    if not all(k in row for k in mail_input.CONTENT_COLUMNS):
         row = ctx.services.db.fetchone(sql("llm_email_content"), (ctx.email_id,)) or row
-    body = row.get("body_text") or ""
-    source = "body_text"
-    if not body.strip():
-        body, source = _raw_text(row.get("raw")), "raw"
-    return {"subject": row.get("subject") or "", "sender": row.get("from_addr") or "",
-            "body": body, "source": source, "auto_reason": row.get("auto_reason"),
-            "raw": row.get("raw")}
+    return mail_input.mail_content(row, ctx.services.settings.llm_max_input_chars)
 
 
 CLASSIFY_MAX_TOKENS, CLASSIFY_MAX_TOKENS_CAP = 300, 600
@@ -179,7 +155,11 @@ def _classified(ctx: StepContext, value: cl.Classification, version: str, defaul
                 reason: str | None, mail: dict[str, Any], events: list[Any],
                 detail: dict[str, Any]) -> StepOutcome:
     updates = value.email_updates(version, defaulted)
-    status, why, stop = no_reply_outcome(value, mail["auto_reason"], mail.get("raw"))
+    raw = None
+    if not value.needs_reply and not mail["auto_reason"]:  # do the headers agree? (rare: read
+        row = ctx.services.db.fetchone(sql("classify_raw_head"), {"id": ctx.email_id})  # now)
+        raw = row and row["head"]
+    status, why, stop = no_reply_outcome(value, mail["auto_reason"], raw)
     reason = why or reason
     if stop:  # the index step will not run for it
         updates = {**updates, "index_status": str(IndexStatus.SKIPPED)}

@@ -1,6 +1,6 @@
 """The draft step: a reply draft from the mail, its thread and similar past cases (LLM).
 
-``run(ctx)`` asks the LLM (prompts/draft.v1.txt) under the same policy as the
+``run(ctx)`` asks the LLM (prompts/draft.v2.txt) under the same policy as the
 classification (``email_rag.llm_policy``) and, in the checkpoint transaction,
 stores the draft as pending review with the sources it used; the mail becomes
 ``draft_ready``. An earlier open draft of the mail (a regenerate) is superseded.
@@ -9,10 +9,12 @@ The step is safe to repeat: the draft row is written only with the checkpoint.
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
 | mail needs no reply / loop guard | - | yes | NO_REPLY, stop (no draft) |
-| no sender address to reply to (e.g. a broken mail without From) | - | yes | MANUAL, stop: no draft nobody could send |
+| nobody to reply to by the reply rule (no usable From, several From or Reply-To addresses: ``addresses.choose_reply``) | - | yes | MANUAL, stop: no draft nobody could send |
 | valid reply | - | yes | draft pending_review, mail draft_ready |
 | timeout twice | policy: once | yes | MANUAL, not confirmed: admin retry re-runs it |
-| unusable answer twice (empty, too long, echoes the mail markers) | policy: once, adjusted prompt | yes | MANUAL (no default reply exists), not confirmed |
+| empty answer twice | policy: once, adjusted prompt | yes | MANUAL (no default reply exists), not confirmed |
+| a draft that fails the draft checks (cut off, echo, placeholder, refusal, wrong language: email_rag.draft_checks) | policy: regenerated once, the problem named | yes | fails again: stored FLAGGED with the reason (draft_ready, status_reason says so); never a normal draft, cannot be approved unchanged |
+| the prompt does not fit the context | trimmed before sending (references, thread, body end; audited); a 400 overflow: once with less | yes | still too long: MANUAL |
 | 429 beyond the bound, 5xx, connection | job retry cycle | yes | re-run later |
 | 400/401/403/404 | never | yes | job dead, mail failed with the reason |
 | crash after the LLM answered, before the checkpoint | job re-runs the step | yes: nothing stored | one more LLM call |
@@ -22,13 +24,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from email.utils import parseaddr
 from typing import Any
 
 from .. import draft_checks
 from ..classification import LANGUAGE_NAMES, Language
 from ..db import sql
 from ..errors import LLMInvalidOutputError
+from ..ingest.addresses import stored_reply
 from ..llm_budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
 from ..llm_policy import LLMTask, PolicyLimits, TaskOutcome, run_task
 from ..prompts import load_prompt, mail_block, set_version
@@ -70,12 +72,6 @@ def checked_reply(body: str, language: str | None) -> Callable[[str], str]:
         return reply
 
     return parse
-
-
-def _reply_address(from_addr: str | None) -> bool:
-    """A reply can be addressed (the same test the composer applies before sending)."""
-    _, addr = parseaddr(from_addr or "")
-    return bool(addr) and "@" in addr
 
 
 def reference_block(sources: list[dict[str, Any]], thread: list[dict[str, Any]]) -> str:
@@ -147,11 +143,12 @@ def run(ctx: StepContext) -> StepOutcome:
                   else "no draft: the classification says no reply is needed")
         return StepOutcome(detail={"skipped": reason}, mail_status=MailStatus.NO_REPLY,
                            status_reason=reason, stop=True)
-    if not _reply_address(mail.get("from_addr")):
+    address = stored_reply(mail)
+    if not address.ok:
         # found by the chaos harness: a garbage mail without From got a draft that staff
-        # approved and whose send could only die ("recipient '' is not a valid address")
-        reason = ("no draft: the mail has no sender address to reply to; a human decides "
-                  "what to do with it")
+        # approved and whose send could only die ("recipient '' is not a valid address");
+        # issue 15: a From of two addresses got a draft addressed to "@domain"
+        reason = f"no draft: {address.rule}; a human decides what to do with it"
         return StepOutcome(detail={"skipped": reason}, mail_status=MailStatus.MANUAL,
                            status_reason=reason, stop=True)
     content = mail_content(ctx)

@@ -41,6 +41,7 @@ def run(ctx: StepContext) -> StepOutcome:
         "body_text": parsed.body_text,
         "body_html": parsed.body_html,
         "attachments": parsed.attachments_json(),
+        "attachment_text": parsed.attachment_text,
         "parse_status": str(status),
         "parse_error": parsed.reason,
     }
@@ -52,6 +53,7 @@ def run(ctx: StepContext) -> StepOutcome:
         "html": parsed.body_html is not None,
         "attachments": len(parsed.attachments),
         "attachments_too_large": sum(1 for a in parsed.attachments if a.too_large),
+        "attachment_text_chars": len(parsed.attachment_text or ""),
     }
     if parsed.reason:
         detail["reason"] = parsed.reason

@@ -8,6 +8,7 @@ per draft and its Message-ID is fixed here, before the first try.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,8 @@ from ..app import Services
 from ..audit import AuditEvent, write_events
 from ..db import sql
 from ..errors import BadInputError, PermanentError
+from ..ingest.addresses import stored_reply
+from ..ingest.mime import attachment_bytes, find_part, human_size
 from ..states import DraftStatus, JobKind, MailStatus
 from .compose import new_message_id
 
@@ -62,8 +65,43 @@ def show(svc: Services, draft_id: int) -> dict[str, Any]:
     sources = stored.get("sources", []) if isinstance(stored, dict) else stored
     newer = _newer_inbound(db, mail, draft["created_at"])
     mail.pop("raw", None)
+    attachments = json.loads(mail["attachments"]) if mail.get("attachments") else []
+    for a in attachments:
+        a["size_text"] = human_size(int(a.get("size") or 0))
     return {"draft": draft, "mail": mail, "thread": thread, "sources": sources,
-            "send_attempt": send, "newer_inbound": newer}
+            "send_attempt": send, "newer_inbound": newer, "reply": stored_reply(mail),
+            "attachments": attachments}
+
+
+class AttachmentNotFoundError(PermanentError):
+    """No such attachment (or its bytes no longer match what the parse step recorded)."""
+
+
+def attachment(svc: Services, draft_id: int, n: int, by: str) -> tuple[dict[str, Any], bytes]:
+    """Attachment ``n`` (1-based, as listed on the draft page) of a draft's mail: its
+    recorded metadata and its decoded bytes, read from the stored raw mail by the part
+    path the parse step recorded and checked against the recorded SHA-256. Audited
+    (``attachment_downloaded``)."""
+    row = svc.db.fetchone(sql("drafts_mail_attachments"), {"id": draft_id})
+    if row is None:
+        raise DraftNotFoundError(f"draft {draft_id} does not exist")
+    listed = json.loads(row["attachments"]) if row.get("attachments") else []
+    if not 1 <= n <= len(listed):
+        raise AttachmentNotFoundError(f"mail {row['id']} has no attachment {n}")
+    info = listed[n - 1]
+    part = find_part(bytes(row["raw"] or b""), str(info.get("part", "")))
+    if part is None:
+        raise AttachmentNotFoundError(f"attachment {n} of mail {row['id']} is not in the "
+                                      "stored mail (headers only?)")
+    data = attachment_bytes(part)
+    if info.get("sha256") and hashlib.sha256(data).hexdigest() != info["sha256"]:
+        raise AttachmentNotFoundError(f"attachment {n} of mail {row['id']} does not match the "
+                                      "recorded checksum; not served")
+    svc.audit.record(AuditEvent(_actor(by), "email", row["id"], "attachment_downloaded",
+                                detail={"draft_id": draft_id, "attachment": n,
+                                        "filename": info.get("filename"),
+                                        "size": len(data)}))
+    return info, data
 
 
 def _newer_inbound(db_or_cur: Any, mail: dict[str, Any], since: Any) -> dict[str, Any] | None:
@@ -94,6 +132,9 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
             raise DraftStateError(f"draft {draft_id} is {draft['status']}; only a pending or "
                                   "stale draft can be approved")
         mail = cur.fetchone("SELECT * FROM emails WHERE id = %s FOR UPDATE", (draft["email_id"],))
+        reply = stored_reply(mail)
+        if not reply.ok:
+            raise BadInputError(f"nobody to send the reply to ({reply.rule}); nothing approved")
         body_final = draft["body_draft"] if edited_body is None else edited_body
         if not body_final.strip():
             raise BadInputError("the reply text is empty; nothing approved")
@@ -108,7 +149,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
         message_id = new_message_id(draft_id, svc.settings.message_id_domain)
         cur.execute(sql("sends_insert_naive" if naive else "sends_insert"),
                     {"draft_id": draft_id, "message_id": message_id,
-                     "recipients": mail["from_addr"]})
+                     "recipients": reply.addr})
         send = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
         job_key = f"{JobKind.SEND_DRAFT}:{draft_id}"
         cur.execute(sql("jobs_insert"), {"kind": JobKind.SEND_DRAFT, "job_key": job_key,

@@ -40,6 +40,7 @@ from ..errors import (
     SmtpPermanentError,
     SmtpTransientError,
 )
+from ..ingest.addresses import stored_reply
 from ..states import Actor, DraftStatus, MailStatus, SendStatus
 from .compose import build_reply
 
@@ -95,7 +96,7 @@ class SendService:
         if not self._mark_attempted(ctx, job):
             return  # another run took it; its outcome decides
         try:
-            answer = self.sender.send(message, ctx["from_addr"], [mail["from_addr"]])
+            answer = self.sender.send(message, ctx["from_addr"], [ctx["to_addr"]])
         except SmtpTransientError as e:
             self._set(ctx, job, SendStatus.PENDING, "send_deferred", error=str(e))
             raise
@@ -127,14 +128,16 @@ class SendService:
             from_addr = mailbox["address"]
         if not from_addr:
             raise PermanentError(f"mailbox {mailbox['name']} has no reply address configured")
+        # the reply rule's address, as staff saw it on the draft page (addresses.choose_reply)
+        to_addr = stored_reply(mail).addr or ""
         return {"draft": draft, "mail": mail, "mailbox": mailbox, "attempt": attempt,
-                "from_addr": from_addr}
+                "from_addr": from_addr, "to_addr": to_addr}
 
     def _compose(self, ctx: dict[str, Any]) -> bytes:
         draft, mail, attempt = ctx["draft"], ctx["mail"], ctx["attempt"]
         msg = build_reply(
             message_id=attempt["message_id"], from_addr=ctx["from_addr"],
-            from_name=ctx["mailbox"]["name"], to_addr=mail["from_addr"] or "",
+            from_name=ctx["mailbox"]["name"], to_addr=ctx["to_addr"],
             subject=mail["subject"], body=draft["body_final"] or draft["body_draft"],
             in_reply_to=mail["message_id"], original_references=mail["references_header"],
             draft_id=draft["id"])

@@ -88,3 +88,8 @@ UPDATE send_attempts SET status = %(status)s, last_error = %(error)s,
 UPDATE jobs SET state = 'queued', attempts = 0, next_run_at = NOW(6), worker = NULL,
        started_at = NULL, finished_at = NULL
  WHERE job_key = %(job_key)s AND state IN ('done', 'dead', 'failed');
+
+-- The mail of a draft with what an attachment download needs (raw mail, attachment list).
+-- name: drafts_mail_attachments
+SELECT e.id, e.raw, e.attachments FROM drafts d JOIN emails e ON e.id = d.email_id
+ WHERE d.id = %(id)s;

@@ -71,18 +71,33 @@ ON DUPLICATE KEY UPDATE
   uidvalidity = VALUES(uidvalidity);
 
 -- INSERT IGNORE ... RETURNING returns only the rows really inserted: the rest
--- are duplicates (unique mailbox_id + dedup_key).
+-- are duplicates (unique mailbox_id + dedup_key + content_hash).
 -- name: ingest_insert_emails
 INSERT IGNORE INTO emails
-  (mailbox_id, dedup_key, message_id, folder, uidvalidity, uid, thread_key, in_reply_to,
-   references_header, from_addr, from_name, to_addrs, cc_addrs, subject, sent_at, raw,
-   raw_size, parse_status, parse_error, auto_reason, status, status_reason, body_text,
-   body_html, attachments, index_status)
+  (mailbox_id, dedup_key, content_hash, message_id, folder, uidvalidity, uid, thread_key,
+   in_reply_to, references_header, from_addr, from_name, to_addrs, cc_addrs, reply_addr,
+   reply_rule, subject, sent_at, raw, raw_size, parse_status, parse_error, auto_reason, status,
+   status_reason, body_text, body_html, attachments, attachment_text, index_status)
 VALUES {rows}
-RETURNING id, dedup_key;
+RETURNING id, dedup_key, content_hash;
 
+-- Mails already stored under the batch's dedup keys (Message-IDs), oldest first.
 -- name: ingest_existing_emails
-SELECT id, dedup_key FROM emails WHERE mailbox_id = ? AND dedup_key IN ({keys});
+SELECT id, dedup_key, content_hash FROM emails
+ WHERE mailbox_id = ? AND dedup_key IN ({keys}) ORDER BY id;
+
+-- The same, as a locking read (it sees rows another transaction committed after this
+-- one's snapshot: a concurrent insert that made INSERT IGNORE skip a row).
+-- name: ingest_existing_emails_locking
+SELECT id, dedup_key, content_hash FROM emails
+ WHERE mailbox_id = ? AND dedup_key IN ({keys}) ORDER BY id LOCK IN SHARE MODE;
+
+-- Rows stored before content hashes existed: their raw mail, to hash it once.
+-- name: ingest_raw_for_hash
+SELECT id, raw, raw_size FROM emails WHERE id IN ({ids});
+
+-- name: ingest_set_content_hash
+UPDATE emails SET content_hash = ? WHERE id = ? AND content_hash = '';
 
 -- name: ingest_insert_jobs
 INSERT IGNORE INTO jobs (kind, job_key, email_id, queue, state) VALUES {rows}
@@ -105,3 +120,14 @@ SELECT id, queue, state, attempts FROM jobs
 
 -- name: ingest_email_raw
 SELECT raw, raw_size, parse_status, parse_error FROM emails WHERE id = ?;
+
+-- UIDs the server listed without a body (the cursor waits below them).
+-- name: ingest_missing_uids
+SELECT uid, misses FROM missing_uids WHERE mailbox_id = ? AND folder = ? AND uidvalidity = ?;
+
+-- name: ingest_missing_uid_seen
+INSERT INTO missing_uids (mailbox_id, folder, uidvalidity, uid, misses) VALUES (?, ?, ?, ?, ?)
+ON DUPLICATE KEY UPDATE misses = VALUES(misses), last_missing_at = NOW(6);
+
+-- name: ingest_missing_uid_clear
+DELETE FROM missing_uids WHERE mailbox_id = ? AND folder = ? AND uidvalidity = ? AND uid = ?;

@@ -2,7 +2,7 @@
 
 -- name: llm_email_content
 -- What the classification step reads of one mail when the step context lacks it.
-SELECT id, subject, from_addr, from_name, body_text, raw, auto_reason, parse_status
+SELECT id, subject, from_addr, from_name, body_text, attachment_text, auto_reason, parse_status
 FROM emails WHERE id = ?
 
 -- name: llm_attempt_latency
@@ -26,3 +26,8 @@ SELECT entity_id AS email_id, JSON_VALUE(detail, '$.task') AS task, COUNT(*) AS 
 FROM audit_log
 WHERE event = 'llm_attempt' AND entity_type = 'email'
 GROUP BY entity_id, JSON_VALUE(detail, '$.task')
+
+-- name: classify_raw_head
+-- The start of the raw mail, for the header check of a "no reply" classification
+-- (List-Id / List-Unsubscribe): read only then, never sent to the LLM.
+SELECT LEFT(raw, 65536) AS head FROM emails WHERE id = %(id)s

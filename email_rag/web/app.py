@@ -20,7 +20,7 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from ..errors import DatabaseUnavailableError, EmailRagError
 from ..redact import redact_text
-from ..sending.review import DraftNotFoundError
+from ..sending.review import AttachmentNotFoundError, DraftNotFoundError
 from ..settings import Settings, get_settings
 from . import views_admin, views_main, views_review
 from .pool import ServicesPool
@@ -80,7 +80,8 @@ def _handlers(app: FastAPI) -> None:
                             "changed. Go back, reload the page and try again.")
 
     @app.exception_handler(DraftNotFoundError)
-    async def draft_missing(request: Request, exc: DraftNotFoundError):
+    @app.exception_handler(AttachmentNotFoundError)
+    async def draft_missing(request: Request, exc: Exception):
         return page(request, "error.html", 404, title="Not found", message=str(exc))
 
     @app.exception_handler(DatabaseUnavailableError)

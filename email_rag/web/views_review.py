@@ -8,10 +8,11 @@ Each action answers with a redirect (POST, redirect, GET).
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+import re
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse
+from fastapi.responses import RedirectResponse, Response
 
 from .. import no_reply
 from ..console import review_filters
@@ -71,11 +72,31 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
     others = ids[here + 1:] + ids[:max(here, 0)] if here >= 0 else ids
     return page(request, "draft.html", d=draft, mail=data["mail"], thread=data["thread"],
                 sources=data["sources"], send=data["send_attempt"],
+                reply=data["reply"], attachments=data["attachments"],
                 newer=data["newer_inbound"], actionable=actionable,
                 mailbox=mailbox, category=category,
                 query=urlencode(_filters(mailbox, category)),
                 position=here + 1, total=len(ids), next_id=others[0] if others else None,
                 age_s=pending[here]["age_s"] if here >= 0 else None)
+
+
+@router.get("/drafts/{draft_id}/attachments/{n}")
+def attachment(request: Request, user: StaffUser, draft_id: int, n: int):
+    """A download, never shown inline: a generic type, ``Content-Disposition: attachment``
+    and ``nosniff`` - the browser saves the file and renders none of it (mail content is
+    untrusted)."""
+    svc = _svc(request)
+    info, data = review.attachment(svc, draft_id, n, user.name)
+    return Response(content=data, media_type="application/octet-stream", headers={
+        "Content-Disposition": content_disposition(str(info.get("filename") or "attachment")),
+        "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"})
+
+
+def content_disposition(filename: str) -> str:
+    """``attachment`` with an ASCII fallback name and the UTF-8 name (RFC 6266 / 5987)."""
+    name = re.sub(r'[\x00-\x1f\x7f"\\/]', "_", filename).strip() or "attachment"
+    ascii_name = name.encode("ascii", "replace").decode().replace("?", "_")
+    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 @router.post("/drafts/{draft_id}/approve")

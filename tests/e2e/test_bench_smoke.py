@@ -27,6 +27,7 @@ SMOKE = {
     "send": (["--mails", "10"], ["ratio", "ratio_reuse", "sends_per_s"]),
     "quality": (["--llm", "scripted", "--mails", "12", "--drafts", "3"],
                 ["acc_category", "hit3", "classification", "drafts"]),
+    "mime": ([], ["worst_step_s", "mails"]),
 }
 
 

@@ -28,7 +28,7 @@ def test_poll_once_json_counts_and_exit_0(env, db, mailbox):
     out = json.loads(result.stdout)
     assert out["ok"] and out["data"]["totals"] == {
         "fetched": 4, "new": 3, "duplicate": 1, "queued": 2, "skipped": 1, "failed": 0,
-        "too_large": 0, "enqueued": 2, "enqueue_failed": 0}
+        "too_large": 0, "reused_id": 0, "missing": 0, "enqueued": 2, "enqueue_failed": 0}
     [mb] = out["data"]["mailboxes"]
     assert mb["name"] == mailbox.name and mb["status"] == "ok"
     assert mb["folders"][0]["last_uid"] == 4

@@ -44,16 +44,19 @@ def services(settings, srv):
     svc.close()
 
 
-def make_email(db, subject, body, *, raw=None, auto_reason=None, sender="kunde@example.com"):
+def make_email(db, subject, body, *, raw=None, auto_reason=None, sender="kunde@example.com",
+               attachment_text=None):
     with db.transaction() as cur:
         cur.execute("INSERT IGNORE INTO mailboxes (name, address) VALUES ('support', "
                     "'support@example.com')")
         mb = cur.fetchone("SELECT id FROM mailboxes WHERE name = 'support'")["id"]
         cur.execute(
             "INSERT INTO emails (mailbox_id, dedup_key, message_id, from_addr, subject, "
-            "body_text, raw, raw_size, auto_reason, status) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "body_text, raw, raw_size, auto_reason, status, attachment_text) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (mb, hashlib.sha256(uuid.uuid4().bytes).hexdigest(), f"<{uuid.uuid4()}@x>", sender,
-             subject, body, raw, len(raw or b""), auto_reason, MailStatus.RECEIVED.value))
+             subject, body, raw, len(raw or b""), auto_reason, MailStatus.RECEIVED.value,
+             attachment_text))
         return cur.lastrowid
 
 
@@ -192,13 +195,20 @@ def test_reads_the_mail_itself_when_the_context_row_is_partial(db, services, srv
     assert "2026-113" in user
 
 
-def test_falls_back_to_the_raw_mail_without_body_text(db, services, srv):
+def test_never_reads_the_raw_mail_only_the_parse_result(db, services, srv):
+    """GIVEN a mail whose parse result has no body text (issue 15: re-parsing the raw mail
+    here cost 22 s for a 20,000-part mail and sent raw MIME to the LLM) THEN classify sends
+    the subject and the attachment text the parse step stored - never the raw mail."""
     raw = (b"From: k@example.com\r\nSubject: Paket\r\nContent-Type: text/plain; charset=utf-8"
-           b"\r\n\r\nHallo, meine Bestellung 555 ist nicht angekommen. Bitte helfen Sie mir.\r\n")
-    eid = make_email(db, "Paket", None, raw=raw)
+           b"\r\n\r\nRAW-ONLY Bestellung 555 ist nicht angekommen.\r\n")
+    eid = make_email(db, "Paket", None, raw=raw,
+                     attachment_text="[attachment 1: lieferung.pdf]\nBestellung 555 fehlt")
     out = classify.run(context(services, eid))
-    assert out.detail["source"] == "raw" and out.email_updates["category"] == "order"
-    assert "Bestellung 555" in srv.requests[-1]["body"]["messages"][1]["content"]
+    sent = srv.requests[-1]["body"]["messages"][1]["content"]
+    assert out.detail["source"] == "parse_result+attachments"
+    assert "RAW-ONLY" not in sent and "Content-Type" not in sent
+    assert "attachment content (untrusted" in sent and "Bestellung 555 fehlt" in sent
+    assert out.email_updates["category"] == "order"
 
 
 def test_a_mail_without_any_text_gets_defaults_without_a_call(db, services, srv):

@@ -33,8 +33,8 @@ def test_happy_path_stores_rows_jobs_cursor_and_hands_off_to_redis(svc, db, mail
     mailbox.append_many([mail(i, extra={"Cc": "chef@example.com"}) for i in range(1, 6)])
     result = Poller(svc).poll()
     assert result.totals | {} == {"fetched": 5, "new": 5, "duplicate": 0, "queued": 5,
-                                  "skipped": 0, "failed": 0, "too_large": 0, "enqueued": 5,
-                                  "enqueue_failed": 0}
+                                  "skipped": 0, "failed": 0, "too_large": 0, "reused_id": 0,
+                                  "missing": 0, "enqueued": 5, "enqueue_failed": 0}
     rows = emails(db)
     assert [r["message_id"] for r in rows] == [f"<mail-{i}@example.org>" for i in range(1, 6)]
     first = rows[0]

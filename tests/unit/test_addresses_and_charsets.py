@@ -1,0 +1,64 @@
+"""Pure logic of issue 15: address lists, the reply rule, decoding as mail clients do."""
+
+from __future__ import annotations
+
+import pytest
+
+from email_rag.ingest.addresses import choose_reply, parse_addresses, stored_reply
+from email_rag.ingest.headers import decode_bytes, decode_header_value
+from email_rag.ingest.mime import decode_base64
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("alice@example.com <bob@example.com>", [("alice@example.com", "bob@example.com")]),
+    ("=?utf-8?q?Dubois,_Chlo=C3=A9?= <c@example.org>", [("Dubois, Chloé", "c@example.org")]),
+    ('"Doe, John" <j@x.org>, k@y.org', [("Doe, John", "j@x.org"), ("", "k@y.org")]),
+    ("bob@x.org (Bob Smith)", [("Bob Smith", "bob@x.org")]),
+    ("undisclosed-recipients:;", []),
+    ("Team: a@b.org, c@d.org;", [("", "a@b.org"), ("", "c@d.org")]),
+])
+def test_address_lists_are_split_like_a_mail_client_does(value, expected):
+    assert parse_addresses(value, decode_header_value) == expected
+
+
+@pytest.mark.parametrize(("from_", "reply_to", "addr", "rule"), [
+    (["a@example.org"], [], "a@example.org", "From (no Reply-To)"),
+    (["noreply@shop.example"], ["c@example.org"], "c@example.org", "Reply-To"),
+    (["a@example.org"], ["noreply@example.org"], "a@example.org", "no-reply address"),
+    (["a@example.org"], ["support@example.com"], "a@example.org", "our own address"),
+    (["a@example.org"], ["x@example.org", "y@example.org"], None, "Reply-To names 2"),
+    (["a@example.org", "b@example.org"], [], None, "From names 2 sender addresses"),
+    ([], [], None, "no sender address"),
+    (["a@example.org"], ["not an address"], "a@example.org", "not a valid address"),
+])
+def test_the_reply_rule(from_, reply_to, addr, rule):
+    choice = choose_reply(from_, reply_to, frozenset({"support@example.com"}))
+    assert choice.addr == addr and rule in choice.rule
+
+
+def test_rows_stored_before_the_rule_are_answered_to_from():
+    assert stored_reply({"from_addr": "a@example.org", "reply_rule": None}).addr == "a@example.org"
+    assert stored_reply({"from_addr": "x", "reply_addr": None, "reply_rule": "nobody"}).addr is None
+
+
+@pytest.mark.parametrize(("data", "label", "text", "problem"), [
+    ("“x” 20€".encode("cp1252"), "iso-8859-1", "“x” 20€", None),
+    ("镕".encode("gbk"), "gb2312", "镕", None),
+    ("똠".encode("cp949"), "ks_c_5601-1987", "똠", None),
+    ("①".encode("cp932"), "shift_jis", "①", None),
+    ("Grüße".encode() + b"\xff", "utf-8", "Grüße\ufffd", "1 byte sequence"),
+    ("Grüße".encode(), None, "Grüße", None),
+    ("Grüße".encode("latin-1"), None, "Grüße", "no charset declared"),
+    ("Grüße".encode("latin-1"), "us-ascii", "Grüße", "us-ascii"),
+    (b"abc", "x-klingon", "abc", "unknown charset"),
+])
+def test_decoding_uses_the_superset_and_names_every_defect(data, label, text, problem):
+    got, why = decode_bytes(data, label)
+    assert got == text
+    assert (why is None) if problem is None else (problem in why)
+
+
+def test_base64_defects_are_named_and_the_rest_decoded():
+    assert decode_base64(b"SGFsbG8=\r\n") == (b"Hallo", None)
+    data, why = decode_base64(b"SGFsbG8=!!YWJj")
+    assert data.startswith(b"Hallo") and "outside the base64 alphabet" in why
