@@ -16,11 +16,13 @@ Each check returns a problem in words or None; ``problems(...)`` runs them all.
 | refusal | "I'm sorry, but I can't", "As an AI", "Ich kann Ihnen dabei nicht helfen" ... |
 | echo | 40 % or more of the draft's word 3-grams occur in the customer's mail (a copy, not a reply) |
 | language | the draft's language (stop words) differs from the mail's classified language |
+| signed_as_customer | the draft ends with the customer's own name (the model wrote as the customer) |
 """
 
 from __future__ import annotations
 
 import re
+from email.utils import parseaddr
 
 from .classification import Language, guess_language
 
@@ -86,9 +88,20 @@ def language(draft: str, expected: str | None) -> str | None:
     return f"the draft is written in '{found.value}', the mail in '{expected}'"
 
 
-def problems(draft: str, mail_body: str, expected_language: str | None) -> list[tuple[str, str]]:
+def signed_as_customer(draft: str, sender: str | None) -> str | None:
+    """Seen in the demo: 'Ich habe die Rechnung zweimal abgebucht ... Maria Schmidt'."""
+    name = " ".join(parseaddr(sender or "")[0].split()).lower()
+    lines = [ln.strip().lower() for ln in (draft or "").splitlines() if ln.strip()]
+    if len(name) >= 3 and lines and name in lines[-1]:
+        return f"the draft is signed with the customer's own name ({lines[-1][:60]!r})"
+    return None
+
+
+def problems(draft: str, mail_body: str, expected_language: str | None,
+             sender: str | None = None) -> list[tuple[str, str]]:
     """(kind, problem in words) of every check the draft fails."""
     found = [("cut_off", cut_off(draft)), ("placeholder", placeholder(draft)),
              ("refusal", refusal(draft)), ("echo", echo(draft, mail_body)),
-             ("language", language(draft, expected_language))]
+             ("language", language(draft, expected_language)),
+             ("signed_as_customer", signed_as_customer(draft, sender))]
     return [(kind, text) for kind, text in found if text]

@@ -60,13 +60,14 @@ def parse_reply(text: str) -> str:
     return reply
 
 
-def checked_reply(body: str, language: str | None) -> Callable[[str], str]:
+def checked_reply(body: str, language: str | None,
+                  sender: str | None = None) -> Callable[[str], str]:
     """``parse_reply`` plus the draft checks (email_rag.draft_checks): a draft that fails
     one is unusable output, so the policy regenerates it once, naming the problem."""
 
     def parse(text: str) -> str:
         reply = parse_reply(text)
-        found = draft_checks.problems(reply, body, language)
+        found = draft_checks.problems(reply, body, language, sender)
         if found:
             raise LLMInvalidOutputError("; ".join(p for _, p in found), kind=found[0][0])
         return reply
@@ -128,7 +129,7 @@ def draft_task(subject: str, sender: str, body: str, language: str,
         return out
 
     task_ = LLMTask(name="draft", prompt_version=set_version("draft", system, task, retry),
-                    messages=messages, parse=checked_reply(body, lang),
+                    messages=messages, parse=checked_reply(body, lang, sender),
                     max_tokens=DRAFT_MAX_TOKENS, max_tokens_cap=DRAFT_MAX_TOKENS_CAP,
                     shrink=fitted.shrink, trimmed=fitted.trimmed)
     task_.kept = fitted  # type: ignore[attr-defined]  # which references made it in

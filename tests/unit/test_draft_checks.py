@@ -42,3 +42,13 @@ def test_each_known_failure_is_caught_with_its_kind(draft, kind):
 
 def test_language_check_is_skipped_when_the_mail_language_is_unknown():
     assert dc.language("Hello, thank you for your mail, we will check it.", "other") is None
+
+
+def test_a_draft_signed_with_the_customers_name_is_caught():
+    """Seen in the demo with the 1.5B model: the 'reply' spoke as the customer and was
+    signed with her name."""
+    draft = ("Hallo Maria,\n\ndanke für Ihre Nachricht. Ich habe die Rechnung zweimal "
+             "abgehoben.\n\nMit freundlichen Grüßen\nMaria Schmidt")
+    found = dict(dc.problems(draft, "Rechnung doppelt", "de", "Maria Schmidt <m@example.org>"))
+    assert "signed_as_customer" in found
+    assert dc.signed_as_customer(GOOD, "Jana Roth <jana@example.org>") is None
