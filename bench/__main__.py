@@ -26,6 +26,8 @@ BENCHMARKS = {
     "llm-bound": ("bench.llm_bound", "LLM at 500 ms per call: throughput by worker count"),
     "send": ("bench.send", "the send job vs a bare smtplib loop"),
     "index": ("bench.index_speed", "index and search speed (hashing or local model)"),
+    "quality": ("bench.quality", "model quality on the labelled corpus: accuracy per field, "
+                "JSON validity, retrieval hit@k, draft checks, latency"),
     "mime": ("bench.pathological", "pathological mails (20,000 parts, 2 MB HTML, deep "
                                    "nesting): seconds per pipeline step"),
 }
@@ -56,6 +58,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--worker-class", choices=("simple", "fork"), default="simple",
                    help="RQ worker class of project and bare workers (default simple)")
     p.add_argument("--backend", default="hashing", help="index: embedding backend")
+    p.add_argument("--llm", choices=("local", "configured", "scripted"), default="local",
+                   help="quality: the local model (started here), the configured endpoint, "
+                        "or the scripted test double (smoke only)")
+    p.add_argument("--drafts", type=int, default=None,
+                   help="quality: how many of the 20 draft mails (default all)")
 
 
 def execute(args: argparse.Namespace) -> Outcome:

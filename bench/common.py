@@ -184,7 +184,9 @@ class Workspace:
             db_name=db.database, redis_url=self.redis_url,
             audit_spool_path=self.tmp / "audit-spool.jsonl",
             qdrant_path=self.tmp / f"qdrant-{db.database}", embedding_backend="hashing",
-            log_level="WARNING")
+            # the scripted LLM stands for an endpoint serving many calls at once (a hosted API):
+            # no per-endpoint call limit, so the benchmarks measure the pipeline's overlap
+            llm_max_concurrent=0, log_level="WARNING")
         values.update(kw)
         return values
 

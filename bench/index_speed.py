@@ -61,7 +61,7 @@ def run(args: Any) -> Report:
         client = svc.vectors.client
         bare_coll = "bench_bare"
         client.create_collection(bare_coll, vectors_config=models.VectorParams(
-            size=s.embedding_dim, distance=models.Distance.COSINE))
+            size=s.vector_dim, distance=models.Distance.COSINE))
         started = time.perf_counter()
         chunk_total = 0
         for m in emails:

@@ -210,8 +210,9 @@ def check_pipeline(db: Database, mails: int, counters: dict[str, float]) -> list
     if int(db.fetchone(sql("bench_jobs_per_mail"), (KIND,))["n"]):
         raise CheckFailed("some mail has more than one job")
     statuses = {r["status"]: int(r["n"]) for r in db.fetchall(sql("bench_mails_by_status"))}
-    if set(statuses) - {"draft_ready", "no_reply"} or sum(statuses.values()) != mails:
-        raise CheckFailed(f"mails not all draft_ready/no_reply: {statuses}")
+    at_rest = {"draft_ready", "no_reply", "no_reply_suggested"}
+    if set(statuses) - at_rest or sum(statuses.values()) != mails:
+        raise CheckFailed(f"mails not all draft_ready/no_reply(_suggested): {statuses}")
     for row in db.fetchall(sql("bench_drafts_per_mail")):
         want = 1 if row["status"] == "draft_ready" else 0
         if int(row["drafts"] if row["drafts"] is not None else 0) != want:
@@ -225,7 +226,8 @@ def check_pipeline(db: Database, mails: int, counters: dict[str, float]) -> list
         raise CheckFailed(f"worker results other than done/handed_off: {bad}")
     return [f"{mails} mails: one job each, all done", "every step confirmed once per mail",
             f"one draft per draft_ready mail ({statuses.get('draft_ready', 0)}), none for "
-            f"no_reply ({statuses.get('no_reply', 0)})", "no failed, lost or skipped job runs"]
+            f"no_reply ({statuses.get('no_reply', 0)}) or no_reply_suggested "
+            f"({statuses.get('no_reply_suggested', 0)})", "no failed, lost or skipped job runs"]
 
 
 def _timings(db: Database, run: FleetRun, sent: dict[int, float], bulk: set[int]) -> None:

@@ -7,7 +7,7 @@ reconnect, clear caches, rebuild).
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .adapters.queue import JobQueue
 from .audit import AuditLog
@@ -56,13 +56,29 @@ class Services:
 
     @cached_property
     def queue(self) -> JobQueue:
-        return JobQueue(self.settings.redis_url, self.settings.job_timeout_seconds)
+        return JobQueue(self.settings.redis_url, self.settings.job_timeout)
+
+    @cached_property
+    def coordination(self) -> Any:
+        """A Redis client for coordination between processes (LLM call slots, job
+        heartbeats), apart from the queue's connection (whose round trips are counted)."""
+        import redis
+
+        return redis.Redis.from_url(self.settings.redis_url, socket_connect_timeout=3,
+                                    socket_timeout=10)
 
     @cached_property
     def llm(self) -> LLMClient:
         from .adapters.llm import LLMClient  # imports openai (~0.5 s): only when used
+        from .llm_slots import EndpointSlots
 
-        return LLMClient.from_settings(self.settings)
+        s = self.settings
+        client = LLMClient.from_settings(s)
+        if s.llm_max_concurrent > 0:
+            client.slots = EndpointSlots(self.coordination, s.llm_base_url, s.llm_max_concurrent,
+                                         lease=s.llm_timeout + min(30.0, s.llm_timeout),
+                                         wait=s.slot_wait)
+        return client
 
     def reset(self) -> None:
         """Close and forget every cached client; the next access rebuilds it.

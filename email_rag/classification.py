@@ -122,16 +122,52 @@ def json_schema() -> dict[str, Any]:
     return schema
 
 
+# What each value means, for the prompt (a model that only sees bare names guesses:
+# measured with a 1.5B model, one line per category raised category accuracy from
+# 16/30 to 21/30). Descriptions only: no example answer a small model could copy.
+CATEGORY_MEANING: dict[Category, str] = {
+    Category.BILLING: "invoices, payments, charges, refunds, prices, payment methods",
+    Category.ORDER: "an order, its delivery, shipping, tracking, exchange or return of goods",
+    Category.TECHNICAL: "something does not work: errors, crashes, login or password problems, "
+                        "app or website bugs, setup questions",
+    Category.ACCOUNT: "the customer account or contract: personal data, address or e-mail "
+                      "change, subscription, cancellation, data deletion",
+    Category.COMPLAINT: "the sender is clearly dissatisfied or angry about the service and "
+                        "wants it to be put right (takes precedence over the topic)",
+    Category.FEEDBACK: "praise, thanks or a suggestion, with no problem to solve",
+    Category.NOTIFICATION: "automated messages: newsletters, system notices, delivery "
+                           "reports, out-of-office replies",
+    Category.SPAM: "unsolicited advertising, phishing, scams",
+    Category.OTHER: "anything that fits none of the above",
+}
+PRIORITY_MEANING: dict[Priority, str] = {
+    Priority.URGENT: "money lost right now, a service completely down, a legal deadline, "
+                     "or the sender says it is urgent",
+    Priority.HIGH: "a blocked customer or an angry complaint",
+    Priority.NORMAL: "an ordinary question or request",
+    Priority.LOW: "no action needed soon: feedback, notifications, spam",
+}
+LANGUAGE_NAMES: dict[Language, str] = {
+    Language.DE: "German", Language.EN: "English", Language.FR: "French",
+    Language.ES: "Spanish", Language.IT: "Italian", Language.NL: "Dutch",
+    Language.PT: "Portuguese", Language.OTHER: "another language",
+}
+
+
 def allowed_values_text() -> str:
-    """The allowed values, as lines for the prompt."""
+    """The fields, their allowed values and what each value means, as prompt lines."""
+    cats = "\n".join(f"    {c.value}: {CATEGORY_MEANING[c]}" for c in Category)
+    prios = "\n".join(f"    {p.value}: {PRIORITY_MEANING[p]}" for p in Priority)
+    langs = ", ".join(f"{lang.value} ({LANGUAGE_NAMES[lang]})" for lang in Language)
     return "\n".join([
-        f"- category: one of {', '.join(c.value for c in Category)}",
-        f"- priority: one of {', '.join(p.value for p in Priority)}",
-        f"- language: one of {', '.join(lang.value for lang in Language)}",
-        f"- summary: one sentence in English, at most {SUMMARY_MAX} characters: "
-        "what the sender wants",
-        "- needs_reply: true or false (false for newsletters, notifications, spam, "
-        "and thanks that expect no answer)",
+        "- category: exactly one of these values (the main topic of the mail):", cats,
+        "- priority: exactly one of:", prios,
+        f"- language: the language the mail is written in, one of: {langs}",
+        f"- summary: one sentence in English, at most {SUMMARY_MAX} characters, saying what "
+        "the sender wants (in your own words)",
+        "- needs_reply: false only for automated notices, newsletters, spam and thanks that "
+        "ask nothing; true for every mail a person wrote with a question, a request or a "
+        "problem. When unsure: true.",
     ])
 
 

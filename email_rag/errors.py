@@ -93,6 +93,14 @@ class LLMRequestRejectedError(PermanentError):
 
 
 # --- Stores ---
+class LLMContextOverflowError(LLMRequestRejectedError):
+    """The prompt does not fit the model's context window (HTTP 400 from the endpoint)."""
+
+
+class LLMBusyError(LLMError):
+    """No call slot of the LLM endpoint became free in time (all taken by other workers)."""
+
+
 class StoreUnavailableError(TransientError):
     """A vector or graph store is unreachable."""
 

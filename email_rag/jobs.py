@@ -121,11 +121,16 @@ class JobStore:
         write_events(cur, [event])
 
     # --- maintenance ---
-    def reset_stuck(self, older_than_s: int, limit: int = 500) -> list[dict[str, Any]]:
-        """Entries processing longer than ``older_than_s`` go back into the retry cycle."""
+    def reset_stuck(self, older_than_s: int, limit: int = 500,
+                    alive: Any = None) -> list[dict[str, Any]]:
+        """Entries processing longer than ``older_than_s`` go back into the retry cycle;
+        ``alive(ids)`` names those whose worker still beats: they are left alone."""
         reset = []
         stuck = self.db.fetchall(sql("jobs_stuck"), {"seconds": older_than_s, "limit": limit})
-        for job in stuck:  # one short transaction per entry: no range locks held
+        beating = alive([int(j["id"]) for j in stuck]) if alive is not None and stuck else set()
+        for job in stuck:
+            if int(job["id"]) in beating:
+                continue  # one short transaction per entry: no range locks held
             with self.db.transaction() as cur:
                 err = StuckJobError(
                     f"processing since {job['started_at']} (> {older_than_s} s) on worker "

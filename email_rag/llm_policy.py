@@ -31,6 +31,13 @@ Failure table (one task run; counters are per run):
 | or dropped, malformed response     |                                     |                           |                                               |
 | 400/401/403/404/422                | never                               | yes                       | raises LLMRequestRejectedError (permanent,    |
 |                                    |                                     |                           | says: key, model, URL or response_format)     |
+| answer cut off (finish_reason      | yes, once: max_tokens doubled (up   | yes                       | then as invalid output twice: DEFAULTED /     |
+| "length"): never a valid answer    | to max_tokens_cap), or with less    |                           | INVALID (a draft is flagged, never a normal   |
+|                                    | context when the budget is full     |                           | draft)                                        |
+| 400 context overflow (the prompt   | yes, once, with less context        | yes                       | still too long / nothing left to trim:        |
+| does not fit the model)            | (task.shrink)                       |                           | MANUAL with the reason (not a config error)   |
+| all call slots of the endpoint     | no (in-process: the wait was the    | yes                       | raises LLMBusyError (transient): job retry    |
+| taken for llm_slot_wait_seconds    | retry)                              |                           | cycle                                         |
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .audit import AuditEvent
 from .errors import (
+    LLMContextOverflowError,
     LLMError,
     LLMInvalidOutputError,
     LLMRateLimitedError,
@@ -70,6 +78,7 @@ class TaskOutcome(StrEnum):
 class PolicyLimits:
     timeout_attempts: int = 2  # a timeout is retried once
     invalid_attempts: int = 2  # invalid output is retried once with the adjusted prompt
+    overflow_attempts: int = 2  # a context overflow is retried once with less context
     rate_limit_retries: int = 3  # 429 answers waited out in-process per task
     max_retry_after: float = 60.0  # longer Retry-After goes to the job retry cycle
 
@@ -92,6 +101,10 @@ class LLMTask(Generic[T]):
     schema_name: str = ""
     default: Callable[[], T] | None = None
     max_tokens: int | None = None
+    max_tokens_cap: int | None = None  # a cut-off answer is retried with up to this many
+    shrink: Callable[[], str | None] | None = None  # less context for the next try: says
+    # what it dropped, or None when nothing is left to drop
+    trimmed: dict[str, Any] = field(default_factory=dict)  # what the budget cut (recorded)
 
 
 @dataclass
@@ -105,17 +118,29 @@ class TaskResult(Generic[T]):
     model: str = ""
     reason: str = ""  # why not OK, in words for status_reason
     last_error: str = ""
+    last_text: str = ""  # the last answer's text (a flagged draft shows it to staff)
+    last_kind: str = ""  # kind of the last unusable answer (length, echo, placeholder ...)
+    waited: float = 0.0  # seconds spent waiting for call slots
 
 
 EventFactory = Callable[[str, dict[str, Any]], AuditEvent]
 
 
-def _call(llm: LLMClient, task: LLMTask[Any], messages: list[dict[str, str]]) -> LLMResult:
+def _call(llm: LLMClient, task: LLMTask[Any], messages: list[dict[str, str]],
+          max_tokens: int | None) -> LLMResult:
+    kw = {"max_tokens": max_tokens} if max_tokens else {}
     if task.schema is not None:
-        kw = {"max_tokens": task.max_tokens} if task.max_tokens else {}
         return llm.chat_json(messages, task.schema, task.schema_name or task.name, **kw)
-    kw = {"max_tokens": task.max_tokens} if task.max_tokens else {}
     return llm.chat_text(messages, **kw)
+
+
+def cut_off(answer: LLMResult, max_tokens: int | None) -> LLMInvalidOutputError | None:
+    """A cut-off answer (``finish_reason: length``) is never a valid answer."""
+    if answer.finish_reason != "length":
+        return None
+    return LLMInvalidOutputError(
+        f"the answer was cut off at max_tokens {max_tokens} (finish_reason length): "
+        "incomplete", kind="length")
 
 
 def run_task(llm: LLMClient, task: LLMTask[T], limits: PolicyLimits, *, event: EventFactory,
@@ -124,8 +149,11 @@ def run_task(llm: LLMClient, task: LLMTask[T], limits: PolicyLimits, *, event: E
     """Run ``task`` under the policy (see the module's failure table)."""
     result: TaskResult[T] = TaskResult(TaskOutcome.OK, None, task.prompt_version,
                                        model=llm.model)
-    timeouts = invalids = waits = 0
+    timeouts = invalids = waits = overflows = 0
     error_for_prompt: str | None = None
+    max_tokens = task.max_tokens
+    if task.trimmed:
+        result.events.append(event("llm_input_trimmed", {"task": task.name, **task.trimmed}))
 
     def attempt(outcome: str, fallback: str, started: float, **extra: Any) -> float:
         duration = time.monotonic() - started
@@ -151,7 +179,23 @@ def run_task(llm: LLMClient, task: LLMTask[T], limits: PolicyLimits, *, event: E
         messages = task.messages(error_for_prompt)
         started = time.monotonic()
         try:
-            answer = _call(llm, task, messages)
+            answer = _call(llm, task, messages, max_tokens)
+        except LLMContextOverflowError as e:
+            overflows += 1
+            result.last_error = str(e)
+            dropped = task.shrink() if task.shrink is not None else None
+            if overflows < limits.overflow_attempts and dropped:
+                attempt("context_overflow", "retry_less_context", started, error=str(e)[:300],
+                        dropped=dropped)
+                continue
+            attempt("context_overflow", "manual", started, error=str(e)[:300])
+            result.outcome = TaskOutcome.MANUAL
+            result.reason = (f"LLM {task.name}: the prompt does not fit the model's context "
+                             "even with less reference material; a human must answer, or use "
+                             "an endpoint with a larger context (EMAIL_RAG_LLM_CONTEXT_TOKENS)")
+            result.events.append(event("llm_manual", {"task": task.name, "reason": result.reason,
+                                                      "prompt_version": task.prompt_version}))
+            return result
         except LLMTimeoutError as e:
             timeouts += 1
             result.last_error = str(e)
@@ -191,19 +235,33 @@ def run_task(llm: LLMClient, task: LLMTask[T], limits: PolicyLimits, *, event: E
         # not "*_tokens": the audit redaction masks keys that look like secrets ("token")
         usage = {"input": answer.usage.get("prompt_tokens", 0),
                  "output": answer.usage.get("completion_tokens", 0)} if answer.usage else None
+        result.waited += answer.waited
+        waited = round(answer.waited, 3) if answer.waited else None
         try:
+            cut = cut_off(answer, max_tokens)
+            if cut is not None:
+                raise cut
             value = task.parse(answer.text)
         except LLMInvalidOutputError as e:
             invalids += 1
             kind = str(e.context.get("kind", "invalid_output"))
-            result.last_error = str(e)
+            result.last_error, result.last_text, result.last_kind = str(e), answer.text, kind
             if invalids < limits.invalid_attempts:
-                attempt(kind, "retry_adjusted_prompt", started, error=str(e)[:300], usage=usage,
-                        finish_reason=answer.finish_reason)
+                fix = "retry_adjusted_prompt"
+                if kind == "length":  # more room for the answer, or less context around it
+                    doubled = 2 * (max_tokens or 512)
+                    grown = min(doubled, task.max_tokens_cap or doubled)
+                    if grown > (max_tokens or 0):
+                        max_tokens, fix = grown, "retry_more_tokens"
+                    elif task.shrink is not None and task.shrink():
+                        fix = "retry_less_context"
+                attempt(kind, fix, started, error=str(e)[:300], usage=usage,
+                        finish_reason=answer.finish_reason, slot_wait_s=waited)
                 error_for_prompt = str(e)
                 continue
             if task.default is None:
-                attempt(kind, "invalid", started, error=str(e)[:300], usage=usage)
+                attempt(kind, "invalid", started, error=str(e)[:300], usage=usage,
+                        finish_reason=answer.finish_reason, slot_wait_s=waited)
                 result.outcome = TaskOutcome.INVALID
                 result.reason = f"LLM {task.name}: output unusable {invalids} times ({e})"
                 return result
@@ -217,6 +275,6 @@ def run_task(llm: LLMClient, task: LLMTask[T], limits: PolicyLimits, *, event: E
                 "prompt_version": task.prompt_version}))
             return result
         attempt("ok", "none", started, usage=usage, finish_reason=answer.finish_reason,
-                answered_by=answer.model or None)
+                answered_by=answer.model or None, slot_wait_s=waited)
         result.value = value
         return result

@@ -13,9 +13,14 @@ log = logging.getLogger(__name__)
 
 
 def cleanup_stuck(services: Services) -> list[dict[str, Any]]:
-    """Reset entries processing longer than stuck_after_seconds into the retry cycle."""
+    """Reset entries processing longer than stuck_after_seconds into the retry cycle,
+    except those whose worker still beats (a healthy job is never reset: email_rag.timing)."""
+    from .timing import alive_jobs
+
     store = JobStore(services.db, retry_policy(services.settings))
-    return store.reset_stuck(services.settings.stuck_after_seconds)
+    stuck_after = services.settings.stuck_after_seconds
+    return store.reset_stuck(stuck_after,
+                             alive=lambda ids: alive_jobs(services.coordination, ids, stuck_after))
 
 
 def flush_audit_spool(services: Services) -> int:

@@ -78,7 +78,10 @@ class Settings(BaseSettings):
         30, description="How often queued/due entries missing in Redis are enqueued again."
     )
     reindex_interval_seconds: int = Field(300, description="How often partially_indexed is synced.")
-    job_timeout_seconds: int = Field(900, description="RQ job timeout.")
+    job_timeout_seconds: int = Field(
+        0, description="RQ job timeout (s); 0 = derived from the LLM settings "
+        "(email_rag.timing.required_job_timeout). A value below that is refused at start-up.",
+    )
 
     # --- Audit ---
     audit_spool_path: Path = Field(
@@ -121,10 +124,16 @@ class Settings(BaseSettings):
     )
 
     # --- LLM ---
+    # Defaults fit the main job: the local llama.cpp server of `email-rag llm serve`
+    # (scripts/local-llm/install.sh) on CPU, where one call can take minutes.
     llm_base_url: str = Field("http://127.0.0.1:8089/v1", description="OpenAI-compatible base URL.")
     llm_api_key: SecretStr = Field(SecretStr("not-needed"), description="API key for the LLM.")
-    llm_model: str = Field("scripted", description="Model name sent to the endpoint.")
-    llm_timeout: float = Field(30.0, description="Seconds per LLM request.")
+    llm_model: str = Field("qwen2.5-coder-1.5b-instruct-q4_k_m",
+                           description="Model name sent to the endpoint.")
+    llm_timeout: float = Field(
+        240.0, description="Seconds per LLM request, from when it is sent (a slot wait is "
+        "not counted). CPU inference: a long mail took 64 s, a cold start up to 87 s.",
+    )
     llm_max_retry_after: float = Field(
         60.0, description="Longest Retry-After (s) honoured in-process; longer goes to the job."
     )
@@ -135,14 +144,35 @@ class Settings(BaseSettings):
     llm_max_input_chars: int = Field(
         8000, description="Characters of a mail body sent to the LLM (the rest is cut, said so)."
     )
+    llm_context_tokens: int = Field(
+        0, description="Context window per request in tokens; 0 = ask the server (llama.cpp "
+        "/props), else 4096. Prompts are trimmed to fit it (recorded).",
+    )
+    llm_max_concurrent: int = Field(
+        1, description="Calls at once per LLM endpoint, shared by all workers (Redis); "
+        "0 = no limit (a hosted API).",
+    )
+    llm_slot_wait_seconds: float = Field(
+        0.0, description="Longest wait for a call slot before the job retry cycle takes over; "
+        "0 = 2 x llm_timeout.",
+    )
 
     # --- Embeddings and vector store ---
     embedding_backend: str = Field(
-        "hashing", description="'hashing' (tests only, no semantics), 'local' (MiniLM), 'openai'."
+        "local", description="'local' (a model shipped in a PyPI package, offline), 'openai' "
+        "(an embeddings endpoint) or 'hashing' (tests only, no semantics).",
     )
     embedding_model: str = Field("all-MiniLM-L6-v2", description="Model for the 'openai' backend.")
     embedding_base_url: str = Field("", description="Embeddings endpoint; defaults to llm_base_url.")
-    embedding_dim: int = Field(384, description="Vector size.")
+    embedding_local_model: str = Field(
+        "wordllama", description="Model of the 'local' backend: 'wordllama' (WordLlama "
+        "l2_supercat, 256 dims, weights inside the PyPI wheel, multilingual token vocabulary, "
+        "no torch) or 'minilm' (all-MiniLM-L6-v2, English, needs torch: the optional extra).",
+    )
+    embedding_dim: int = Field(
+        0, description="Vector size; 0 = the backend's own (wordllama 256, minilm 384, hashing "
+        "384; openai 384 unless set).",
+    )
     qdrant_url: str = Field("", description="Qdrant server URL; empty = local mode at qdrant_path.")
     qdrant_api_key: SecretStr = Field(SecretStr(""), description="Qdrant API key (server mode).")
     qdrant_path: Path = Field(Path("var/qdrant"), description="Local Qdrant storage folder.")
@@ -238,12 +268,39 @@ class Settings(BaseSettings):
             raise ValueError("embedding_backend must be 'openai', 'local' or 'hashing' (tests only)")
         return v
 
+    @field_validator("embedding_local_model")
+    @classmethod
+    def _local_model(cls, v: str) -> str:
+        if v not in ("wordllama", "minilm"):
+            raise ValueError("embedding_local_model must be 'wordllama' or 'minilm'")
+        return v
+
     @field_validator("retry_delays")
     @classmethod
     def _delays(cls, v: list[float]) -> list[float]:
         if not v or any(d < 0 for d in v):
             raise ValueError("retry_delays must be a non-empty list of non-negative seconds")
         return v
+
+    @property
+    def vector_dim(self) -> int:
+        """The size of the vectors (the setting, or the backend's own)."""
+        if self.embedding_dim:
+            return self.embedding_dim
+        if self.embedding_backend == "local" and self.embedding_local_model == "wordllama":
+            return 256
+        return 384
+
+    @property
+    def slot_wait(self) -> float:
+        return self.llm_slot_wait_seconds or 2 * self.llm_timeout
+
+    @property
+    def job_timeout(self) -> int:
+        """The RQ job timeout in force (the setting, or the one the LLM settings need)."""
+        from .timing import required_job_timeout
+
+        return self.job_timeout_seconds or required_job_timeout(self)
 
     def mailbox(self, name: str) -> MailboxConfig:
         for mb in self.mailboxes:

@@ -13,7 +13,9 @@ from enum import StrEnum
 class MailStatus(StrEnum):
     RECEIVED = "received"  # stored by the poller, processing not finished
     CLASSIFIED = "classified"  # classification confirmed
-    NO_REPLY = "no_reply"  # terminal: recorded, no draft (loop guard or needs_reply false)
+    NO_REPLY = "no_reply"  # terminal: no draft (loop guard / headers, or staff confirmed it)
+    NO_REPLY_SUGGESTED = "no_reply_suggested"  # the LLM says no reply is needed and no header
+    # corroborates it: staff confirm (-> no_reply) or ask for a reply (-> classified, drafted)
     DRAFT_READY = "draft_ready"  # a draft waits for staff review
     APPROVED = "approved"  # staff approved the draft; sending pending
     SENT = "sent"  # terminal: the reply left exactly once
@@ -27,7 +29,8 @@ MAIL_TERMINAL = frozenset(
     {MailStatus.NO_REPLY, MailStatus.SENT, MailStatus.REJECTED, MailStatus.RESOLVED}
 )
 # States in which a human is expected to look; a mail resting here is not lost.
-MAIL_REVIEW = frozenset({MailStatus.DRAFT_READY, MailStatus.MANUAL, MailStatus.FAILED})
+MAIL_REVIEW = frozenset({MailStatus.DRAFT_READY, MailStatus.MANUAL, MailStatus.FAILED,
+                         MailStatus.NO_REPLY_SUGGESTED})
 
 
 class IndexStatus(StrEnum):

@@ -27,6 +27,7 @@ from .pipeline.registry import default_pipeline
 from .pipeline.runner import ClaimLostError, Handoff, PipelineRunner
 from .retry import RetryPolicy
 from .states import Actor, JobKind
+from .timing import JobHeartbeat
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +123,9 @@ class JobRunner:
                 from .errors import PermanentError
 
                 raise PermanentError(f"no handler for job kind {job['kind']!r}")
-            handoff = handler(job, self.name)
+            with JobHeartbeat(self.services.coordination, int(job["id"]),
+                              self.services.settings.stuck_after_seconds):
+                handoff = handler(job, self.name)
         except DatabaseUnavailableError:
             raise
         except ClaimLostError as e:

@@ -27,6 +27,9 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None
     for key in list(os.environ):
         if key.startswith(ENV_PREFIX):
             monkeypatch.delenv(key)
+    # the explicit test setting: word hashing instead of the local embedding model (fast; no
+    # semantics). Tests about retrieval quality set EMAIL_RAG_EMBEDDING_BACKEND=local.
+    monkeypatch.setenv("EMAIL_RAG_EMBEDDING_BACKEND", "hashing")
     # keep any .env in the working directory from leaking into tests
     monkeypatch.chdir(tmp_path)
     get_settings.cache_clear()

@@ -14,8 +14,14 @@ Error translation (what the caller sees):
 |                                      |                           | (seconds, ms or HTTP date)    |
 | 5xx, 408, 409, connection error,     | LLMError (transient)      | job retry cycle               |
 | malformed response body              |                           |                               |
+| 400/413 saying the prompt exceeds    | LLMContextOverflowError   | the prompt does not fit the   |
+| the context (llama.cpp, OpenAI, vLLM)|                           | model: send less context      |
 | 400/401/403/404/422 (and other 4xx)  | LLMRequestRejectedError   | permanent; message names the  |
 |                                      |                           | likely cause (key/model/URL)  |
+
+Call slots: with ``slots`` set (``email_rag.llm_slots.EndpointSlots``, shared by
+all workers through Redis), every chat call first takes one of the endpoint's
+slots; waiting for a slot is not part of the call's timeout.
 
 Secrets never appear in messages: texts from the endpoint are redacted.
 """
@@ -23,7 +29,10 @@ Secrets never appear in messages: texts from the endpoint are redacted.
 from __future__ import annotations
 
 import email.utils
+import json
+import re
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -32,6 +41,7 @@ import openai
 
 from ..errors import (
     ConfigError,
+    LLMContextOverflowError,
     LLMError,
     LLMRateLimitedError,
     LLMRequestRejectedError,
@@ -49,6 +59,11 @@ class LLMResult:
     model: str = ""  # the model the endpoint says answered
     usage: dict[str, int] = field(default_factory=dict)
     finish_reason: str | None = None
+    waited: float = 0.0  # seconds spent waiting for a call slot of the endpoint
+
+# what servers say when the prompt is larger than the context window
+_OVERFLOW = re.compile(r"context (length|size|window)|exceeds? .*context|too many tokens|"
+                       r"maximum context|n_ctx|prompt is too long|input is too long", re.I)
 
 
 def parse_retry_after(headers: Any, now: datetime | None = None) -> float | None:
@@ -102,6 +117,8 @@ class LLMClient:
         self.response_format = response_format
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed",
                                      timeout=timeout, max_retries=0)
+        self.slots: Any = None  # EndpointSlots (set by Services): per-endpoint call limit
+        self._context: int | None = None
 
     @classmethod
     def from_settings(cls, s: Any) -> LLMClient:
@@ -113,6 +130,22 @@ class LLMClient:
 
     def close(self) -> None:
         self._client.close()
+
+    def context_size(self, default: int = 4096) -> int:
+        """Tokens of context per request, as the server reports it (llama.cpp ``/props``:
+        per-slot ``n_ctx``); ``default`` when the endpoint does not say (e.g. OpenAI)."""
+        if self._context is None:
+            self._context = default
+            root = re.sub(r"/v1/?$", "", self.base_url.rstrip("/"))
+            try:
+                with urllib.request.urlopen(f"{root}/props", timeout=5) as r:
+                    props = json.loads(r.read().decode())
+                n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx")
+                if isinstance(n_ctx, int) and n_ctx > 0:
+                    self._context = n_ctx
+            except (OSError, ValueError, AttributeError):
+                pass
+        return self._context
 
     # --- calls ---
     def response_format_for(self, schema: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -147,9 +180,16 @@ class LLMClient:
             kwargs["max_tokens"] = max_tokens
         if response_format is not None:
             kwargs["response_format"] = response_format
-        started = time.monotonic()
-        with self._translated(response_format):
-            completion = self._client.chat.completions.create(**kwargs)
+        waited = 0.0
+        if self.slots is not None:
+            with self.slots.slot() as waited:
+                started = time.monotonic()
+                with self._translated(response_format):
+                    completion = self._client.chat.completions.create(**kwargs)
+        else:
+            started = time.monotonic()
+            with self._translated(response_format):
+                completion = self._client.chat.completions.create(**kwargs)
         duration = time.monotonic() - started
         choices = getattr(completion, "choices", None)
         if not choices or getattr(choices[0], "message", None) is None:
@@ -163,6 +203,7 @@ class LLMClient:
             usage={k: int(getattr(usage, k) or 0) for k in
                    ("prompt_tokens", "completion_tokens", "total_tokens")} if usage else {},
             finish_reason=choices[0].finish_reason,
+            waited=waited,
         )
 
     def embed(self, texts: list[str], model: str | None = None,
@@ -248,6 +289,10 @@ class _Translate:
             422: f"the endpoint could not process the request (response_format {self.mode!r} "
                  "or a parameter is not supported)",
         }
+        if code in (400, 413) and _OVERFLOW.search(text):
+            return LLMContextOverflowError(
+                f"HTTP {code} from the LLM at {where}: the prompt does not fit the model's "
+                f"context window. Server said: {text}", status=code)
         cause = causes.get(code, "the endpoint refused the request")
         return LLMRequestRejectedError(
             f"HTTP {code} from the LLM at {where}: {cause}. Server said: {text}. "

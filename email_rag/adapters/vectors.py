@@ -98,7 +98,7 @@ class QdrantStore:
     def from_settings(cls, settings: Any) -> QdrantStore:
         return cls(url=settings.qdrant_url, api_key=settings.qdrant_api_key.get_secret_value(),
                    path=settings.qdrant_path, collection=settings.qdrant_collection,
-                   dim=settings.embedding_dim, timeout=settings.qdrant_timeout)
+                   dim=settings.vector_dim, timeout=settings.qdrant_timeout)
 
     @property
     def where(self) -> str:

@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "email_rag.cli.scheduler",
     "email_rag.cli.jobs",
     "email_rag.cli.drafts",
+    "email_rag.cli.mails",
     "email_rag.cli.sends",
     "email_rag.cli.index",
     "email_rag.cli.users",

@@ -12,17 +12,25 @@ def register(sub, common) -> None:
     p = sub.add_parser("demo", parents=[common], help="run the whole pipeline on sample mail")
     p.add_argument("--database", default=DEMO_DB,
                    help=f"database to (re)create for the demo (default {DEMO_DB})")
+    p.add_argument("--scripted", action="store_true",
+                   help="use the scripted LLM TEST DOUBLE (canned answers, seconds) instead of "
+                        "the local model: for fast development runs, not a demo of the model")
     p.set_defaults(handler=run)
 
 
 def run(args, svc) -> Outcome:
     quiet = getattr(args, "json", False)
-    data = run_demo(svc.settings, database=args.database, say=(lambda *_: None) if quiet else
+    data = run_demo(svc.settings, database=args.database, scripted=args.scripted,
+                    say=(lambda *_: None) if quiet else
                     (lambda line: print(line, file=sys.stdout, flush=True)))
     rows = data["mails"]
     ok = data["received"] == 1 and data["drafts"] >= 1
-    text = "\n7. every mail:\n" + table(rows, ["id", "status", "index_status", "parse_status",
-                                               "category", "language", "draft", "send", "subject"])
+    text = "\n7. every mail (llm_s: seconds of LLM calls for it):\n" + table(
+        rows, ["id", "status", "category", "language", "draft", "flags", "send", "llm_s",
+               "subject"])
+    text += (f"\n\nLLM: {data['llm']}\nper mail that went through the LLM: "
+             f"{data['llm_seconds_per_mail']} s of LLM calls ({data['mails_with_llm']} mails); "
+             f"the worker took {data['worker_seconds']} s for all mails.")
     text += (f"\n\nOpen the result in the web UI:\n"
              f"  EMAIL_RAG_DB_NAME={args.database} email-rag users add admin --role admin\n"
              f"  EMAIL_RAG_DB_NAME={args.database} email-rag web   # then http://127.0.0.1:8080/")

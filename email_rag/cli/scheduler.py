@@ -14,5 +14,8 @@ def register(sub, common) -> None:
 def run(args, svc) -> Outcome:
     from cron.scheduler import run_forever
 
+    from ..timing import check
+
+    check(svc.settings)  # refuse time limits that would kill or reset healthy jobs
     run_forever(svc)
     return Outcome(ExitCode.OK, "Scheduler stopped.")

@@ -24,6 +24,9 @@ def register(sub, common) -> None:
 def run(args, svc) -> Outcome:
     from workers.tasks import use_services
 
+    from ..timing import check
+
+    check(svc.settings)  # refuse time limits that would kill or reset healthy jobs
     queues = listen_queues(svc.settings, args.with_vectors)
     runner = None
     if args.with_vectors and not svc.settings.qdrant_url:

@@ -12,7 +12,11 @@ Failure table:
 | situation                              | retry?                    | state known? | resume?                                   |
 |----------------------------------------|---------------------------|--------------|-------------------------------------------|
 | valid answer, needs_reply true         | -                         | yes          | CLASSIFIED, next step                     |
-| valid answer, needs_reply false        | -                         | yes          | NO_REPLY, stop (terminal, no draft)       |
+| valid answer, needs_reply false, and   | -                         | yes          | NO_REPLY, stop (terminal, no draft)       |
+| a header corroborates it (list mail)   |                           |              |                                           |
+| valid answer, needs_reply false, no    | -                         | yes          | NO_REPLY_SUGGESTED, stop: a list staff    |
+| header says so (an LLM's opinion       |                           |              | confirm with one click (email_rag.        |
+| alone, e.g. obeying an injection)      |                           |              | no_reply); never terminal by itself       |
 | mail flagged by the loop guard         | -                         | yes          | classified, NO_REPLY, stop                |
 | no text at all (no subject, no body)   | no LLM call               | yes          | defaults (flagged), CLASSIFIED            |
 | timeout twice                          | policy: once              | yes          | MANUAL, not confirmed, stop: admin retry  |
@@ -27,10 +31,13 @@ Failure table:
 
 from __future__ import annotations
 
+import email.parser
+import email.policy
 from typing import Any
 
 from .. import classification as cl
 from ..db import sql
+from ..llm_budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
 from ..llm_policy import LLMTask, PolicyLimits, TaskOutcome, run_task
 from ..prompts import load_prompt, mail_block, set_version
 from ..states import IndexStatus, MailStatus
@@ -46,25 +53,39 @@ def mail_content(ctx: StepContext) -> dict[str, Any]:
     return mail_input.mail_content(row, ctx.services.settings.llm_max_input_chars)
 
 
-def classification_task(subject: str, sender: str, body: str,
-                        max_chars: int = 8000) -> LLMTask[cl.Classification]:
-    """The classification as an LLM task (prompts from files, schema from the model)."""
+CLASSIFY_MAX_TOKENS, CLASSIFY_MAX_TOKENS_CAP = 300, 600
+
+
+def classification_task(subject: str, sender: str, body: str, max_chars: int = 8000,
+                        context: int = DEFAULT_CONTEXT) -> LLMTask[cl.Classification]:
+    """The classification as an LLM task (prompts from files, schema from the model),
+    with the mail body cut to fit ``context`` tokens (recorded in ``task.trimmed``)."""
     system, task, retry = load_prompt("system"), load_prompt("classify"), \
         load_prompt("classify_retry")
     instructions = task.render(allowed_values=cl.allowed_values_text())
-    user = mail_block(subject, sender, body, max_chars=max_chars)
+    head = f"{system.text.strip()}\n\n{instructions.strip()}"
+    retry_room = estimate_tokens(retry.render(error="x" * 300))
+
+    def build(_refs: int, _thread: int, body_chars: int) -> list[dict[str, str]]:
+        return [{"role": "system", "content": head},
+                {"role": "user", "content": mail_block(subject, sender, body, body_chars)}]
+
+    fitted = Fitted(build, 0, 0, min(len(body or ""), max_chars) or 1,
+                    budget=context - CLASSIFY_MAX_TOKENS_CAP - SAFETY - retry_room)
 
     def messages(error: str | None) -> list[dict[str, str]]:
-        text = f"{system.text.strip()}\n\n{instructions.strip()}"
+        out = fitted.messages()
         if error is not None:
-            text += "\n\n" + retry.render(error=error).strip()
-        return [{"role": "system", "content": text}, {"role": "user", "content": user}]
+            out[0] = {"role": "system",
+                      "content": head + "\n\n" + retry.render(error=error).strip()}
+        return out
 
     return LLMTask(
         name="classify", prompt_version=set_version("classify", system, task, retry),
         messages=messages, parse=cl.parse_classification, schema=cl.json_schema(),
         schema_name=cl.SCHEMA_NAME, default=lambda: cl.default_classification(subject, body),
-        max_tokens=300,
+        max_tokens=CLASSIFY_MAX_TOKENS, max_tokens_cap=CLASSIFY_MAX_TOKENS_CAP,
+        shrink=fitted.shrink, trimmed=fitted.trimmed,
     )
 
 
@@ -72,7 +93,7 @@ def run(ctx: StepContext) -> StepOutcome:
     s = ctx.services.settings
     mail = mail_content(ctx)
     task = classification_task(mail["subject"], mail["sender"], mail["body"],
-                               s.llm_max_input_chars)
+                               s.llm_max_input_chars, context_tokens(s, ctx.services.llm))
 
     if not (mail["subject"].strip() or mail["body"].strip()):
         value = task.default()  # type: ignore[misc]
@@ -99,17 +120,47 @@ def run(ctx: StepContext) -> StepOutcome:
                        result.reason if defaulted else None, mail, result.events, detail)
 
 
+def corroborating_header(raw: bytes | str | None) -> str | None:
+    """A header saying the mail is list or bulk mail (which the loop guard does not
+    cover): List-Id, List-Unsubscribe, List-Post."""
+    if not raw:
+        return None
+    data = raw.encode("utf-8", "replace") if isinstance(raw, str) else bytes(raw)
+    head = data.split(b"\r\n\r\n", 1)[0].split(b"\n\n", 1)[0][:65536]
+    msg = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head)
+    for name in ("List-Id", "List-Unsubscribe", "List-Post"):
+        if msg.get(name):
+            return f"list:{name.lower()}"
+    return None
+
+
+def no_reply_outcome(value: cl.Classification, auto_reason: str | None,
+                     raw: bytes | str | None) -> tuple[MailStatus, str | None, bool]:
+    """(status, reason, stop) after a classification. The one place that decides whether
+    a mail gets no reply: an LLM's ``needs_reply: false`` alone is only a suggestion."""
+    if auto_reason:
+        return MailStatus.NO_REPLY, f"no reply: loop guard ({auto_reason})", True
+    if value.needs_reply:
+        return MailStatus.CLASSIFIED, None, False
+    header = corroborating_header(raw)
+    if header:
+        return (MailStatus.NO_REPLY, f"classified as {value.category.value}, no reply needed; "
+                f"the headers agree ({header})", True)
+    return (MailStatus.NO_REPLY_SUGGESTED,
+            f"classified as {value.category.value}: the model suggests no reply; no header "
+            "confirms it, so staff decide (email-rag mails no-reply)", True)
+
+
 def _classified(ctx: StepContext, value: cl.Classification, version: str, defaulted: bool,
                 reason: str | None, mail: dict[str, Any], events: list[Any],
                 detail: dict[str, Any]) -> StepOutcome:
     updates = value.email_updates(version, defaulted)
-    status, stop = MailStatus.CLASSIFIED, False
-    if mail["auto_reason"]:
-        status, stop = MailStatus.NO_REPLY, True
-        reason = f"no reply: loop guard ({mail['auto_reason']})"
-    elif not value.needs_reply:
-        status, stop = MailStatus.NO_REPLY, True
-        reason = f"classified as {value.category.value}: no reply needed"
+    raw = None
+    if not value.needs_reply and not mail["auto_reason"]:  # do the headers agree? (rare: read
+        row = ctx.services.db.fetchone(sql("classify_raw_head"), {"id": ctx.email_id})  # now)
+        raw = row and row["head"]
+    status, why, stop = no_reply_outcome(value, mail["auto_reason"], raw)
+    reason = why or reason
     if stop:  # the index step will not run for it
         updates = {**updates, "index_status": str(IndexStatus.SKIPPED)}
     events = [*events, ctx.event("classified", {

@@ -1,6 +1,6 @@
 """The draft step: a reply draft from the mail, its thread and similar past cases (LLM).
 
-``run(ctx)`` asks the LLM (prompts/draft.v1.txt) under the same policy as the
+``run(ctx)`` asks the LLM (prompts/draft.v2.txt) under the same policy as the
 classification (``email_rag.llm_policy``) and, in the checkpoint transaction,
 stores the draft as pending review with the sources it used; the mail becomes
 ``draft_ready``. An earlier open draft of the mail (a regenerate) is superseded.
@@ -12,7 +12,9 @@ The step is safe to repeat: the draft row is written only with the checkpoint.
 | nobody to reply to by the reply rule (no usable From, several From or Reply-To addresses: ``addresses.choose_reply``) | - | yes | MANUAL, stop: no draft nobody could send |
 | valid reply | - | yes | draft pending_review, mail draft_ready |
 | timeout twice | policy: once | yes | MANUAL, not confirmed: admin retry re-runs it |
-| unusable answer twice (empty, too long, echoes the mail markers) | policy: once, adjusted prompt | yes | MANUAL (no default reply exists), not confirmed |
+| empty answer twice | policy: once, adjusted prompt | yes | MANUAL (no default reply exists), not confirmed |
+| a draft that fails the draft checks (cut off, echo, placeholder, refusal, wrong language: email_rag.draft_checks) | policy: regenerated once, the problem named | yes | fails again: stored FLAGGED with the reason (draft_ready, status_reason says so); never a normal draft, cannot be approved unchanged |
+| the prompt does not fit the context | trimmed before sending (references, thread, body end; audited); a 400 overflow: once with less | yes | still too long: MANUAL |
 | 429 beyond the bound, 5xx, connection | job retry cycle | yes | re-run later |
 | 400/401/403/404 | never | yes | job dead, mail failed with the reason |
 | crash after the LLM answered, before the checkpoint | job re-runs the step | yes: nothing stored | one more LLM call |
@@ -21,11 +23,15 @@ The step is safe to repeat: the draft row is written only with the checkpoint.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
+from .. import draft_checks
+from ..classification import LANGUAGE_NAMES, Language
 from ..db import sql
 from ..errors import LLMInvalidOutputError
 from ..ingest.addresses import stored_reply
+from ..llm_budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
 from ..llm_policy import LLMTask, PolicyLimits, TaskOutcome, run_task
 from ..prompts import load_prompt, mail_block, set_version
 from ..states import MailStatus, Step
@@ -34,6 +40,10 @@ from .contract import StepContext, StepOutcome
 
 MAX_REPLY_CHARS = 5000
 MAX_SOURCES = 5
+
+
+DRAFT_MAX_TOKENS, DRAFT_MAX_TOKENS_CAP = 600, 900
+SIGNATURE = "Your support team"
 
 
 def parse_reply(text: str) -> str:
@@ -50,6 +60,21 @@ def parse_reply(text: str) -> str:
     return reply
 
 
+def checked_reply(body: str, language: str | None,
+                  sender: str | None = None) -> Callable[[str], str]:
+    """``parse_reply`` plus the draft checks (email_rag.draft_checks): a draft that fails
+    one is unusable output, so the policy regenerates it once, naming the problem."""
+
+    def parse(text: str) -> str:
+        reply = parse_reply(text)
+        found = draft_checks.problems(reply, body, language, sender)
+        if found:
+            raise LLMInvalidOutputError("; ".join(p for _, p in found), kind=found[0][0])
+        return reply
+
+    return parse
+
+
 def reference_block(sources: list[dict[str, Any]], thread: list[dict[str, Any]]) -> str:
     """Past cases and thread mails as delimited, untrusted reference material."""
     parts = []
@@ -60,7 +85,7 @@ def reference_block(sources: list[dict[str, Any]], thread: list[dict[str, Any]])
                      f"Customer: {str(s.get('subject') or '')[:200]}\n"
                      f"{str(s.get('snippet') or '')[:1200]}\n"
                      f"Our reply: {str(reply_text or '')[:1200]}")
-    for t in thread[-3:]:
+    for t in thread[-3:] if thread else []:
         parts.append(f"[earlier mail in this thread]\nSubject: {str(t.get('subject') or '')[:200]}"
                      f"\n{str(t.get('snippet') or '')[:1200]}"
                      + (f"\nOur reply: {str(t['sent_reply'])[:1200]}" if t.get("sent_reply") else ""))
@@ -72,21 +97,43 @@ def reference_block(sources: list[dict[str, Any]], thread: list[dict[str, Any]])
 
 def draft_task(subject: str, sender: str, body: str, language: str,
                sources: list[dict[str, Any]], thread: list[dict[str, Any]],
-               max_chars: int = 8000) -> LLMTask[str]:
+               max_chars: int = 8000, context: int = DEFAULT_CONTEXT) -> LLMTask[str]:
+    """The draft as an LLM task. References, thread and body are trimmed to fit
+    ``context`` tokens (least similar case first, then the oldest thread mail, then the
+    body's end); what was cut is in ``task.trimmed``."""
     system, task, retry = load_prompt("system"), load_prompt("draft"), load_prompt("draft_retry")
-    instructions = task.render(language=language or "other")
-    user = mail_block(subject, sender, body, max_chars=max_chars)
-    references = reference_block(sources, thread)
+    lang = language or "other"
+    name = LANGUAGE_NAMES.get(Language(lang) if lang in Language.__members__.values() else
+                              Language.OTHER, "the language of the mail")
+    if lang == Language.OTHER.value:
+        name = "the language of the mail"
+    instructions = task.render(language_name=name, signature=SIGNATURE)
+    head = f"{system.text.strip()}\n\n{instructions.strip()}"
+    retry_room = estimate_tokens(retry.render(error="x" * 300, language_name=name))
+    sources, thread = list(sources[:MAX_SOURCES]), list(thread[-3:])
+
+    def build(refs: int, n_thread: int, body_chars: int) -> list[dict[str, str]]:
+        kept_thread = thread[len(thread) - n_thread:] if n_thread else []
+        user = (f"{reference_block(sources[:refs], kept_thread)}\n\n"
+                f"{mail_block(subject, sender, body, body_chars)}")
+        return [{"role": "system", "content": head}, {"role": "user", "content": user}]
+
+    fitted = Fitted(build, len(sources), len(thread), min(len(body or ""), max_chars) or 1,
+                    budget=context - DRAFT_MAX_TOKENS_CAP - SAFETY - retry_room)
 
     def messages(error: str | None) -> list[dict[str, str]]:
-        text = f"{system.text.strip()}\n\n{instructions.strip()}"
+        out = fitted.messages()
         if error is not None:
-            text += "\n\n" + retry.render(error=error).strip()
-        return [{"role": "system", "content": text},
-                {"role": "user", "content": f"{references}\n\n{user}"}]
+            out[0] = {"role": "system", "content": head + "\n\n"
+                      + retry.render(error=error, language_name=name).strip()}
+        return out
 
-    return LLMTask(name="draft", prompt_version=set_version("draft", system, task, retry),
-                   messages=messages, parse=parse_reply, max_tokens=700)
+    task_ = LLMTask(name="draft", prompt_version=set_version("draft", system, task, retry),
+                    messages=messages, parse=checked_reply(body, lang, sender),
+                    max_tokens=DRAFT_MAX_TOKENS, max_tokens_cap=DRAFT_MAX_TOKENS_CAP,
+                    shrink=fitted.shrink, trimmed=fitted.trimmed)
+    task_.kept = fitted  # type: ignore[attr-defined]  # which references made it in
+    return task_
 
 
 def run(ctx: StepContext) -> StepOutcome:
@@ -97,12 +144,12 @@ def run(ctx: StepContext) -> StepOutcome:
                   else "no draft: the classification says no reply is needed")
         return StepOutcome(detail={"skipped": reason}, mail_status=MailStatus.NO_REPLY,
                            status_reason=reason, stop=True)
-    reply = stored_reply(mail)
-    if not reply.ok:
+    address = stored_reply(mail)
+    if not address.ok:
         # found by the chaos harness: a garbage mail without From got a draft that staff
         # approved and whose send could only die ("recipient '' is not a valid address");
         # issue 15: a From of two addresses got a draft addressed to "@domain"
-        reason = f"no draft: {reply.rule}; a human decides what to do with it"
+        reason = f"no draft: {address.rule}; a human decides what to do with it"
         return StepOutcome(detail={"skipped": reason}, mail_status=MailStatus.MANUAL,
                            status_reason=reason, stop=True)
     content = mail_content(ctx)
@@ -110,20 +157,29 @@ def run(ctx: StepContext) -> StepOutcome:
     sources = list(retrieved.get("similar") or [])
     thread = list(retrieved.get("thread") or [])
     task = draft_task(content["subject"], content["sender"], content["body"],
-                      mail.get("language") or "other", sources, thread, s.llm_max_input_chars)
+                      mail.get("language") or "other", sources, thread, s.llm_max_input_chars,
+                      context_tokens(s, ctx.services.llm))
     result = run_task(ctx.services.llm, task, PolicyLimits.from_settings(s),
                       event=lambda name, detail: ctx.event(name, detail), audit=ctx.services.audit)
+    kept = task.kept  # type: ignore[attr-defined]
     detail = {"outcome": str(result.outcome), "attempts": result.attempts, "model": result.model,
               "duration_ms": round(result.duration * 1000, 1),
-              "prompt_version": result.prompt_version, "sources": len(sources)}
-    if result.outcome is not TaskOutcome.OK or result.value is None:
+              "prompt_version": result.prompt_version, "sources": kept.refs,
+              **({"trimmed": dict(task.trimmed)} if task.trimmed else {})}
+    flags = None
+    if result.outcome is TaskOutcome.INVALID and (result.last_text or "").strip():
+        # unusable twice, but there is text: staff get it FLAGGED with the reason (never as
+        # a normal draft) - better a start they can fix than a blank manual case
+        flags = f"{result.last_kind}: {result.last_error}"[:1000]
+        reply = result.last_text.strip()[:MAX_REPLY_CHARS]
+    elif result.outcome is not TaskOutcome.OK or result.value is None:
         reason = result.reason or "the LLM gave no usable draft twice; write the reply by hand"
         return StepOutcome(detail=detail, mail_status=MailStatus.MANUAL, status_reason=reason,
                            confirmed=False, stop=True, events=result.events)
-
-    reply = result.value
+    else:
+        reply = result.value
     subject = content["subject"]
-    stored_sources = sources[:MAX_SOURCES]
+    stored_sources = sources[:kept.refs]
 
     def write(cur: Any) -> None:
         version = cur.fetchone(sql("drafts_next_version"), {"email_id": ctx.email_id})["v"]
@@ -137,9 +193,11 @@ def run(ctx: StepContext) -> StepOutcome:
                  "reduced": bool(retrieved.get("reduced")),
                  "missing": retrieved.get("missing") or []}, default=str),
             "language": mail.get("language"), "prompt_version": result.prompt_version,
-            "model": result.model})
+            "model": result.model, "check_flags": flags})
 
     events = [*result.events, ctx.event("draft_created", {
-        "prompt_version": result.prompt_version, "sources": len(sources), "chars": len(reply)})]
-    return StepOutcome(detail=detail, mail_status=MailStatus.DRAFT_READY, write=write,
-                       events=events)
+        "prompt_version": result.prompt_version, "sources": len(stored_sources),
+        "chars": len(reply), **({"flagged": flags} if flags else {})})]
+    return StepOutcome(detail={**detail, **({"flagged": flags} if flags else {})},
+                       mail_status=MailStatus.DRAFT_READY, write=write, events=events,
+                       status_reason=f"draft FLAGGED for staff: {flags}"[:1000] if flags else None)

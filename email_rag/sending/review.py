@@ -139,6 +139,10 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
         if not body_final.strip():
             raise BadInputError("the reply text is empty; nothing approved")
         diff = _diff(draft["body_draft"], body_final)
+        if draft.get("check_flags") and not diff:
+            raise DraftStateError(
+                f"draft {draft_id} is FLAGGED ({draft['check_flags'][:200]}); it cannot be "
+                "approved unchanged: edit the reply (or regenerate or reject it)")
         cur.execute(sql("drafts_approve"), {"id": draft_id, "by": by, "body_final": body_final,
                                             "edit_diff": diff or None})
         mailbox = cur.fetchone("SELECT name FROM mailboxes WHERE id = %s", (mail["mailbox_id"],))

@@ -15,12 +15,13 @@ UPDATE drafts SET status = 'superseded'
 
 -- name: drafts_insert
 INSERT INTO drafts (email_id, version, status, subject, body_draft, sources, language,
-                    prompt_version, model)
+                    prompt_version, model, check_flags)
 VALUES (%(email_id)s, %(version)s, 'pending_review', %(subject)s, %(body)s, %(sources)s,
-        %(language)s, %(prompt_version)s, %(model)s);
+        %(language)s, %(prompt_version)s, %(model)s, %(check_flags)s);
 
 -- name: drafts_pending
-SELECT d.id, d.email_id, d.version, d.status, d.created_at, e.subject, e.from_addr,
+SELECT d.id, d.email_id, d.version, d.status, d.check_flags, d.created_at, e.subject,
+       e.from_addr,
        e.category, e.priority, e.language, m.name AS mailbox,
        TIMESTAMPDIFF(SECOND, e.received_at, NOW(6)) AS age_s
   FROM drafts d JOIN emails e ON e.id = d.email_id JOIN mailboxes m ON m.id = e.mailbox_id

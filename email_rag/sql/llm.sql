@@ -18,3 +18,16 @@ FROM audit_log
 WHERE event = 'llm_attempt' AND at >= ?
 ORDER BY at DESC, id DESC
 LIMIT ?
+
+-- name: llm_time_per_mail
+-- Seconds of LLM calls per mail and task (the demo's per-mail time).
+SELECT entity_id AS email_id, JSON_VALUE(detail, '$.task') AS task, COUNT(*) AS calls,
+       SUM(CAST(JSON_VALUE(detail, '$.duration_ms') AS DOUBLE)) / 1000 AS seconds
+FROM audit_log
+WHERE event = 'llm_attempt' AND entity_type = 'email'
+GROUP BY entity_id, JSON_VALUE(detail, '$.task')
+
+-- name: classify_raw_head
+-- The start of the raw mail, for the header check of a "no reply" classification
+-- (List-Id / List-Unsubscribe): read only then, never sent to the LLM.
+SELECT LEFT(raw, 65536) AS head FROM emails WHERE id = %(id)s

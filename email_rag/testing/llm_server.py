@@ -53,7 +53,11 @@ content that is not JSON), ``schema_violation`` (200 with JSON that breaks the
 schema), ``status`` (HTTP ``status`` with an OpenAI-style error body;
 shorthand ``http_429``, ``http_500`` ...), ``drop`` (close the connection
 without any response), ``slow`` (answer correctly after ``delay`` s),
-``malformed`` (200 whose body is not JSON, like a proxy's HTML page).
+``malformed`` (200 whose body is not JSON, like a proxy's HTML page),
+``length`` (200 with the answer cut after ``tokens`` tokens, default 12, and
+``finish_reason: "length"``, as a server does at max_tokens), ``answer`` (200 with
+exactly ``content`` as the model's answer, e.g. a draft that echoes the mail),
+``context_overflow`` (400 with llama.cpp's "exceeds the available context size").
 
 Stats (``GET /_control/stats``)::
 
@@ -94,7 +98,9 @@ from . import llm_rules
 MODEL_LABEL = "scripted-test-double"
 HEADER = ("X-Scripted-LLM", "email-rag scripted test double (deterministic rules, fault plan)")
 FAULTS = ("timeout_before", "timeout_after", "invalid_json", "schema_violation", "status",
-          "drop", "slow", "malformed")
+          "drop", "slow", "malformed", "length", "answer", "context_overflow")
+OVERFLOW_MESSAGE = ("the request exceeds the available context size, try increasing it "
+                    "(scripted fault)")
 KINDS = ("classify", "draft", "chat", "embed", "any")
 DEFAULT_STALL = 60.0
 INVALID_JSON = '{"category": "billing", "priority": "high", "language": '
@@ -434,6 +440,10 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 self.wfile.write(data)
                 return True
+            elif fault == "context_overflow":
+                self._send(400, {"error": {"code": 400, "message": OVERFLOW_MESSAGE,
+                                           "type": "exceed_context_size_error"}})
+                return True
             elif fault == "status":
                 status = int(rule["status"])
                 headers = {}
@@ -481,7 +491,11 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 content = rule.get("content", INVALID_JSON)
             elif fault == "schema_violation":
                 content = rule.get("content", SCHEMA_VIOLATION)
+            elif fault == "answer":
+                content = str(rule.get("content", ""))
             finish = "stop"
+            if fault == "length":
+                content, finish = content[: int(rule.get("tokens", 12)) * 4], "length"
             max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
             if isinstance(max_tokens, int) and _words(content) > max_tokens:
                 content, finish = content[: max_tokens * 4], "length"

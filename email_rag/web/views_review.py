@@ -14,8 +14,10 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
+from .. import no_reply
 from ..console import review_filters
 from ..errors import BadInputError
+from ..no_reply import NoReplyStateError
 from ..sending import regenerate as regen
 from ..sending import review
 from ..sending.review import DraftStateError
@@ -148,3 +150,29 @@ def regenerate(request: Request, user: StaffUser, draft_id: int, note: FormStr =
         flash(request, "ok", f"A new draft for mail #{r.email_id} is being written{queued}. "
               "It appears in the queue when it is ready.")
     return RedirectResponse(_next_url(svc, mailbox, category), status_code=303)
+
+
+@router.get("/no-reply")
+def no_reply_list(request: Request, user: StaffUser):
+    return page(request, "no_reply.html", rows=no_reply.list_suggested(_svc(request)))
+
+
+@router.post("/no-reply/{email_id}/{action}")
+def no_reply_decide(request: Request, user: StaffUser, email_id: int, action: str):
+    if action not in ("confirm", "reply"):
+        flash(request, "error", f"Unknown action {action!r}; nothing changed.")
+        return RedirectResponse("/no-reply", status_code=303)
+    try:
+        r = no_reply.decide(_svc(request), email_id, user.name, reply=action == "reply")
+    except (NoReplyStateError, BadInputError) as e:
+        flash(request, "error", f"Mail #{email_id}: nothing changed: {e}")
+        return RedirectResponse("/no-reply", status_code=303)
+    if r.action == "unchanged":
+        flash(request, "warn", f"Mail #{email_id} is {r.status}; someone decided already. "
+              "Nothing changed.")
+    elif r.action == "confirmed":
+        flash(request, "ok", f"Mail #{email_id}: no reply, confirmed.")
+    else:
+        flash(request, "ok", f"Mail #{email_id} needs a reply: a draft is being written; it "
+              "appears in the review queue when it is ready.")
+    return RedirectResponse("/no-reply", status_code=303)

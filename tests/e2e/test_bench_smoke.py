@@ -25,6 +25,8 @@ SMOKE = {
     "llm-bound": (["--mails", "4", "--processes", "1,2", "--latency-ms", "50"],
                   ["ratio_to_ideal", "speedup", "overlap"]),
     "send": (["--mails", "10"], ["ratio", "ratio_reuse", "sends_per_s"]),
+    "quality": (["--llm", "scripted", "--mails", "12", "--drafts", "3"],
+                ["acc_category", "hit3", "classification", "drafts"]),
     "mime": ([], ["worst_step_s", "mails"]),
 }
 
@@ -32,6 +34,7 @@ SMOKE = {
 def bench(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EMAIL_RAG_")}
     env["PYTHONPATH"] = str(ROOT)
+    env["EMAIL_RAG_EMBEDDING_BACKEND"] = "hashing"  # the explicit test setting
     return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True,
                           env=env, timeout=timeout, cwd=ROOT)
 

@@ -6,7 +6,9 @@ from tests.helpers import run_cli
 
 
 def test_demo_runs_the_pipeline_and_the_approved_reply_is_received_once(env, db_name):
-    result = run_cli("demo", "--database", db_name, "--json", timeout=300)
+    """The fast variant (--scripted: the test double); the README's command runs the same
+    code against the local model (tests/e2e/test_real_model.py drives that model)."""
+    result = run_cli("demo", "--database", db_name, "--scripted", "--json", timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     data = json.loads(result.stdout)["data"]
     assert data["received"] == 1 and data["filed_in_sent"] == 1
@@ -14,4 +16,6 @@ def test_demo_runs_the_pipeline_and_the_approved_reply_is_received_once(env, db_
     assert statuses.count("sent") == 1
     assert "draft_ready" in statuses and "no_reply" in statuses
     # every mail rests in a terminal or review state; nothing is left half-done
-    assert set(statuses) <= {"sent", "draft_ready", "no_reply", "manual", "failed"}
+    assert set(statuses) <= {"sent", "draft_ready", "no_reply", "no_reply_suggested", "manual",
+                             "failed"}
+    assert "TEST DOUBLE" in data["llm"]

@@ -58,7 +58,7 @@ def test_support_mail_gets_a_pending_draft_in_its_language(svc, db):
     [d] = drafts(db, email_id)
     assert d["status"] == "pending_review" and d["language"] == "de"
     assert "Rechnung 4711" in d["body_draft"] and d["body_draft"].startswith("Guten Tag")
-    assert d["prompt_version"].startswith("draft.v1+")
+    assert d["prompt_version"].startswith("draft.v2+")
     assert json.loads(d["sources"])["sources"] == []
     events = [e["event"] for e in events_for(db, "email", email_id)]
     assert "draft_created" in events and events.count("llm_attempt") == 2
@@ -67,7 +67,7 @@ def test_support_mail_gets_a_pending_draft_in_its_language(svc, db):
 def test_mail_that_needs_no_reply_gets_no_draft(svc, db, server):
     email_id, _, result = process(svc, db, "Unser Newsletter", "Zum Abmelden klicken Sie hier.")
     assert result == "done"
-    assert mail(db, email_id)["status"] == "no_reply"
+    assert mail(db, email_id)["status"] == "no_reply_suggested"  # staff confirm it
     assert drafts(db, email_id) == []
     assert server.stats()["calls"].get("draft", 0) == 0
 
@@ -130,3 +130,62 @@ def test_mail_without_a_sender_address_gets_no_draft_and_waits_for_a_human(svc, 
     assert row["status"] == "manual" and "no sender address" in row["status_reason"]
     assert drafts(db, email_id) == []
     assert server.stats()["calls"].get("draft", 0) == 0
+
+
+ORDER = ("Bestellung 5521 nicht angekommen",
+         "Guten Tag, meine Bestellung 5521 ist nach zwei Wochen immer noch nicht angekommen. "
+         "Können Sie bitte nachsehen, wo das Paket ist? Vielen Dank, Jana Roth")
+
+
+def _flagged(db, email_id):
+    row = mail(db, email_id)
+    [d] = drafts(db, email_id)
+    return row, d
+
+
+def test_cut_off_draft_is_flagged_never_a_normal_draft(svc, db, server):
+    """GIVEN an endpoint that cuts every draft off at max_tokens (finish_reason length)
+    WHEN the draft step runs THEN it retries once with a bigger budget, then stores the
+    draft FLAGGED with the reason, and staff cannot approve it unchanged."""
+    from email_rag.sending import review
+    from email_rag.sending.review import DraftStateError
+
+    server.set_plan({"rules": [{"fault": "length", "kind": "draft", "tokens": 15}]})
+    email_id, _, result = process(svc, db, *ORDER)
+    assert result == "done"
+    row, d = _flagged(db, email_id)
+    assert row["status"] == "draft_ready" and "FLAGGED" in row["status_reason"]
+    assert d["check_flags"].startswith("length: the answer was cut off")
+    details = [json.loads(e["detail"]) if isinstance(e["detail"], str) else e["detail"]
+               for e in events_for(db, "email", email_id) if e["event"] == "llm_attempt"]
+    tries = [(d["outcome"], d["fallback"]) for d in details if d["task"] == "draft"]
+    assert tries == [("length", "retry_more_tokens"), ("length", "invalid")]
+    with pytest.raises(DraftStateError, match="FLAGGED"):
+        review.approve(svc, d["id"], "anna")
+    assert review.approve(svc, d["id"], "anna", "Guten Tag, wir prüfen das. Ihr Team").action \
+        == "approved"
+
+
+def test_echo_draft_is_regenerated_once_then_flagged(svc, db, server):
+    """GIVEN a model that answers with the customer's own mail WHEN the draft step runs
+    THEN the echo is regenerated once (the retry prompt names the problem) and, echoed
+    again, stored FLAGGED as an echo."""
+    server.set_plan({"rules": [{"fault": "answer", "kind": "draft", "content": ORDER[1]}]})
+    email_id, _, result = process(svc, db, *ORDER)
+    assert result == "done"
+    row, d = _flagged(db, email_id)
+    assert d["check_flags"].startswith("echo: the draft repeats the customer's mail")
+    assert d["body_draft"] == ORDER[1] and "FLAGGED" in row["status_reason"]
+    assert server.stats()["calls"]["draft"] == 2  # regenerated once, with the problem named
+    second = [r for r in list(server.requests) if r["kind"] == "draft"][-1]
+    assert "repeats the customer's mail" in second["body"]["messages"][0]["content"]
+
+
+def test_placeholder_draft_regenerated_once_becomes_a_normal_draft(svc, db, server):
+    server.set_plan({"rules": [{"fault": "answer", "kind": "draft", "times": 1,
+                                "content": "Guten Tag,\n\nwir prüfen das.\n\n[Your Name]"}]})
+    email_id, _, result = process(svc, db, *ORDER)
+    assert result == "done"
+    row, d = _flagged(db, email_id)
+    assert d["check_flags"] is None and row["status_reason"] is None
+    assert "[Your Name]" not in d["body_draft"] and d["body_draft"].startswith("Guten Tag")

@@ -296,3 +296,47 @@ def test_json_schema_mode_sends_the_strict_schema(srv, llm):
     sent = srv.requests[-1]["body"]["response_format"]
     assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is True
     assert sent["json_schema"]["name"] == "email_classification"
+
+
+# --- answers cut off at max_tokens, prompts larger than the context ---
+def test_cut_off_json_is_retried_with_a_bigger_budget_then_valid(srv, llm):
+    """GIVEN the first answer cut off (finish_reason length) WHEN classifying THEN the cut
+    answer is not used: the retry asks for twice the max_tokens and its answer counts."""
+    srv.set_plan({"rules": [{"fault": "length", "kind": "classify", "times": 1}]})
+    r = classify(llm)
+    assert r.outcome is TaskOutcome.OK and r.value.category is Category.BILLING
+    assert attempts(r) == [("length", "retry_more_tokens"), ("ok", "none")]
+    sent = [q["body"]["max_tokens"] for q in srv.requests if q["kind"] == "classify"]
+    assert sent == [300, 600]
+
+
+def test_cut_off_twice_gives_flagged_defaults_never_the_cut_answer(srv, llm):
+    srv.set_plan({"rules": [{"fault": "length", "kind": "classify"}]})
+    r = classify(llm)
+    assert r.outcome is TaskOutcome.DEFAULTED and r.value.needs_reply is True
+    assert [a[0] for a in attempts(r)] == ["length", "length"]
+
+
+def test_context_overflow_is_not_reported_as_a_response_format_problem(srv, llm):
+    """GIVEN a server answering 400 'exceeds the available context size' WHEN classifying
+    THEN the policy retries once with less context, then the mail goes to manual with a
+    reason about the context, not about response_format or the API key."""
+    srv.set_plan({"rules": [{"fault": "context_overflow", "kind": "classify"}]})
+    long_mail = (BILLING[0], BILLING[1] + " Noch mehr Text." * 600)
+    r = classify(llm, long_mail)
+    assert r.outcome is TaskOutcome.MANUAL
+    assert attempts(r) == [("context_overflow", "retry_less_context"),
+                           ("context_overflow", "manual")]
+    assert "context" in r.reason and "response_format" not in r.reason
+    first = next(e for e in r.events if e.event == "llm_attempt")
+    assert "context" in first.detail["error"] and "response_format" not in first.detail["error"]
+
+
+def test_context_overflow_once_then_the_shorter_prompt_is_answered(srv, llm):
+    srv.set_plan({"rules": [{"fault": "context_overflow", "kind": "classify", "times": 1}]})
+    long_mail = (BILLING[0], BILLING[1] + " Noch mehr Text." * 600)
+    r = classify(llm, long_mail)
+    assert r.outcome is TaskOutcome.OK
+    sizes = [len(q["body"]["messages"][1]["content"]) for q in srv.requests
+             if q["kind"] == "classify"]
+    assert sizes[1] < sizes[0]  # the second prompt carried less of the mail

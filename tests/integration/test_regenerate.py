@@ -123,7 +123,7 @@ def test_the_worker_reruns_retrieve_and_draft_and_makes_version_2(svc, db):
                 cur.execute(sql("drafts_insert"), {
                     "email_id": ctx.email_id, "version": v, "subject": "Re: x",
                     "body": "new text", "sources": "[]", "language": "de",
-                    "prompt_version": "t", "model": "t"})
+                    "prompt_version": "t", "model": "t", "check_flags": None})
             return StepOutcome(write=write, mail_status="draft_ready")
         return StepSpec(Step(name), run)
 

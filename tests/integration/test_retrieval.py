@@ -157,6 +157,7 @@ def test_paraphrased_question_finds_the_relevant_past_case_with_the_real_local_m
     asks the same thing in other words (few shared words) THEN its retrieval returns the
     right case first, with its reply."""
     services.settings.embedding_backend = "local"
+    services.settings.embedding_local_model = "minilm"
     services.__dict__["embedder"] = local_model  # loaded once for the module
     mb = make_mailbox(db)
     ids = {}

@@ -26,8 +26,8 @@ def test_reset_keeps_the_local_vector_store_and_rebuilds_the_rest(settings, tmp_
     assert svc.db is not db
     assert svc.vectors is store and holder(tmp_path / "q")["pid"] == os.getpid()
     with pytest.raises(StoreLockedError):
-        QdrantStore(path=tmp_path / "q", dim=settings.embedding_dim).open()
+        QdrantStore(path=tmp_path / "q", dim=settings.vector_dim).open()
     svc.close()
-    other = QdrantStore(path=tmp_path / "q", dim=settings.embedding_dim)
+    other = QdrantStore(path=tmp_path / "q", dim=settings.vector_dim)
     other.open()
     other.close()

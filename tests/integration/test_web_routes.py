@@ -446,3 +446,22 @@ def test_mariadb_down_gives_503_pages_and_metrics_say_so(settings, redis_url):
         m = c.get("/metrics")
         assert m.status_code == 200 and "email_rag_database_up 0" in m.text
         assert "email_rag_redis_up 1" in m.text
+
+
+# --- no reply suggested ---
+
+def test_no_reply_list_confirm_with_one_click(client, db):
+    mb = make_mailbox(db)
+    eid = make_email(db, mb, status="no_reply_suggested", subject=XSS_SUBJECT,
+                     category="spam", needs_reply=False)
+    c = client()
+    token = login(c)
+    page = c.get("/no-reply")
+    assert page.status_code == 200 and f"/no-reply/{eid}/confirm" in page.text
+    assert_inert(page.text)
+    r = c.post(f"/no-reply/{eid}/confirm", data={"csrf_token": token}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/no-reply"
+    assert db.fetchone("SELECT status FROM emails WHERE id = %s", (eid,))["status"] == "no_reply"
+    assert "No mail waits" in c.get("/no-reply").text
+    refused = c.post(f"/no-reply/{eid}/confirm", data={}, follow_redirects=False)
+    assert refused.status_code in (400, 403)  # no CSRF token: refused

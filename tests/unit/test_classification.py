@@ -26,9 +26,9 @@ VALID = {"category": "billing", "priority": "high", "language": "de",
 def test_valid_answer_parses_into_the_model():
     c = cl.parse_classification(json.dumps(VALID))
     assert c.category is cl.Category.BILLING and c.priority is cl.Priority.HIGH
-    assert c.email_updates("classify.v1+abc", False) == {
+    assert c.email_updates("classify.v2+abc", False) == {
         **VALID, "classification_defaulted": False,
-        "classification_prompt_version": "classify.v1+abc"}
+        "classification_prompt_version": "classify.v2+abc"}
 
 
 def test_code_fence_and_enum_case_are_forgiven_nothing_else():
@@ -100,7 +100,7 @@ def test_guess_language(text, lang):
 # --- prompts ---
 def test_prompt_files_load_with_version_tag_and_hash():
     p = load_prompt("classify")
-    assert p.tag == "v1" and p.version.startswith("classify.v1+") and len(p.sha) == 8
+    assert p.tag == "v2" and p.version.startswith("classify.v2+") and len(p.sha) == 8
     assert "$allowed_values" in p.text
     assert "UNTRUSTED" in load_prompt("system").text
     assert "$error" in load_prompt("classify_retry").text
@@ -125,7 +125,7 @@ def test_prompt_version_changes_with_content_and_picks_the_highest_tag(tmp_path)
 def test_set_version_covers_every_file_of_the_set(tmp_path):
     a, b = load_prompt("system"), load_prompt("classify")
     v = set_version("classify", a, b)
-    assert v.startswith("classify.v1+") and len(v) <= 50
+    assert v.startswith("classify.v2+") and len(v) <= 50
     (tmp_path / "system.v1.txt").write_text("changed")
     assert set_version("classify", load_prompt("system", directory=tmp_path), b) != v
 
@@ -173,3 +173,17 @@ def test_client_repr_hides_credentials():
     c = LLMClient("http://user:pw@127.0.0.1:9/v1", "sk-secret", "m", 1.0)
     assert "pw" not in repr(c) and "sk-secret" not in repr(c)
     c.close()
+
+
+def test_classify_prompt_defines_every_value_and_has_no_example_answer_to_copy():
+    """GIVEN the classification prompt as sent WHEN a small model reads it THEN every category
+    and priority comes with what it means, and there is no example JSON answer (models of
+    0.5B and less copied the example's values for every mail)."""
+    from email_rag.pipeline.classify import classification_task
+
+    system = classification_task("s", "a@b.c", "body").messages(None)[0]["content"]
+    for c in cl.Category:
+        assert f"    {c.value}: {cl.CATEGORY_MEANING[c]}" in system
+    for p in cl.Priority:
+        assert f"    {p.value}: {cl.PRIORITY_MEANING[p]}" in system
+    assert "{" not in system and '"category"' not in system and "Example" not in system

