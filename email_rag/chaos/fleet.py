@@ -120,6 +120,12 @@ class Fleet:
         log.warning("SIGKILL %s #%d (pid %d): %s", proc.role, proc.n, pid, why)
         return proc
 
+    def hold(self, role: str, seconds: float) -> None:
+        """Start no replacement of ``role`` for ``seconds`` (a process kept down by plan)."""
+        with self.lock:
+            self._restart_after[role] = max(self._restart_after.get(role, 0),
+                                            time.monotonic() + seconds)
+
     def watch(self) -> None:
         """Replace killed processes at once; restart ones that exited by themselves after a
         short pause. Call it from the thread that owns the fleet (see PR_SET_PDEATHSIG)."""
@@ -135,7 +141,7 @@ class Fleet:
                 for p in exited:
                     p.exit_seen = True
                     self.restarts += 1
-                    self._restart_after[role] = now + 1.0
+                    self._restart_after[role] = max(self._restart_after.get(role, 0), now + 1.0)
                     log.warning("%s #%d (pid %d) exited with %s; see %s", role, p.n, p.pid,
                                 p.popen.returncode, p.log_path)
             if len(running) < wanted and now >= self._restart_after.get(role, 0):

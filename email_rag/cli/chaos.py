@@ -74,7 +74,7 @@ def run(args, svc) -> Outcome:
             log.info("chaos: %s column, %d mails, seed %d", mode, plan["mails"], plan["seed"])
             print(f"chaos: running the {mode} column ({plan['mails']} mails, seed "
                   f"{plan['seed']})...", file=sys.stderr, flush=True)
-            results[mode] = run_mode(plan, mode, shared, svc.settings, keep=args.keep)
+            results[mode] = run_mode(plan, mode, shared, keep=args.keep)
     except (HarnessError, EmailRagError) as e:
         return Outcome(ExitCode.ERROR, f"The chaos harness failed: {type(e).__name__}: {e}. "
                        "Every process it started was stopped and its database dropped.",

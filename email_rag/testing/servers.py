@@ -62,8 +62,10 @@ def _accepts(port: int) -> bool:
 class _PrivateServer:
     name = "server"
 
-    def __init__(self, start_timeout: float = 60.0) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix=f"email-rag-{self.name}-"))
+    def __init__(self, start_timeout: float = 60.0, root: Path | None = None) -> None:
+        if root is not None:
+            root.mkdir(parents=True, exist_ok=True)
+        self.dir = Path(tempfile.mkdtemp(prefix=f"email-rag-{self.name}-", dir=root))
         self.port = free_port()
         self.start_timeout = start_timeout
         self.proc: subprocess.Popen | None = None
@@ -127,7 +129,7 @@ class _PrivateServer:
             os.kill(self.proc.pid, signal.SIGCONT)
         self.halted = False
 
-    def stop(self) -> None:
+    def stop(self, remove: bool = True) -> None:
         if self.halted:
             self.resume()
         if self.running:
@@ -136,7 +138,8 @@ class _PrivateServer:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self._kill()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if remove:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
     def _kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -155,8 +158,8 @@ class PrivateMariaDB(_PrivateServer):
 
     name = "mariadb"
 
-    def __init__(self, start_timeout: float = 60.0) -> None:
-        super().__init__(start_timeout)
+    def __init__(self, start_timeout: float = 60.0, root: Path | None = None) -> None:
+        super().__init__(start_timeout, root)
         self.datadir = self.dir / "data"
         self._installed = False
 
