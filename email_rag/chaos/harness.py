@@ -123,6 +123,7 @@ class Run:
         self.notes: list[str] = []
         self._unfiled = 0  # messages the relay must not file into the Sent folder
         self.stop = threading.Event()
+        self._db_failing = False
 
     # --- connections ---
     def server_db(self, database: str | None = None) -> Database:
@@ -345,13 +346,20 @@ class Run:
             time.sleep(0.1)
 
     def _guard(self, fn: Any) -> Any:
+        """Run a harness query; MariaDB may be down by plan (logged once per outage)."""
         try:
-            return fn()
+            result = fn()
         except EmailRagError as e:
-            log.info("%s: a harness query failed (%s; its connection may have been killed by a"
-                     " planned fault); reconnecting", self.mode, e)
+            if not self._db_failing:
+                log.info("%s: harness queries fail (%s; a planned fault); reconnecting until "
+                         "MariaDB answers", self.mode, e)
+            self._db_failing = True
             self.svc.reset()
             return None
+        if self._db_failing:
+            log.info("%s: harness queries answer again", self.mode)
+            self._db_failing = False
+        return result
 
     def _progress(self) -> dict[str, Any]:
         return self.svc.db.fetchone(sql("chaos_progress")) or {}

@@ -20,12 +20,18 @@ Failure table of the fixture itself:
 | the server does not answer within ``start_timeout`` | ``ServerError`` with the tail of its log; the process is killed |
 | the port was taken between choosing and binding | the start fails like above (the caller may start again) |
 | the owning process dies | ``PR_SET_PDEATHSIG`` kills the server with it |
+
+PR_SET_PDEATHSIG fires when the *thread* that forked the child ends, not the
+process: a server (re)started from a short-lived thread (a chaos injector) would
+die with that thread. So every server process is started by one long-lived
+spawner thread of this module (``_SPAWNER``), whoever asks for it.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 import signal
 import socket
 import subprocess
@@ -39,6 +45,10 @@ from .dovecot import free_port
 MARIADBD = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
 MARIADB_INSTALL_DB = shutil.which("mariadb-install-db") or "/usr/bin/mariadb-install-db"
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+# the one thread that forks server processes; it lives as long as the process (see above)
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="private-server-spawner")
 
 
 class ServerError(EmailRagError):
@@ -85,9 +95,10 @@ class _PrivateServer:
     def start(self):
         out = self.log_path.open("ab")
         try:
-            self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=subprocess.STDOUT, start_new_session=True,
-                                         preexec_fn=_die_with_parent)
+            self.proc = _SPAWNER.submit(
+                subprocess.Popen, self.command(), stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT, start_new_session=True,
+                preexec_fn=_die_with_parent).result()
         except OSError as e:
             raise ServerError(f"cannot start the private {self.name}: {e}") from e
         finally:

@@ -68,3 +68,21 @@ def test_redis_restarts_empty_after_kill_9():
         server.restart()
         assert r.get("k") is None  # the client reconnects by itself; the server kept nothing
         r.close()
+
+
+def test_a_server_restarted_from_a_short_lived_thread_outlives_that_thread():
+    """PR_SET_PDEATHSIG is per thread: a restart from an injector thread must not die when
+    the thread ends (seen in a chaos run: Redis refused connections for good)."""
+    import threading
+    import time
+
+    with PrivateRedis() as server:
+        server.crash()
+        t = threading.Thread(target=server.restart)
+        t.start()
+        t.join()
+        time.sleep(0.5)
+        assert server.running
+        r = redis.Redis.from_url(server.url, socket_timeout=2)
+        assert r.ping()
+        r.close()
