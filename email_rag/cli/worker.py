@@ -4,12 +4,30 @@ With a local Qdrant path exactly one process may open the store: start that
 one with ``--with-vectors`` (it also takes normal work); all others without.
 SIGTERM: the current job finishes (RQ warm shutdown); a second SIGTERM stops
 at once and the entry is left processing, which the stuck-job reset recovers.
+
+A Redis outage does not end the worker: RQ itself waits only inside its dequeue;
+a connection error anywhere else in its loop (heartbeat, registration, after a job)
+ends ``work()``. The worker then waits with capped backoff until Redis answers and
+starts a fresh RQ worker (a restarted Redis is empty: the old registration is
+gone); the entries stay in MariaDB and re-dispatch enqueues them again.
+
+| situation | retry? | state known? | resume |
+|---|---|---|---|
+| Redis refuses / resets connections | yes, 0.5 s doubling to 10 s, unbounded | yes (MariaDB) | fresh RQ worker once Redis answers |
+| Redis restarted empty | - | yes | re-dispatch enqueues the open entries |
+| a job was running when Redis went away | its own steps decide (checkpoints) | yes | the entry is claimed again later |
 """
 
 from __future__ import annotations
 
+import logging
+import time
+
+from ..errors import QueueUnavailableError
 from ..worker import build_rq_worker, listen_queues
 from .output import ExitCode, Outcome
+
+log = logging.getLogger(__name__)
 
 
 def register(sub, common) -> None:
@@ -39,9 +57,7 @@ def run(args, svc) -> Outcome:
         runner = use_services(svc)  # jobs run in this process: one set of clients for both
     if runner is not None:
         runner.warm_up()
-    worker = build_rq_worker(svc, args.with_vectors, name=args.name)
-    worker.work(burst=args.burst, logging_level=svc.settings.log_level,
-                with_scheduler=False)
+    _work_through_redis_outages(svc, args)
     data = {"queues": queues, "worker_class": svc.settings.worker_class}
     if runner is not None:  # a forking worker's jobs ran (and were counted) in its children
         data.update(jobs=dict(runner.results), db_commits=svc.db.commits,
@@ -49,3 +65,27 @@ def run(args, svc) -> Outcome:
     return Outcome(ExitCode.OK, f"Worker stopped (queues {', '.join(queues)}). Entries it did not "
                    "finish stay in MariaDB and are resumed by other workers or re-dispatch.",
                    data)
+
+
+def _work_through_redis_outages(svc, args) -> None:
+    import redis
+
+    wait, outage_since = 0.5, None
+    while True:
+        try:
+            worker = build_rq_worker(svc, args.with_vectors, name=args.name)
+            if outage_since is not None:
+                svc.queue.ping()
+                log.warning("Redis answers again after %.1f s: worker resumes",
+                            time.monotonic() - outage_since)
+                outage_since, wait = None, 0.5
+            worker.work(burst=args.burst, logging_level=svc.settings.log_level,
+                        with_scheduler=False)
+            return
+        except (redis.ConnectionError, redis.TimeoutError, QueueUnavailableError) as e:
+            if outage_since is None:
+                outage_since = time.monotonic()
+                log.error("Redis unreachable (%s): the worker waits and reconnects; entries "
+                          "stay in MariaDB", type(e).__name__)
+            time.sleep(wait)
+            wait = min(wait * 2, 10.0)
