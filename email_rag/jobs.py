@@ -40,12 +40,13 @@ class JobStore:
     safeguards: bool = True  # settings.safeguards; False only for the chaos counter-check
 
     # --- claim / finish ---
-    def claim(self, job_id: int, worker: str) -> dict[str, Any] | None:
-        """Atomically take the entry; None if another worker has it or it is not due."""
+    def claim(self, job_id: int, worker: str, queue: str | None = None) -> dict[str, Any] | None:
+        """Atomically take the entry; None if another worker has it, it is not due, or it
+        belongs to another queue than ``queue`` (the one the delivery came on)."""
         with self.db.transaction() as cur:
             # naive (chaos counter-check only): claim without the state/due check
             claim = sql("jobs_claim" if self.safeguards else "jobs_claim_naive")
-            if cur.execute(claim, {"id": job_id, "worker": worker}) != 1:
+            if cur.execute(claim, {"id": job_id, "worker": worker, "queue": queue}) != 1:
                 return None
             job = cur.fetchone(sql("jobs_get"), {"id": job_id})
             assert job is not None

@@ -40,7 +40,12 @@ from typing import Any
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from ..errors import StoreLockedError, StoreRejectedError, StoreUnavailableError
+from ..errors import (
+    StoreLockedError,
+    StoreNotOwnedError,
+    StoreRejectedError,
+    StoreUnavailableError,
+)
 from ..indexing.ports import VectorHit, VectorPoint
 from ..redact import redact_text
 
@@ -93,6 +98,10 @@ class QdrantStore:
         self.mode = "server" if url else "local"
         self._client: QdrantClient | None = None
         self._ready = False
+        # local mode: this process chose to open the folder (``open()``: the vector owner's
+        # take, or search/reindex finding it free). Nothing opens it lazily by accident: a
+        # lazy open in a plain worker once kept the folder from its owner for good.
+        self._meant_to_open = self.mode == "server"
 
     @classmethod
     def from_settings(cls, settings: Any) -> QdrantStore:
@@ -110,6 +119,7 @@ class QdrantStore:
     # --- lifecycle ---
     def open(self) -> None:
         """Connect (server) or take the folder (local), and make sure the collection exists."""
+        self._meant_to_open = True
         if self._client is None:
             self._client = self._connect()
         if not self._ready:
@@ -183,6 +193,12 @@ class QdrantStore:
 
     @property
     def client(self) -> QdrantClient:
+        if not self._meant_to_open:
+            raise StoreNotOwnedError(
+                f"this process ({os.getpid()}) is not the owner of the local Qdrant folder "
+                f"{self.path} and does not open it: only the worker started with "
+                "--with-vectors (or search/reindex when the folder is free) does. The vector "
+                "step belongs on the vector queue.", path=str(self.path))
         self.open()
         assert self._client is not None
         return self._client

@@ -157,4 +157,4 @@ class Admin:
             result = regenerate(self.svc, draft_id, "chaos-staff", "chaos: regenerate")
         except EmailRagError as err:
             return f"refused: {type(err).__name__}: {err}", {"draft": draft_id}
-        return "done", {"draft": draft_id, "result": getattr(result, "action", str(result))}
+        return "done", {"draft": draft_id, "outcome": getattr(result, "action", str(result))}

@@ -47,17 +47,31 @@ def run(args, svc) -> Outcome:
     check(svc.settings)  # refuse time limits that would kill or reset healthy jobs
     queues = listen_queues(svc.settings, args.with_vectors)
     runner = None
+    beacon = None
     if args.with_vectors and not svc.settings.qdrant_url:
-        # own the local Qdrant folder from the start (jobs of this process use it)
+        # own the local Qdrant folder from the start (jobs of this process use it); the
+        # beacon makes a missing or crash-looping owner visible (status, web, ALARM)
+        from ..errors import StoreLockedError
+        from ..indexing import owner_beacon
         from ..indexing.local_store import take
 
-        take(svc)
+        owner_beacon.record_start(svc.coordination)
+        try:
+            take(svc)
+        except StoreLockedError as e:
+            owner_beacon.record_failed_start(svc.coordination, e.message)
+            raise
+        beacon = owner_beacon.Beacon(svc.coordination).start()
         runner = use_services(svc, vector_owner=True)
     elif svc.settings.worker_class == "simple":
         runner = use_services(svc)  # jobs run in this process: one set of clients for both
     if runner is not None:
         runner.warm_up()
-    _work_through_redis_outages(svc, args)
+    try:
+        _work_through_redis_outages(svc, args)
+    finally:
+        if beacon is not None:
+            beacon.stop()
     data = {"queues": queues, "worker_class": svc.settings.worker_class}
     if runner is not None:  # a forking worker's jobs ran (and were counted) in its children
         data.update(jobs=dict(runner.results), db_commits=svc.db.commits,
