@@ -25,7 +25,7 @@ from .jobs import JobStore
 from .pipeline.contract import StepSpec
 from .pipeline.registry import default_pipeline
 from .pipeline.runner import ClaimLostError, Handoff, PipelineRunner
-from .retry import RetryPolicy
+from .retry import UNEXPECTED, RetryPolicy
 from .states import Actor, JobKind
 from .timing import JobHeartbeat
 
@@ -138,6 +138,10 @@ class JobRunner:
             return "lost"
         except Exception as e:  # noqa: BLE001 - every failure is classified by the policy
             decision = self.jobs.fail(job, self.name, e)
+            if decision.reason.startswith(UNEXPECTED):
+                log.error("ALARM job %s (%s) stopped on an unexpected %s: %s - not retried; "
+                          "fix the cause, then `email-rag failed retry %s`", job["id"],
+                          job["kind"], type(e).__name__, e, job["id"], exc_info=e)
             return "failed" if decision.retry else "dead"
         if handoff is not None:
             if self.jobs.handoff(job, self.name, handoff.queue, handoff.reason):

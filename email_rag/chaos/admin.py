@@ -24,6 +24,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,8 +49,22 @@ class Admin:
     svc: Any  # the harness's Services (for the staff's Regenerate)
     relay_drafts: Callable[[], set[int]]  # drafts whose reply the relay accepted
     stop: Any  # threading.Event of the run
+    staff: Any  # chaos.staff.Staff (a draft kept for the staff member who regenerates it)
     actions: dict[str, int] = field(default_factory=dict)
     cli_errors: list[str] = field(default_factory=list)
+    # acts waiting for something to act on do not keep the run from settling; an act that
+    # found its object is "acting" until it returns (the run does not settle under it)
+    _acting: set[int] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def acting(self) -> bool:
+        with self._lock:
+            return bool(self._acting)
+
+    def done_acting(self) -> None:
+        with self._lock:
+            self._acting.discard(threading.get_ident())
 
     # --- plumbing ---
     def cli(self, *args: str, timeout: float = 60.0) -> dict[str, Any]:
@@ -86,6 +101,9 @@ class Admin:
         deadline = time.monotonic() + wait_s
         while True:
             found = find()
+            if found:
+                with self._lock:
+                    self._acting.add(threading.get_ident())
             if found or time.monotonic() >= deadline or self.stop.is_set():
                 return found
             self.stop.wait(0.5)
@@ -147,14 +165,19 @@ class Admin:
     def staff_regenerate(self, e: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         from ..sending.regenerate import regenerate
 
-        rows = self._wait_for(lambda: self._rows("chaos_pending_drafts"),
-                              float(e.get("wait_s", 30)))
-        rows = [r for r in rows if r["status"] == "pending_review"]
-        if not rows:
-            return "skipped: no draft waiting for review", {}
-        draft_id = int(rows[-1]["id"])
+        # the staff member takes the next draft that comes in (the other staff leave it alone
+        # until this act is done with it), then asks for a new one
+        self.staff.reserve()
         try:
-            result = regenerate(self.svc, draft_id, "chaos-staff", "chaos: regenerate")
-        except EmailRagError as err:
-            return f"refused: {type(err).__name__}: {err}", {"draft": draft_id}
-        return "done", {"draft": draft_id, "outcome": getattr(result, "action", str(result))}
+            drafts = self._wait_for(self.staff.reserved_drafts, float(e.get("wait_s", 30)))
+            if not drafts:
+                return "skipped: no draft came in for review", {}
+            draft_id = drafts[0]
+            try:
+                result = regenerate(self.svc, draft_id, "chaos-staff", "chaos: regenerate")
+            except EmailRagError as err:
+                return f"refused: {type(err).__name__}: {err}", {"draft": draft_id}
+            return "done", {"draft": draft_id,
+                            "outcome": getattr(result, "action", str(result))}
+        finally:
+            self.staff.release()

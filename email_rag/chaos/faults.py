@@ -100,7 +100,10 @@ class Injector:
                               name=f"chaos-{event.get('fault') or event['act']}")
         # an SMTP fault waiting for the relay to have received enough messages does not
         # keep the run from settling: if the sends end first, it is recorded as skipped
-        (self.armers if event.get("after_received") else self.threads).append(th)
+        # so does an admin act waiting for something to act on (``acts.acting`` covers it
+        # once it acts)
+        waits = event.get("after_received") or "act" in event
+        (self.armers if waits else self.threads).append(th)
         th.start()
 
     def gating(self) -> bool:
@@ -113,7 +116,7 @@ class Injector:
             self.gates.discard(id(event))
 
     def busy(self) -> bool:
-        return any(th.is_alive() for th in self.threads)
+        return any(th.is_alive() for th in self.threads) or bool(self.acts and self.acts.acting)
 
     def waiting(self) -> int:
         """SMTP faults still waiting for their turn."""
@@ -127,7 +130,10 @@ class Injector:
     def _run(self, event: dict[str, Any]) -> None:
         try:
             if "act" in event:
-                result, detail = getattr(self.acts, event["act"])(event)
+                try:
+                    result, detail = getattr(self.acts, event["act"])(event)
+                finally:
+                    self.acts.done_acting()
                 self.record(event, result, **detail)
             else:
                 if event["fault"] in SERVER_FAULTS:
@@ -351,12 +357,18 @@ class Injector:
         store): the vector steps wait for the restarted owner."""
         procs = self.t.fleet.alive("vectors")
         hold = float(e.get("restart_after", 4.0))
-        self.t.fleet.hold("vectors", hold)
+        longest = hold + float(e.get("wait_s", 30.0))
+        self.t.fleet.hold("vectors", longest)
         for proc in procs:
             self.t.fleet.kill(proc.pid, "misroute: vector owner down while its entries go astray")
-        deadline = time.monotonic() + hold
+        started = time.monotonic()
         sent: set[int] = set()
-        while time.monotonic() < deadline and not self.stop.is_set():
+        # the owner stays down at least ``restart_after`` s and until an entry went astray
+        # (at most ``wait_s`` more): a misroute that met no vector entry would test nothing
+        while not self.stop.is_set():
+            elapsed = time.monotonic() - started
+            if elapsed >= longest or (elapsed >= hold and sent):
+                break
             db = self.t.run_db()
             try:
                 rows = db.fetchall(sql("chaos_open_jobs_of_queue"), {"queue": self.t.vector_queue})
@@ -369,5 +381,7 @@ class Injector:
                 self.t.queue.enqueue([(self.t.plain_queue, i) for i in fresh])
                 sent.update(fresh)
             self.stop.wait(0.3)
+        self.t.fleet.hold("vectors", 0)
         self.record(e, "done" if sent else "no effect: no vector entry open while the owner "
-                    "was down", misrouted=sorted(sent)[:20], held_s=hold)
+                    "was down", misrouted=sorted(sent)[:20],
+                    held_s=round(time.monotonic() - started, 1))

@@ -121,10 +121,10 @@ class Fleet:
         return proc
 
     def hold(self, role: str, seconds: float) -> None:
-        """Start no replacement of ``role`` for ``seconds`` (a process kept down by plan)."""
+        """Start no replacement of ``role`` for ``seconds`` from now (a process kept down by
+        plan); ``hold(role, 0)`` ends the hold."""
         with self.lock:
-            self._restart_after[role] = max(self._restart_after.get(role, 0),
-                                            time.monotonic() + seconds)
+            self._restart_after[role] = time.monotonic() + seconds
 
     def watch(self) -> None:
         """Replace killed processes at once; restart ones that exited by themselves after a

@@ -249,7 +249,7 @@ class Run:
             self.env.get("EMAIL_RAG_VECTOR_QUEUE_NAME", Settings().vector_queue_name)))
         self.staff = Staff(self.svc, plan, self.shared.truth)
         self.admin = Admin(self.env, lambda: self.server_db(self.db_name), self.svc,
-                           self._relay_drafts, self.stop)
+                           self._relay_drafts, self.stop, self.staff)
         self.injector.acts = self.admin
 
     def _fault_figures(self) -> dict[str, int]:

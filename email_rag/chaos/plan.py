@@ -71,7 +71,7 @@ DECISIONS = ("approve", "double_approve", "reject")
 # last longer than that (16 s) for a write to give up and leave the mail partially_indexed.
 BASE_ENV: dict[str, str] = {
     "EMAIL_RAG_RETRY_DELAYS": "[1, 2, 3]",
-    "EMAIL_RAG_MAX_ATTEMPTS": "3",
+    "EMAIL_RAG_MAX_ATTEMPTS": "4",
     "EMAIL_RAG_RETRY_JITTER": "0",
     "EMAIL_RAG_STUCK_AFTER_SECONDS": "13",
     "EMAIL_RAG_CLEANUP_INTERVAL_SECONDS": "1",
@@ -171,7 +171,8 @@ def default_plan(mails: int, seed: int) -> dict[str, Any]:
         for act in ACTS:
             at = span * (r + rng.uniform(0.3, 0.95)) / rounds
             events.append({"at": _round(at), "act": act,
-                           "wait_s": 90.0 if act == "admin_decide_unknown_sends" else 45.0})
+                           "wait_s": 45.0 if act in ("admin_console", "staff_regenerate")
+                           else 120.0})
     events.sort(key=lambda e: e["at"])
     outages = sum(float(e.get("seconds", 0)) for e in events
                   if e.get("fault") in ("db_crash", "db_hang", "redis_crash", "db_down"))
