@@ -23,13 +23,14 @@ from typing import Any
 
 from .audit import AuditEvent, write_events
 from .db import Database, sql
+from .errors import TransientError
 from .retry import RetryDecision, RetryPolicy
 from .states import MAIL_TERMINAL, Actor, JobKind, JobState, MailStatus
 
 log = logging.getLogger(__name__)
 
 
-class StuckJobError(Exception):
+class StuckJobError(TransientError):
     """The entry was processing longer than the stuck limit; its worker is presumed dead."""
 
 

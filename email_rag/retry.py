@@ -9,7 +9,7 @@ Reaktion auf jede Exception"):
 
 | error | decision |
 |---|---|
-| ``TransientError`` (429, 5xx, timeouts, outages), builtin ``ConnectionError`` / ``TimeoutError`` | retry after the scheduled delay (Retry-After honoured), up to ``max_attempts`` |
+| ``TransientError`` (429, 5xx, timeouts, outages, a worker presumed dead), other errors of ours (``EmailRagError``), builtin ``ConnectionError`` / ``TimeoutError`` | retry after the scheduled delay (Retry-After honoured), up to ``max_attempts`` |
 | ``PermanentError`` (4xx, bad input, configuration) | stop at once |
 | ``OutcomeUnknownError`` (the other side may have acted) | stop: reconcile first, never a blind retry |
 | anything else (``KeyError``, ``TypeError``, ...: a programming error or a failure nobody classified) | stop at once, flagged ``unexpected``: the worker logs an ALARM; an admin retries once it is fixed |
@@ -24,7 +24,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .errors import OutcomeUnknownError, PermanentError, TransientError
+from .errors import EmailRagError, OutcomeUnknownError, PermanentError, TransientError
 
 
 UNEXPECTED = "unexpected error, not retried (a programming error or an unclassified failure)"
@@ -69,7 +69,7 @@ class RetryPolicy:
             return RetryDecision.stop(f"permanent error: {error}")
         if isinstance(error, OutcomeUnknownError):
             return RetryDecision.stop(f"outcome unknown, reconcile first: {error}")
-        if not isinstance(error, TransientError | ConnectionError | TimeoutError):
+        if not isinstance(error, EmailRagError | ConnectionError | TimeoutError):
             return RetryDecision.stop(f"{UNEXPECTED}: {type(error).__name__}: {error}")
         if attempt >= self.max_attempts:
             return RetryDecision.stop(f"attempt {attempt} of {self.max_attempts} failed: {error}")

@@ -288,7 +288,11 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
                    for e in manual],
     }
     unknown = [a for a in obs.attempts if a["status"] == SendStatus.UNKNOWN]
-    figures["unknown_sends"] = len(unknown)
+    # ever unknown (an admin may have decided them since) and still unknown at the end
+    figures["unknown_sends"] = sum(
+        1 for a in obs.attempts
+        if "send_unknown" in obs.entity_events.get(("send_attempt", int(a["id"])), set()))
+    figures["unknown_sends_left"] = len(unknown)
     unexplained_unknown = [a for a in unknown if "send_unknown" not in obs.entity_events.get(
         ("send_attempt", int(a["id"])), set())]
     figures["unexplained_unknown_sends"] = len(unexplained_unknown)

@@ -170,11 +170,20 @@ def test_dead_letters_and_unknown_sends_need_an_audit_trail():
     obs.attempts.append({"id": 300, "draft_id": 30, "status": "unknown"})
     v = verify(TRUTH, obs)
     assert (v.figures["dead_letters"], v.figures["unexplained_dead_letters"]) == (2, 1)
-    assert (v.figures["unknown_sends"], v.figures["unexplained_unknown_sends"]) == (1, 1)
+    assert (v.figures["unknown_sends_left"], v.figures["unexplained_unknown_sends"]) == (1, 1)
+    assert v.figures["unknown_sends"] == 0  # never audited as unknown: that is the defect
     assert v.figures["outage_failures"] == 0
     assert v.explained["dead_letters"] == ["job 7 (process_email, email 3): LLMError: HTTP 500",
                                            "job 8 (process_email, email 4): StuckJobError: "
                                            "presumed dead"]
+
+
+def test_an_unknown_send_an_admin_decided_still_counts_as_unknown_ever_but_not_left():
+    obs = clean()
+    obs.entity_events[("send_attempt", 100)] = {"send_started", "send_unknown",
+                                                "admin_mark_sent"}
+    v = verify(TRUTH, obs)
+    assert (v.figures["unknown_sends"], v.figures["unknown_sends_left"]) == (1, 0)
 
 
 def test_a_mail_failed_by_a_database_outage_breaks_a_promise():
