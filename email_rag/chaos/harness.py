@@ -124,6 +124,7 @@ class Run:
         self._unfiled = 0  # messages the relay must not file into the Sent folder
         self.stop = threading.Event()
         self._db_failing = False
+        self.raced_deliveries = 0  # follow-ups the staff delivered right after an approval
 
     # --- connections ---
     def server_db(self, database: str | None = None) -> Database:
@@ -248,9 +249,17 @@ class Run:
             self.env.get("EMAIL_RAG_QUEUE_NAME", Settings().queue_name),
             self.env.get("EMAIL_RAG_VECTOR_QUEUE_NAME", Settings().vector_queue_name)))
         self.staff = Staff(self.svc, plan, self.shared.truth)
+        self.staff.race_followups = {m.thread_root: m.raw for m in self.shared.mails
+                                     if m.race and m.thread_root}
+        self.staff.deliver = self._deliver_race
         self.admin = Admin(self.env, lambda: self.server_db(self.db_name), self.svc,
                            self._relay_drafts, self.stop, self.staff)
         self.injector.acts = self.admin
+
+    def _deliver_race(self, raws: list[bytes]) -> int:
+        n = self.user.deliver(raws)
+        self.raced_deliveries += n
+        return n
 
     def _fault_figures(self) -> dict[str, int]:
         log_ = list(self.injector.log)
@@ -261,6 +270,7 @@ class Run:
             "longest_outage_s": int(max((float(f.get("down_s", 0)) for f in crashes),
                                         default=0)),
             "admin_actions": sum(1 for f in log_ if f["fault"] in ACTS and f["result"] == "done"),
+            "race_followups": self.raced_deliveries,
         }
 
     def _relay_drafts(self) -> set[int]:
@@ -324,8 +334,15 @@ class Run:
                 progress = self._guard(self._progress) or {}
                 quiet = (progress.get("open_jobs") == 0 and progress.get("open_drafts") == 0
                          and progress.get("partial") == 0 and self.staff.waiting == 0
-                         and int(progress.get("last_uid") or 0) >= delivered
+                         and int(progress.get("last_uid") or 0)
+                         >= delivered + self.raced_deliveries
                          and self._spooled() == 0)
+                if quiet and self.staff.race_followups:
+                    # roots never approved (rejected, manual, dead): their follow-ups still
+                    # arrive, just not racing an approval
+                    self._deliver_race(list(self.staff.race_followups.values()))
+                    self.staff.race_followups.clear()
+                    quiet = False
                 if quiet:
                     quiet_since = quiet_since or now
                     if now - quiet_since >= settle:

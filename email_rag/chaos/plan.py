@@ -195,7 +195,7 @@ def default_plan(mails: int, seed: int) -> dict[str, Any]:
     plan = {
         "version": PLAN_VERSION, "seed": seed, "mails": mails,
         "corpus": {"duplicate_rate": 0.08, "auto_rate": 0.06, "malformed_rate": 0.03,
-                   "followup_rate": 0.12},
+                   "followup_rate": 0.12, "race_rate": 0.1},
         "deliveries": deliveries,
         "workers": {"plain": 2},
         "timing": {"deadline_s": _round(120 + 1.2 * mails + outages), "settle_s": 2.0},
@@ -257,7 +257,7 @@ def validate(plan: Any) -> dict[str, Any]:
     if abs(sum(float(w[1]) for w in waves) - 1.0) > 1e-6:
         raise PlanError("the delivery fractions must add up to 1")
     corpus_keys = {"duplicate_rate", "auto_rate", "malformed_rate", "followup_rate",
-                   "attachment_rate"}
+                   "attachment_rate", "race_rate"}
     corpus = p.setdefault("corpus", {})
     if not isinstance(corpus, dict) or set(corpus) - corpus_keys or not all(
             isinstance(v, int | float) and 0 <= v <= 1 for v in corpus.values()):

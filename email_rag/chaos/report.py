@@ -48,6 +48,7 @@ ROWS: list[tuple[str, str]] = [
     ("server_crashes", "Server crashes (kill -9 of MariaDB / Redis)"),
     ("longest_outage_s", "  longest server outage, seconds"),
     ("admin_actions", "Admin and staff actions in the plan (done)"),
+    ("race_followups", "Follow-ups delivered right after their thread's approval"),
 ]
 COLUMNS = {"hardened": "Hardened", "naive": "Naive (safeguards off)"}
 
