@@ -125,10 +125,11 @@ class IdleWatcher:
                           self.settings.idle_wait_seconds)
                 self.svc.reset()
                 wait = self.settings.idle_wait_seconds
-            except EmailRagError as e:
+            except Exception as e:  # noqa: BLE001 - a long-running watcher outlives errors
                 log.error("mailbox %s: IDLE stopped by %s; trying again in %s s",
                           self.config.name, redact_text(f"{type(e).__name__}: {e}"),
-                          self.settings.idle_wait_seconds)
+                          self.settings.idle_wait_seconds,
+                          exc_info=not isinstance(e, EmailRagError))
                 wait = self.settings.idle_wait_seconds
             if wait:
                 self.stop.wait(wait)
