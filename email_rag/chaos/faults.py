@@ -385,3 +385,20 @@ class Injector:
         self.record(e, "done" if sent else "no effect: no vector entry open while the owner "
                     "was down", misrouted=sorted(sent)[:20],
                     held_s=round(time.monotonic() - started, 1))
+
+    def _imap_silence(self, e: dict[str, Any]) -> None:
+        """Dovecot goes silent (no answers, no IDLE notifications) but closes nothing."""
+        self.t.imap_proxy.silence()
+        try:
+            self.stop.wait(float(e.get("seconds", 8.0)))
+        finally:
+            self.t.imap_proxy.speak()
+        self.record(e, "done", seconds=e.get("seconds"))
+
+    def _kill_idle(self, e: dict[str, Any]) -> None:
+        procs = self.t.fleet.alive("idle")
+        if not procs:
+            self.record(e, "skipped: no idle process running")
+            return
+        self.t.fleet.kill(procs[0].pid, "planned kill of the IDLE process holding the lease")
+        self.record(e, "done", pid=procs[0].pid)

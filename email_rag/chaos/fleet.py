@@ -31,6 +31,7 @@ COMMANDS = {
     "vectors": ["worker", "--with-vectors"],
     "plain": ["worker"],
     "scheduler": ["scheduler"],
+    "idle": ["idle"],  # holds the mailbox's poll lease and IDLEs (polls on notification)
 }
 WORKER_ROLES = ("vectors", "plain")
 
@@ -58,7 +59,7 @@ class Fleet:
         self.run_dir = run_dir
         self.logs = run_dir / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
-        self.wanted = {"vectors": 1, "plain": plain_workers, "scheduler": 1}
+        self.wanted = {"vectors": 1, "plain": plain_workers, "scheduler": 1, "idle": 1}
         self.procs: list[Proc] = []
         self.starts = 0
         self.hard_kills = 0

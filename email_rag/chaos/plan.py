@@ -32,6 +32,8 @@ Events (``at``: seconds after the fleet started):
 | ``db_crash`` | ``kill -9`` of the run's own mariadbd, restarted after ``seconds`` (InnoDB crash recovery); waits until no Qdrant outage is in force |
 | ``db_hang`` | SIGSTOP of the run's mariadbd for ``seconds``: connections open, no answer |
 | ``redis_crash`` | ``kill -9`` of the run's own redis-server, restarted empty after ``seconds`` |
+| ``imap_silence`` | the IMAP proxy holds back every byte from Dovecot for ``seconds`` while connections stay open (a server that stops answering and stops sending IDLE notifications without closing) |
+| ``kill_idle`` | SIGKILL of the ``email-rag idle`` process holding the mailbox's lease (its replacement waits for the lease) |
 | ``misroute`` | the vector worker is killed and kept down for ``restart_after`` s while the vector queue's open entries are enqueued on the plain queue (an RQ message reaching a worker of the other queue) |
 
 Admin and staff actions are events with ``act`` instead of ``fault`` (see
@@ -61,7 +63,7 @@ from .admin import ACTS
 PLAN_VERSION = 1
 FAULTS = ("smtp", "kill_llm_call", "kill_worker", "imap_cut", "imap_sever", "qdrant_outage",
           "redis_flush", "db_kill_connections", "db_down", "redeliver", "db_crash", "db_hang",
-          "redis_crash", "misroute")
+          "redis_crash", "misroute", "imap_silence", "kill_idle")
 LONG_OUTAGE_S = 20.0  # longer than every timeout of the pipeline (LLM, SMTP, IMAP, DB, lease)
 DECISIONS = ("approve", "double_approve", "reject")
 
@@ -84,6 +86,8 @@ BASE_ENV: dict[str, str] = {
     "EMAIL_RAG_IMAP_BACKOFF_CAP": "2",
     "EMAIL_RAG_IMAP_FETCH_BATCH": "25",
     "EMAIL_RAG_POLL_LEASE_SECONDS": "15",
+    "EMAIL_RAG_IDLE_REFRESH_SECONDS": "5",
+    "EMAIL_RAG_IDLE_WAIT_SECONDS": "2",
     "EMAIL_RAG_LLM_TIMEOUT": "1.5",
     "EMAIL_RAG_LLM_MAX_RETRY_AFTER": "5",
     "EMAIL_RAG_SMTP_TIMEOUT": "2",
@@ -232,6 +236,8 @@ def _server_faults(rng: random.Random, r: int) -> list[tuple[float, float, dict[
         (0.6, 0.9, {"fault": "redis_crash", "seconds": _round(rng.uniform(1.0, 4.0))}),
         (0.3, 0.8, {"fault": "db_hang", "seconds": _round(rng.uniform(3.0, 8.0))}),
         (0.25, 0.6, {"fault": "misroute", "restart_after": _round(rng.uniform(3.0, 6.0))}),
+        (0.1, 0.7, {"fault": "imap_silence", "seconds": _round(rng.uniform(6.0, 12.0))}),
+        (0.3, 0.9, {"fault": "kill_idle"}),
     ]
     for extra in rng.sample(POOL, rng.randint(1, 3)):
         out.append((0.1, 0.9, dict(extra)))
