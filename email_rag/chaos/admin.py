@@ -117,13 +117,13 @@ class Admin:
         if not snapshot:
             return "skipped: nothing in the failure list", {}
         first = snapshot[0]
-        resolved = self.cli("failed", "resolve", str(first["id"]), "--by", SECOND_ADMIN,
+        resolved = self.cli("failed", "resolve", *_target(first), "--by", SECOND_ADMIN,
                             "--note", "chaos: closed by a second admin")
         self.stop.wait(float(e.get("stale_s", 1.0)))
-        retried = [(item["id"], self.cli("failed", "retry", str(item["id"]), "--by", ADMIN,
-                                         "--note", "chaos: retried from a stale console")
-                    .get("exit_code")) for item in snapshot[:5]]
-        return "done", {"resolved_first": [first["id"], resolved.get("exit_code")],
+        retried = [(_label(item), self.cli("failed", "retry", str(_job_id(item)), "--by", ADMIN,
+                                           "--note", "chaos: retried from a stale console")
+                    .get("exit_code")) for item in snapshot[:5] if _job_id(item) is not None]
+        return "done", {"resolved_first": [_label(first), resolved.get("exit_code")],
                         "retried_from_stale_snapshot": retried}
 
     def admin_retry_refused_sends(self, e: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -138,10 +138,11 @@ class Admin:
 
     def admin_cli_retry_failed(self, e: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         items = self._wait_for(self._failed_items, float(e.get("wait_s", 30)))
+        items = [i for i in items if _job_id(i) is not None]
         if not items:
-            return "skipped: nothing in the failure list", {}
-        done = [(item["id"], self.cli("failed", "retry", str(item["id"]), "--by", ADMIN,
-                                      "--note", "chaos: retry everything listed")
+            return "skipped: nothing with a queue entry in the failure list", {}
+        done = [(_label(item), self.cli("failed", "retry", str(_job_id(item)), "--by", ADMIN,
+                                        "--note", "chaos: retry everything listed")
                  .get("exit_code")) for item in items[:5]]
         return "done", {"retried": done}
 
@@ -181,3 +182,20 @@ class Admin:
                             "outcome": getattr(result, "action", str(result))}
         finally:
             self.staff.release()
+
+
+def _job_id(item: dict[str, Any]) -> int | None:
+    """The queue entry of a `failed list` item (None: a mail without one, e.g. too large)."""
+    value = item.get("job_id", item.get("id"))
+    return int(value) if value is not None else None
+
+
+def _target(item: dict[str, Any]) -> list[str]:
+    """`failed resolve` arguments for an item: its entry, or the mail when it has none."""
+    job = _job_id(item)
+    return [str(job)] if job is not None else ["--mail", str(item["email_id"])]
+
+
+def _label(item: dict[str, Any]) -> str:
+    job = _job_id(item)
+    return f"job {job}" if job is not None else f"mail {item.get('email_id')}"
