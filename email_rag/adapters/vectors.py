@@ -84,6 +84,18 @@ def describe_holder(path: Path | str) -> str:
             f"since {info.get('since', '?')}, {state})")
 
 
+_local_open_forbidden = False
+
+
+def forbid_local_open() -> None:
+    """This process is not the vector owner (a plain worker, the scheduler): it must never
+    open a local Qdrant folder, not even lazily - a plain worker that did once kept the
+    folder from its owner for good, and the pipeline stood still. Forked children (RQ's
+    work-horses) inherit the decision."""
+    global _local_open_forbidden
+    _local_open_forbidden = True
+
+
 class QdrantStore:
     """Implements ``ports.VectorStore``. Opens lazily; ``open()`` opens now."""
 
@@ -98,10 +110,6 @@ class QdrantStore:
         self.mode = "server" if url else "local"
         self._client: QdrantClient | None = None
         self._ready = False
-        # local mode: this process chose to open the folder (``open()``: the vector owner's
-        # take, or search/reindex finding it free). Nothing opens it lazily by accident: a
-        # lazy open in a plain worker once kept the folder from its owner for good.
-        self._meant_to_open = self.mode == "server"
 
     @classmethod
     def from_settings(cls, settings: Any) -> QdrantStore:
@@ -119,7 +127,6 @@ class QdrantStore:
     # --- lifecycle ---
     def open(self) -> None:
         """Connect (server) or take the folder (local), and make sure the collection exists."""
-        self._meant_to_open = True
         if self._client is None:
             self._client = self._connect()
         if not self._ready:
@@ -128,6 +135,12 @@ class QdrantStore:
             self._ready = True
 
     def _connect(self) -> QdrantClient:
+        if self.mode == "local" and _local_open_forbidden:
+            raise StoreNotOwnedError(
+                f"this process ({os.getpid()}) is not the owner of the local Qdrant folder "
+                f"{self.path} and never opens it: only the worker started with --with-vectors "
+                "(or search/reindex when the folder is free) does. A vector step reached a "
+                "plain worker: it belongs on the vector queue.", path=str(self.path))
         if self.mode == "server":
             return QdrantClient(url=self.url, api_key=self.api_key or None, timeout=self.timeout,
                                 check_compatibility=False)
@@ -193,12 +206,6 @@ class QdrantStore:
 
     @property
     def client(self) -> QdrantClient:
-        if not self._meant_to_open:
-            raise StoreNotOwnedError(
-                f"this process ({os.getpid()}) is not the owner of the local Qdrant folder "
-                f"{self.path} and does not open it: only the worker started with "
-                "--with-vectors (or search/reindex when the folder is free) does. The vector "
-                "step belongs on the vector queue.", path=str(self.path))
         self.open()
         assert self._client is not None
         return self._client

@@ -63,7 +63,11 @@ def run(args, svc) -> Outcome:
             raise
         beacon = owner_beacon.Beacon(svc.coordination).start()
         runner = use_services(svc, vector_owner=True)
-    elif svc.settings.worker_class == "simple":
+    elif not svc.settings.qdrant_url:
+        from ..adapters.vectors import forbid_local_open
+
+        forbid_local_open()  # not the owner: a misrouted vector step fails, never opens
+    if runner is None and svc.settings.worker_class == "simple":
         runner = use_services(svc)  # jobs run in this process: one set of clients for both
     if runner is not None:
         runner.warm_up()

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from email_rag.adapters.vectors import QdrantStore, holder
-from email_rag.errors import StoreNotOwnedError
 from tests.e2e.test_vector_worker import VQ, enqueue, job_states, venv, worker  # noqa: F401
 from tests.factories import make_email, make_job, make_mailbox
 from tests.helpers import run_cli
@@ -60,12 +59,28 @@ def test_a_misrouted_vector_entry_is_not_run_by_a_plain_worker_and_the_folder_st
                 p.wait(timeout=30)
 
 
-def test_a_process_that_did_not_open_the_local_store_is_refused_instead_of_opening_it(tmp_path):
-    store = QdrantStore(path=tmp_path / "qdrant")
-    with pytest.raises(StoreNotOwnedError, match="not the owner"):
-        store.client  # noqa: B018 - the lazy open is what is refused
+def test_a_process_that_is_not_the_vector_owner_never_opens_the_local_store(tmp_path):
+    """In a process that declared it is not the owner (a plain worker, the scheduler) the
+    local folder is refused even lazily, with a clear error; the folder stays free."""
+    import subprocess
+    import sys
+
+    code = (
+        "from pathlib import Path\n"
+        "from email_rag.adapters.vectors import QdrantStore, forbid_local_open\n"
+        "from email_rag.errors import StoreNotOwnedError\n"
+        "forbid_local_open()\n"
+        f"store = QdrantStore(path=Path({str(tmp_path / 'qdrant')!r}))\n"
+        "try:\n"
+        "    store.client\n"
+        "except StoreNotOwnedError as e:\n"
+        "    print('refused:', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert "refused:" in out.stdout and "never opens it" in out.stdout, out.stderr[-1500:]
     assert holder(tmp_path / "qdrant") is None
-    store.open()  # an explicit open is the owner's intent
+    store = QdrantStore(path=tmp_path / "qdrant")  # this process may (a CLI command, a test)
     try:
         assert store.client is not None
     finally:

@@ -110,7 +110,6 @@ def test_only_the_vector_worker_opens_the_local_folder_and_a_second_owner_is_ref
     assert [r["state"] for r in job_states(db, items)] == ["done"] * 3
     assert index_statuses(db, items) == {"complete"}
     check = QdrantStore(path=path, dim=384)
-    check.open()  # the test reads the folder the stopped owner left (it is free now)
     try:
         assert check.count() == 3
     finally:
@@ -189,7 +188,6 @@ def test_two_workers_running_and_the_cli_routes_to_the_vector_worker(venv, db):
     assert res.returncode == 0 and out["data"]["mode"] == "in_process"
     assert sorted(out["data"]["reindexed"]) == sorted(e for e, _ in items)
     check = QdrantStore(path=path, dim=384)
-    check.open()  # the test reads the folder the stopped owner left (it is free now)
     try:
         assert check.count() == 4  # re-indexed twice, still one point per mail
     finally:
@@ -225,7 +223,6 @@ def test_vector_worker_started_during_a_store_outage_runs_and_degrades_to_partia
         lock.execute("ROLLBACK")
         lock.close()
     check = QdrantStore(path=path, dim=384)
-    check.open()  # the test reads the folder the stopped owner left (it is free now)
     try:
         check.open()
         assert check.count() == 0
