@@ -17,6 +17,8 @@ from .settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from .adapters.llm import LLMClient
+    from .jobs import JobStore
+    from .stores import Stores
 
 
 class Services:
@@ -53,6 +55,24 @@ class Services:
         from .adapters.graph import ArangoGraph
 
         return ArangoGraph.from_settings(self.settings)
+
+    @cached_property
+    def stores(self) -> Stores:
+        """The status stores. The one place the chaos counter-check's switch is read:
+        ``safeguards`` off builds naive stores (any move), chosen once, here."""
+        from .stores import Stores
+
+        return Stores.build(strict=self.settings.safeguards)
+
+    @cached_property
+    def jobs(self) -> JobStore:
+        """The queue-entry store (rebuilt with the connection after ``reset``). Safeguards
+        off (the chaos counter-check only) chooses the naive claim, here and nowhere else."""
+        from .jobs import JobStore
+        from .retry import retry_policy
+
+        claim = "jobs_claim" if self.settings.safeguards else "jobs_claim_naive"
+        return JobStore(self.db, retry_policy(self.settings), self.stores, claim)
 
     @cached_property
     def queue(self) -> JobQueue:

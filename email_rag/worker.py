@@ -19,13 +19,13 @@ from typing import Any
 
 from .app import Services
 from .audit import AuditEvent
-from .errors import DatabaseUnavailableError, QueueUnavailableError
+from .errors import DatabaseUnavailableError
 from .indexing import sync as index_sync
 from .jobs import JobStore
 from .pipeline.contract import StepSpec
 from .pipeline.registry import default_pipeline
 from .pipeline.runner import ClaimLostError, Handoff, PipelineRunner
-from .retry import RetryPolicy
+from .retry import retry_policy
 from .states import Actor, JobKind
 from .timing import JobHeartbeat
 
@@ -38,9 +38,6 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def retry_policy(settings: Any) -> RetryPolicy:
-    return RetryPolicy(delays=tuple(settings.retry_delays), max_attempts=settings.max_attempts,
-                       jitter=settings.retry_jitter)
 
 
 class JobRunner:
@@ -59,7 +56,7 @@ class JobRunner:
 
     @property
     def jobs(self) -> JobStore:  # rebuilt from the current connection after a reset
-        return JobStore(self.services.db, self.policy, self.services.settings.safeguards)
+        return self.services.jobs
 
     def warm_up(self) -> None:
         """Build what the first job would build (handlers, the LLM client, the embedder of
@@ -136,14 +133,11 @@ class JobRunner:
             return "failed" if decision.retry else "dead"
         if handoff is not None:
             if self.jobs.handoff(job, self.name, handoff.queue, handoff.reason):
-                try:
-                    self.services.queue.hand_off(job["id"], handoff.queue, job["queue"])
-                except QueueUnavailableError as e:
-                    log.warning("hand-off of job %s not enqueued (re-dispatch will): %s",
-                                job["id"], e)
+                from .dispatch import hand_off
+
+                hand_off(self.services, job, handoff.queue, Actor.WORKER)
             return "handed_off"
-        self.jobs.finish(job, self.name)
-        return "done"
+        return "done" if self.jobs.finish(job, self.name) else "lost"
 
     def _wait_for_database(self, error: Exception, job_id: int) -> None:
         self.outages += 1

@@ -161,7 +161,7 @@ def sync_queue(settings: Any) -> str:
 def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> dict[str, Any]:
     """Queue a sync run of ``scope`` on the vector queue (coalesced with one pending)."""
     parse_scope(scope)
-    key = f"{JobKind.INDEX_SYNC}:{scope}"
+    key = job_key(JobKind.INDEX_SYNC, scope)
     queue = sync_queue(services.settings)
     with services.db.transaction() as cur:
         changed = cur.execute(sql("index_sync_arm"), {"job_key": key, "queue": queue})

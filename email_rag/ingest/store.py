@@ -414,7 +414,7 @@ def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:
 
 
 def job_key(email_id: int) -> str:
-    return f"{JobKind.PROCESS_EMAIL}:{email_id}"
+    return job_key(JobKind.PROCESS_EMAIL, email_id)
 
 
 def _events(t: BatchTarget, result: BatchResult) -> list[AuditEvent]:

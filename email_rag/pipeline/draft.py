@@ -34,7 +34,7 @@ from ..ingest.addresses import stored_reply
 from ..llm_budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
 from ..llm_policy import LLMTask, PolicyLimits, TaskOutcome, run_task
 from ..prompts import load_prompt, mail_block, set_version
-from ..states import MailStatus, Step
+from ..states import Actor, MailStatus, Step
 from .classify import mail_content
 from .contract import StepContext, StepOutcome
 
@@ -183,8 +183,10 @@ def run(ctx: StepContext) -> StepOutcome:
 
     def write(cur: Any) -> None:
         version = cur.fetchone(sql("drafts_next_version"), {"email_id": ctx.email_id})["v"]
-        if s.safeguards:  # naive (chaos counter-check only): an earlier open draft stays open
-            cur.execute(sql("drafts_supersede_open"), {"email_id": ctx.email_id})
+        if not ctx.services.stores.naive:  # naive (chaos counter-check only): an earlier
+            # open draft stays open
+            ctx.services.stores.drafts.supersede_open(cur, ctx.email_id, Actor.WORKER,
+                                                      "a newer draft was written")
         cur.execute(sql("drafts_insert"), {
             "email_id": ctx.email_id, "version": version, "subject": f"Re: {subject}"[:990],
             "body": reply, "sources": json.dumps(

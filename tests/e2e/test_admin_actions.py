@@ -16,7 +16,8 @@ from fastapi.testclient import TestClient
 from email_rag.app import Services
 from email_rag.audit import events_for
 from email_rag.jobs import JobStore
-from email_rag.worker import JobRunner, retry_policy
+from email_rag.retry import retry_policy
+from email_rag.worker import JobRunner
 from email_rag.pipeline.contract import StepOutcome, StepSpec
 from email_rag.sending import review
 from email_rag.sending.sender import SendService
@@ -99,7 +100,6 @@ def cli_json(*args, **kw):
 
 # --- defect 1: a refused send goes back to review, with the refusal shown ---
 
-@pytest.mark.xfail(strict=True, reason='issue 13 defect 1')
 def test_retry_of_a_refused_send_returns_the_mail_to_review_and_a_new_approval_sends_it(
         env, svc, db, relay, sent):
     """GIVEN the relay refused a send with 550 (entry dead, mail failed)
@@ -125,7 +125,6 @@ def test_retry_of_a_refused_send_returns_the_mail_to_review_and_a_new_approval_s
 
 # --- defect 2: an unknown send is decided by `sends resolve`, never by a job retry ---
 
-@pytest.mark.xfail(strict=True, reason='issue 13 defect 2')
 def test_failed_retry_refuses_an_unknown_send_and_names_sends_resolve(env, svc, db, relay, sent):
     """GIVEN a send ended unknown (timeout after DATA, not in the Sent folder)
     WHEN an admin runs `failed retry` on its entry
@@ -145,7 +144,6 @@ def test_failed_retry_refuses_an_unknown_send_and_names_sends_resolve(env, svc, 
 
 # --- defect 3: retry and resolve refuse resolved mails and finished jobs ---
 
-@pytest.mark.xfail(strict=True, reason='issue 13 defect 3')
 def test_retry_from_an_old_console_tab_refuses_a_mail_another_admin_resolved(
         env, settings, db, web):
     """GIVEN admin A has the failure console open on a dead entry
@@ -205,7 +203,6 @@ class LateSender:
         return self.real.send(*args)
 
 
-@pytest.mark.xfail(strict=True, reason='issue 13 defect 4')
 def test_a_late_worker_does_not_overwrite_an_unknown_send(env, svc, db, relay, sent):
     """GIVEN worker A is slow in SMTP; cleanup resets its entry, worker B settles the
     attempt as unknown
@@ -231,7 +228,6 @@ def test_a_late_worker_does_not_overwrite_an_unknown_send(env, svc, db, relay, s
 
 # --- defect 5: re-approval while the send entry is still finishing leads to a send ---
 
-@pytest.mark.xfail(strict=True, reason='issue 13 defect 5')
 def test_reapproval_of_a_stale_draft_while_its_entry_is_processing_still_sends(
         env, svc, db, relay, sent):
     """GIVEN the send job found a newer mail and marked the draft stale, and has not
@@ -262,7 +258,6 @@ def test_reapproval_of_a_stale_draft_while_its_entry_is_processing_still_sends(
 
 # --- defect 6: a failed enqueue is audited, at approval and at hand-off ---
 
-@pytest.mark.xfail(strict=True, reason='issue 13 defect 6')
 def test_approval_with_redis_down_is_audited_as_enqueue_failed(env, db):
     """GIVEN Redis is unreachable
     WHEN staff approve a draft with the CLI
@@ -274,10 +269,10 @@ def test_approval_with_redis_down_is_audited_as_enqueue_failed(env, db):
     job = db.fetchone("SELECT * FROM jobs WHERE draft_id = %s", (draft,))
     assert job["state"] == "queued"
     failed = [e for e in events_for(db, "job", job["id"]) if e["event"] == "enqueue_failed"]
-    assert failed and "redis" in failed[0]["detail"].lower()
+    assert failed and "connection refused" in failed[0]["detail"].lower()
+    assert "re-dispatch" in failed[0]["detail"]
 
 
-@pytest.mark.xfail(strict=True, reason='issue 13 defect 6')
 def test_handoff_with_redis_down_is_audited_as_enqueue_failed(env, settings, db):
     """GIVEN a job whose next step runs on the vector queue, and Redis unreachable
     WHEN the worker hands it off
@@ -299,7 +294,6 @@ def test_handoff_with_redis_down_is_audited_as_enqueue_failed(env, settings, db)
 
 # --- defect 7: every mail a human must look at is in `failed list` and can be closed ---
 
-@pytest.mark.xfail(strict=True, reason='issue 13 defect 7')
 def test_failed_list_shows_poller_failures_and_too_large_mails_and_resolve_takes_a_mail_id(
         env, db, mailbox):
     """GIVEN the poller stored an unparseable mail and a too-large mail (no queue entry)

@@ -312,4 +312,7 @@ def test_admin_resolve_closes_a_dead_entry_and_marks_the_mail(services, db):
     store = JobStore(db, RetryPolicy())
     assert store.resolve(job, "cli:boss", "answered by phone")
     assert db.fetchone("SELECT status FROM emails WHERE id = %s", (email,))["status"] == "resolved"
-    assert not store.resolve(12345, "cli:boss", "nothing")
+    with pytest.raises(PermanentError, match="does not exist"):
+        store.resolve(12345, "cli:boss", "nothing")
+    with pytest.raises(PermanentError, match="resolved already"):
+        store.resolve(job, "cli:boss", "twice")
