@@ -22,7 +22,6 @@ Failure table (situation | retry? | state known? | resume?):
 from __future__ import annotations
 
 import logging
-
 from collections.abc import Iterable
 from typing import Any
 

@@ -300,12 +300,5 @@ class JobStore:
                               detail={"note": note}, note=note[:500])
 
     def list(self, states: list[str] | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        where, params = "", []
-        if states:
-            where = "WHERE j.state IN (" + ", ".join(["%s"] * len(states)) + ")"
-            params = list(states)
-        return self.db.fetchall(
-            "SELECT j.id, j.kind, j.email_id, j.draft_id, j.queue, j.state, j.attempts,"
-            " j.next_run_at, j.started_at, j.worker, j.last_error, e.status AS mail_status,"
-            " e.subject FROM jobs j LEFT JOIN emails e ON e.id = j.email_id "
-            f"{where} ORDER BY j.id LIMIT %s", (*params, limit))
+        return self.db.fetchall(sql("jobs_list"), {
+            "states": ",".join(map(str, states or [])), "limit": limit})

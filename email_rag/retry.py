@@ -7,11 +7,10 @@ just failed, starting at 1.
 
 from __future__ import annotations
 
-from typing import Any
-
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import OutcomeUnknownError, PermanentError, TransientError
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from .app import Services
 from .audit import AuditEvent
+from .db import sql
 from .errors import DatabaseUnavailableError
 from .indexing import sync as index_sync
 from .jobs import JobStore
@@ -111,7 +112,7 @@ class JobRunner:
                 self._wait_for_database(e, job_id)
                 if job is None and self.jobs.still_mine(job_id, self.name):
                     # the claim committed but its answer was lost with the connection
-                    job = self.services.db.fetchone("SELECT * FROM jobs WHERE id = %s", (job_id,))
+                    job = self.services.db.fetchone(sql("jobs_get"), {"id": job_id})
 
     def _execute(self, job: dict[str, Any]) -> str:
         handler = self.handlers().get(job["kind"])

@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..db import Database, sql
+from ..db import Database, drop_database, sql
 from ..db.migrate import ensure_database, migrate
 from ..errors import EmailRagError
 from ..ingest.headers import normalise_message_id, parse_headers
@@ -381,7 +381,7 @@ class Run:
             return
         db = self.server_db()
         try:
-            db.execute(f"DROP DATABASE IF EXISTS `{self.db_name}`")
+            db.execute(drop_database(self.db_name))
         finally:
             db.close()
 

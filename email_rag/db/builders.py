@@ -24,3 +24,10 @@ def update_emails(email_id: int, columns: dict[str, Any]) -> tuple[str, tuple[An
             raise ValueError(f"{c} moves only through MailStore, not a step's columns")
     sets = ", ".join(f"`{c}` = %s" for c in columns)
     return f"UPDATE emails SET {sets} WHERE id = %s", (*columns.values(), email_id)
+
+
+def drop_database(name: str) -> str:
+    """``DROP DATABASE IF EXISTS`` for a checked name (demo and chaos databases)."""
+    if not re.match(r"^[A-Za-z0-9_]+$", name):
+        raise ValueError(f"not a database name: {name!r}")
+    return f"DROP DATABASE IF EXISTS `{name}`"

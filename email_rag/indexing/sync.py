@@ -32,6 +32,7 @@ from typing import Any
 from ..audit import AuditEvent, write_events
 from ..db import sql
 from ..errors import PermanentError, QueueUnavailableError
+from ..routing import job_key
 from ..states import Actor, IndexStatus, JobKind
 from .indexer import STORES, Indexer, IndexResult
 

@@ -113,7 +113,7 @@ class PipelineRunner:
     def _checkpoint(self, job: dict[str, Any], worker: str, email: dict[str, Any], step: Step,
                     outcome: StepOutcome, retried: list[AuditEvent]) -> None:
         with self.services.db.transaction() as cur:
-            if cur.fetchone(sql("jobs_still_mine") + " FOR UPDATE",
+            if cur.fetchone(sql("jobs_still_mine_for_update"),
                             {"id": job["id"], "worker": worker}) is None:
                 raise ClaimLostError(f"job {job['id']} is no longer claimed by {worker}")
             updates = {c: _db_value(v) for c, v in outcome.email_updates.items()}

@@ -21,7 +21,6 @@ draft, which makes the new version.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..app import Services
 from ..audit import AuditEvent, write_events

@@ -16,10 +16,10 @@ from typing import Any
 from ..app import Services
 from ..audit import AuditEvent, write_events
 from ..db import sql
+from ..dispatch import enqueue
 from ..errors import BadInputError, PermanentError
 from ..ingest.addresses import stored_reply
 from ..ingest.mime import attachment_bytes, find_part, human_size
-from ..dispatch import enqueue
 from ..routing import job_key
 from ..states import DraftStatus, JobKind, JobState, MailStatus, SendStatus
 from .compose import new_message_id

@@ -109,3 +109,56 @@ SELECT COUNT(*) AS n, UNIX_TIMESTAMP(MIN(started_at)) AS first,
 -- name: bench_send_attempts
 SELECT s.message_id, s.status AS send_status, d.status AS draft_status, e.status AS mail_status
   FROM send_attempts s JOIN drafts d ON d.id = s.draft_id JOIN emails e ON e.id = d.email_id;
+
+-- name: bench_mailbox_insert
+INSERT IGNORE INTO mailboxes (name, address) VALUES (?, ?);
+
+-- name: bench_mailbox_id
+SELECT id FROM mailboxes WHERE name = ?;
+
+-- name: bench_index_insert_email
+INSERT INTO emails (mailbox_id, dedup_key, message_id, status, subject, body_text)
+VALUES (?, ?, ?, ?, ?, ?);
+
+-- name: bench_index_emails
+SELECT * FROM emails ORDER BY id;
+
+-- name: bench_bare_lease
+-- The bare script's stand-in for the poller's lease renewal (same write, no logic).
+UPDATE mailboxes SET lease_until = NOW(6) WHERE id = 1;
+
+-- name: bench_bare_insert_email
+INSERT INTO emails (mailbox_id, dedup_key, message_id, folder, uidvalidity, uid, thread_key,
+                    in_reply_to, references_header, from_addr, from_name, to_addrs, cc_addrs,
+                    subject, sent_at, raw, raw_size, parse_status, parse_error, auto_reason,
+                    status, status_reason, body_text, body_html, attachments)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: bench_bare_insert_job
+INSERT INTO jobs (kind, job_key, email_id, queue, state)
+VALUES ('process_email', ?, ?, 'bench', 'queued');
+
+-- name: bench_bare_insert_audit
+INSERT INTO audit_log (event_uid, at, actor, entity_type, entity_id, event, to_state, detail)
+VALUES (?, NOW(6), 'poller', 'email', ?, 'received', 'received', ?);
+
+-- name: bench_bare_cursor
+INSERT INTO mailbox_cursors (mailbox_id, folder, uidvalidity, last_uid) VALUES (1, 'INBOX', 1, ?)
+ON DUPLICATE KEY UPDATE last_uid = VALUES(last_uid);
+
+-- name: bench_count_emails
+SELECT COUNT(*) AS n FROM emails;
+
+-- name: bench_count_jobs
+SELECT COUNT(*) AS n FROM jobs;
+
+-- name: bench_mail_outcome
+SELECT status, parse_status, parse_error, subject, body_text FROM emails WHERE id = ?;
+
+-- name: bench_send_skip_process_jobs
+-- The send bench runs only send jobs: the mails' process jobs would get in the way.
+UPDATE jobs SET state = 'done' WHERE kind = 'process_email';
+
+-- name: bench_send_drafts
+SELECT d.id, d.body_draft, e.subject, e.from_addr, e.message_id, e.references_header
+  FROM drafts d JOIN emails e ON e.id = d.email_id ORDER BY d.id LIMIT ?;

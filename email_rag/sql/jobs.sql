@@ -103,3 +103,14 @@ SELECT * FROM jobs WHERE email_id = %(email_id)s
 
 -- name: jobs_by_key_for_update
 SELECT * FROM jobs WHERE job_key = %(job_key)s FOR UPDATE;
+
+-- name: jobs_list
+-- %(states)s: comma-separated states, '' for every state.
+SELECT j.id, j.kind, j.email_id, j.draft_id, j.queue, j.state, j.attempts, j.next_run_at,
+       j.started_at, j.worker, j.last_error, e.status AS mail_status, e.subject
+  FROM jobs j LEFT JOIN emails e ON e.id = j.email_id
+ WHERE %(states)s = '' OR FIND_IN_SET(j.state, %(states)s)
+ ORDER BY j.id LIMIT %(limit)s;
+
+-- name: jobs_still_mine_for_update
+SELECT id FROM jobs WHERE id = %(id)s AND state = 'processing' AND worker = %(worker)s FOR UPDATE;

@@ -16,16 +16,17 @@ from fastapi.testclient import TestClient
 from email_rag.app import Services
 from email_rag.audit import events_for
 from email_rag.jobs import JobStore
-from email_rag.retry import retry_policy
-from email_rag.worker import JobRunner
 from email_rag.pipeline.contract import StepOutcome, StepSpec
+from email_rag.retry import retry_policy
 from email_rag.sending import review
 from email_rag.sending.sender import SendService
 from email_rag.states import Step
 from email_rag.testing.dovecot import mailboxes_json
-from email_rag.testing.mails import garbage, mail as sample_mail
+from email_rag.testing.mails import garbage
+from email_rag.testing.mails import mail as sample_mail
 from email_rag.testing.smtp_server import FaultSmtpServer
 from email_rag.web import create_app
+from email_rag.worker import JobRunner
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import run_cli
 from tests.integration.test_sending import MemorySentFolder
