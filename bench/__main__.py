@@ -28,6 +28,8 @@ BENCHMARKS = {
     "index": ("bench.index_speed", "index and search speed (hashing or local model)"),
     "quality": ("bench.quality", "model quality on the labelled corpus: accuracy per field, "
                 "JSON validity, retrieval hit@k, draft checks, latency"),
+    "hops": ("bench.hops", "module boundaries one mail crosses: poller -> draft, approval "
+                           "-> send (sys.setprofile)"),
     "mime": ("bench.pathological", "pathological mails (20,000 parts, 2 MB HTML, deep "
                                    "nesting): seconds per pipeline step"),
 }

@@ -18,7 +18,7 @@ from typing import Any
 
 from .common import LLMServerProcess, Report, Target, Workspace, ratio
 from .pipeline import run_fleet
-from .worker import corpus
+from .job_runner import corpus
 
 EFFICIENCY_TARGET = 0.7  # of the ideal, with the largest process count
 

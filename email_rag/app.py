@@ -18,6 +18,7 @@ from .settings import Settings, get_settings
 if TYPE_CHECKING:
     from .adapters.llm import LLMClient
     from .jobs import JobStore
+    from .ports import MailSender, SentFolder
     from .stores import Stores
 
 
@@ -77,6 +78,20 @@ class Services:
     @cached_property
     def queue(self) -> JobQueue:
         return JobQueue(self.settings.redis_url, self.settings.job_timeout)
+
+    @cached_property
+    def mail_sender(self) -> MailSender:
+        """The SMTP adapter behind the ``MailSender`` port."""
+        from .adapters.smtp import SmtpConfig, SmtpSender
+
+        return SmtpSender(SmtpConfig.from_settings(self.settings))
+
+    def sent_folder(self, mailbox_name: str) -> SentFolder:
+        """A new IMAP connection to a mailbox's Sent folder (``SentFolder`` port); the
+        send job keeps one per mailbox."""
+        from .adapters.imap import sent_folder
+
+        return sent_folder(self.settings.mailbox(mailbox_name), self.settings.imap_timeout)
 
     @cached_property
     def coordination(self) -> Any:

@@ -8,7 +8,7 @@ at once and the entry is left processing, which the stuck-job reset recovers.
 
 from __future__ import annotations
 
-from ..worker import build_rq_worker, listen_queues
+from ..job_runner import build_rq_worker, listen_queues
 from .output import ExitCode, Outcome
 
 

@@ -39,10 +39,10 @@ from datetime import datetime
 from typing import Any
 
 from .. import routing
-from ..adapters.imap import FetchedMail
 from ..audit import AuditEvent, write_events
 from ..db import Database, sql
 from ..db.connection import Cursor, DatabaseBusyError
+from ..ports import FetchedMail
 from ..states import Actor, IndexStatus, JobKind, JobState, MailStatus, ParseStatus
 from . import mime
 from .addresses import ReplyChoice, choose_reply

@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
-from ..adapters.smtp import SmtpConfig, SmtpSender
 from ..audit import AuditEvent
 from ..db import sql
 from ..errors import (
@@ -42,36 +41,28 @@ from ..errors import (
     TransitionRefused,
 )
 from ..ingest.addresses import stored_reply
+from ..ports import MailSender, SentFolder
 from ..states import Actor, DraftStatus, MailStatus, SendStatus
 from .compose import build_reply
 
 log = logging.getLogger(__name__)
 
 
-class SentFolder(Protocol):
-    def contains(self, message_id: str) -> bool: ...
-
-    def append(self, message: bytes) -> None: ...
-
-
 class SendService:
     def __init__(self, services: Any, sent_folder: Callable[[str], SentFolder] | None = None,
-                 sender: SmtpSender | None = None) -> None:
+                 sender: MailSender | None = None) -> None:
         self.services = services
         self.settings = services.settings
         self._sent_folder = sent_folder
         self._folders: dict[str, SentFolder] = {}  # one kept IMAP connection per mailbox
-        self.sender = sender or SmtpSender(SmtpConfig.from_settings(self.settings))
+        self.sender = sender or services.mail_sender
         self.naive = services.stores.naive  # the chaos counter-check's variant, chosen once
 
     def sent_folder(self, mailbox_name: str) -> SentFolder:
         if self._sent_folder is not None:
             return self._sent_folder(mailbox_name)
         if mailbox_name not in self._folders:
-            from ..adapters.imap import sent_folder
-
-            self._folders[mailbox_name] = sent_folder(self.settings.mailbox(mailbox_name),
-                                                      self.settings.imap_timeout)
+            self._folders[mailbox_name] = self.services.sent_folder(mailbox_name)
         return self._folders[mailbox_name]
 
     # --- the job handler ---

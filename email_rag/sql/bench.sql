@@ -162,3 +162,9 @@ UPDATE jobs SET state = 'done' WHERE kind = 'process_email';
 -- name: bench_send_drafts
 SELECT d.id, d.body_draft, e.subject, e.from_addr, e.message_id, e.references_header
   FROM drafts d JOIN emails e ON e.id = d.email_id ORDER BY d.id LIMIT ?;
+
+-- name: bench_hops_first_job
+SELECT id FROM jobs ORDER BY id LIMIT 1;
+
+-- name: bench_hops_pending_draft
+SELECT id FROM drafts WHERE status = 'pending_review' ORDER BY id LIMIT 1;

@@ -26,7 +26,7 @@ from email_rag.testing.mails import garbage
 from email_rag.testing.mails import mail as sample_mail
 from email_rag.testing.smtp_server import FaultSmtpServer
 from email_rag.web import create_app
-from email_rag.worker import JobRunner
+from email_rag.job_runner import JobRunner
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import run_cli
 from tests.integration.test_sending import MemorySentFolder

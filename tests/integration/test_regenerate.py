@@ -13,7 +13,7 @@ from email_rag.pipeline.contract import StepOutcome, StepSpec
 from email_rag.sending.regenerate import regenerate
 from email_rag.sending.review import DraftStateError, approve
 from email_rag.states import Step
-from email_rag.worker import JobRunner
+from email_rag.job_runner import JobRunner
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 
 STEPS = ("parse", "classify", "index", "retrieve", "draft")

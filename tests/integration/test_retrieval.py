@@ -19,7 +19,7 @@ from email_rag.pipeline.contract import StepSpec
 from email_rag.pipeline.runner import queues
 from email_rag.states import Step
 from email_rag.testing.hang import closed_port
-from email_rag.worker import JobRunner
+from email_rag.job_runner import JobRunner
 from tests.factories import make_email, make_job, make_mailbox
 from tests.index_helpers import make_sent_draft
 

@@ -21,7 +21,7 @@ from email_rag.pipeline.contract import StepOutcome, StepSpec
 from email_rag.retry import RetryPolicy
 from email_rag.states import MailStatus, Step
 from email_rag.testing.tcp_proxy import TcpFaultProxy
-from email_rag.worker import JobRunner
+from email_rag.job_runner import JobRunner
 from tests.factories import make_email, make_job
 
 

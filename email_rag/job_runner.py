@@ -1,4 +1,10 @@
-"""The job runner behind every RQ job, and the RQ worker process.
+"""The job runner behind every RQ job, and the RQ worker it runs in.
+
+Three things are called "worker"; each has its own name: ``workers/tasks.py`` is
+the RQ entry point (thin: one call into this module), this module is the job
+runner (claim, run the kind's handler, record the outcome), and
+``email_rag/cli/worker.py`` is the ``email-rag worker`` command that starts an
+RQ worker process (``build_rq_worker`` below).
 
 ``JobRunner.run(job_id)`` claims the entry in MariaDB, runs the handler of its
 kind and records the outcome (done, handed off, failed with a retry time, or
