@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from email_rag.app import Services
 from email_rag.audit import events_for
+from email_rag.job_runner import JobRunner
 from email_rag.jobs import JobStore
 from email_rag.pipeline.contract import StepOutcome, StepSpec
 from email_rag.retry import retry_policy
@@ -26,7 +27,6 @@ from email_rag.testing.mails import garbage
 from email_rag.testing.mails import mail as sample_mail
 from email_rag.testing.smtp_server import FaultSmtpServer
 from email_rag.web import create_app
-from email_rag.job_runner import JobRunner
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import run_cli
 from tests.integration.test_sending import MemorySentFolder
