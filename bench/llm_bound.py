@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from .common import LLMServerProcess, Report, Target, Workspace, ratio
-from .job_runner import corpus
+from .worker import corpus
 from .pipeline import run_fleet
 
 EFFICIENCY_TARGET = 0.7  # of the ideal, with the largest process count
