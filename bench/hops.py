@@ -10,9 +10,10 @@ a *hop* is a Python call from a function of one project module (email_rag.*,
 workers.*, cron.*) into a function of another; ``modules`` is how many project
 modules the leg touched, ``edges`` how many distinct caller -> callee module
 pairs, ``back_edges`` how many of those pairs also occur reversed (A calls B and
-B calls A: the path does not read in one direction). Figures count calls, not
-time; for the same code and mail they vary by a few hops from run to run (the
-poller's and the runner's paths depend on timing only at the edges).
+B calls A: the path does not read in one direction); ``statements`` and ``commits``
+are the MariaDB statements and transactions of the leg (the services' connection).
+Figures count calls, not time; for the same code and mail they vary by a few hops
+from run to run (the poller's and the runner's paths depend on timing at the edges).
 
 Before any figure: the mail has a pending draft after leg 1, and after leg 2 its
 send attempt is ``sent`` and the relay received its Message-ID exactly once.
@@ -44,6 +45,7 @@ class HopCounter:
 
     def __init__(self) -> None:
         self.calls: Counter[tuple[str, str]] = Counter()
+        self.db = (0, 0)  # MariaDB statements and commits of the leg (the services' connection)
 
     def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
         if event != "call" or frame.f_back is None:
@@ -65,6 +67,7 @@ class HopCounter:
         modules = {m for e in edges for m in e}
         back = {e for e in edges if (e[1], e[0]) in edges}
         return {"hops": sum(self.calls.values()), "modules": len(modules), "edges": len(edges),
+                "statements": self.db[0], "commits": self.db[1],
                 "back_edges": len(back) // 2,
                 "back_edge_pairs": sorted({tuple(sorted(e)) for e in back}),
                 "top_edges": [f"{a} -> {b}: {n}" for (a, b), n in self.calls.most_common(10)]}
@@ -93,6 +96,7 @@ def run(args: Any) -> Report:
         runner.warm_up()
         user.append(mail(1, subject="Drucker druckt nicht", body="Mein Drucker druckt nicht."))
 
+        db_before = (svc.db.statements, svc.db.commits)
         with HopCounter() as leg1:
             Poller(svc).poll()
             job = db.fetchone(sql("bench_hops_first_job"))
@@ -101,14 +105,17 @@ def run(args: Any) -> Report:
             for _ in range(6):  # follow hand-offs between queues, as the fleet would
                 if runner.run(int(job["id"])) != "handed_off":
                     break
+        leg1.db = (svc.db.statements - db_before[0], svc.db.commits - db_before[1])
         draft = db.fetchone(sql("bench_hops_pending_draft"))
         if draft is None:
             raise CheckFailed("no pending draft after the mail's job ran")
 
+        db_before = (svc.db.statements, svc.db.commits)
         with HopCounter() as leg2:
             result = approve(svc, int(draft["id"]), "bench")
             send_job = int(result.job_id or 0)
             runner.run(send_job)
+        leg2.db = (svc.db.statements - db_before[0], svc.db.commits - db_before[1])
         attempt = db.fetchone(sql("sends_by_draft"), {"draft_id": draft["id"]})
         if attempt is None or attempt["status"] != "sent":
             raise CheckFailed(f"the send attempt is {attempt and attempt['status']}, not sent")
@@ -117,13 +124,13 @@ def run(args: Any) -> Report:
 
     f1, f2 = leg1.figures(), leg2.figures()
     rows = [{"leg": "poller -> draft", **{k: f1[k] for k in ("hops", "modules", "edges",
-                                                              "back_edges")}},
+                                                              "back_edges", "statements", "commits")}},
             {"leg": "approval -> send", **{k: f2[k] for k in ("hops", "modules", "edges",
-                                                               "back_edges")}}]
+                                                               "back_edges", "statements", "commits")}}]
     return Report(
         "hops", f"poller -> draft: {f1['hops']} hops over {f1['modules']} modules; "
         f"approval -> send: {f2['hops']} hops over {f2['modules']} modules",
-        ["leg", "hops", "modules", "edges", "back_edges"], rows,
+        ["leg", "hops", "modules", "edges", "back_edges", "statements", "commits"], rows,
         {"poller_to_draft": f1, "approval_to_send": f2},
         checks=["a pending draft after leg 1", "the reply sent once after leg 2"],
         notes=["back-edge pairs (both directions called): "

@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from .common import LLMServerProcess, Report, Target, Workspace, ratio
-from .worker import corpus
 from .pipeline import run_fleet
+from .worker import corpus
 
 EFFICIENCY_TARGET = 0.7  # of the ideal, with the largest process count
 

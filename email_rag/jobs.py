@@ -35,6 +35,7 @@ from .audit import AuditEvent, write_events
 from .db import Database, sql
 from .errors import PermanentError, TransitionRefused
 from .retry import RetryDecision, RetryPolicy
+from .routing import job_key
 from .states import MAIL_TERMINAL, Actor, DraftStatus, JobKind, JobState, MailStatus, SendStatus
 from .stores import Stores
 
@@ -170,6 +171,26 @@ class JobStore:
         self.stores.jobs.move(cur, int(job["id"]), JobState.QUEUED, actor=actor, event=event,
                               query="jobs_move_requeue", row=job, attempt=job["attempts"],
                               detail=detail, queue=queue)
+
+    def queue_work(self, cur: Any, kind: JobKind, ref: int | str, *, actor: str, event: str,
+                   queue: str, email_id: int | None = None, draft_id: int | None = None,
+                   detail: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The one way to ask for work on a mail or draft: its job row (natural key
+        ``routing.job_key``) is created queued, or the existing one gets a fresh cycle
+        (``requeue``); audited either way. Returns the row; the caller enqueues it after
+        its commit (``dispatch.enqueue``: or leaves it for re-dispatch, audited)."""
+        key = job_key(kind, ref)
+        created = cur.execute(sql("jobs_insert"), {
+            "kind": kind, "job_key": key, "email_id": email_id, "draft_id": draft_id,
+            "queue": queue}) == 1
+        job = cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": key})
+        if created:
+            write_events(cur, [AuditEvent(actor, "job", job["id"], event, None, JobState.QUEUED,
+                                          detail=detail)])
+        else:  # a fresh cycle (also of a queued row: its attempts start again, audited)
+            self.requeue(cur, job, actor, event, queue=queue, detail=detail)
+            job = cur.fetchone(sql("jobs_by_key"), {"job_key": key})
+        return job
 
     # --- admin: defined on the business state ---
     def retry(self, job_id: int, actor: str, note: str = "") -> str:

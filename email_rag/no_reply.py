@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from .app import Services
-from .audit import AuditEvent, write_events
 from .db import sql
 from .dispatch import enqueue
 from .errors import BadInputError, PermanentError
@@ -80,18 +79,9 @@ def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -
         new_job = None
         if reply:
             cur.execute(sql("noreply_clear_steps"), {"email_id": email_id})
-            if job is None:
-                cur.execute(sql("jobs_insert"), {"kind": JobKind.PROCESS_EMAIL,
-                                                 "job_key": key, "email_id": email_id,
-                                                 "draft_id": None, "queue": queue})
-                new_job = cur.fetchone(sql("jobs_by_key"), {"job_key": key})
-                write_events(cur, [AuditEvent(by, "job", new_job["id"], "reply_requested",
-                                              None, JobState.QUEUED,
-                                              detail={"email_id": email_id})])
-            else:
-                svc.jobs.requeue(cur, job, by, "reply_requested", queue=queue,
-                                 detail={"email_id": email_id})
-                new_job = cur.fetchone(sql("jobs_by_key"), {"job_key": key})
+            new_job = svc.jobs.queue_work(cur, JobKind.PROCESS_EMAIL, email_id, actor=by,
+                                          event="reply_requested", queue=queue,
+                                          email_id=email_id, detail={"email_id": email_id})
     if new_job is None:
         return NoReplyDecision(email_id, "confirmed", status)
     enqueued = enqueue(svc, [new_job], by)

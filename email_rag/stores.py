@@ -79,11 +79,17 @@ class StatusStore:
              event: str = "state_changed", reason: str | None = None,
              expect: Iterable[Any] | None = None, query: str | None = None,
              attempt: int | None = None, detail: dict[str, Any] | None = None,
-             row: dict[str, Any] | None = None, **columns: Any) -> dict[str, Any]:
+             row: dict[str, Any] | None = None, current: Any = None,
+             events: list[AuditEvent] | None = None, **columns: Any) -> dict[str, Any]:
         """Move one row to ``to``; returns the row as it was before. ``expect``: the
         statuses this caller acts on (anything else is refused, even if the table
         allows it); ``query``: a named UPDATE that sets more columns; ``row``: the row
-        already locked by the caller in this transaction."""
+        already locked by the caller in this transaction; ``current``: the status the
+        caller read (no lock: the conditional UPDATE refuses the move if it changed
+        since); ``events``: the caller's list of this transaction's audit events, to
+        write them in one round trip (the caller writes the list before its commit)."""
+        if row is None and current is not None:
+            row = {"id": record_id, self.column: current}
         row = row if row is not None else self.lock(cur, record_id)
         current = row[self.column]
         if (self.strict and expect is not None and current not in set(expect)
@@ -98,9 +104,13 @@ class StatusStore:
         if cur.execute(sql(query or self.move_query), params) != 1:
             raise TransitionRefused(self.record, record_id, current, to,
                                     "the row changed meanwhile; nothing written")
-        write_events(cur, [AuditEvent(
-            actor, self.record, record_id, event, current, to, attempt=attempt,
-            detail={**({"reason": reason} if reason else {}), **(detail or {})} or None)])
+        audit = AuditEvent(actor, self.record, record_id, event, current, to, attempt=attempt,
+                           detail={**({"reason": reason} if reason else {}), **(detail or {})}
+                           or None)
+        if events is not None:
+            events.append(audit)
+        else:
+            write_events(cur, [audit])
         return row
 
 

@@ -132,12 +132,15 @@ class PipelineRunner:
                 attempt=job["attempts"],
                 detail={"step": str(step), "job_id": job["id"],
                         **({"reason": outcome.status_reason} if outcome.status_reason else {})}))
-            write_events(cur, events)
-            if outcome.mail_status is not None:
+            if outcome.mail_status is not None:  # the entry is ours (locked above): the
+                # status this run read is current unless someone else moved it; the
+                # store's conditional UPDATE refuses the move then
                 self.services.stores.mails.move(
                     cur, email["id"], outcome.mail_status, actor=Actor.WORKER,
                     reason=outcome.status_reason, attempt=job["attempts"],
+                    current=email["status"], events=events,
                     detail={"step": str(step), "job_id": job["id"]})
+            write_events(cur, events)
 
 
 def checkpoint_columns(outcome: StepOutcome) -> dict[str, Any]:

@@ -20,8 +20,7 @@ from ..dispatch import enqueue
 from ..errors import BadInputError, PermanentError
 from ..ingest.addresses import stored_reply
 from ..ingest.mime import attachment_bytes, find_part, human_size
-from ..routing import job_key
-from ..states import DraftStatus, JobKind, JobState, MailStatus, SendStatus
+from ..states import DraftStatus, JobKind, MailStatus, SendStatus
 from .compose import new_message_id
 
 
@@ -143,19 +142,21 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
                 f"draft {draft_id} is FLAGGED ({draft['check_flags'][:200]}); it cannot be "
                 "approved unchanged: edit the reply (or regenerate or reject it)")
         mailbox = cur.fetchone(sql("mailboxes_name"), {"id": mail["mailbox_id"]})
+        events: list[AuditEvent] = []  # written in one round trip before the commit
         stores.drafts.move(cur, draft_id, DraftStatus.APPROVED, actor=by, event="approved",
-                           query="drafts_approve", row=draft,
+                           query="drafts_approve", row=draft, events=events,
                            detail={"edited": bool(diff), "mailbox": mailbox and mailbox["name"]},
                            by=by, body_final=body_final, edit_diff=diff or None)
         send, created = _send_attempt(svc, cur, draft_id, reply.addr, by, naive)
         job = _send_job(svc, cur, mail["id"], draft_id, by)
         stores.mails.move(cur, mail["id"], MailStatus.APPROVED, actor=by, row=mail,
-                          detail={"draft_id": draft_id})
+                          detail={"draft_id": draft_id}, events=events)
         if created:
-            write_events(cur, [AuditEvent(
+            events.append(AuditEvent(
                 by, "send_attempt", send["id"], "created", None, send["status"],
                 detail={"draft_id": draft_id, "message_id": send["message_id"],
-                        "job_id": job["id"]})])
+                        "job_id": job["id"]}))
+        write_events(cur, events)
     enqueue(svc, [job], by)
     return ReviewResult(draft_id, "approved", DraftStatus.APPROVED, send["id"],
                         send["message_id"], job["id"], {"edited": bool(diff)})
@@ -182,15 +183,10 @@ def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str, by: st
 def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) -> dict[str, Any]:
     """The draft's send_draft entry, queued: created, or a fresh cycle of the existing one
     (even while its previous run is finishing: see ``JobStore.requeue``)."""
-    key = job_key(JobKind.SEND_DRAFT, draft_id)
-    created = cur.execute(sql("jobs_insert"), {"kind": JobKind.SEND_DRAFT, "job_key": key,
-                                               "email_id": email_id, "draft_id": draft_id,
-                                               "queue": svc.settings.queue_name}) == 1
-    job = cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": key})
-    if not created and job["state"] != JobState.QUEUED:
-        svc.jobs.requeue(cur, job, by, "requeued_for_send", detail={"draft_id": draft_id})
-        job = cur.fetchone(sql("jobs_by_key"), {"job_key": key})
-    return job
+    return svc.jobs.queue_work(cur, JobKind.SEND_DRAFT, draft_id, actor=by,
+                               event="queued_for_send", queue=svc.settings.queue_name,
+                               email_id=email_id, draft_id=draft_id,
+                               detail={"draft_id": draft_id})
 
 
 def reject(svc: Services, draft_id: int, by: str, reason: str) -> ReviewResult:

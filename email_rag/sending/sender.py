@@ -31,7 +31,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..audit import AuditEvent
+from ..audit import AuditEvent, write_events
 from ..db import sql
 from ..errors import (
     PermanentError,
@@ -149,6 +149,7 @@ class SendService:
                 self.services.stores.sends.move(
                     cur, attempt["id"], SendStatus.ATTEMPTED, actor=Actor.WORKER,
                     event="send_started", expect=(SendStatus.PENDING,),
+                    current=attempt["status"],
                     query="sends_mark_attempted_naive" if self.naive else "sends_mark_attempted",
                     attempt=attempt["tries"] + 1,
                     detail={"message_id": attempt["message_id"], "job_id": job["id"]})
@@ -169,18 +170,20 @@ class SendService:
         stores = self.services.stores
         detail = {"message_id": attempt["message_id"], "error": error, "response": response,
                   "job_id": job["id"]}
-        try:
+        events: list[AuditEvent] = []
+        try:  # each move is conditional on the status this run read: no extra reads
             with self.services.db.transaction() as cur:
                 stores.sends.move(cur, attempt["id"], status, actor=Actor.WORKER, event=event,
-                                  expect=(attempt["status"],), query="sends_move",
+                                  current=attempt["status"], query="sends_move",
                                   attempt=attempt["tries"], detail=detail, error=error,
-                                  response=response, reconciled=int(reconciled))
+                                  response=response, reconciled=int(reconciled), events=events)
                 if draft_status is not None:
                     stores.drafts.move(cur, draft["id"], draft_status, actor=Actor.WORKER,
-                                       reason=reason, expect=(draft["status"],))
+                                       reason=reason, current=draft["status"], events=events)
                 if mail_status is not None:
                     stores.mails.move(cur, mail["id"], mail_status, actor=Actor.WORKER,
-                                      reason=reason)
+                                      reason=reason, current=mail["status"], events=events)
+                write_events(cur, events)
         except TransitionRefused as e:
             log.error("ALARM late send outcome for attempt %s not recorded: %s", attempt["id"], e)
             self._audit(job, "late_outcome", attempt, {
@@ -226,12 +229,15 @@ class SendService:
         draft, mail = ctx["draft"], ctx["mail"]
         reason = f"newer mail {newer['id']} arrived in the thread after approval"
         stores = self.services.stores
+        events: list[AuditEvent] = []
         with self.services.db.transaction() as cur:
             stores.drafts.move(cur, draft["id"], DraftStatus.STALE, actor=Actor.WORKER,
                                event="stale", query="drafts_mark_stale", reason=reason,
-                               expect=(DraftStatus.APPROVED,), detail={"job_id": job["id"]})
+                               current=draft["status"], expect=(DraftStatus.APPROVED,),
+                               detail={"job_id": job["id"]}, events=events)
             stores.mails.move(cur, mail["id"], MailStatus.DRAFT_READY, actor=Actor.WORKER,
-                              reason=reason)
+                              reason=reason, current=mail["status"], events=events)
+            write_events(cur, events)
 
     def _copy_to_sent(self, ctx: dict[str, Any], job: dict[str, Any], message: bytes) -> None:
         attempt = ctx["attempt"]

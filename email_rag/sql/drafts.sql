@@ -9,10 +9,6 @@ SELECT * FROM drafts WHERE id = %(id)s;
 -- name: drafts_next_version
 SELECT COALESCE(MAX(version), 0) + 1 AS v FROM drafts WHERE email_id = %(email_id)s;
 
--- name: drafts_supersede_open
-UPDATE drafts SET status = 'superseded'
- WHERE email_id = %(email_id)s AND status IN ('pending_review', 'stale');
-
 -- name: drafts_insert
 INSERT INTO drafts (email_id, version, status, subject, body_draft, sources, language,
                     prompt_version, model, check_flags)
@@ -51,6 +47,7 @@ SELECT id, subject, created_at FROM emails
 UPDATE drafts SET status = %(to)s, stale_reason = %(reason)s WHERE id = %(id)s AND status = %(from)s;
 
 -- name: drafts_mail_attachments
+-- The mail of a draft with what an attachment download needs (raw mail, attachment list).
 SELECT e.id, e.raw, e.attachments FROM drafts d JOIN emails e ON e.id = d.email_id
  WHERE d.id = %(id)s;
 

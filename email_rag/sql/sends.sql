@@ -28,17 +28,6 @@ UPDATE send_attempts SET status = 'attempted', tries = tries + 1, attempted_at =
 UPDATE send_attempts SET status = 'attempted', tries = tries + 1, attempted_at = NOW(6)
  WHERE id = %(id)s AND status IN ('pending', 'attempted');
 
--- name: sends_set_status
-UPDATE send_attempts SET status = %(status)s, last_error = %(error)s,
-       smtp_response = COALESCE(%(response)s, smtp_response), reconciled = %(reconciled)s,
-       sent_at = IF(%(status)s = 'sent', NOW(6), sent_at)
- WHERE id = %(id)s;
-
--- name: sends_requeue_job
-UPDATE jobs SET state = 'queued', attempts = 0, next_run_at = NOW(6), worker = NULL,
-       started_at = NULL, finished_at = NULL
- WHERE job_key = %(job_key)s AND state IN ('done', 'dead', 'failed');
-
 -- The mail of a draft with what an attachment download needs (raw mail, attachment list).
 
 -- name: sends_get_for_update

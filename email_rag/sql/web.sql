@@ -44,11 +44,6 @@ SELECT GREATEST(CEIL(TIMESTAMPDIFF(MICROSECOND, NOW(6), locked_until) / 1e6), 0)
 -- Checkpoints of the steps a regenerated draft re-runs (the audit log keeps the history).
 DELETE FROM email_steps WHERE email_id = %(email_id)s AND step IN ('retrieve', 'draft');
 
--- name: web_regenerate_requeue_job
-UPDATE jobs SET state = 'queued', attempts = 0, next_run_at = NOW(6), worker = NULL,
-       started_at = NULL, finished_at = NULL, last_error = NULL, queue = %(queue)s
- WHERE id = %(id)s AND state <> 'processing';
-
 -- name: web_attention_items
 -- Mails that need a human or are degraded: failed/manual mails, dead or retrying queue
 -- entries (unless the mail already rests in a terminal state: no_reply, sent, rejected,
@@ -85,14 +80,6 @@ SELECT id, queue FROM jobs WHERE id = %(id)s AND state = 'queued';
 SELECT s.id FROM send_attempts s JOIN drafts d ON d.id = s.draft_id
  WHERE d.email_id = %(email_id)s AND s.status = 'unknown';
 
--- name: web_mail_open_jobs
--- Dead or failed entries of a mail that no admin has resolved yet.
-SELECT id FROM jobs WHERE email_id = %(email_id)s AND state IN ('dead', 'failed')
-   AND LOCATE('[resolved: ', COALESCE(last_error, '')) = 0 ORDER BY id;
-
--- name: web_mail_resolve
-UPDATE emails SET status = 'resolved', status_reason = %(note)s
- WHERE id = %(id)s AND status IN ('failed', 'manual');
 
 -- name: web_mailbox_names
 SELECT name FROM mailboxes ORDER BY name;

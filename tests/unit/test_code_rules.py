@@ -7,8 +7,10 @@
 - The chaos counter-check's switch (``settings.safeguards``) is read where the
   services are built (email_rag/app.py) and by the harness that sets it, never in
   a domain module.
-- A status column is written only by a store: no SQL file outside the stores'
-  named moves sets ``status``/``state`` from a caller-chosen value.
+- Every named query that writes a status column is conditional on the current
+  status (``... AND status = %(from)s``, ``state IN (...)``, ``IF(state IN ...)``):
+  a late writer cannot overwrite a newer status (issue 13, defect 4). Only the
+  chaos counter-check's naive queries are exempt, by name.
 """
 
 from __future__ import annotations
@@ -85,3 +87,31 @@ def test_no_domain_module_reads_the_safeguards_switch():
             if re.search(r"\.safeguards\b|\bsafeguards\s*=", line.split("#")[0]):
                 found.append(f"{rel}:{n}: {line.strip()}")
     assert found == [], "choose the variant where the services are built:\n" + "\n".join(found)
+
+
+NAIVE_QUERIES = {"jobs_claim_naive", "sends_insert_naive"}  # the counter-check's, on purpose
+WRITES_STATUS = re.compile(r"(?<![a-z_])(status|state)\s*=\s*(%\(|'|IF\()", re.IGNORECASE)
+
+
+def _split_where(query: str) -> tuple[str, str]:
+    parts = re.split(r"\bWHERE\b", query, maxsplit=1, flags=re.IGNORECASE)
+    return parts[0], parts[1] if len(parts) > 1 else ""
+
+
+def test_every_status_write_in_sql_is_conditional_on_the_current_status():
+    from email_rag.db.queries import all_queries
+
+    unconditional = []
+    for name, query in all_queries().items():
+        if name in NAIVE_QUERIES or name.startswith("bench_") or not re.search(
+                r"\bUPDATE\b", query, re.IGNORECASE):
+            continue
+        head, where = _split_where(query)
+        assignments = re.split(r"\bUPDATE\b", head, flags=re.IGNORECASE)[-1]
+        if not WRITES_STATUS.search(assignments):
+            continue
+        guarded = (re.search(r"(?<![a-z_])(status|state)\s*(=|IN\b|<>|<=>)", where, re.IGNORECASE)
+                   or re.search(r"IF\(\s*state\s+IN", assignments, re.IGNORECASE))
+        if not guarded:
+            unconditional.append(name)
+    assert unconditional == []
