@@ -144,6 +144,9 @@ def counts(svc: Services) -> dict[str, Any]:
             "needs_attention": bool(r["needs_attention"]),
             "last_error": r["last_error"],
             "alarm": bool(r["alarm"]),
+            # an `email-rag idle` process holds the lease for as long as it runs
+            "lease_owner": r["lease_owner"] if r["lease_until"] and not r["lease_expired"]
+            else None,
         }
         for r in db.fetchall(sql("health_mailboxes"), {"alarm_after": alarm_after})
     ]

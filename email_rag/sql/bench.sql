@@ -168,3 +168,16 @@ SELECT id FROM jobs ORDER BY id LIMIT 1;
 
 -- name: bench_hops_pending_draft
 SELECT id FROM drafts WHERE status = 'pending_review' ORDER BY id LIMIT 1;
+
+-- name: bench_latency_times
+-- bench latency: when each mail was stored and when its first draft was written.
+SELECT e.message_id, UNIX_TIMESTAMP(e.received_at) AS stored,
+       UNIX_TIMESTAMP(MIN(d.created_at)) AS drafted
+  FROM emails e LEFT JOIN drafts d ON d.email_id = e.id
+ GROUP BY e.id, e.message_id, e.received_at;
+
+-- name: bench_latency_ready
+SELECT lease_owner, last_success_at FROM mailboxes;
+
+-- name: bench_latency_drafts
+SELECT COUNT(*) AS n FROM drafts;
