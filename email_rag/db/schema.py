@@ -50,8 +50,12 @@ EXPECTED: dict[str, set[str]] = {
     },
     "users": {
         "id", "name", "role", "password_hash", "disabled", "failed_logins", "locked_until",
-        "last_login_at", "created_at", "updated_at",
+        "last_login_at", "created_at", "updated_at", "session_version", "time_zone",
+        "ui_language",
     },
+    "login_throttle": {"name_key", "client", "failures", "lockouts", "locked_until", "updated_at"},
+    "user_mailboxes": {"user_id", "mailbox_id"},
+    "draft_edits": {"draft_id", "user_id", "body", "saved_at"},
 }
 
 

@@ -5,7 +5,9 @@ Put it in front of a service (MariaDB, IMAP, Qdrant...) and:
 - ``up()``: accept again on the same port;
 - ``sever()``: drop the current connections but keep accepting (connections killed);
 - ``cut_after(n)``: the next connections are dropped after n bytes from the server
-  (e.g. an IMAP server gone mid-FETCH).
+  (e.g. an IMAP server gone mid-FETCH);
+- ``stall()`` / ``unstall()``: connections stay open but nothing is forwarded any more
+  (a hung server: the client waits for an answer that never comes).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ class TcpFaultProxy:
         self._lock = threading.Lock()
         self._conns: set[socket.socket] = set()
         self._cut_after: int | None = None
+        self.stalled = False
         self._listener: socket.socket | None = None
         self.port = listen_port
         self.connections = 0
@@ -57,6 +60,12 @@ class TcpFaultProxy:
             conns, self._conns = list(self._conns), set()
         for c in conns:
             _close(c)
+
+    def stall(self) -> None:
+        self.stalled = True
+
+    def unstall(self) -> None:
+        self.stalled = False
 
     def cut_after(self, n_bytes: int | None) -> None:
         self._cut_after = n_bytes
@@ -96,6 +105,8 @@ class TcpFaultProxy:
                 data = src.recv(65536)
                 if not data:
                     break
+                if self.stalled:
+                    continue  # swallowed: the other side waits forever
                 if limit is not None and sent + len(data) >= limit:
                     dst.sendall(data[: max(0, limit - sent)])
                     break

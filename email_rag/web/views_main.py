@@ -10,7 +10,15 @@ from fastapi.responses import PlainTextResponse, RedirectResponse
 from .. import health, metrics, users
 from ..errors import EmailRagError
 from .render import page
-from .security import FormStr, StaffUser, flash, login_session, safe_next
+from .security import (
+    FormStr,
+    NotLoggedIn,
+    StaffUser,
+    current_user,
+    flash,
+    login_session,
+    safe_next,
+)
 
 router = APIRouter()
 
@@ -35,12 +43,13 @@ def login(request: Request, name: FormStr = "", password: FormStr = "",
     s = request.app.state.settings
     client = request.client.host if request.client else ""
     result = users.authenticate(_svc(request).db, name, password, s.web_login_max_failures,
-                                s.web_login_lockout_seconds, client)
+                                s.web_login_lockout_seconds, client,
+                                s.web_login_lockout_max_seconds)
     if result.user is None:
         if result.reason == "locked":
-            error = (f"Too many failed logins for this user: locked for "
-                     f"{max(result.locked_for_s // 60, 1)} more minute(s). Ask an admin if you "
-                     "forgot your password.")
+            minutes = -(-result.locked_for_s // 60)
+            error = (f"Too many failed logins with this name from your address: try again in "
+                     f"{minutes} minute(s). Ask an admin if you forgot your password.")
         else:
             error = "Wrong user name or password (or the account is disabled)."
         return page(request, "login.html", 401, next=safe_next(next), name=name[:100],
@@ -51,6 +60,13 @@ def login(request: Request, name: FormStr = "", password: FormStr = "",
 
 @router.post("/logout")
 def logout(request: Request):
+    """Ends this user's sessions server-side (a copy of the cookie no longer works)."""
+    try:
+        user = current_user(request)
+    except NotLoggedIn:
+        user = None
+    if user is not None:
+        users.end_sessions(_svc(request).db, user.id, user.actor)
     request.session.clear()
     flash(request, "info", "You are logged out.")
     return RedirectResponse("/login", status_code=303)
