@@ -147,9 +147,9 @@ def end_sessions(db: Database, user_id: int, by: str, reason: str = "logout") ->
 def set_mailbox(db: Database, name: str, mailbox: str, assigned: bool, by: str) -> bool:
     """Assign (or unassign) a mailbox to a staff member; True when something changed."""
     with db.transaction() as cur:
-        cur.execute(sql("web_user_assign_mailbox" if assigned else "web_user_unassign_mailbox"),
-                    {"name": name, "mailbox": mailbox})
-        changed = cur.rowcount > 0
+        changed = cur.execute(sql("web_user_assign_mailbox" if assigned
+                                  else "web_user_unassign_mailbox"),
+                              {"name": name, "mailbox": mailbox}) > 0
         if changed:
             write_events(cur, [AuditEvent(by, "user", name, "mailbox_assigned" if assigned
                                           else "mailbox_unassigned", detail={"mailbox": mailbox})])

@@ -46,3 +46,24 @@ CREATE TABLE IF NOT EXISTS draft_edits (
 
 -- Queue search over subject, sender and text.
 ALTER TABLE emails ADD FULLTEXT INDEX IF NOT EXISTS ft_email_search (subject, from_addr, from_name, body_text);
+
+-- The review queue: drafts waiting for a human, with what the desk sorts and pages by.
+-- waiting_since is when the customer sent the mail (its Date header), never later than
+-- when we received it (a sender's clock in the future does not hide a mail). The key_*
+-- columns are the binary sort keys of each order (keyset paging: key, then draft id).
+CREATE OR REPLACE VIEW review_queue AS
+SELECT d.id, d.email_id, d.version, d.status, d.check_flags, d.created_at,
+       e.subject, e.from_addr, e.from_name, e.category, e.priority, e.language, e.mailbox_id,
+       e.received_at, m.name AS mailbox,
+       LEAST(COALESCE(e.sent_at, e.received_at), e.received_at) AS waiting_since,
+       CAST(DATE_FORMAT(LEAST(COALESCE(e.sent_at, e.received_at), e.received_at),
+                        '%Y%m%d%H%i%s%f') AS BINARY) AS key_waiting,
+       CAST(CONCAT(CASE e.priority WHEN 'urgent' THEN 1 WHEN 'high' THEN 2 WHEN 'normal' THEN 3
+                                   WHEN 'low' THEN 4 ELSE 5 END,
+                   DATE_FORMAT(LEAST(COALESCE(e.sent_at, e.received_at), e.received_at),
+                               '%Y%m%d%H%i%s%f')) AS BINARY) AS key_priority,
+       CAST(CONCAT(m.name, CHAR(9), DATE_FORMAT(LEAST(COALESCE(e.sent_at, e.received_at),
+                                                      e.received_at), '%Y%m%d%H%i%s%f'))
+            AS BINARY) AS key_mailbox
+  FROM drafts d JOIN emails e ON e.id = d.email_id JOIN mailboxes m ON m.id = e.mailbox_id
+ WHERE d.status IN ('pending_review', 'stale');

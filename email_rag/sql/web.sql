@@ -13,8 +13,11 @@ SELECT * FROM users WHERE name = %(name)s FOR UPDATE;
 SELECT id, name, role, disabled FROM users WHERE id = %(id)s;
 
 -- name: web_users_list
-SELECT id, name, role, disabled, failed_logins, locked_until, last_login_at, created_at
-  FROM users ORDER BY name;
+SELECT u.id, u.name, u.role, u.disabled, u.last_login_at, u.created_at,
+       COALESCE((SELECT GROUP_CONCAT(m.name ORDER BY m.name SEPARATOR ', ')
+                   FROM user_mailboxes um JOIN mailboxes m ON m.id = um.mailbox_id
+                  WHERE um.user_id = u.id), IF(u.role = 'admin', 'all', '')) AS mailboxes
+  FROM users u ORDER BY u.name;
 
 -- name: web_user_set_disabled
 UPDATE users SET disabled = %(disabled)s, failed_logins = 0, locked_until = NULL

@@ -14,8 +14,9 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from .. import no_reply
+from .. import desk, no_reply
 from ..console import review_filters
+from ..desk import QueueQuery
 from ..errors import BadInputError
 from ..no_reply import NoReplyStateError
 from ..sending import regenerate as regen
@@ -32,52 +33,59 @@ def _svc(request: Request):
     return request.app.state.pool.get()
 
 
-def _filters(mailbox: str | None, category: str | None) -> dict[str, str]:
-    return {k: v for k, v in (("mailbox", mailbox), ("category", category)) if v}
-
-
 def _back_to_draft(request: Request, draft_id: int, level: str, text: str) -> RedirectResponse:
     """Say what happened (nothing changed) and show the draft again (POST-redirect-GET)."""
     flash(request, level, text)
     return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
 
 
-def _next_url(svc, mailbox: str | None, category: str | None) -> str:
-    """The oldest pending draft under the same filters, else the queue."""
-    rows = review.list_pending(svc, mailbox or None, category or None, limit=1)
-    query = urlencode(_filters(mailbox, category))
-    if rows:
-        return f"/drafts/{rows[0]['id']}" + (f"?{query}" if query else "")
-    return "/queue" + (f"?{query}" if query else "")
+def _with(path: str, query: QueueQuery) -> str:
+    params = urlencode(query.url_params())
+    return path + (f"?{params}" if params else "")
+
+
+def _next_url(svc, user, query: QueueQuery, draft_id: int) -> str:
+    """The draft after this one in the same filtered, sorted queue (computed before the
+    action, while this draft still has its place), else the queue."""
+    nxt = desk.position(svc, user.mailbox_ids, query, draft_id).next_id
+    return _with(f"/drafts/{nxt}" if nxt and nxt != draft_id else "/queue", query)
 
 
 @router.get("/queue")
-def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = ""):
+def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = "",
+          q: str = "", sort: str = "waiting", after: str = "", before: str = ""):
     svc = _svc(request)
-    rows = review.list_pending(svc, mailbox or None, category or None)
-    return page(request, "queue.html", rows=rows, filters=review_filters(svc),
-                mailbox=mailbox, category=category,
-                query=urlencode(_filters(mailbox, category)))
+    query = QueueQuery(mailbox, category, q.strip()[:200], sort)
+    pg = desk.queue_page(svc, user.mailbox_ids, query, after or None, before or None)
+    filters = review_filters(svc)
+    filters["mailboxes"] = desk.visible_mailboxes(svc, user.mailbox_ids)
+    params = query.url_params()
+    return page(request, "queue.html", rows=pg.rows, total=pg.total, first=pg.first_position,
+                next_cursor=pg.next_cursor, prev_cursor=pg.prev_cursor, filters=filters,
+                mailbox=mailbox, category=category, q=query.search, sort=query.sort,
+                sorts=desk.SORTS, query=urlencode(params),
+                search_ignored=bool(query.search) and desk.fulltext_query(query.search) is None,
+                level=desk.waiting_level)
 
 
 @router.get("/drafts/{draft_id}")
-def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = "", category: str = ""):
+def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = "",
+               category: str = "", q: str = "", sort: str = "waiting"):
     svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    query = QueueQuery(mailbox, category, q, sort)
     data = review.show(svc, draft_id)
     draft = data["draft"]
     actionable = draft["status"] in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE)
-    pending = review.list_pending(svc, mailbox or None, category or None)
-    ids = [r["id"] for r in pending]
-    here = ids.index(draft_id) if draft_id in ids else -1
-    others = ids[here + 1:] + ids[:max(here, 0)] if here >= 0 else ids
+    where = desk.position(svc, user.mailbox_ids, query, draft_id)
     return page(request, "draft.html", d=draft, mail=data["mail"], thread=data["thread"],
                 sources=data["sources"], send=data["send_attempt"],
                 reply=data["reply"], attachments=data["attachments"],
                 newer=data["newer_inbound"], actionable=actionable,
-                mailbox=mailbox, category=category,
-                query=urlencode(_filters(mailbox, category)),
-                position=here + 1, total=len(ids), next_id=others[0] if others else None,
-                age_s=pending[here]["age_s"] if here >= 0 else None)
+                mailbox=mailbox, category=category, q=q, sort=query.sort,
+                query=urlencode(query.url_params()),
+                position=where.position, total=where.total, next_id=where.next_id,
+                prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level)
 
 
 @router.get("/drafts/{draft_id}/attachments/{n}")
@@ -86,6 +94,7 @@ def attachment(request: Request, user: StaffUser, draft_id: int, n: int):
     and ``nosniff`` - the browser saves the file and renders none of it (mail content is
     untrusted)."""
     svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
     info, data = review.attachment(svc, draft_id, n, user.name)
     return Response(content=data, media_type="application/octet-stream", headers={
         "Content-Disposition": content_disposition(str(info.get("filename") or "attachment")),
@@ -101,8 +110,10 @@ def content_disposition(filename: str) -> str:
 
 @router.post("/drafts/{draft_id}/approve")
 def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mailbox: FormStr = "",
-            category: FormStr = ""):
+            category: FormStr = "", q: FormStr = "", sort: FormStr = ""):
     svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    next_url = _next_url(svc, user, QueueQuery(mailbox, category, q, sort), draft_id)
     edited = body.replace("\r\n", "\n")  # browsers send CRLF from a textarea
     try:
         r = review.approve(svc, draft_id, user.name, edited)
@@ -116,13 +127,15 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
     edited_note = " with your edits" if r.detail.get("edited") else ""
     flash(request, "ok", f"Draft #{draft_id} approved{edited_note}. The reply is queued and "
           "will be sent exactly once.", f"/drafts/{draft_id}", "View it")
-    return RedirectResponse(_next_url(svc, mailbox, category), status_code=303)
+    return RedirectResponse(next_url, status_code=303)
 
 
 @router.post("/drafts/{draft_id}/reject")
 def reject(request: Request, user: StaffUser, draft_id: int, reason: FormStr = "", mailbox: FormStr = "",
-           category: FormStr = ""):
+           category: FormStr = "", q: FormStr = "", sort: FormStr = ""):
     svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    next_url = _next_url(svc, user, QueueQuery(mailbox, category, q, sort), draft_id)
     try:
         r = review.reject(svc, draft_id, user.name, reason)
     except (DraftStateError, BadInputError) as e:
@@ -131,13 +144,15 @@ def reject(request: Request, user: StaffUser, draft_id: int, reason: FormStr = "
         return _back_to_draft(request, draft_id, "warn", f"Draft #{draft_id} was already rejected. Nothing changed.")
     flash(request, "ok", f"Draft #{draft_id} rejected; the mail is closed without a reply.",
           f"/drafts/{draft_id}", "View it")
-    return RedirectResponse(_next_url(svc, mailbox, category), status_code=303)
+    return RedirectResponse(next_url, status_code=303)
 
 
 @router.post("/drafts/{draft_id}/regenerate")
 def regenerate(request: Request, user: StaffUser, draft_id: int, note: FormStr = "", mailbox: FormStr = "",
-               category: FormStr = ""):
+               category: FormStr = "", q: FormStr = "", sort: FormStr = ""):
     svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    next_url = _next_url(svc, user, QueueQuery(mailbox, category, q, sort), draft_id)
     try:
         r = regen.regenerate(svc, draft_id, user.name, note)
     except (DraftStateError, BadInputError) as e:
@@ -149,7 +164,7 @@ def regenerate(request: Request, user: StaffUser, draft_id: int, note: FormStr =
         queued = "" if r.enqueued else " (the queue is unreachable; it starts once it is back)"
         flash(request, "ok", f"A new draft for mail #{r.email_id} is being written{queued}. "
               "It appears in the queue when it is ready.")
-    return RedirectResponse(_next_url(svc, mailbox, category), status_code=303)
+    return RedirectResponse(next_url, status_code=303)
 
 
 @router.get("/no-reply")
