@@ -87,7 +87,7 @@ def test_a_page_keeps_its_place_when_earlier_drafts_are_approved(client, db):
     c = client()
     page1 = c.get("/queue").text
     later = re.search(r'id="next-page" href="([^"]+)"', page1).group(1).replace("&amp;", "&")
-    db.execute("UPDATE drafts SET status = 'approved' WHERE id IN (%s, %s, %s)" % tuple(ids[:3]))
+    db.execute("UPDATE drafts SET status = 'approved' WHERE id IN (%s, %s, %s)", tuple(ids[:3]))
     html = c.get(later).text
     assert ids_on(html)[0] == ids[50] and "48–97 of 117" in html
 
