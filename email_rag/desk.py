@@ -174,3 +174,137 @@ def visible_mailboxes(svc: Services, scope: frozenset[int] | None) -> list[str]:
     """The mailbox names a user may filter by."""
     return [r["name"] for r in svc.db.fetchall(sql("desk_mailboxes"))
             if scope is None or int(r["id"]) in scope]
+
+
+# --- edits saved as the agent types (draft_edits) ---
+
+EDITING_WINDOW_S = 600  # another agent's edit younger than this shows "being edited by X"
+MAX_EDIT_CHARS = 100_000
+
+
+def save_edit(svc: Services, draft_id: int, user_id: int, body: str) -> None:
+    svc.db.execute(sql("desk_edit_save"), {"draft_id": draft_id, "user_id": user_id,
+                                           "body": body[:MAX_EDIT_CHARS]})
+
+
+def own_edit(svc: Services, draft_id: int, user_id: int) -> dict[str, Any] | None:
+    return svc.db.fetchone(sql("desk_edit_get"), {"draft_id": draft_id, "user_id": user_id})
+
+
+def discard_edit(svc: Services, draft_id: int, user_id: int) -> None:
+    svc.db.execute(sql("desk_edit_discard"), {"draft_id": draft_id, "user_id": user_id})
+
+
+def others_editing(svc: Services, draft_id: int, user_id: int) -> list[dict[str, Any]]:
+    return svc.db.fetchall(sql("desk_edit_others"), {"draft_id": draft_id, "user_id": user_id,
+                                                      "window_s": EDITING_WINDOW_S})
+
+
+def draft_state(svc: Services, draft_id: int) -> dict[str, Any] | None:
+    return svc.db.fetchone(sql("desk_draft_state"), {"id": draft_id})
+
+
+def what_happened(draft: dict[str, Any]) -> str:
+    """The other agent's action on a draft, in words (for a conflict)."""
+    status = draft["status"]
+    if status in ("approved", "sent"):
+        return f"{_who(draft.get('approved_by'))} approved it at {_at(draft.get('approved_at'))}"
+    if status == "rejected":
+        return f"{_who(draft.get('rejected_by'))} rejected it ({draft.get('reject_reason') or ''})"
+    if status == "superseded":
+        return "it was replaced by a regenerated draft"
+    if status == "stale":
+        return f"it was marked stale ({draft.get('stale_reason') or 'a newer mail arrived'})"
+    return f"it changed (now {status})"
+
+
+def _who(actor: Any) -> str:
+    text = str(actor or "someone")
+    return text.split(":", 1)[1] if text.startswith("user:") else text
+
+
+def _at(value: Any) -> str:
+    return value.strftime("%H:%M") if hasattr(value, "strftime") else str(value or "")
+
+
+# --- classification corrected by a human ---
+
+def classification_choices() -> dict[str, list[str]]:
+    from .classification import Category, Language, Priority
+
+    return {"categories": [c.value for c in Category], "languages": [c.value for c in Language],
+            "priorities": [c.value for c in Priority]}
+
+
+def correct_classification(svc: Services, draft_id: int, by: str, category: str,
+                           language: str, priority: str) -> dict[str, Any]:
+    """Set the mail's category, language and priority by hand, with an audit event
+    (``classification_corrected``, before and after). Values outside the enums are refused.
+    Returns the changes (empty when nothing differed)."""
+    from .audit import AuditEvent, write_events
+    from .errors import BadInputError
+
+    choices = classification_choices()
+    new = {"category": category, "language": language, "priority": priority}
+    lists = {"category": "categories", "language": "languages", "priority": "priorities"}
+    for field, value in new.items():
+        if value not in choices[lists[field]]:
+            raise BadInputError(f"{field} {value!r} is not one of the known values")
+    with svc.db.transaction() as cur:
+        mail = cur.fetchone(sql("desk_classification_for_update"), {"draft_id": draft_id})
+        if mail is None:
+            raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        changes = {k: [mail[k], v] for k, v in new.items() if mail[k] != v}
+        if changes:
+            cur.execute(sql("desk_classification_set"), {"id": mail["id"], **new})
+            write_events(cur, [AuditEvent(by, "email", mail["id"], "classification_corrected",
+                                          detail={"draft_id": draft_id, "changes": changes})])
+    return changes
+
+
+# --- the conversation around a draft ---
+
+def conversation(svc: Services, mail: dict[str, Any]) -> list[dict[str, Any]]:
+    """The whole thread in time order: the customer's mails (this one marked) and our
+    replies that were approved or sent, each with ``kind`` inbound | ours."""
+    if not mail.get("thread_key"):
+        return []
+    key = {"mailbox_id": mail["mailbox_id"], "thread_key": mail["thread_key"]}
+    items = [{**m, "kind": "inbound", "current": m["id"] == mail["id"]}
+             for m in svc.db.fetchall(sql("desk_thread_mails"), key)]
+    items += [{**r, "kind": "ours", "current": False}
+              for r in svc.db.fetchall(sql("desk_thread_replies"), key)]
+    items.sort(key=lambda i: (i["at"] is None, i["at"] or 0, i["kind"] == "ours"))
+    return items if len(items) > 1 else []
+
+
+def sender_history(svc: Services, mail: dict[str, Any]) -> list[dict[str, Any]]:
+    if not mail.get("from_addr"):
+        return []
+    return svc.db.fetchall(sql("desk_sender_history"), {
+        "mailbox_id": mail["mailbox_id"], "from_addr": mail["from_addr"], "id": mail["id"],
+        "thread_key": mail.get("thread_key")})
+
+
+SOURCE_TEXT_KEYS = ("snippet", "text", "excerpt", "summary", "body")
+
+
+def source_cards(sources: list[Any]) -> list[dict[str, Any]]:
+    """Retrieved sources as readable cards: title, score, the customer's text and our
+    reply then - never a raw dict dump."""
+    cards = []
+    for s in sources:
+        if not isinstance(s, dict):
+            cards.append({"title": "source", "text": str(s)[:1500]})
+            continue
+        reply = s.get("reply")
+        reply_text = reply.get("text") if isinstance(reply, dict) else reply
+        text = next((s[k] for k in SOURCE_TEXT_KEYS if s.get(k)), "")
+        email_id = s.get("email_id")
+        cards.append({
+            "title": s.get("subject") or s.get("title") or
+            (f"mail #{email_id}" if email_id is not None else "source"),
+            "score": s.get("score"), "email_id": email_id,
+            "at": s.get("received_at") or s.get("date"), "category": s.get("category"),
+            "text": str(text)[:1500], "reply": str(reply_text or "")[:1500]})
+    return cards

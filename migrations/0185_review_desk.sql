@@ -67,3 +67,7 @@ SELECT d.id, d.email_id, d.version, d.status, d.check_flags, d.created_at,
             AS BINARY) AS key_mailbox
   FROM drafts d JOIN emails e ON e.id = d.email_id JOIN mailboxes m ON m.id = e.mailbox_id
  WHERE d.status IN ('pending_review', 'stale');
+
+-- The instruction staff gave with their last Regenerate ("more formal", "in German"); the
+-- draft step gives it to the LLM as the agent's request (trusted, unlike the mail).
+ALTER TABLE emails ADD COLUMN IF NOT EXISTS draft_instruction VARCHAR(500) NULL;

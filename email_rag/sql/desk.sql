@@ -119,3 +119,70 @@ SELECT mailbox_id FROM emails WHERE id = %(id)s;
 
 -- name: desk_mailboxes
 SELECT id, name FROM mailboxes ORDER BY name;
+
+-- Autosaved reply text (draft_edits): a work buffer per draft and agent, not a state.
+
+-- name: desk_edit_save
+INSERT INTO draft_edits (draft_id, user_id, body) VALUES (%(draft_id)s, %(user_id)s, %(body)s)
+ON DUPLICATE KEY UPDATE body = VALUES(body), saved_at = NOW(6);
+
+-- name: desk_edit_get
+SELECT body, saved_at FROM draft_edits WHERE draft_id = %(draft_id)s AND user_id = %(user_id)s;
+
+-- name: desk_edit_others
+-- Who else saved an edit of this draft recently ("being edited by X").
+SELECT u.name, de.saved_at, TIMESTAMPDIFF(SECOND, de.saved_at, NOW(6)) AS ago_s
+  FROM draft_edits de JOIN users u ON u.id = de.user_id
+ WHERE de.draft_id = %(draft_id)s AND de.user_id <> %(user_id)s
+   AND de.saved_at > NOW(6) - INTERVAL %(window_s)s SECOND
+ ORDER BY de.saved_at DESC;
+
+-- name: desk_edit_discard
+DELETE FROM draft_edits WHERE draft_id = %(draft_id)s AND user_id = %(user_id)s;
+
+-- name: desk_draft_state
+SELECT id, status, updated_at, approved_by, approved_at, rejected_by, reject_reason,
+       stale_reason FROM drafts WHERE id = %(id)s;
+
+-- name: desk_classification_for_update
+SELECT e.id, e.category, e.language, e.priority, e.classification_defaulted
+  FROM drafts d JOIN emails e ON e.id = d.email_id WHERE d.id = %(draft_id)s FOR UPDATE;
+
+-- name: desk_classification_set
+-- A human's correction of the classification (never a status change). The draft step
+-- reads language from the mail row, so the next Regenerate writes in it.
+UPDATE emails SET category = %(category)s, language = %(language)s, priority = %(priority)s,
+       classification_defaulted = 0
+ WHERE id = %(id)s;
+
+-- name: desk_thread_mails
+-- Every mail of a thread, oldest first, with the latest draft of each (a link for staff).
+SELECT e.id, e.subject, e.from_addr, e.from_name, e.status, LEFT(e.body_text, 6000) AS body_text,
+       LEAST(COALESCE(e.sent_at, e.received_at), e.received_at) AS at,
+       (SELECT MAX(d.id) FROM drafts d WHERE d.email_id = e.id) AS draft_id
+  FROM emails e
+ WHERE e.mailbox_id = %(mailbox_id)s AND e.thread_key = %(thread_key)s
+ ORDER BY at, e.id
+ LIMIT 100;
+
+-- name: desk_thread_replies
+-- Our replies in a thread (approved or sent drafts), with when they went out.
+SELECT d.id AS draft_id, d.email_id, d.status, COALESCE(d.body_final, d.body_draft) AS body_text,
+       d.approved_by, COALESCE(s.sent_at, d.approved_at) AS at, s.status AS send_status
+  FROM drafts d JOIN emails e ON e.id = d.email_id
+  LEFT JOIN send_attempts s ON s.draft_id = d.id
+ WHERE e.mailbox_id = %(mailbox_id)s AND e.thread_key = %(thread_key)s
+   AND d.status IN ('approved', 'sent')
+ ORDER BY at, d.id
+ LIMIT 100;
+
+-- name: desk_sender_history
+-- The sender's other mails in this mailbox (outside this thread), newest first.
+SELECT e.id, e.subject, e.status, e.category,
+       LEAST(COALESCE(e.sent_at, e.received_at), e.received_at) AS at,
+       (SELECT MAX(d.id) FROM drafts d WHERE d.email_id = e.id) AS draft_id
+  FROM emails e
+ WHERE e.mailbox_id = %(mailbox_id)s AND e.from_addr = %(from_addr)s AND e.id <> %(id)s
+   AND (%(thread_key)s IS NULL OR e.thread_key IS NULL OR e.thread_key <> %(thread_key)s)
+ ORDER BY e.received_at DESC, e.id DESC
+ LIMIT 10;

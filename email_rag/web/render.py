@@ -20,6 +20,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
+from ..sending.compose import reply_subject
 from .security import csrf_token, pop_flashes
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -77,7 +78,8 @@ def build_env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True)
-    env.filters.update(age=age, when=when, as_json=as_json, mail_html=safe_mail_html)
+    env.filters.update(age=age, when=when, as_json=as_json, mail_html=safe_mail_html,
+                       reply_subject=reply_subject)
     return env
 
 

@@ -12,7 +12,7 @@ import re
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from .. import desk, no_reply
 from ..console import review_filters
@@ -21,7 +21,7 @@ from ..errors import BadInputError
 from ..no_reply import NoReplyStateError
 from ..sending import regenerate as regen
 from ..sending import review
-from ..sending.review import DraftStateError
+from ..sending.review import DraftConflictError, DraftStateError, seen_token
 from ..states import DraftStatus
 from .render import page
 from .security import FormStr, StaffUser, flash
@@ -78,8 +78,17 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
     draft = data["draft"]
     actionable = draft["status"] in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE)
     where = desk.position(svc, user.mailbox_ids, query, draft_id)
-    return page(request, "draft.html", d=draft, mail=data["mail"], thread=data["thread"],
-                sources=data["sources"], send=data["send_attempt"],
+    mine = desk.own_edit(svc, draft_id, user.id)
+    original = draft["body_final"] or draft["body_draft"]
+    if mine is not None and mine["body"] == original:
+        mine = None
+    mail = data["mail"]
+    return page(request, "draft.html", d=draft, seen=seen_token(draft), my_edit=mine,
+                conversation=desk.conversation(svc, mail), history=desk.sender_history(svc, mail),
+                text=mine["body"] if mine and actionable else original, original=original,
+                editing=desk.others_editing(svc, draft_id, user.id),
+                choices=desk.classification_choices(), mail=data["mail"], thread=data["thread"],
+                sources=desk.source_cards(data["sources"]), send=data["send_attempt"],
                 reply=data["reply"], attachments=data["attachments"],
                 newer=data["newer_inbound"], actionable=actionable,
                 mailbox=mailbox, category=category, q=q, sort=query.sort,
@@ -108,22 +117,39 @@ def content_disposition(filename: str) -> str:
     return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
+def _conflict(request: Request, svc, user, e: DraftConflictError, draft_id: int,
+              text: str | None, query: QueueQuery) -> RedirectResponse:
+    """Another agent (or the system) changed the draft first: say what they did, keep this
+    agent's text (saved as their edit, shown on the draft page), change nothing."""
+    if text is not None:
+        desk.save_edit(svc, draft_id, user.id, text)
+    kept = " Your text is kept on this page; nothing of yours was sent." if text else ""
+    flash(request, "error", f"Draft #{draft_id} changed while you were working on it: "
+          f"{desk.what_happened(e.draft)}. Nothing was changed by you.{kept}")
+    return RedirectResponse(_with(f"/drafts/{draft_id}", query), status_code=303)
+
+
 @router.post("/drafts/{draft_id}/approve")
 def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mailbox: FormStr = "",
-            category: FormStr = "", q: FormStr = "", sort: FormStr = ""):
+            category: FormStr = "", q: FormStr = "", sort: FormStr = "", seen: FormStr = ""):
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
-    next_url = _next_url(svc, user, QueueQuery(mailbox, category, q, sort), draft_id)
+    query = QueueQuery(mailbox, category, q, sort)
+    next_url = _next_url(svc, user, query, draft_id)
     edited = body.replace("\r\n", "\n")  # browsers send CRLF from a textarea
     try:
-        r = review.approve(svc, draft_id, user.name, edited)
+        r = review.approve(svc, draft_id, user.name, edited, seen or None)
+    except DraftConflictError as e:
+        return _conflict(request, svc, user, e, draft_id, edited, query)
     except (DraftStateError, BadInputError) as e:
+        desk.save_edit(svc, draft_id, user.id, edited)
         return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not approved: {e}")
     if r.action == "already_approved":
         return _back_to_draft(request, draft_id, "warn",
                               f"Draft #{draft_id} was already approved by "
                               f"{r.detail.get('approved_by') or 'someone'}. Nothing changed: "
                               "the reply is sent once.")
+    desk.discard_edit(svc, draft_id, user.id)
     edited_note = " with your edits" if r.detail.get("edited") else ""
     flash(request, "ok", f"Draft #{draft_id} approved{edited_note}. The reply is queued and "
           "will be sent exactly once.", f"/drafts/{draft_id}", "View it")
@@ -132,19 +158,58 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
 
 @router.post("/drafts/{draft_id}/reject")
 def reject(request: Request, user: StaffUser, draft_id: int, reason: FormStr = "", mailbox: FormStr = "",
-           category: FormStr = "", q: FormStr = "", sort: FormStr = ""):
+           category: FormStr = "", q: FormStr = "", sort: FormStr = "", seen: FormStr = ""):
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
-    next_url = _next_url(svc, user, QueueQuery(mailbox, category, q, sort), draft_id)
+    query = QueueQuery(mailbox, category, q, sort)
+    next_url = _next_url(svc, user, query, draft_id)
     try:
-        r = review.reject(svc, draft_id, user.name, reason)
+        r = review.reject(svc, draft_id, user.name, reason, seen or None)
+    except DraftConflictError as e:
+        return _conflict(request, svc, user, e, draft_id, None, query)
     except (DraftStateError, BadInputError) as e:
         return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not rejected: {e}")
     if r.action == "already_rejected":
         return _back_to_draft(request, draft_id, "warn", f"Draft #{draft_id} was already rejected. Nothing changed.")
+    desk.discard_edit(svc, draft_id, user.id)
     flash(request, "ok", f"Draft #{draft_id} rejected; the mail is closed without a reply.",
           f"/drafts/{draft_id}", "View it")
     return RedirectResponse(next_url, status_code=303)
+
+
+@router.post("/drafts/{draft_id}/autosave")
+def autosave(request: Request, user: StaffUser, draft_id: int, body: FormStr) -> JSONResponse:
+    """The agent's text, saved as they type (JSON for the page's script): who else is
+    editing, and whether the draft changed under them."""
+    svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    desk.save_edit(svc, draft_id, user.id, body.replace("\r\n", "\n"))
+    state = desk.draft_state(svc, draft_id)
+    changed = state is not None and state["status"] not in (DraftStatus.PENDING_REVIEW,
+                                                            DraftStatus.STALE)
+    return JSONResponse({
+        "saved": True,
+        "editing": [o["name"] for o in desk.others_editing(svc, draft_id, user.id)],
+        "changed": desk.what_happened(state) if changed else None})
+
+
+@router.post("/drafts/{draft_id}/classification")
+def correct_classification(request: Request, user: StaffUser, draft_id: int,
+                           category_new: FormStr, language_new: FormStr, priority_new: FormStr,
+                           mailbox: FormStr = "", category: FormStr = "", q: FormStr = "",
+                           sort: FormStr = ""):
+    svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    changes = desk.correct_classification(svc, draft_id, user.actor, category_new,
+                                          language_new, priority_new)
+    if changes:
+        said = ", ".join(f"{k} {old or '–'} → {new}" for k, (old, new) in changes.items())
+        flash(request, "ok", f"Classification corrected ({said}); audited. Regenerate to get "
+              "a draft that follows it.")
+    else:
+        flash(request, "info", "The classification was already like this; nothing changed.")
+    return RedirectResponse(_with(f"/drafts/{draft_id}", QueueQuery(mailbox, category, q, sort)),
+                            status_code=303)
 
 
 @router.post("/drafts/{draft_id}/regenerate")
