@@ -68,6 +68,12 @@ def when(value: Any) -> str:
     return str(value)
 
 
+def who(actor: Any) -> str:
+    """An audit actor as a person reads it: ``user:anna`` -> ``anna``."""
+    text = str(actor or "")
+    return text.split(":", 1)[1] if text.startswith("user:") else text
+
+
 def as_json(value: Any) -> str:
     if value is None or value == "":
         return ""
@@ -79,7 +85,7 @@ def build_env() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True)
     env.filters.update(age=age, when=when, as_json=as_json, mail_html=safe_mail_html,
-                       reply_subject=reply_subject)
+                       reply_subject=reply_subject, who=who)
     return env
 
 
