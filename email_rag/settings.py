@@ -257,6 +257,13 @@ class Settings(BaseSettings):
         5, description="Read/write timeout (s) of the web UI's MariaDB connections: a hung "
         "database gives a 503 page after this long instead of a hanging page."
     )
+    web_time_zone: str = Field(
+        "Europe/Berlin", description="Time zone the web UI shows times in (an IANA name); "
+        "each user can choose their own on the Preferences page."
+    )
+    web_language: str = Field(
+        "en", description="Language of the web UI (en or de) for users who chose none."
+    )
     web_staff_see_unassigned: bool = Field(
         True, description="Staff without any mailbox assignment (`email-rag users assign`) "
         "see every mailbox; false = they see none until an admin assigns mailboxes."

@@ -211,3 +211,25 @@ def _verify(stored: str, password: str) -> bool:
         return _hasher.verify(stored, password)
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         return False
+
+
+UI_LANGUAGES = ("en", "de")
+
+
+def set_prefs(db: Database, user: User, time_zone: str, ui_language: str) -> None:
+    """A user's own display preferences (time zone: an IANA name; language: en or de)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(time_zone)
+    except (ZoneInfoNotFoundError, ValueError) as e:
+        raise BadInputError(f"unknown time zone {time_zone[:64]!r} (use a name like "
+                            "Europe/Berlin)") from e
+    if ui_language not in UI_LANGUAGES:
+        raise BadInputError(f"language must be one of {list(UI_LANGUAGES)}")
+    with db.transaction() as cur:
+        cur.execute(sql("web_user_set_prefs"), {"id": user.id, "time_zone": time_zone,
+                                                "ui_language": ui_language})
+        write_events(cur, [AuditEvent(user.actor, "user", user.name, "preferences_changed",
+                                      detail={"time_zone": time_zone,
+                                              "ui_language": ui_language})])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse
@@ -72,10 +73,44 @@ def logout(request: Request):
     return RedirectResponse("/login", status_code=303)
 
 
+COMMON_ZONES = ("Europe/Berlin", "Europe/Vienna", "Europe/Zurich", "Europe/London", "UTC",
+                "America/New_York", "Asia/Tokyo")
+
+
+@router.get("/me")
+def preferences(request: Request, user: StaffUser):
+    s = request.app.state.settings
+    return page(request, "me.html", zone=user.time_zone or s.web_time_zone,
+                chosen=user.ui_language or s.web_language, zones=COMMON_ZONES)
+
+
+@router.post("/me")
+def save_preferences(request: Request, user: StaffUser, time_zone: FormStr,
+                     ui_language: FormStr):
+    users.set_prefs(_svc(request).db, user, time_zone.strip(), ui_language)
+    flash(request, "ok", "Preferences saved.")
+    return RedirectResponse("/me", status_code=303)
+
+
 @router.get("/status")
 def status_page(request: Request, user: StaffUser):
     data = health.status(_svc(request))
+    if not user.is_admin:
+        data = staff_status(data)
     return page(request, "status.html", data=data)
+
+
+INTERNAL_KEYS = {"detail", "version", "last_error", "counts_error", "queues_error"}
+
+
+def staff_status(data: Any) -> Any:
+    """The status page for staff: up/down and counts, without internal hosts, ports,
+    folder paths, versions or error texts (admins see those)."""
+    if isinstance(data, dict):
+        return {k: staff_status(v) for k, v in data.items() if k not in INTERNAL_KEYS}
+    if isinstance(data, list):
+        return [staff_status(v) for v in data]
+    return data
 
 
 @router.get("/healthz")
