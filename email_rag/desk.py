@@ -85,26 +85,25 @@ def queue_page(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
                limit: int = PAGE_SIZE) -> QueuePage:
     params = query.params(scope)
     start, end = parse_cursor(after), parse_cursor(before)
+    rows: list[dict[str, Any]] = []
     if end is not None and start is None:
         rows = svc.db.fetchall(sql("desk_queue_page_before"),
                                {**params, "before_key": end[0], "before_id": end[1],
                                 "limit": limit})[::-1]
-        if len(rows) < limit:  # reached the start: show a full first page
-            rows = svc.db.fetchall(sql("desk_queue_page"),
-                                   {**params, "after_key": None, "after_id": 0, "limit": limit})
-    else:
-        rows = svc.db.fetchall(sql("desk_queue_page"), {
+        if len(rows) < limit:  # reached the start: a full first page
+            rows = []
+    if not rows:
+        more = svc.db.fetchall(sql("desk_queue_page"), {
             **params, "after_key": start[0] if start else None,
-            "after_id": start[1] if start else 0, "limit": limit + 1})
-    more = len(rows) > limit
-    rows = rows[:limit]
+            "after_id": start[1] if start else 0, "limit": limit})
+        rows = more
     at = rows[0] if rows else None
     stats = svc.db.fetchone(sql("desk_queue_count"), {
         **params, "at_key": bytes(at["sort_key"]) if at else None, "at_id": at["id"] if at else 0})
-    first = int(stats["before_n"]) + 1
-    return QueuePage(rows, int(stats["total"]), first,
-                     cursor_of(rows[-1]) if rows and (more or end is not None) and
-                     first + len(rows) - 1 < int(stats["total"]) else None,
+    total, first = int(stats["total"]), int(stats["before_n"]) + 1
+    last = first + len(rows) - 1
+    return QueuePage(rows, total, first,
+                     cursor_of(rows[-1]) if rows and last < total else None,
                      cursor_of(rows[0]) if rows and first > 1 else None)
 
 
@@ -121,30 +120,26 @@ class Position:
 def position(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
              draft_id: int) -> Position:
     """Where a draft stands in the filtered, sorted queue, and its neighbours: "Next"
-    goes on from here (not back to the oldest); after the last one it wraps to the first."""
+    goes on from here (not back to the oldest); after the last one it wraps to the first.
+    Index reads only (review_queue_keys)."""
     params = query.params(scope)
-    row = svc.db.fetchone(sql("desk_queue_row"), {"id": draft_id, "sort": query.sort})
-    key = (bytes(row["sort_key"]), draft_id) if row else None
-    stats = svc.db.fetchone(sql("desk_queue_count"), {
-        **params, "at_key": key[0] if key else None, "at_id": draft_id})
+    found = svc.db.fetchone(sql("desk_queue_key"), {"sort": query.sort, "id": draft_id})
+    key = bytes(found["sort_key"]) if found else None
+    row = svc.db.fetchone(sql("desk_queue_row"), {"id": draft_id})
+    age = (row["age_s"], row["waiting_since"]) if row else (None, None)
+    stats = svc.db.fetchone(sql("desk_queue_count"), {**params, "at_key": key, "at_id": draft_id})
     total = int(stats["total"])
-    if key is None:
-        first = svc.db.fetchone(sql("desk_queue_page"),
-                                {**params, "after_key": None, "after_id": 0, "limit": 1})
-        return Position(None, total, first and first["id"], None, None)
+    first = svc.db.fetchone(sql("desk_queue_page"),
+                            {**params, "after_key": None, "after_id": 0, "limit": 1})
+    if key is None or not stats["here"]:  # not (or no longer) in this queue
+        return Position(None, total, first and first["id"], None, *age)
     after = svc.db.fetchone(sql("desk_queue_page"),
-                            {**params, "after_key": key[0], "after_id": key[1], "limit": 1})
-    if after is None:  # the last one: wrap to the first (if it is not this one)
-        after = svc.db.fetchone(sql("desk_queue_page"),
-                                {**params, "after_key": None, "after_id": 0, "limit": 1})
-        if after is not None and after["id"] == draft_id:
-            after = None
+                            {**params, "after_key": key, "after_id": draft_id, "limit": 1})
     prev = svc.db.fetchone(sql("desk_queue_page_before"),
-                           {**params, "before_key": key[0], "before_id": key[1], "limit": 1})
-    inside = bool(stats["here"])
-    return Position(int(stats["before_n"]) + 1 if inside else None, total,
-                    after and after["id"], prev and prev["id"], row["age_s"],
-                    row["waiting_since"])
+                           {**params, "before_key": key, "before_id": draft_id, "limit": 1})
+    following = after["id"] if after else (first["id"] if first and first["id"] != draft_id
+                                          else None)
+    return Position(int(stats["before_n"]) + 1, total, following, prev and prev["id"], *age)
 
 
 def waiting_level(age_s: Any) -> str:

@@ -56,6 +56,8 @@ EXPECTED: dict[str, set[str]] = {
     "login_throttle": {"name_key", "client", "failures", "lockouts", "locked_until", "updated_at"},
     "user_mailboxes": {"user_id", "mailbox_id"},
     "draft_edits": {"draft_id", "user_id", "body", "saved_at"},
+    "review_queue_keys": {"sort", "sort_key", "draft_id", "email_id", "mailbox_id", "mailbox",
+                          "category"},
 }
 
 

@@ -46,69 +46,68 @@ SELECT u.id, m.id FROM users u JOIN mailboxes m ON m.name = %(mailbox)s WHERE u.
 DELETE um FROM user_mailboxes um JOIN users u ON u.id = um.user_id
   JOIN mailboxes m ON m.id = um.mailbox_id WHERE u.name = %(name)s AND m.name = %(mailbox)s;
 
--- The review queue (view review_queue). Every query takes the same filters: mailbox name,
--- category, scope (comma-separated mailbox ids the user may see; NULL = all), search
--- (a boolean-mode full-text query over subject, sender and text; NULL = none) and sort
--- (waiting | priority | mailbox). Paging is keyset: (sort key, draft id).
+-- The review queue: rows from the view review_queue, order and paging from its sort index
+-- review_queue_keys (one row per waiting draft and sort; migration 0185). Every query
+-- takes the same filters: sort (waiting | priority | mailbox), mailbox name, category,
+-- scope (comma-separated mailbox ids the user may see; NULL = all) and search (a
+-- boolean-mode full-text query over subject, sender and text; NULL = none). Paging is
+-- keyset on (sort_key, draft_id): index range reads, however long the queue.
 
 -- name: desk_queue_page
-SELECT * FROM (
-  SELECT v.*, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
-         CASE %(sort)s WHEN 'priority' THEN v.key_priority WHEN 'mailbox' THEN v.key_mailbox
-                       ELSE v.key_waiting END AS sort_key
-    FROM review_queue v
-   WHERE (%(mailbox)s IS NULL OR v.mailbox = %(mailbox)s)
-     AND (%(category)s IS NULL OR v.category = %(category)s)
-     AND (%(scope)s IS NULL OR FIND_IN_SET(v.mailbox_id, %(scope)s))
-     AND (%(search)s IS NULL OR v.email_id IN (
-          SELECT id FROM emails
-           WHERE MATCH(subject, from_addr, from_name, body_text) AGAINST (%(search)s IN BOOLEAN MODE)))
-) q
- WHERE %(after_key)s IS NULL OR (q.sort_key, q.id) > (CAST(%(after_key)s AS BINARY), %(after_id)s)
- ORDER BY q.sort_key, q.id
- LIMIT %(limit)s;
+SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s
+  FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
+         WHERE q.sort = %(sort)s
+   AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
+   AND (%(category)s IS NULL OR q.category = %(category)s)
+   AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
+   AND (%(search)s IS NULL OR q.email_id IN (
+        SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
+                                    AGAINST (%(search)s IN BOOLEAN MODE)))
+           AND (%(after_key)s IS NULL OR q.sort_key > %(after_key)s
+                OR (q.sort_key = %(after_key)s AND q.draft_id > %(after_id)s))
+         ORDER BY q.sort_key, q.draft_id LIMIT %(limit)s) k
+  JOIN review_queue v ON v.id = k.draft_id
+ ORDER BY k.sort_key, k.draft_id;
 
 -- name: desk_queue_page_before
 -- The rows just before a position, nearest first (previous page, previous draft).
-SELECT * FROM (
-  SELECT v.*, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
-         CASE %(sort)s WHEN 'priority' THEN v.key_priority WHEN 'mailbox' THEN v.key_mailbox
-                       ELSE v.key_waiting END AS sort_key
-    FROM review_queue v
-   WHERE (%(mailbox)s IS NULL OR v.mailbox = %(mailbox)s)
-     AND (%(category)s IS NULL OR v.category = %(category)s)
-     AND (%(scope)s IS NULL OR FIND_IN_SET(v.mailbox_id, %(scope)s))
-     AND (%(search)s IS NULL OR v.email_id IN (
-          SELECT id FROM emails
-           WHERE MATCH(subject, from_addr, from_name, body_text) AGAINST (%(search)s IN BOOLEAN MODE)))
-) q
- WHERE (q.sort_key, q.id) < (CAST(%(before_key)s AS BINARY), %(before_id)s)
- ORDER BY q.sort_key DESC, q.id DESC
- LIMIT %(limit)s;
+SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s
+  FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
+         WHERE q.sort = %(sort)s
+   AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
+   AND (%(category)s IS NULL OR q.category = %(category)s)
+   AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
+   AND (%(search)s IS NULL OR q.email_id IN (
+        SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
+                                    AGAINST (%(search)s IN BOOLEAN MODE)))
+           AND (q.sort_key < %(before_key)s
+                OR (q.sort_key = %(before_key)s AND q.draft_id < %(before_id)s))
+         ORDER BY q.sort_key DESC, q.draft_id DESC LIMIT %(limit)s) k
+  JOIN review_queue v ON v.id = k.draft_id
+ ORDER BY k.sort_key DESC, k.draft_id DESC;
 
 -- name: desk_queue_count
--- How many drafts match, how many of them sort before (key, id) - the "x of N" - and
+-- How many drafts match, how many sort before (at_key, at_id) - the "x of N" - and
 -- whether draft at_id itself matches.
-SELECT COUNT(*) AS total, COALESCE(SUM(q.id = %(at_id)s), 0) AS here,
+SELECT COUNT(*) AS total, COALESCE(SUM(q.draft_id = %(at_id)s), 0) AS here,
        COALESCE(SUM(%(at_key)s IS NOT NULL
-                    AND (q.sort_key, q.id) < (CAST(%(at_key)s AS BINARY), %(at_id)s)), 0) AS before_n
-  FROM (
-  SELECT v.id, CASE %(sort)s WHEN 'priority' THEN v.key_priority WHEN 'mailbox' THEN v.key_mailbox
-                             ELSE v.key_waiting END AS sort_key
-    FROM review_queue v
-   WHERE (%(mailbox)s IS NULL OR v.mailbox = %(mailbox)s)
-     AND (%(category)s IS NULL OR v.category = %(category)s)
-     AND (%(scope)s IS NULL OR FIND_IN_SET(v.mailbox_id, %(scope)s))
-     AND (%(search)s IS NULL OR v.email_id IN (
-          SELECT id FROM emails
-           WHERE MATCH(subject, from_addr, from_name, body_text) AGAINST (%(search)s IN BOOLEAN MODE)))
-) q;
+                    AND (q.sort_key < %(at_key)s
+                         OR (q.sort_key = %(at_key)s AND q.draft_id < %(at_id)s))), 0) AS before_n
+  FROM review_queue_keys q
+ WHERE q.sort = %(sort)s
+   AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
+   AND (%(category)s IS NULL OR q.category = %(category)s)
+   AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
+   AND (%(search)s IS NULL OR q.email_id IN (
+        SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
+                                    AGAINST (%(search)s IN BOOLEAN MODE)));
+
+-- name: desk_queue_key
+SELECT sort_key FROM review_queue_keys WHERE sort = %(sort)s AND draft_id = %(id)s;
 
 -- name: desk_queue_row
--- One draft's queue row (NULL when it is not waiting any more), with its sort key.
-SELECT v.*, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
-       CASE %(sort)s WHEN 'priority' THEN v.key_priority WHEN 'mailbox' THEN v.key_mailbox
-                     ELSE v.key_waiting END AS sort_key
+-- One draft as the queue shows it (NULL when it is not waiting any more).
+SELECT v.*, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s
   FROM review_queue v WHERE v.id = %(id)s;
 
 -- name: desk_draft_mailbox

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
+import time
 from dataclasses import replace
 from typing import Annotated, Any
 
@@ -149,12 +150,16 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
         static = scope.get("path", "").startswith("/static/")
+        started = time.perf_counter()
 
         async def wrapped(message: dict) -> None:
             if message["type"] == "http.response.start":
                 headers = [h for h in message.get("headers", [])
                            if h[0].lower() not in {k for k, _ in SECURITY_HEADERS}]
                 headers += SECURITY_HEADERS
+                # server time until the response starts (read by `email-rag bench web`)
+                took = (time.perf_counter() - started) * 1000
+                headers.append((b"server-timing", f"app;dur={took:.1f}".encode()))
                 if not static:
                     headers.append((b"cache-control", b"no-store"))
                 message = {**message, "headers": headers}
