@@ -234,7 +234,8 @@ def regenerate(request: Request, user: StaffUser, draft_id: int, note: FormStr =
 
 @router.get("/no-reply")
 def no_reply_list(request: Request, user: StaffUser):
-    return page(request, "no_reply.html", rows=no_reply.list_suggested(_svc(request)))
+    return page(request, "no_reply.html",
+                rows=no_reply.list_suggested(_svc(request), scope=user.mailbox_ids))
 
 
 @router.post("/no-reply/{email_id}/{action}")
@@ -242,6 +243,7 @@ def no_reply_decide(request: Request, user: StaffUser, email_id: int, action: st
     if action not in ("confirm", "reply"):
         flash(request, "error", f"Unknown action {action!r}; nothing changed.")
         return RedirectResponse("/no-reply", status_code=303)
+    desk.require_mail(_svc(request), user.mailbox_ids, email_id)
     try:
         r = no_reply.decide(_svc(request), email_id, user.name, reply=action == "reply")
     except (NoReplyStateError, BadInputError) as e:

@@ -161,3 +161,57 @@ def test_staff_see_and_act_only_on_their_mailboxes(client, db):
     assert c.get(f"/drafts/{mine[0]}").status_code == 200
     admin = client("root")
     assert set(ids_on(admin.get("/queue").text)) == {*mine, other}
+
+
+def test_no_reply_list_and_decisions_respect_the_mailbox_scope(client, db):
+    from tests.factories import make_email
+
+    db.execute("INSERT INTO mailboxes (name, address) VALUES ('support', 's@x'), ('sales', 'x@x')")
+    ids = {r["name"]: r["id"] for r in db.fetchall("SELECT id, name FROM mailboxes")}
+    mine = make_email(db, ids["support"], status="no_reply_suggested", subject="Danke support")
+    other = make_email(db, ids["sales"], status="no_reply_suggested", subject="Danke sales")
+    users.set_mailbox(db, "anna", "support", True, "cli:root")
+    c = client()
+    page = c.get("/no-reply").text
+    assert "Danke support" in page and "Danke sales" not in page
+    r = c.post(f"/no-reply/{other}/confirm", data={"csrf_token": c.csrf}, follow_redirects=False)
+    assert r.status_code == 404
+    assert db.fetchone("SELECT status FROM emails WHERE id = %s", (other,))["status"] == \
+        "no_reply_suggested"
+    assert mine
+
+
+def test_the_sort_index_follows_every_change_of_a_draft_or_its_mail(client, db, settings):
+    """review_queue_keys is derived by triggers: after approve, reject, stale, regenerate
+    and a corrected priority it holds exactly the waiting drafts, with their new keys."""
+    from email_rag.app import Services
+    from email_rag.sending import review
+
+    ids = bulk_drafts(db, 6)
+
+    def indexed():
+        rows = db.fetchall("SELECT sort, draft_id FROM review_queue_keys")
+        by_sort = {}
+        for r in rows:
+            by_sort.setdefault(r["sort"], set()).add(r["draft_id"])
+        assert set(by_sort) <= {"waiting", "priority", "mailbox"}
+        assert len({frozenset(v) for v in by_sort.values()}) <= 1  # same drafts in each
+        return by_sort.get("waiting", set())
+
+    assert indexed() == set(ids)
+    svc = Services(settings)
+    try:
+        review.approve(svc, ids[0], "anna")
+        review.reject(svc, ids[1], "anna", "spam")
+    finally:
+        svc.close()
+    db.execute("UPDATE drafts SET status = 'stale' WHERE id = %s", (ids[2],))
+    db.execute("UPDATE drafts SET status = 'superseded' WHERE id = %s", (ids[3],))
+    assert indexed() == {ids[2], ids[4], ids[5]}
+    db.execute("UPDATE emails e JOIN drafts d ON d.email_id = e.id SET e.priority = 'urgent'"
+               " WHERE d.id = %s", (ids[5],))
+    c = client()
+    assert ids_on(c.get("/queue?sort=priority").text)[0] == ids[5]
+    assert indexed() == {ids[2], ids[4], ids[5]}
+    db.execute("DELETE FROM drafts WHERE id = %s", (ids[4],))
+    assert indexed() == {ids[2], ids[5]}
