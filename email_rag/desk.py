@@ -199,11 +199,12 @@ def draft_state(svc: Services, draft_id: int) -> dict[str, Any] | None:
     return svc.db.fetchone(sql("desk_draft_state"), {"id": draft_id})
 
 
-def what_happened(draft: dict[str, Any]) -> str:
-    """The other agent's action on a draft, in words (for a conflict)."""
+def what_happened(draft: dict[str, Any], zone: Any = None) -> str:
+    """The other agent's action on a draft, in words (for a conflict); times in ``zone``."""
     status = draft["status"]
     if status in ("approved", "sent"):
-        return f"{_who(draft.get('approved_by'))} approved it at {_at(draft.get('approved_at'))}"
+        return (f"{_who(draft.get('approved_by'))} approved it at "
+                f"{_at(draft.get('approved_at'), zone)}")
     if status == "rejected":
         return f"{_who(draft.get('rejected_by'))} rejected it ({draft.get('reject_reason') or ''})"
     if status == "superseded":
@@ -218,8 +219,14 @@ def _who(actor: Any) -> str:
     return text.split(":", 1)[1] if text.startswith("user:") else text
 
 
-def _at(value: Any) -> str:
-    return value.strftime("%H:%M") if hasattr(value, "strftime") else str(value or "")
+def _at(value: Any, zone: Any = None) -> str:
+    if not hasattr(value, "strftime"):
+        return str(value or "")
+    if zone is not None and value.tzinfo is None:  # stored naive UTC
+        from datetime import UTC
+
+        value = value.replace(tzinfo=UTC).astimezone(zone)
+    return value.strftime("%H:%M")
 
 
 # --- classification corrected by a human ---

@@ -23,7 +23,7 @@ from ..sending import regenerate as regen
 from ..sending import review
 from ..sending.review import DraftConflictError, DraftStateError, seen_token
 from ..states import DraftStatus
-from .render import page
+from .render import page, user_zone
 from .security import FormStr, StaffUser, flash
 
 router = APIRouter()
@@ -125,7 +125,8 @@ def _conflict(request: Request, svc, user, e: DraftConflictError, draft_id: int,
         desk.save_edit(svc, draft_id, user.id, text)
     kept = " Your text is kept on this page; nothing of yours was sent." if text else ""
     flash(request, "error", f"Draft #{draft_id} changed while you were working on it: "
-          f"{desk.what_happened(e.draft)}. Nothing was changed by you.{kept}")
+          f"{desk.what_happened(e.draft, _zone(request, user))}. Nothing was changed by you."
+          f"{kept}")
     return RedirectResponse(_with(f"/drafts/{draft_id}", query), status_code=303)
 
 
@@ -190,7 +191,11 @@ def autosave(request: Request, user: StaffUser, draft_id: int, body: FormStr) ->
     return JSONResponse({
         "saved": True,
         "editing": [o["name"] for o in desk.others_editing(svc, draft_id, user.id)],
-        "changed": desk.what_happened(state) if changed else None})
+        "changed": desk.what_happened(state, _zone(request, user)) if changed else None})
+
+
+def _zone(request: Request, user):
+    return user_zone(user, request.app.state.settings.web_time_zone)
 
 
 @router.post("/drafts/{draft_id}/classification")
