@@ -115,8 +115,11 @@ def first_paint(base: str, cookies: dict[str, str], urls: list[str]) -> dict[str
             paints = []
             for _ in range(5):
                 page.goto(base + url, wait_until="load")
-                fcp = page.evaluate("() => (performance.getEntriesByName("
-                                    "'first-contentful-paint')[0] || {}).startTime || null")
+                # the paint entry is recorded a moment after "load" (when it is presented)
+                page.wait_for_function("performance.getEntriesByName("
+                                       "'first-contentful-paint').length > 0", timeout=5000)
+                fcp = page.evaluate("() => performance.getEntriesByName("
+                                    "'first-contentful-paint')[0].startTime")
                 if fcp:
                     paints.append(fcp)
             found[url] = round(percentile(paints, 50), 1) if paints else None
