@@ -199,19 +199,26 @@ def draft_state(svc: Services, draft_id: int) -> dict[str, Any] | None:
     return svc.db.fetchone(sql("desk_draft_state"), {"id": draft_id})
 
 
-def what_happened(draft: dict[str, Any], zone: Any = None) -> str:
-    """The other agent's action on a draft, in words (for a conflict); times in ``zone``."""
+def N_(message: str) -> str:  # noqa: N802 - marks a text for translation (the web UI's catalog)
+    return message
+
+
+def what_happened(draft: dict[str, Any], zone: Any = None) -> tuple[str, dict[str, str]]:
+    """The other agent's action on a draft, as a message with its values (for a conflict;
+    the web UI translates it); times in ``zone``."""
     status = draft["status"]
     if status in ("approved", "sent"):
-        return (f"{_who(draft.get('approved_by'))} approved it at "
-                f"{_at(draft.get('approved_at'), zone)}")
+        return N_("%(who)s approved it at %(at)s"), {
+            "who": _who(draft.get("approved_by")), "at": _at(draft.get("approved_at"), zone)}
     if status == "rejected":
-        return f"{_who(draft.get('rejected_by'))} rejected it ({draft.get('reject_reason') or ''})"
+        return N_("%(who)s rejected it (%(reason)s)"), {
+            "who": _who(draft.get("rejected_by")), "reason": str(draft.get("reject_reason") or "")}
     if status == "superseded":
-        return "it was replaced by a regenerated draft"
+        return N_("it was replaced by a regenerated draft"), {}
     if status == "stale":
-        return f"it was marked stale ({draft.get('stale_reason') or 'a newer mail arrived'})"
-    return f"it changed (now {status})"
+        return N_("it was marked stale (%(reason)s)"), {
+            "reason": str(draft.get("stale_reason") or "a newer mail arrived")}
+    return N_("it changed (now %(status)s)"), {"status": str(status)}
 
 
 def _who(actor: Any) -> str:

@@ -63,3 +63,11 @@ class using:  # noqa: N801 - used as ``with using(lang):``
     def __exit__(self, *exc: object) -> None:
         if self._token is not None:
             _current.reset(self._token)
+
+
+def translate(language: str | None, message: str, **values: object) -> str:
+    """``message`` (a msgid with ``%(name)s`` fields) in ``language``: for texts made in
+    Python, such as the messages shown after an action."""
+    with using(language):
+        text = gettext(message)
+    return text % values if values else text

@@ -10,6 +10,7 @@ from fastapi.responses import PlainTextResponse, RedirectResponse
 
 from .. import health, metrics, users
 from ..errors import EmailRagError
+from . import i18n
 from .render import page
 from .security import (
     FormStr,
@@ -48,11 +49,13 @@ def login(request: Request, name: FormStr = "", password: FormStr = "",
                                 s.web_login_lockout_max_seconds)
     if result.user is None:
         if result.reason == "locked":
-            minutes = -(-result.locked_for_s // 60)
-            error = (f"Too many failed logins with this name from your address: try again in "
-                     f"{minutes} minute(s). Ask an admin if you forgot your password.")
+            error = i18n.translate(s.web_language, "Too many failed logins with this name from "
+                                   "your address: try again in %(minutes)s minute(s). Ask an "
+                                   "admin if you forgot your password.",
+                                   minutes=-(-result.locked_for_s // 60))
         else:
-            error = "Wrong user name or password (or the account is disabled)."
+            error = i18n.translate(s.web_language, "Wrong user name or password (or the account "
+                                   "is disabled).")
         return page(request, "login.html", 401, next=safe_next(next), name=name[:100],
                     error=error)
     login_session(request, result.user)
@@ -88,7 +91,7 @@ def preferences(request: Request, user: StaffUser):
 def save_preferences(request: Request, user: StaffUser, time_zone: FormStr,
                      ui_language: FormStr):
     users.set_prefs(_svc(request).db, user, time_zone.strip(), ui_language)
-    flash(request, "ok", "Preferences saved.")
+    flash(request, "ok", i18n.translate(ui_language, "Preferences saved."))
     return RedirectResponse("/me", status_code=303)
 
 

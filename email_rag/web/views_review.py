@@ -23,6 +23,7 @@ from ..sending import regenerate as regen
 from ..sending import review
 from ..sending.review import DraftConflictError, DraftStateError, seen_token
 from ..states import DraftStatus
+from . import i18n
 from .render import page, user_zone
 from .security import FormStr, StaffUser, flash
 
@@ -31,6 +32,17 @@ router = APIRouter()
 
 def _svc(request: Request):
     return request.app.state.pool.get()
+
+
+def _tr(request: Request, user, message: str, **values: object) -> str:
+    """A message for this user in their language (``email_rag.web.i18n``)."""
+    language = user.ui_language or request.app.state.settings.web_language
+    return i18n.translate(language, message, **values)
+
+
+def _happened(request: Request, user, draft: dict) -> str:
+    message, values = desk.what_happened(draft, _zone(request, user))
+    return _tr(request, user, message, **values)
 
 
 def _back_to_draft(request: Request, draft_id: int, level: str, text: str) -> RedirectResponse:
@@ -123,10 +135,11 @@ def _conflict(request: Request, svc, user, e: DraftConflictError, draft_id: int,
     agent's text (saved as their edit, shown on the draft page), change nothing."""
     if text is not None:
         desk.save_edit(svc, draft_id, user.id, text)
-    kept = " Your text is kept on this page; nothing of yours was sent." if text else ""
-    flash(request, "error", f"Draft #{draft_id} changed while you were working on it: "
-          f"{desk.what_happened(e.draft, _zone(request, user))}. Nothing was changed by you."
-          f"{kept}")
+    kept = (" " + _tr(request, user, "Your text is kept on this page; nothing of yours was "
+                      "sent.")) if text else ""
+    flash(request, "error", _tr(request, user, "Draft #%(id)s changed while you were working "
+                                "on it: %(what)s. Nothing was changed by you.", id=draft_id,
+                                what=_happened(request, user, e.draft)) + kept)
     return RedirectResponse(_with(f"/drafts/{draft_id}", query), status_code=303)
 
 
@@ -146,14 +159,16 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
         desk.save_edit(svc, draft_id, user.id, edited)
         return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not approved: {e}")
     if r.action == "already_approved":
-        return _back_to_draft(request, draft_id, "warn",
-                              f"Draft #{draft_id} was already approved by "
-                              f"{r.detail.get('approved_by') or 'someone'}. Nothing changed: "
-                              "the reply is sent once.")
+        return _back_to_draft(request, draft_id, "warn", _tr(
+            request, user, "Draft #%(id)s was already approved by %(who)s. Nothing changed: "
+            "the reply is sent once.", id=draft_id, who=r.detail.get("approved_by") or "?"))
     desk.discard_edit(svc, draft_id, user.id)
-    edited_note = " with your edits" if r.detail.get("edited") else ""
-    flash(request, "ok", f"Draft #{draft_id} approved{edited_note}. The reply is queued and "
-          "will be sent exactly once.", f"/drafts/{draft_id}", "View it")
+    done = (_tr(request, user, "Draft #%(id)s approved with your edits.", id=draft_id)
+            if r.detail.get("edited") else _tr(request, user, "Draft #%(id)s approved.",
+                                               id=draft_id))
+    flash(request, "ok", done + " " + _tr(request, user, "The reply is queued and will be sent "
+                                          "exactly once."),
+          f"/drafts/{draft_id}", _tr(request, user, "View it"))
     return RedirectResponse(next_url, status_code=303)
 
 
@@ -171,10 +186,12 @@ def reject(request: Request, user: StaffUser, draft_id: int, reason: FormStr = "
     except (DraftStateError, BadInputError) as e:
         return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not rejected: {e}")
     if r.action == "already_rejected":
-        return _back_to_draft(request, draft_id, "warn", f"Draft #{draft_id} was already rejected. Nothing changed.")
+        return _back_to_draft(request, draft_id, "warn", _tr(
+            request, user, "Draft #%(id)s was already rejected. Nothing changed.", id=draft_id))
     desk.discard_edit(svc, draft_id, user.id)
-    flash(request, "ok", f"Draft #{draft_id} rejected; the mail is closed without a reply.",
-          f"/drafts/{draft_id}", "View it")
+    flash(request, "ok", _tr(request, user, "Draft #%(id)s rejected; the mail is closed "
+                             "without a reply.", id=draft_id),
+          f"/drafts/{draft_id}", _tr(request, user, "View it"))
     return RedirectResponse(next_url, status_code=303)
 
 
@@ -191,7 +208,7 @@ def autosave(request: Request, user: StaffUser, draft_id: int, body: FormStr) ->
     return JSONResponse({
         "saved": True,
         "editing": [o["name"] for o in desk.others_editing(svc, draft_id, user.id)],
-        "changed": desk.what_happened(state, _zone(request, user)) if changed else None})
+        "changed": _happened(request, user, state) if changed else None})
 
 
 def _zone(request: Request, user):
@@ -209,10 +226,12 @@ def correct_classification(request: Request, user: StaffUser, draft_id: int,
                                           language_new, priority_new)
     if changes:
         said = ", ".join(f"{k} {old or '–'} → {new}" for k, (old, new) in changes.items())
-        flash(request, "ok", f"Classification corrected ({said}); audited. Regenerate to get "
-              "a draft that follows it.")
+        flash(request, "ok", _tr(request, user, "Classification corrected (%(changes)s); "
+                                 "audited. Regenerate to get a draft that follows it.",
+                                 changes=said))
     else:
-        flash(request, "info", "The classification was already like this; nothing changed.")
+        flash(request, "info", _tr(request, user, "The classification was already like this; "
+                                   "nothing changed."))
     return RedirectResponse(_with(f"/drafts/{draft_id}", QueueQuery(mailbox, category, q, sort)),
                             status_code=303)
 
@@ -228,12 +247,16 @@ def regenerate(request: Request, user: StaffUser, draft_id: int, note: FormStr =
     except (DraftStateError, BadInputError) as e:
         return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not regenerated: {e}")
     if r.action == "already_superseded":
-        flash(request, "warn", f"Draft #{draft_id} was already replaced; a new draft for this "
-              "mail is on its way or in the queue.")
+        flash(request, "warn", _tr(request, user, "Draft #%(id)s was already replaced; a new "
+                                   "draft for this mail is on its way or in the queue.",
+                                   id=draft_id))
     else:
-        queued = "" if r.enqueued else " (the queue is unreachable; it starts once it is back)"
-        flash(request, "ok", f"A new draft for mail #{r.email_id} is being written{queued}. "
-              "It appears in the queue when it is ready.")
+        text = _tr(request, user, "A new draft for mail #%(id)s is being written. It appears "
+                   "in the queue when it is ready.", id=r.email_id)
+        if not r.enqueued:
+            text += " " + _tr(request, user, "The queue is unreachable right now; the work "
+                              "starts once it is back.")
+        flash(request, "ok", text)
     return RedirectResponse(next_url, status_code=303)
 
 

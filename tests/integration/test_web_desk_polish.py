@@ -73,6 +73,8 @@ def test_times_in_the_users_zone_and_the_ui_in_german(client, db):
     assert "2026-11-30 03:00" in page and 'lang="de"' in page
     assert "Freigeben und senden" in page
     assert "Prüfliste" in c.get("/queue").text
+    done = c.post(f"/drafts/{draft}/approve", data={"csrf_token": c.csrf, "body": "Hallo"})
+    assert f"Entwurf #{draft} mit Ihren Änderungen freigegeben" in done.text
     bad = c.post("/me", data={"csrf_token": c.csrf, "time_zone": "Mars/Olympus",
                               "ui_language": "de"})
     assert bad.status_code == 400 and "unknown time zone" in bad.text
