@@ -30,6 +30,8 @@ BENCHMARKS = {
                 "JSON validity, retrieval hit@k, draft checks, latency"),
     "web": ("bench.web", "the review desk with 10,000 pending drafts: server-side p50 of the "
                          "queue and draft pages, first contentful paint"),
+    "latency": ("bench.latency", "time from APPEND to draft_ready, IMAP IDLE vs polling, "
+                "scripted LLM at 0 ms and at --latency-ms"),
     "mime": ("bench.pathological", "pathological mails (20,000 parts, 2 MB HTML, deep "
                                    "nesting): seconds per pipeline step"),
 }
@@ -53,7 +55,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs", type=int, default=None,
                    help="ingest: alternating runs, best kept (default 3; 1 when --mails < 1000)")
     p.add_argument("--latency-ms", type=float, default=None,
-                   help="llm-bound: scripted LLM latency per call (default 500)")
+                   help="llm-bound: scripted LLM latency per call (default 500); latency: the "
+                        "realistic LLM latency of the second pair of runs (default 1000)")
+    p.add_argument("--profile", metavar="DIR", default=None,
+                   help="worker: run the project's workers under cProfile, keep the .prof "
+                        "files in DIR and list the top functions per mail")
+    p.add_argument("--interval-ms", type=float, default=None,
+                   help="latency: one APPEND every this many ms (default 3000)")
+    p.add_argument("--poll-seconds", type=int, default=None,
+                   help="latency: poll interval of the polling runs (default 60)")
     p.add_argument("--memory-sizes", type=_ints, default=None, metavar="1000,10000",
                    help="ingest: mailbox sizes of the peak-RSS runs (default 1000,10000)")
     p.add_argument("--batch", type=int, default=200, help="ingest: UIDs per FETCH (default 200)")

@@ -25,6 +25,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from email_rag.adapters.queue import JobQueue
@@ -76,11 +77,16 @@ def utc_ts(value: Any) -> float:
     return float(value)
 
 
-def fleet_args(k: int) -> list[tuple[str, list[str]]]:
+def fleet_args(k: int, profile: Path | None = None) -> list[tuple[str, list[str]]]:
+    """The worker processes; with ``profile`` each runs under cProfile, writing
+    ``profile/<name>.prof`` when it stops (RQ's warm shutdown returns normally)."""
     out = [("vector-worker", ["-m", "email_rag", "worker", "--with-vectors", "--json",
                               "--name", "bench-vectors"])]
     out += [(f"worker-{i}", ["-m", "email_rag", "worker", "--json", "--name", f"bench-plain-{i}"])
             for i in range(1, k)]
+    if profile is not None:
+        out = [(name, ["-m", "cProfile", "-o", str(profile / f"{name}.prof"), *args])
+               for name, args in out]
     return out
 
 
@@ -158,7 +164,8 @@ def _is_done(db: Database, done_sql: str, job: int) -> bool:
 
 
 def run_fleet(ws: Workspace, llm: LLMServerProcess, raws: list[bytes], mails: int, k: int,
-              samples: int, timeout: float, **settings: Any) -> FleetRun:
+              samples: int, timeout: float, profile: Path | None = None,
+              **settings: Any) -> FleetRun:
     """The real worker fleet of ``k`` processes on ``mails`` queued mails (+ ``samples``)."""
     db = ws.fresh()
     s = ws.settings(db, llm_base_url=llm.url, **settings)
@@ -168,7 +175,7 @@ def run_fleet(ws: Workspace, llm: LLMServerProcess, raws: list[bytes], mails: in
     bulk, probe = items[:mails], items[mails:mails + samples]
     env = ws.env(db, llm_base_url=llm.url, **settings)
     llm.reset()
-    procs = [spawn(name, args, env, ws.tmp) for name, args in fleet_args(k)]
+    procs = [spawn(name, args, env, ws.tmp) for name, args in fleet_args(k, profile)]
     r = ws.redis()
     try:
         wait_until(lambda: rq_workers(r) >= k, 120, f"{k} worker(s) to start", interval=0.05,

@@ -24,6 +24,7 @@ per step from the audit trail.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from email_rag.testing.corpus import generate
@@ -59,7 +60,15 @@ def run(args: Any) -> Report:
         ws.on_exit(llm.stop)
         raws = corpus(mails + samples)
         for k in processes:
-            fleet = run_fleet(ws, llm, raws, mails, k, samples, timeout, **settings)
+            profile = None
+            if getattr(args, "profile", None):
+                profile = Path(args.profile) / f"{k}-proc"
+                profile.mkdir(parents=True, exist_ok=True)
+            fleet = run_fleet(ws, llm, raws, mails, k, samples, timeout, profile=profile,
+                              **settings)
+            if profile is not None:
+                figures.setdefault("profile", {})[f"{k}_processes"] = profile_top(
+                    profile / "vector-worker.prof", mails + samples)
             commits = round(fleet.per_mail["db_commits"])
             inserts = round(fleet.rows_per_mail)
             bare = run_bare(ws, mails, k, samples, commits, inserts, timeout, **settings)
@@ -109,7 +118,27 @@ def run(args: Any) -> Report:
              f"{first['project']['ms_per_mail']} ms per mail in all",
              "per mail: counted by the worker processes over the whole run (bulk + latency "
              "samples, start and stop included)"]
+    for key, top in figures.get("profile", {}).items():
+        notes.append(f"profile ({key.replace('_', ' ')}, the --with-vectors worker under "
+                     "cProfile; own time per mail, cumulative in brackets):")
+        notes += [f"  {t['own_ms_per_mail']:7.3f} ms ({t['cum_ms_per_mail']:7.3f}) "
+                  f"{t['calls_per_mail']:6.1f} calls  {t['function']}" for t in top]
     return Report("worker", summary, COLUMNS, rows, figures, targets, checks, notes)
+
+
+def profile_top(path: Path, mails: int, n: int = 25) -> list[dict[str, Any]]:
+    """The functions with the most own time in a cProfile file, per mail."""
+    import pstats
+
+    stats = pstats.Stats(str(path))
+    rows = []
+    for (file, line, name), (_, calls, own, cum, _) in stats.stats.items():  # type: ignore[attr-defined]
+        short = file.split("site-packages/")[-1].split("/wt-idle/")[-1]
+        rows.append({"function": f"{short}:{line}({name})", "calls_per_mail": calls / mails,
+                     "own_ms_per_mail": own * 1000 / mails, "cum_ms_per_mail": cum * 1000 / mails})
+    rows.sort(key=lambda r: r["own_ms_per_mail"], reverse=True)
+    return [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}
+            for r in rows[:n]]
 
 
 COLUMNS = ["run", "mails/s", "ratio", "commits", "statements", "redis_rt", "rows", "rq_jobs",

@@ -147,10 +147,14 @@ def counts(svc: Services) -> dict[str, Any]:
             "needs_attention": bool(r["needs_attention"]),
             "last_error": r["last_error"],
             "alarm": bool(r["alarm"]),
+            # an `email-rag idle` process holds the lease for as long as it runs
+            "lease_owner": r["lease_owner"] if r["lease_until"] and not r["lease_expired"]
+            else None,
         }
         for r in db.fetchall(
             "SELECT *, (COALESCE(last_success_at, created_at) < NOW(6) - INTERVAL ? SECOND"
-            " OR needs_attention = 1) AS alarm FROM mailboxes ORDER BY name", (alarm_after,))
+            " OR needs_attention = 1) AS alarm, (lease_until < NOW(6)) AS lease_expired"
+            " FROM mailboxes ORDER BY name", (alarm_after,))
     ]
     return {"jobs": jobs, "mails": mails, "index": index, "sends": sends, "mailboxes": mailboxes}
 

@@ -110,6 +110,16 @@ class Settings(BaseSettings):
         3600, description="A mailbox without a successful poll for this long raises an alarm."
     )
     poll_lease_seconds: int = Field(300, description="Lease of one poll run; expires if it dies.")
+    idle_refresh_seconds: float = Field(
+        1500.0, description="`email-rag idle` ends and re-issues each IDLE command after this "
+        "long (RFC 2177: servers may drop an IDLE after 30 min, so stay below 29 min); each "
+        "re-issue is followed by a poll of the folder. A re-issue the server does not answer "
+        "within imap_timeout is logged as ALARM and the connection is opened again.",
+    )
+    idle_wait_seconds: float = Field(
+        15.0, description="How often an `email-rag idle` process that found another one "
+        "holding the mailbox's lease tries to take it again.",
+    )
     max_mail_bytes: int = Field(25_000_000, description="Mails above this are stored headers-only.")
     max_attachment_bytes: int = Field(
         10_000_000, description="Attachments above this are recorded as too large."

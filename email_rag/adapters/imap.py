@@ -27,8 +27,10 @@ from __future__ import annotations
 import imaplib
 import logging
 import re
+import select
 import socket
 import ssl
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -90,6 +92,7 @@ class ImapMailbox:
         self.timeout = timeout
         self._client: IMAPClient | None = None
         self.selected: str | None = None
+        self.logout_on_close = True  # False: cut the connection (an IDLE one may be dead)
 
     def __repr__(self) -> str:
         return f"ImapMailbox({self.config.username}@{self.config.host}:{self.config.port})"
@@ -139,6 +142,8 @@ class ImapMailbox:
         if client is None:
             return
         try:
+            if not self.logout_on_close:
+                raise ConnectionAbortedError
             client.logout()
         except Exception:  # noqa: BLE001 - a dead connection may fail to log out
             try:
@@ -325,6 +330,118 @@ class ImapMailbox:
     def _multiappend(self, folder: str, raws: list[bytes]) -> int:
         self._call(f"MULTIAPPEND {folder!r}", lambda c: c.multiappend(folder, raws))
         return len(raws)
+
+
+@dataclass(frozen=True)
+class IdleNews:
+    """What one look at an IDLE connection brought."""
+
+    new_mail: bool = False  # an EXISTS or RECENT response: something arrived in the folder
+    responses: int = 0  # untagged responses of any kind (``* OK Still here`` included)
+
+
+class IdleSession:
+    """One connection IDLEing on one folder (RFC 2177); the poller's push channel.
+
+    ``start()`` connects, checks the IDLE capability (False: the server has none, the
+    caller polls instead), selects the folder read-only and enters IDLE. ``wait(t)``
+    blocks up to ``t`` seconds for untagged responses; ``refresh()`` ends IDLE (DONE,
+    whose tagged answer proves the server is alive) and enters it again - the caller
+    does this before the server's inactivity timeout (29 min per the RFC). Nothing here
+    fetches mail: a notification only tells the caller to run its normal poll.
+
+    Failure table (situation | retry? | state known? | resume?):
+      connection cut / EOF / BYE while IDLE | caller: backoff, new session | nothing fetched
+          here | the caller's poll from the cursor
+      DONE not answered within ``timeout`` (silent server) | same; caller logs ALARM | - | same
+      server without IDLE                  | no: ``start()`` returns False | - | caller polls
+    """
+
+    EOF_PROBES = 20  # readable-but-empty reads in a row that count as a closed connection
+
+    def __init__(self, config: MailboxConfig, folder: str, timeout: float = 30.0) -> None:
+        self.folder = folder
+        self.imap = ImapMailbox(config, timeout)
+        self.imap.logout_on_close = False
+        self.idling = False
+        self.started_at = 0.0  # monotonic time of the last IDLE command (start or refresh)
+        self._empty_reads = 0
+
+    def __repr__(self) -> str:
+        return f"IdleSession({self.imap!r}, {self.folder!r})"
+
+    def start(self) -> bool:
+        imap = self.imap
+        if not imap._call("CAPABILITY", lambda c: c.has_capability("IDLE")):
+            self.close()
+            return False
+        imap.select(self.folder, readonly=True)
+        self._enter()
+        return True
+
+    def _enter(self) -> None:
+        self.imap._call(f"IDLE {self.folder!r}", lambda c: c.idle())
+        self.idling = True
+        self.started_at = time.monotonic()
+        self._empty_reads = 0
+
+    def fileno(self) -> int:
+        client = self.imap._client
+        if client is None:
+            raise ImapError(f"IDLE connection of {self.folder!r} is closed",
+                            mailbox=self.imap.config.name)
+        return client.socket().fileno()
+
+    def wait(self, timeout: float) -> IdleNews:
+        """Untagged responses that arrived within ``timeout`` s (0: only those waiting)."""
+        client = self.imap._client
+        if client is None or not self.idling:
+            raise ImapError(f"IDLE connection of {self.folder!r} is not idling",
+                            mailbox=self.imap.config.name)
+        with self.imap._translate(f"IDLE {self.folder!r}"):
+            readable = bool(select.select([client.socket()], [], [], max(0.0, timeout))[0])
+            if not readable:
+                return IdleNews()
+            responses = client.idle_check(timeout=0)
+            if not responses:
+                # imapclient swallows EOF in idle_check: readable with nothing to read is
+                # a closed connection (or, rarely, half a line: give it a few more reads)
+                self._empty_reads += 1
+                if self._empty_reads >= self.EOF_PROBES or _peek_eof(client.socket()):
+                    raise EOFError("connection closed by the server while IDLE")
+                time.sleep(0.005)
+                return IdleNews()
+        self._empty_reads = 0
+        if any(r and r[0] == b"BYE" for r in responses):
+            self.close()
+            raise ImapError(f"IMAP server said BYE while IDLE on {self.folder!r}",
+                            mailbox=self.imap.config.name)
+        new = any(len(r) >= 2 and r[1] in (b"EXISTS", b"RECENT") for r in responses)
+        return IdleNews(new_mail=new, responses=len(responses))
+
+    def refresh(self) -> IdleNews:
+        """DONE and IDLE again; raises ``ImapError`` when DONE is not answered in time."""
+        self.idling = False
+        _, responses = self.imap._call(f"DONE {self.folder!r}", lambda c: c.idle_done())
+        self._enter()
+        new = any(len(r) >= 2 and r[1] in (b"EXISTS", b"RECENT") for r in responses or ())
+        return IdleNews(new_mail=new, responses=len(responses or ()))
+
+    def close(self) -> None:
+        self.idling = False
+        self.imap.close()  # no LOGOUT dialogue with a connection that may be dead: cut it
+
+
+def _peek_eof(sock: socket.socket) -> bool:
+    """True when the peer closed ``sock`` (plain sockets; TLS cannot peek)."""
+    if isinstance(sock, ssl.SSLSocket):
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True
 
 
 def _text(e: BaseException) -> str:

@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "email_rag.cli.users",
     "email_rag.cli.web",
     "email_rag.cli.poll",
+    "email_rag.cli.idle",
     "email_rag.cli.sample_mailbox",
     "email_rag.cli.chaos",
     "email_rag.cli.bench",

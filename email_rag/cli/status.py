@@ -28,8 +28,10 @@ def run(args, svc) -> Outcome:
         lines.append("sends:         " + _fmt(counts["sends"]))
         for mb in counts["mailboxes"]:
             state = "ALARM" if mb["alarm"] else "ok"
+            held = f", held by {mb['lease_owner']}" if mb.get("lease_owner") else ""
             lines.append(f"mailbox {mb['name']}: {state}, last success {mb['last_success_at']}, "
-                         f"failing since {mb['failing_since']}, last error {mb['last_error']}")
+                         f"failing since {mb['failing_since']}, last error {mb['last_error']}"
+                         f"{held}")
     elif data.get("counts_error"):
         lines.append(f"\ncounts unavailable: {data['counts_error']} (run `email-rag migrate`?)")
     if data.get("queues") is not None:

@@ -173,15 +173,40 @@ class Poller:
                          else f"in backoff until {lease.backoff_until} after "
                               f"{row['consecutive_failures']} failure(s): {row['last_error']}")
             return res
-        row = lease.row or row
         try:
-            self._poll_leased(config, row, res)
+            self._poll_held(config, lease.row or row, res)
+        finally:
+            ms.release_lease(db, row["id"], self.owner)
+            res.seconds = round(time.monotonic() - started, 3)
+        return res
+
+    def poll_held(self, config: MailboxConfig, row: dict[str, Any],
+                  folders: Iterable[str] | None = None) -> MailboxResult:
+        """Poll ``config`` (only ``folders`` of it, when given) under a lease the caller holds
+        and keeps (the IDLE watcher): same path, same guarantees as ``poll_mailbox``.
+        ``row`` is updated with the failure count the outcome left in MariaDB."""
+        started = time.monotonic()
+        res = MailboxResult(config.name)
+        self._redis_down = None
+        try:
+            self._poll_held(config, row, res, folders)
+        finally:
+            res.seconds = round(time.monotonic() - started, 3)
+        return res
+
+    def _poll_held(self, config: MailboxConfig, row: dict[str, Any], res: MailboxResult,
+                   folders: Iterable[str] | None = None) -> None:
+        db = self.svc.db
+        try:
+            self._poll_leased(config, row, res, folders)
             ms.record_success(db, row)
+            row.update(consecutive_failures=0, needs_attention=0, failing_since=None)
             if self.stop.is_set():
                 res.status = "interrupted"
         except ImapError as e:
             failures, delay = ms.record_failure(db, row, e, self.backoff)
             fresh = db.fetchone(sql("ingest_mailbox_by_name"), (config.name,)) or row
+            row["consecutive_failures"] = failures
             res.status = "failed"
             res.error = redact_text(f"{e} (failure {failures}; next try in {delay:.0f} s)")
             res.consecutive_failures = failures
@@ -196,21 +221,19 @@ class Poller:
             res.status, res.error = "error", redact_text(f"{type(e).__name__}: {e}")
             if not isinstance(e, DatabaseUnavailableError):
                 try:
-                    ms.record_failure(db, row, e, self.backoff)
+                    row["consecutive_failures"] = ms.record_failure(db, row, e, self.backoff)[0]
                 except Exception:  # noqa: BLE001 - MariaDB itself may be what failed
                     log.warning("could not record the failure of mailbox %s", config.name)
-        finally:
-            ms.release_lease(db, row["id"], self.owner)
-            res.seconds = round(time.monotonic() - started, 3)
-        return res
 
     # --- internals ---
     def _poll_leased(self, config: MailboxConfig, row: dict[str, Any],
-                     res: MailboxResult) -> None:
+                     res: MailboxResult, folders: Iterable[str] | None = None) -> None:
         imap = self.imap_factory(config, self.settings.imap_timeout)
+        wanted = config.folders if folders is None else [f for f in config.folders
+                                                         if f in set(folders)]
         try:
             imap.connect()
-            for folder in config.folders:
+            for folder in wanted:
                 if self.stop.is_set():
                     break
                 fres = FolderResult(folder)

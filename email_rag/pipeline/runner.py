@@ -61,12 +61,14 @@ class PipelineRunner:
         email_id = job["email_id"]
         if email_id is None:
             raise PermanentError(f"job {job['id']} has no email_id")
-        confirmed = {
-            r["step"]: json.loads(r["detail"]) if r["detail"] else {}
-            for r in db.fetchall(sql("steps_confirmed"), {"email_id": email_id})
-        }
+        with db.transaction() as cur:  # one read transaction (one commit) for both
+            confirmed = {
+                r["step"]: json.loads(r["detail"]) if r["detail"] else {}
+                for r in cur.fetchall(sql("steps_confirmed"), {"email_id": email_id})
+            }
+            # read once per run; each checkpoint's columns are applied below
+            email = cur.fetchone(sql("emails_get"), {"id": email_id})
         default_q, vector_q = queues(self.services.settings)
-        email: dict[str, Any] | None = None
         safeguards = self.services.settings.safeguards
         for spec in self.pipeline:
             target = vector_q if spec.needs_vectors else default_q
@@ -75,10 +77,8 @@ class PipelineRunner:
                 continue
             if target != job["queue"] and target not in self.also_runs:
                 return Handoff(target, f"step {spec.step} runs on queue {target}")
-            if email is None:  # read once per run; each checkpoint's columns are applied below
-                email = db.fetchone(sql("emails_get"), {"id": email_id})
-                if email is None:
-                    raise PermanentError(f"email {email_id} of job {job['id']} does not exist")
+            if email is None:
+                raise PermanentError(f"email {email_id} of job {job['id']} does not exist")
             ctx = StepContext(self.services, email, job, spec.step, dict(confirmed))
             outcome = spec.run(ctx)
             self.checkpoint(job, worker, email, spec.step, outcome)

@@ -62,7 +62,7 @@ default_login_user = {login_user}
 default_internal_user = {internal_user}
 protocol imap {{
   mail_max_userip_connections = 1000
-}}
+{imap_extra}}}
 service imap-login {{
   inet_listener imap {{
     address = {host}
@@ -210,7 +210,10 @@ class Dovecot:
     """A private Dovecot instance in its own folder on a free loopback port."""
 
     def __init__(self, base_dir: Path | str | None = None, host: str = "127.0.0.1",
-                 port: int | None = None) -> None:
+                 port: int | None = None, capability: str | None = None) -> None:
+        """``capability``: the CAPABILITY the server announces after login (e.g. without
+        IDLE, to stand for a server that has none); default: Dovecot's own."""
+        self.capability = capability
         self.host = host
         self.port = port or 0
         self._own_dir = base_dir is None
@@ -301,7 +304,8 @@ class Dovecot:
         self.config_path.write_text(CONFIG_TEMPLATE.format(
             host=self.host, port=self.port, base=self.base, instance=self.instance,
             mail_user=self.mail_user, mail_group=self.mail_group,
-            login_user=self.login_user, internal_user=self.internal_user))
+            login_user=self.login_user, internal_user=self.internal_user,
+            imap_extra=f"  imap_capability = {self.capability}\n" if self.capability else ""))
 
     def _wait_listening(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout

@@ -1,9 +1,13 @@
-"""An IMAP proxy that hides chosen UIDs from FETCH answers (tests only).
+"""An IMAP proxy that withholds chosen server responses (tests and chaos runs only).
 
-It stands for a server hiccup the poller must survive: SEARCH lists the UID, the FETCH
-answer has no body for it. Client -> server bytes pass unchanged; server -> client
-responses are reassembled (lines and ``{n}`` literals) and an untagged ``* n FETCH
-(UID u ...)`` response is dropped while ``u`` is in ``hide``.
+Client -> server bytes pass unchanged; server -> client responses are reassembled
+(lines and ``{n}`` literals) and some are dropped:
+- ``hide``: an untagged ``* n FETCH (UID u ...)`` response while ``u`` is in ``hide`` - a
+  server hiccup the poller must survive (SEARCH lists the UID, the FETCH has no body);
+- ``mute_idle``: every untagged response while the connection is IDLE (after the ``+``
+  continuation, until the next tagged response) - a server that stops sending IDLE
+  notifications without closing the connection; commands are still answered, so only
+  the safety poll and the re-issue can find new mail.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ class ImapHidingProxy:
     def __init__(self, target_host: str, target_port: int) -> None:
         self.target = (target_host, target_port)
         self.hide: set[int] = set()
+        self.mute_idle = False
         self.hidden = 0  # responses dropped so far
         self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -67,11 +72,19 @@ class ImapHidingProxy:
 
     def _filter(self, src: socket.socket, dst: socket.socket) -> None:
         buf = b""
+        idling = False
         try:
             while data := src.recv(65536):
                 buf += data
                 while (end := _response_end(buf)) is not None:
                     response, buf = buf[:end], buf[end:]
+                    if response.startswith(b"+"):
+                        idling = True
+                    elif not response.startswith(b"*"):
+                        idling = False  # a tagged response ends IDLE (or any command)
+                    elif idling and self.mute_idle:
+                        self.hidden += 1
+                        continue
                     m = _FETCH_UID.match(response)
                     if m and int(m.group(1)) in self.hide:
                         self.hidden += 1

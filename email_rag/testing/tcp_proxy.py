@@ -6,8 +6,9 @@ Put it in front of a service (MariaDB, IMAP, Qdrant...) and:
 - ``sever()``: drop the current connections but keep accepting (connections killed);
 - ``cut_after(n)``: the next connections are dropped after n bytes from the server
   (e.g. an IMAP server gone mid-FETCH);
-- ``stall()`` / ``unstall()``: connections stay open but nothing is forwarded any more
-  (a hung server: the client waits for an answer that never comes).
+- ``silence()``: the server's bytes are held back on every connection (current and new)
+  while the connections stay open - a server that hangs without closing (e.g. an IDLE
+  connection that stops answering); ``speak()`` lets the held bytes through again.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ class TcpFaultProxy:
         self._lock = threading.Lock()
         self._conns: set[socket.socket] = set()
         self._cut_after: int | None = None
-        self.stalled = False
         self._listener: socket.socket | None = None
         self.port = listen_port
         self.connections = 0
+        self._speaking = threading.Event()
+        self._speaking.set()
         self.up()
 
     @property
@@ -61,14 +63,18 @@ class TcpFaultProxy:
         for c in conns:
             _close(c)
 
-    def stall(self) -> None:
-        self.stalled = True
-
-    def unstall(self) -> None:
-        self.stalled = False
-
     def cut_after(self, n_bytes: int | None) -> None:
         self._cut_after = n_bytes
+
+    def silence(self) -> None:
+        self._speaking.clear()
+
+    def speak(self) -> None:
+        self._speaking.set()
+
+    @property
+    def silent(self) -> bool:
+        return not self._speaking.is_set()
 
     def close(self) -> None:
         self.down()
@@ -96,17 +102,20 @@ class TcpFaultProxy:
                 self.connections += 1
             limit = self._cut_after
             threading.Thread(target=self._pipe, args=(client, upstream, None), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(upstream, client, limit), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, limit, True),
+                             daemon=True).start()
 
-    def _pipe(self, src: socket.socket, dst: socket.socket, limit: int | None) -> None:
+    def _pipe(self, src: socket.socket, dst: socket.socket, limit: int | None,
+              from_server: bool = False) -> None:
         sent = 0
         try:
             while True:
                 data = src.recv(65536)
                 if not data:
                     break
-                if self.stalled:
-                    continue  # swallowed: the other side waits forever
+                while from_server and not self._speaking.wait(0.1):
+                    if dst.fileno() == -1:  # severed while silent
+                        return
                 if limit is not None and sent + len(data) >= limit:
                     dst.sendall(data[: max(0, limit - sent)])
                     break

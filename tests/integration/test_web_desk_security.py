@@ -139,14 +139,14 @@ def test_a_hung_database_gives_a_503_page_within_seconds(settings, db):
         make_user(db, "anna", "staff")
         with TestClient(create_app(settings)) as c:
             login(c)
-            proxy.stall()
+            proxy.silence()  # connections stay open, the server's answers are held
             started = time.monotonic()
             r = c.get("/queue", follow_redirects=False)
             took = time.monotonic() - started
             assert r.status_code == 503 and "Database unreachable" in r.text
             assert r.headers["content-type"].startswith("text/html")
             assert took < 8, took
-            proxy.unstall()
+            proxy.speak()
             proxy.sever()
             assert c.get("/queue", follow_redirects=False).status_code == 200
     finally:

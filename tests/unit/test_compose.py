@@ -10,8 +10,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_compose_has_the_production_services_wired_to_each_other():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert {"mariadb", "redis", "qdrant", "arangodb", "migrate", "worker", "scheduler", "web"} <= set(services)
-    for name in ("worker", "scheduler", "web", "migrate"):
+    assert {"mariadb", "redis", "qdrant", "arangodb", "migrate", "worker", "scheduler", "idle", "web"} <= set(services)
+    for name in ("worker", "scheduler", "idle", "web", "migrate"):
         svc = services[name]
         env = svc["environment"]
         assert env["EMAIL_RAG_DB_HOST"] == "mariadb"
@@ -20,6 +20,7 @@ def test_compose_has_the_production_services_wired_to_each_other():
         assert svc["build"] == "."
     assert services["worker"]["command"] == ["worker"]
     assert services["scheduler"]["command"] == ["scheduler"]
+    assert services["idle"]["command"] == ["idle"]
     assert services["web"]["command"][0] == "web"
     assert services["worker"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
 
