@@ -46,9 +46,12 @@ class NoReplyDecision:
     enqueued: bool = False
 
 
-def list_suggested(svc: Services, mailbox: str | None = None,
-                   limit: int = 200) -> list[dict[str, Any]]:
-    return svc.db.fetchall(sql("noreply_suggested"), {"mailbox": mailbox, "limit": limit})
+def list_suggested(svc: Services, mailbox: str | None = None, limit: int = 200,
+                   scope: frozenset[int] | None = None) -> list[dict[str, Any]]:
+    """``scope``: the mailbox ids the user may see (None = all)."""
+    return svc.db.fetchall(sql("noreply_suggested"), {
+        "mailbox": mailbox, "limit": limit,
+        "scope": None if scope is None else ",".join(map(str, sorted(scope))) or "0"})
 
 
 def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -> NoReplyDecision:

@@ -32,6 +32,29 @@ class DraftStateError(PermanentError):
     """The draft is not in a state that allows this action."""
 
 
+class DraftConflictError(DraftStateError):
+    """The draft changed after the agent loaded it (another agent approved or rejected it,
+    or it was regenerated or marked stale); nothing was changed."""
+
+    def __init__(self, draft: dict[str, Any]) -> None:
+        self.draft = draft
+        super().__init__(f"draft {draft['id']} changed since you opened it (now "
+                         f"{draft['status']}); nothing changed")
+
+
+def seen_token(draft: dict[str, Any]) -> str:
+    """The version of a draft an agent saw: its last change time (any write changes it)."""
+    return str(draft["updated_at"].isoformat() if hasattr(draft["updated_at"], "isoformat")
+               else draft["updated_at"])
+
+
+def check_seen(draft: dict[str, Any], seen: str | None) -> None:
+    """Optimistic concurrency for approve/reject: ``seen`` is the version the agent's page
+    showed (None: no check, e.g. the CLI). Called with the row locked."""
+    if seen is not None and seen_token(draft) != seen:
+        raise DraftConflictError(draft)
+
+
 @dataclass
 class ReviewResult:
     draft_id: int
@@ -110,7 +133,8 @@ def _newer_inbound(db_or_cur: Any, mail: dict[str, Any], since: Any) -> dict[str
         "email_id": mail["id"], "since": since})
 
 
-def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = None) -> ReviewResult:
+def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = None,
+            seen: str | None = None) -> ReviewResult:
     by = _actor(by)
     stores = svc.stores
     # naive stores (the chaos counter-check ONLY, chosen when the services were built): no
@@ -121,6 +145,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
                              {"id": draft_id})
         if draft is None:
             raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        check_seen(draft, seen)
         if draft["status"] in (DraftStatus.APPROVED, DraftStatus.SENT) and not naive:
             send = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
             return ReviewResult(draft_id, "already_approved", draft["status"],
@@ -189,7 +214,8 @@ def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) ->
                                detail={"draft_id": draft_id})
 
 
-def reject(svc: Services, draft_id: int, by: str, reason: str) -> ReviewResult:
+def reject(svc: Services, draft_id: int, by: str, reason: str,
+           seen: str | None = None) -> ReviewResult:
     by = _actor(by)
     if not reason.strip():
         raise BadInputError("a reason is required to reject a draft")
@@ -197,6 +223,7 @@ def reject(svc: Services, draft_id: int, by: str, reason: str) -> ReviewResult:
         draft = cur.fetchone(sql("drafts_get_for_update"), {"id": draft_id})
         if draft is None:
             raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        check_seen(draft, seen)
         if draft["status"] == DraftStatus.REJECTED:
             return ReviewResult(draft_id, "already_rejected", draft["status"])
         if draft["status"] not in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE):

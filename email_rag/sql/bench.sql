@@ -181,3 +181,30 @@ SELECT lease_owner, last_success_at FROM mailboxes;
 
 -- name: bench_latency_drafts
 SELECT COUNT(*) AS n FROM drafts;
+
+-- bench web (bench/web.py): 10,000 pending drafts and their mails in the bench's own database.
+-- name: bench_web_mailboxes
+INSERT INTO mailboxes (name, address) VALUES ('support', 'support@x'), ('sales', 'sales@x');
+
+-- name: bench_web_mailbox_ids
+SELECT id FROM mailboxes ORDER BY id;
+
+-- name: bench_web_insert_email
+INSERT INTO emails (mailbox_id, dedup_key, message_id, status, subject, body_text,
+                    from_addr, thread_key, category, priority, language, received_at, sent_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+        '2026-11-01' + INTERVAL ? MINUTE, '2026-11-01' + INTERVAL ? MINUTE);
+
+-- name: bench_web_sent_drafts
+INSERT INTO drafts (email_id, version, status, subject, body_draft, body_final, approved_by,
+                    approved_at)
+SELECT id, 1, 'sent', 'Re: x', 'Unsere Antwort', 'Unsere Antwort', 'user:bob', received_at
+  FROM emails WHERE status = 'sent';
+
+-- name: bench_web_pending_drafts
+INSERT INTO drafts (email_id, version, status, subject, body_draft, sources)
+SELECT id, 1, 'pending_review', 'Re: x', 'Guten Tag,\nwir pruefen das.', ?
+  FROM emails WHERE status = 'draft_ready';
+
+-- name: bench_web_pending_draft_ids
+SELECT id FROM drafts WHERE status = 'pending_review' ORDER BY id;

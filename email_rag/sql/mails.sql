@@ -11,6 +11,12 @@ SELECT id, status FROM emails WHERE id = %(id)s FOR UPDATE;
 UPDATE emails SET status = %(to)s, status_reason = %(reason)s
  WHERE id = %(id)s AND status = %(from)s;
 
+-- name: emails_move_with_instruction
+-- Regenerate: the status change and the staff's instruction for the next draft.
+UPDATE emails SET status = %(to)s, status_reason = %(reason)s,
+       draft_instruction = %(instruction)s
+ WHERE id = %(id)s AND status = %(from)s;
+
 -- name: emails_get_whole_for_update
 SELECT * FROM emails WHERE id = %(id)s FOR UPDATE;
 

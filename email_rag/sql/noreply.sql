@@ -6,6 +6,7 @@ SELECT e.id, e.received_at, e.from_addr, e.subject, e.category, e.priority, e.la
   FROM emails e JOIN mailboxes m ON m.id = e.mailbox_id
  WHERE e.status = 'no_reply_suggested'
    AND (%(mailbox)s IS NULL OR m.name = %(mailbox)s)
+   AND (%(scope)s IS NULL OR FIND_IN_SET(e.mailbox_id, %(scope)s))
  ORDER BY e.received_at, e.id
  LIMIT %(limit)s;
 
