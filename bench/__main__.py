@@ -28,8 +28,12 @@ BENCHMARKS = {
     "index": ("bench.index_speed", "index and search speed (hashing or local model)"),
     "quality": ("bench.quality", "model quality on the labelled corpus: accuracy per field, "
                 "JSON validity, retrieval hit@k, draft checks, latency"),
+    "web": ("bench.web", "the review desk with 10,000 pending drafts: server-side p50 of the "
+                         "queue and draft pages, first contentful paint"),
     "latency": ("bench.latency", "time from APPEND to draft_ready, IMAP IDLE vs polling, "
                 "scripted LLM at 0 ms and at --latency-ms"),
+    "hops": ("bench.hops", "module boundaries one mail crosses: poller -> draft, approval "
+                           "-> send (sys.setprofile)"),
     "mime": ("bench.pathological", "pathological mails (20,000 parts, 2 MB HTML, deep "
                                    "nesting): seconds per pipeline step"),
 }
@@ -47,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="; ".join(f"{k}: {v[1]}" for k, v in BENCHMARKS.items()))
     p.add_argument("--mails", type=int, default=None,
                    help="how many mails/drafts (defaults: ingest 10000, worker 2000, "
-                        "llm-bound 24, send 500, index 300)")
+                        "llm-bound 24, send 500, index 300, web 10000)")
     p.add_argument("--processes", type=_ints, default=None, metavar="1,2",
                    help="worker processes per measured run (worker: 1,2; llm-bound: 1,2,4,8)")
     p.add_argument("--runs", type=int, default=None,

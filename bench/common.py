@@ -29,7 +29,7 @@ from typing import Any
 import redis
 
 from email_rag.adapters.imap import FetchedMail
-from email_rag.db import Database
+from email_rag.db import Database, drop_database, sql
 from email_rag.db.migrate import ensure_database, migrate
 from email_rag.ingest.store import BatchTarget, PrepareOptions, prepare, store_batch
 from email_rag.settings import ENV_PREFIX, Settings
@@ -210,7 +210,7 @@ class Workspace:
         server = Database(**MARIADB)
         try:
             for name in self._databases:
-                server.execute(f"DROP DATABASE IF EXISTS `{name}`")
+                server.execute(drop_database(name))
         finally:
             server.close()
         try:
@@ -230,9 +230,8 @@ def store_mails(db: Database, raws: Iterable[bytes], queue: str, batch: int = 20
 
     Returns (email id, job id) of the mails that got a job."""
     with db.transaction() as cur:
-        cur.execute("INSERT IGNORE INTO mailboxes (name, address) VALUES (?, ?)",
-                    (mailbox, f"{mailbox}@example.com"))
-    mailbox_id = int(db.fetchone("SELECT id FROM mailboxes WHERE name = ?", (mailbox,))["id"])
+        cur.execute(sql("bench_mailbox_insert"), (mailbox, f"{mailbox}@example.com"))
+    mailbox_id = int(db.fetchone(sql("bench_mailbox_id"), (mailbox,))["id"])
     target = BatchTarget(mailbox_id, mailbox, "INBOX", 1, queue)
     opts = PrepareOptions(message_id_domain="email-rag.invalid",
                           own_addresses=frozenset({f"{mailbox}@example.com"}))

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from email_rag.app import Services
+from email_rag.db import sql
 from email_rag.indexing.chunking import mail_chunks
 from email_rag.indexing.indexer import Indexer
 from email_rag.indexing.retrieval import Retriever
@@ -36,7 +37,7 @@ def run(args: Any) -> Report:
         db = ws.fresh()
         svc = Services(ws.settings(db, embedding_backend=args.backend))
         ws.on_exit(svc.close)
-        db.execute("INSERT INTO mailboxes (name) VALUES ('bench')")
+        db.execute(sql("bench_mailbox_insert"), ("bench", ""))
         rows = []
         for i in range(mails):
             mid = f"<b{i}@bench>"
@@ -45,9 +46,8 @@ def run(args: Any) -> Report:
                          f"Hello,\n\nwe have a problem: {TOPICS[i % 5]} (case {i}).\n"
                          "Details follow in this paragraph. " * 3 + "\n\nRegards,\nX"))
         with db.transaction() as cur:
-            cur.executemany("INSERT INTO emails (mailbox_id, dedup_key, message_id, status,"
-                            " subject, body_text) VALUES (?, ?, ?, ?, ?, ?)", rows)
-        emails = db.fetchall("SELECT * FROM emails ORDER BY id")
+            cur.executemany(sql("bench_index_insert_email"), rows)
+        emails = db.fetchall(sql("bench_index_emails"))
         indexer = Indexer(svc)
         svc.vectors.open()
         svc.embedder.embed(["warm up"])

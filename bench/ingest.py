@@ -65,7 +65,7 @@ def bare(user: DovecotUser, db: Database, batch: int, queue: JobQueue | None,
          same_io: bool = False) -> float:
     """Fetch and insert with no logic; ``same_io`` adds every write the poller does."""
     db.execute(sql("bench_create_raw_mails"))
-    db.execute("INSERT INTO mailboxes (name) VALUES ('bare')")
+    db.execute(sql("bench_mailbox_insert"), ("bare", ""))
     started = time.perf_counter()
     with IMAPClient(user.host, port=user.port, ssl=False) as c:
         c.login(user.username, user.password)
@@ -88,29 +88,17 @@ def bare(user: DovecotUser, db: Database, batch: int, queue: JobQueue | None,
                          f"Anfrage {u}", None, v[b"BODY[]"], len(v[b"BODY[]"]), "pending", None,
                          None, "received", None, None, None, None) for u, v in data.items()]
                 with db.transaction() as cur:
-                    cur.execute("UPDATE mailboxes SET lease_until = NOW(6) WHERE id = 1")
-                    cur.executemany(
-                        "INSERT INTO emails (mailbox_id, dedup_key, message_id, folder, uidvalidity,"
-                        " uid, thread_key, in_reply_to, references_header, from_addr, from_name,"
-                        " to_addrs, cc_addrs, subject, sent_at, raw, raw_size, parse_status,"
-                        " parse_error, auto_reason, status, status_reason, body_text, body_html,"
-                        " attachments) VALUES (" + ", ".join("?" * 25) + ")", rows)
-                    cur.executemany("INSERT INTO jobs (kind, job_key, email_id, queue, state)"
-                                    " VALUES ('process_email', ?, ?, 'bench', 'queued')",
+                    cur.execute(sql("bench_bare_lease"))
+                    cur.executemany(sql("bench_bare_insert_email"), rows)
+                    cur.executemany(sql("bench_bare_insert_job"),
                                     [(f"process_email:{k}", k) for k in ids])
-                    cur.executemany(
-                        "INSERT INTO audit_log (event_uid, at, actor, entity_type, entity_id,"
-                        " event, to_state, detail) VALUES (?, NOW(6), 'poller', 'email', ?,"
-                        " 'received', 'received', ?)",
-                        [(uuid.uuid4().hex, str(k), AUDIT_DETAIL) for k in ids])
-                    cur.execute("INSERT INTO mailbox_cursors (mailbox_id, folder, uidvalidity,"
-                                " last_uid) VALUES (1, 'INBOX', 1, ?) ON DUPLICATE KEY UPDATE"
-                                " last_uid = VALUES(last_uid)", (uids[min(i + batch, len(uids)) - 1],))
+                    cur.executemany(sql("bench_bare_insert_audit"),
+                                    [(uuid.uuid4().hex, str(k), AUDIT_DETAIL) for k in ids])
+                    cur.execute(sql("bench_bare_cursor"), (uids[min(i + batch, len(uids)) - 1],))
             if queue is not None:
                 queue.enqueue(("bench", k) for k in ids)
                 if same_io:
-                    marks = ", ".join("?" * len(ids))
-                    db.execute(f"UPDATE jobs SET enqueued_at = NOW(6) WHERE id IN ({marks})", ids)
+                    db.execute(sql("ingest_mark_enqueued", ids=len(ids)), ids)
             next_id += len(rows)
     elapsed = time.perf_counter() - started
     if not same_io:
@@ -145,8 +133,8 @@ def svc_poll(svc: Services) -> dict[str, int]:
 
 def check_poll(db: Database, svc: Services, totals: dict[str, int], expect: dict[str, int]) -> None:
     """Every delivered mail seen once; one row per distinct mail; one job per job-worthy mail."""
-    emails = int(db.fetchone("SELECT COUNT(*) AS n FROM emails")["n"])
-    jobs = int(db.fetchone("SELECT COUNT(*) AS n FROM jobs")["n"])
+    emails = int(db.fetchone(sql("bench_count_emails"))["n"])
+    jobs = int(db.fetchone(sql("bench_count_jobs"))["n"])
     queued = svc.queue.queue(svc.settings.queue_name).count
     got = {"fetched": totals["fetched"], "new": totals["new"], "rows": emails,
            "jobs": jobs, "enqueued": totals["enqueued"], "in_redis": queued}

@@ -27,7 +27,7 @@ import time
 from typing import Any
 
 from email_rag.adapters.imap import ImapMailbox
-from email_rag.db import Database
+from email_rag.db import Database, sql
 from email_rag.testing.dovecot import Dovecot, mailboxes_json
 from email_rag.testing.mails import mail
 
@@ -46,15 +46,6 @@ from .common import (
 from .pipeline import check_pipeline, sum_counters
 
 P50_TARGET_S = 2.0
-# bench SQL (kept here while email_rag/sql is being rewritten on another branch; it
-# belongs in email_rag/sql/bench.sql as named queries)
-TIMES_SQL = """
-SELECT e.message_id, UNIX_TIMESTAMP(e.received_at) AS stored,
-       UNIX_TIMESTAMP(MIN(d.created_at)) AS drafted
-  FROM emails e LEFT JOIN drafts d ON d.email_id = e.id
- GROUP BY e.id, e.message_id, e.received_at"""
-READY_SQL = "SELECT lease_owner, last_success_at FROM mailboxes"
-DRAFTS_SQL = "SELECT COUNT(*) AS n FROM drafts"
 
 
 def run(args: Any) -> Report:
@@ -122,7 +113,7 @@ def one_run(ws: Workspace, dovecot: Dovecot, llm: LLMServerProcess, mode: str, l
     counters = sum_counters([worker], ("db_commits",))
     checks = check_pipeline(db, mails, counters)
     stored, drafted = [], []
-    for row in db.fetchall(TIMES_SQL):
+    for row in db.fetchall(sql("bench_latency_times")):
         t0 = appended.get(row["message_id"])
         if t0 is None:
             raise CheckFailed(f"a mail nobody appended: {row['message_id']}")
@@ -140,14 +131,14 @@ def one_run(ws: Workspace, dovecot: Dovecot, llm: LLMServerProcess, mode: str, l
 
 
 def _ready(db: Database, mode: str) -> bool:
-    row = db.fetchone(READY_SQL)
+    row = db.fetchone(sql("bench_latency_ready"))
     if not row or row["last_success_at"] is None:
         return False
     return mode != "idle" or row["lease_owner"] is not None
 
 
 def _drafted(db: Database) -> int:
-    return int(db.fetchone(DRAFTS_SQL)["n"])
+    return int(db.fetchone(sql("bench_latency_drafts"))["n"])
 
 
 def _dist(values: list[float]) -> dict[str, float | None]:

@@ -23,9 +23,10 @@ import time
 from typing import Any
 
 from email_rag.app import Services
+from email_rag.db import sql
+from email_rag.job_runner import JobRunner
 from email_rag.pipeline.contract import StepSpec
 from email_rag.pipeline.registry import default_pipeline
-from email_rag.worker import JobRunner
 
 from .common import CheckFailed, LLMServerProcess, Report, Target, Workspace, store_mails
 
@@ -102,8 +103,7 @@ def run(args: Any) -> Report:
             started = time.perf_counter()
             result = runner.run(job_id)
             total = time.perf_counter() - started
-            row = db.fetchone("SELECT status, parse_status, parse_error FROM emails "
-                              "WHERE id = ?", (email_id,))
+            row = db.fetchone(sql("bench_mail_outcome"), (email_id,))
             if result != "done" or row["status"] not in ("draft_ready", "no_reply", "manual"):
                 raise CheckFailed(f"{name}: job {result}, mail {row['status']}")
             worst = max([worst, *times.values()])

@@ -88,21 +88,19 @@ def make_drafts(db: Database, user: DovecotUser, mails: int) -> list[int]:
     drafts = []
     with db.transaction() as cur:
         for email_id, _ in items:
-            mail = cur.fetchone("SELECT subject, body_text FROM emails WHERE id = ?", (email_id,))
+            mail = cur.fetchone(sql("bench_mail_outcome"), (email_id,))
             body = llm_rules.draft(mail["subject"] or "", mail["body_text"] or "")
             cur.execute(sql("bench_insert_draft"), (email_id, f"Re: {mail['subject']}", body))
             drafts.append(cur.lastrowid)
             cur.execute(sql("bench_mail_draft_ready"), (email_id,))
         # the process jobs of these mails are not run here: they would only get in the way
-        cur.execute("UPDATE jobs SET state = 'done' WHERE kind = 'process_email'")
+        cur.execute(sql("bench_send_skip_process_jobs"))
     return drafts
 
 
 def bare_messages(db: Database, user: DovecotUser, mails: int) -> list[tuple[bytes, str, str]]:
     """The same replies the send job composes, with Message-IDs of their own."""
-    rows = db.fetchall("SELECT d.id, d.body_draft, e.subject, e.from_addr, e.message_id,"
-                       " e.references_header FROM drafts d JOIN emails e ON e.id = d.email_id"
-                       " ORDER BY d.id LIMIT ?", (mails,))
+    rows = db.fetchall(sql("bench_send_drafts"), (mails,))
     frm = user.config.reply_address
     return [(bytes(build_reply(message_id=f"<bare-{r['id']}@email-rag.invalid>", from_addr=frm,
                                from_name=user.config.name, to_addr=r["from_addr"],

@@ -17,6 +17,9 @@ from .settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from .adapters.llm import LLMClient
+    from .jobs import JobStore
+    from .ports import MailSender, SentFolder
+    from .stores import Stores
 
 
 class Services:
@@ -55,8 +58,40 @@ class Services:
         return ArangoGraph.from_settings(self.settings)
 
     @cached_property
+    def stores(self) -> Stores:
+        """The status stores. The one place the chaos counter-check's switch is read:
+        ``safeguards`` off builds naive stores (any move), chosen once, here."""
+        from .stores import Stores
+
+        return Stores.build(strict=self.settings.safeguards)
+
+    @cached_property
+    def jobs(self) -> JobStore:
+        """The queue-entry store (rebuilt with the connection after ``reset``). Safeguards
+        off (the chaos counter-check only) chooses the naive claim, here and nowhere else."""
+        from .jobs import JobStore
+        from .retry import retry_policy
+
+        claim = "jobs_claim" if self.settings.safeguards else "jobs_claim_naive"
+        return JobStore(self.db, retry_policy(self.settings), self.stores, claim)
+
+    @cached_property
     def queue(self) -> JobQueue:
         return JobQueue(self.settings.redis_url, self.settings.job_timeout)
+
+    @cached_property
+    def mail_sender(self) -> MailSender:
+        """The SMTP adapter behind the ``MailSender`` port."""
+        from .adapters.smtp import SmtpConfig, SmtpSender
+
+        return SmtpSender(SmtpConfig.from_settings(self.settings))
+
+    def sent_folder(self, mailbox_name: str) -> SentFolder:
+        """A new IMAP connection to a mailbox's Sent folder (``SentFolder`` port); the
+        send job keeps one per mailbox."""
+        from .adapters.imap import sent_folder
+
+        return sent_folder(self.settings.mailbox(mailbox_name), self.settings.imap_timeout)
 
     @cached_property
     def coordination(self) -> Any:

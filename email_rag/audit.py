@@ -23,15 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from .db.connection import Cursor, Database
+from .db.queries import sql
 from .errors import DatabaseUnavailableError
 from .redact import redact
 
 log = logging.getLogger(__name__)
 
-INSERT_SQL = (
-    "INSERT IGNORE INTO audit_log (event_uid, at, actor, entity_type, entity_id, event,"
-    " from_state, to_state, attempt, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
 
 
 def utcnow() -> datetime:
@@ -83,7 +80,7 @@ def _s(v: Any) -> str | None:
 def write_events(cur: Cursor, events: Iterable[AuditEvent]) -> int:
     """Insert events inside the caller's transaction (one round trip)."""
     rows = [e.row() for e in events]
-    return cur.executemany(INSERT_SQL, rows) if rows else 0
+    return cur.executemany(sql("audit_insert"), rows) if rows else 0
 
 
 class AuditLog:
@@ -176,7 +173,4 @@ class AuditLog:
 
 
 def events_for(db: Database, entity_type: str, entity_id: str | int) -> list[dict[str, Any]]:
-    return db.fetchall(
-        "SELECT * FROM audit_log WHERE entity_type = ? AND entity_id = ? ORDER BY at, id",
-        (entity_type, str(entity_id)),
-    )
+    return db.fetchall(sql("audit_of_entity"), {"type": entity_type, "id": str(entity_id)})

@@ -1,14 +1,14 @@
 """The failure console's domain: what needs a human, and the admin's retry/resolve.
 
-The web UI (and anything else) calls these; the decisions themselves are the
-queue's (``JobStore.retry`` / ``JobStore.resolve``) and the sender's
-(``sending.admin.resolve_unknown``). What this module adds: one list across
-mails, queue entries, index state and send attempts, bulk retry that also puts
-the entries on Redis, and resolving a mail that has no open queue entry.
+The web UI and the CLI call these; the decisions themselves are defined on the
+business state in ``JobStore.retry`` / ``JobStore.resolve_mail`` and the send
+decision (``sending.admin.resolve_unknown``). What this module adds: one list
+across mails, queue entries, index state and send attempts (the same for
+`failed list` and the web console), and bulk retry that puts the entries on Redis.
 
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
-| retry of an entry that is not retryable (done, running, gone) | no | yes: refused, listed as refused | - |
+| retry of an entry that is not retryable (done, running, gone, mail final, send unknown) | no | yes: refused with the reason | - |
 | some entries of a bulk retry refused | - | yes: the others are queued | the result names both lists |
 | Redis down after a retry | yes | yes: rows queued in MariaDB | re-dispatch enqueues them (result says enqueued=False) |
 | resolve of a mail whose send outcome is unknown | no | yes: refused | decide the send attempt (mark sent / resend) |
@@ -23,12 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .app import Services
-from .audit import AuditEvent, write_events
 from .db import sql
-from .errors import BadInputError, PermanentError, QueueUnavailableError
-from .jobs import JobStore
-from .states import JobState, MailStatus, SendStatus
-from .worker import retry_policy
+from .dispatch import enqueue
+from .errors import BadInputError, PermanentError
+from .states import MAIL_TERMINAL, JobState, MailStatus, SendStatus
 
 # Kinds of attention, in the order the console shows them.
 KINDS = ("failed", "manual", "dead", "send_unknown", "retrying", "partially_indexed")
@@ -36,13 +34,10 @@ KINDS = ("failed", "manual", "dead", "send_unknown", "retrying", "partially_inde
 
 @dataclass
 class RetryResult:
-    retried: list[int] = field(default_factory=list)
-    refused: list[int] = field(default_factory=list)
+    retried: list[int] = field(default_factory=list)  # queued again
+    to_review: list[int] = field(default_factory=list)  # refused sends: back to staff review
+    refused: dict[int, str] = field(default_factory=dict)  # job id -> why
     enqueued: bool = False
-
-
-def _store(svc: Services) -> JobStore:
-    return JobStore(svc.db, retry_policy(svc.settings))
 
 
 def attention_items(svc: Services, kind: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
@@ -84,7 +79,7 @@ def _describe(r: dict[str, Any]) -> dict[str, Any]:
     if not last_error and r["index_status"] == "partially_indexed":
         last_error = f"missing in: {r['index_missing'] or 'unknown store'}"
     open_mail = r["status"] in (MailStatus.FAILED, MailStatus.MANUAL)
-    can_retry = bool(r["job_id"]) and not send_unknown and (
+    can_retry = bool(r["job_id"]) and not send_unknown and r["status"] not in MAIL_TERMINAL and (
         r["job_state"] in (JobState.DEAD, JobState.FAILED)
         or (r["job_state"] == JobState.DONE and open_mail))
     can_resolve = not send_unknown and (
@@ -94,52 +89,35 @@ def _describe(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def retry_jobs(svc: Services, job_ids: list[int], actor: str, note: str = "") -> RetryResult:
-    """Admin retry of several entries: each resumes at its first unconfirmed step."""
-    store = _store(svc)
+    """Admin retry of several entries, each decided on its business state
+    (``JobStore.retry``): queued again, back to review, or refused with the reason."""
     result = RetryResult()
     for job_id in dict.fromkeys(job_ids):  # once each, in the given order
-        (result.retried if store.retry(job_id, actor, note) else result.refused).append(job_id)
+        try:
+            outcome = svc.jobs.retry(job_id, actor, note)
+        except PermanentError as e:
+            result.refused[job_id] = str(e)
+            continue
+        (result.retried if outcome == "queued" else result.to_review).append(job_id)
     queued = [row for i in result.retried
               if (row := svc.db.fetchone(sql("web_jobs_by_ids_queue"), {"id": i}))]
-    try:
-        svc.queue.enqueue([(r["queue"], r["id"]) for r in queued])
-        result.enqueued = True
-    except QueueUnavailableError:
-        result.enqueued = False  # rows are queued in MariaDB; re-dispatch enqueues them
+    result.enqueued = enqueue(svc, queued, actor)
     return result
 
 
 def resolve_mail(svc: Services, email_id: int, actor: str, note: str) -> dict[str, Any]:
-    """Close a failed/manual mail by hand: its dead/failed entries are resolved
-    (``JobStore.resolve``); a mail without such an entry is marked resolved here."""
-    note = (note or "").strip()
-    if not note:
+    """Close a mail that needs a human by hand, with a note (``JobStore.resolve_mail``)."""
+    if not (note or "").strip():
         raise BadInputError("a note is required to resolve (say what was done)")
-    db = svc.db
-    mail = db.fetchone(sql("emails_get"), {"id": email_id})
-    if mail is None:
-        raise PermanentError(f"mail {email_id} does not exist")
-    if db.fetchall(sql("web_mail_unknown_sends"), {"email_id": email_id}):
-        raise PermanentError(f"mail {email_id} has a send attempt with an unknown outcome: "
-                             "decide it (mark sent or resend) instead; nothing changed")
-    store = _store(svc)
-    resolved_jobs = []
-    for job in db.fetchall(sql("web_mail_open_jobs"), {"email_id": email_id}):
-        if store.resolve(job["id"], actor, note):
-            resolved_jobs.append(job["id"])
-    mail_resolved = False
-    with db.transaction() as cur:
-        row = cur.fetchone(sql("emails_get_for_update"), {"id": email_id})
-        if cur.execute(sql("web_mail_resolve"), {"id": email_id, "note": note[:4000]}) == 1:
-            mail_resolved = True
-            write_events(cur, [AuditEvent(actor, "email", email_id, "state_changed",
-                                          row["status"], MailStatus.RESOLVED,
-                                          detail={"note": note, "reason": "admin resolve"})])
-    if not resolved_jobs and not mail_resolved:
-        raise PermanentError(f"mail {email_id} is {mail['status']} with no failed or dead queue "
-                             "entry: nothing to resolve; nothing changed")
-    status = db.fetchone(sql("emails_get"), {"id": email_id})["status"]
-    return {"email_id": email_id, "resolved_jobs": resolved_jobs, "mail_status": status}
+    return svc.jobs.resolve_mail(email_id, actor, note)
+
+
+def resolve_job(svc: Services, job_id: int, actor: str, note: str) -> dict[str, Any]:
+    """Close by job id: the entry's mail is resolved (an entry without a mail alone)."""
+    if not (note or "").strip():
+        raise BadInputError("a note is required to resolve (say what was done)")
+    email_id = svc.jobs.resolve(job_id, actor, note)
+    return {"job_id": job_id, "email_id": email_id}
 
 
 def review_filters(svc: Services) -> dict[str, list[str]]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .app import Services
-from .db import Database, sql
+from .db import Database, drop_database, sql
 from .db.migrate import ensure_database, migrate
 from .errors import ConfigError
 from .settings import Settings
@@ -77,7 +77,7 @@ def run_demo(settings: Settings, say: Any = print, database: str = DEMO_DB,
         raise ConfigError(f"database name {database!r} must be letters, digits and underscores")
     work = Path(tempfile.mkdtemp(prefix="email-rag-demo-"))
     server = Database.from_settings(settings, database="")
-    server.execute(f"DROP DATABASE IF EXISTS `{database}`")
+    server.execute(drop_database(database))
     server.close()
     db = Database.from_settings(settings, database=database)
     ensure_database(db, database)
@@ -158,12 +158,7 @@ def run_demo(settings: Settings, say: Any = print, database: str = DEMO_DB,
 
 def summarize(svc: Services) -> list[dict[str, Any]]:
     try:
-        rows = svc.db.fetchall(
-            "SELECT e.id, e.status, e.index_status, e.parse_status, e.category, e.language,"
-            " LEFT(e.subject, 40) AS subject, d.status AS draft, d.check_flags AS flags,"
-            " s.status AS send"
-            " FROM emails e LEFT JOIN drafts d ON d.email_id = e.id AND d.status <> 'superseded'"
-            " LEFT JOIN send_attempts s ON s.draft_id = d.id ORDER BY e.id")
+        rows = svc.db.fetchall(sql("demo_summary"))
         times: dict[int, float] = {}
         for t in svc.db.fetchall(sql("llm_time_per_mail")):
             times[int(t["email_id"])] = times.get(int(t["email_id"]), 0.0) + float(t["seconds"])

@@ -22,15 +22,59 @@ Failure table (situation | retry? | state known? | resume?):
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
+from typing import Any
 
 from .app import Services
 from .audit import AuditEvent, write_events
 from .db import sql
+from .errors import QueueUnavailableError
 from .ingest.mailbox_state import micros
 from .ingest.store import mark_enqueued
 from .states import Actor, JobState
 
 log = logging.getLogger(__name__)
+
+
+def enqueue(services: Services, jobs: Iterable[dict[str, Any]], actor: str) -> bool:
+    """Put committed job rows on Redis, or leave them for re-dispatch.
+
+    The rows are already ``queued`` in MariaDB (the truth); when Redis is unreachable
+    nothing is lost: ``redispatch`` enqueues them later. The failed enqueue is audited
+    (``enqueue_failed`` per job, with the error) so the delay can be explained.
+    Returns True when Redis took them all.
+    """
+    rows = [j for j in jobs if j]
+    if not rows:
+        return True
+    try:
+        services.queue.enqueue([(j["queue"], int(j["id"])) for j in rows])
+        return True
+    except QueueUnavailableError as e:
+        _enqueue_failed(services, rows, actor, str(e), "enqueue")
+        return False
+
+
+def hand_off(services: Services, job: dict[str, Any], to_queue: str, actor: str) -> bool:
+    """Enqueue a hand-off of a job row already moved to ``to_queue``; or leave it for
+    re-dispatch, audited like ``enqueue``."""
+    try:
+        services.queue.hand_off(int(job["id"]), to_queue, job["queue"])
+        return True
+    except QueueUnavailableError as e:
+        _enqueue_failed(services, [{**job, "queue": to_queue}], actor, str(e), "hand_off")
+        return False
+
+
+def _enqueue_failed(services: Services, rows: list[dict[str, Any]], actor: str, error: str,
+                    what: str) -> None:
+    log.warning("%s of job(s) %s failed; the rows stay queued in MariaDB and re-dispatch "
+                "enqueues them: %s", what, [int(r["id"]) for r in rows], error)
+    for r in rows:
+        services.audit.record(AuditEvent(
+            actor, "job", r["id"], "enqueue_failed", attempt=r.get("attempts"),
+            detail={"queue": r["queue"], "what": what, "error": error,
+                    "resume": "re-dispatch enqueues the queued row"}))
 
 
 def redispatch(services: Services, *, batch_size: int = 500, grace_seconds: float = 5.0) -> int:

@@ -32,6 +32,18 @@ class OutcomeUnknownError(EmailRagError):
     """The other side may or may not have acted; reconcile before any repeat."""
 
 
+class TransitionRefused(PermanentError):
+    """A status change that its record's transition table does not allow."""
+
+    def __init__(self, record: str, record_id: object, current: object, wanted: object,
+                 why: str) -> None:
+        self.record, self.record_id = record, record_id
+        self.current, self.wanted, self.why = current, wanted, why
+        super().__init__(f"{record} {record_id} is {current}; {wanted} refused: {why}",
+                         record=record, record_id=record_id, current=str(current),
+                         wanted=str(wanted))
+
+
 class ConfigError(PermanentError):
     """The configuration is invalid."""
 

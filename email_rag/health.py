@@ -147,14 +147,10 @@ def check_arango(svc: Services) -> Check:
 def counts(svc: Services) -> dict[str, Any]:
     """Queue entries per state, mails per status and index status, mailbox poll health."""
     db = svc.db
-    jobs = {r["state"]: int(r["n"]) for r in db.fetchall(
-        "SELECT state, COUNT(*) AS n FROM jobs GROUP BY state")}
-    mails = {r["status"]: int(r["n"]) for r in db.fetchall(
-        "SELECT status, COUNT(*) AS n FROM emails GROUP BY status")}
-    index = {r["index_status"]: int(r["n"]) for r in db.fetchall(
-        "SELECT index_status, COUNT(*) AS n FROM emails GROUP BY index_status")}
-    sends = {r["status"]: int(r["n"]) for r in db.fetchall(
-        "SELECT status, COUNT(*) AS n FROM send_attempts GROUP BY status")}
+    jobs = {r["state"]: int(r["n"]) for r in db.fetchall(sql("health_jobs_by_state"))}
+    mails = {r["status"]: int(r["n"]) for r in db.fetchall(sql("health_mails_by_status"))}
+    index = {r["index_status"]: int(r["n"]) for r in db.fetchall(sql("health_mails_by_index"))}
+    sends = {r["status"]: int(r["n"]) for r in db.fetchall(sql("health_sends_by_status"))}
     alarm_after = svc.settings.imap_alarm_after_seconds
     mailboxes = [
         {
@@ -170,10 +166,7 @@ def counts(svc: Services) -> dict[str, Any]:
             "lease_owner": r["lease_owner"] if r["lease_until"] and not r["lease_expired"]
             else None,
         }
-        for r in db.fetchall(
-            "SELECT *, (COALESCE(last_success_at, created_at) < NOW(6) - INTERVAL ? SECOND"
-            " OR needs_attention = 1) AS alarm, (lease_until < NOW(6)) AS lease_expired"
-            " FROM mailboxes ORDER BY name", (alarm_after,))
+        for r in db.fetchall(sql("health_mailboxes"), {"alarm_after": alarm_after})
     ]
     return {"jobs": jobs, "mails": mails, "index": index, "sends": sends, "mailboxes": mailboxes}
 

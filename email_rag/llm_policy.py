@@ -60,8 +60,8 @@ from .errors import (
 from .redact import redact_text
 
 if TYPE_CHECKING:
-    from .adapters.llm import LLMClient, LLMResult
     from .audit import AuditLog
+    from .ports import ChatModel, LLMResult
 
 T = TypeVar("T")
 NO_HEADER_WAIT = 1.0  # first wait after a 429 without Retry-After (doubles each time)
@@ -126,7 +126,7 @@ class TaskResult(Generic[T]):
 EventFactory = Callable[[str, dict[str, Any]], AuditEvent]
 
 
-def _call(llm: LLMClient, task: LLMTask[Any], messages: list[dict[str, str]],
+def _call(llm: ChatModel, task: LLMTask[Any], messages: list[dict[str, str]],
           max_tokens: int | None) -> LLMResult:
     kw = {"max_tokens": max_tokens} if max_tokens else {}
     if task.schema is not None:
@@ -143,7 +143,7 @@ def cut_off(answer: LLMResult, max_tokens: int | None) -> LLMInvalidOutputError 
         "incomplete", kind="length")
 
 
-def run_task(llm: LLMClient, task: LLMTask[T], limits: PolicyLimits, *, event: EventFactory,
+def run_task(llm: ChatModel, task: LLMTask[T], limits: PolicyLimits, *, event: EventFactory,
              audit: AuditLog | None = None,
              sleep: Callable[[float], None] = time.sleep) -> TaskResult[T]:
     """Run ``task`` under the policy (see the module's failure table)."""

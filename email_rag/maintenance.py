@@ -6,8 +6,6 @@ import logging
 from typing import Any
 
 from .app import Services
-from .jobs import JobStore
-from .worker import retry_policy
 
 log = logging.getLogger(__name__)
 
@@ -17,7 +15,7 @@ def cleanup_stuck(services: Services) -> list[dict[str, Any]]:
     except those whose worker still beats (a healthy job is never reset: email_rag.timing)."""
     from .timing import alive_jobs
 
-    store = JobStore(services.db, retry_policy(services.settings))
+    store = services.jobs
     stuck_after = services.settings.stuck_after_seconds
     return store.reset_stuck(stuck_after,
                              alive=lambda ids: alive_jobs(services.coordination, ids, stuck_after))

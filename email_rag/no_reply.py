@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .app import Services
-from .audit import AuditEvent, write_events
 from .db import sql
-from .errors import BadInputError, PermanentError, QueueUnavailableError
+from .dispatch import enqueue
+from .errors import BadInputError, PermanentError
+from .routing import job_key
 from .states import JobKind, JobState, MailStatus
 
 
@@ -45,9 +46,12 @@ class NoReplyDecision:
     enqueued: bool = False
 
 
-def list_suggested(svc: Services, mailbox: str | None = None,
-                   limit: int = 200) -> list[dict[str, Any]]:
-    return svc.db.fetchall(sql("noreply_suggested"), {"mailbox": mailbox, "limit": limit})
+def list_suggested(svc: Services, mailbox: str | None = None, limit: int = 200,
+                   scope: frozenset[int] | None = None) -> list[dict[str, Any]]:
+    """``scope``: the mailbox ids the user may see (None = all)."""
+    return svc.db.fetchall(sql("noreply_suggested"), {
+        "mailbox": mailbox, "limit": limit,
+        "scope": None if scope is None else ",".join(map(str, sorted(scope))) or "0"})
 
 
 def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -> NoReplyDecision:
@@ -57,44 +61,31 @@ def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -
     if not by:
         raise BadInputError("say who decides (--by NAME): the decision is audited")
     queue = svc.settings.queue_name
-    job_key = f"{JobKind.PROCESS_EMAIL}:{email_id}"
+    key = job_key(JobKind.PROCESS_EMAIL, email_id)
     with svc.db.transaction() as cur:
         mail = cur.fetchone(sql("noreply_mail_for_update"), {"id": email_id})
         if mail is None:
             raise NoReplyStateError(f"mail {email_id} does not exist")
         if mail["status"] != MailStatus.NO_REPLY_SUGGESTED:
             return NoReplyDecision(email_id, "unchanged", mail["status"])
-        job = cur.fetchone(sql("jobs_by_key") + " FOR UPDATE", {"job_key": job_key})
+        job = cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": key})
         if reply and job is not None and job["state"] == JobState.PROCESSING:
             raise NoReplyStateError(f"mail {email_id} is being processed right now (job "
                                     f"{job['id']}); nothing changed, try again in a moment")
         status = MailStatus.CLASSIFIED if reply else MailStatus.NO_REPLY
         reason = (f"{by} asked for a reply (the model had suggested none)" if reply
                   else f"no reply: confirmed by {by}")
-        cur.execute(sql("noreply_set_status"), {"id": email_id, "status": status,
-                                                "reason": reason, "needs_reply": reply})
-        events = [AuditEvent(by, "email", email_id, "state_changed", mail["status"], status,
-                             detail={"decision": "reply" if reply else "confirm_no_reply",
-                                     "note": note[:500]})]
+        svc.stores.mails.move(cur, email_id, status, actor=by, row=mail, reason=reason,
+                              query="noreply_move", needs_reply=reply,
+                              detail={"decision": "reply" if reply else "confirm_no_reply",
+                                      "note": note[:500]})
         new_job = None
         if reply:
             cur.execute(sql("noreply_clear_steps"), {"email_id": email_id})
-            if job is None:
-                cur.execute(sql("jobs_insert"), {"kind": JobKind.PROCESS_EMAIL,
-                                                 "job_key": job_key, "email_id": email_id,
-                                                 "draft_id": None, "queue": queue})
-            else:
-                cur.execute(sql("web_regenerate_requeue_job"), {"id": job["id"], "queue": queue})
-            new_job = cur.fetchone(sql("jobs_by_key"), {"job_key": job_key})
-            events.append(AuditEvent(by, "job", new_job["id"], "reply_requested",
-                                     job["state"] if job else None, JobState.QUEUED,
-                                     detail={"email_id": email_id}))
-        write_events(cur, events)
+            new_job = svc.jobs.queue_work(cur, JobKind.PROCESS_EMAIL, email_id, actor=by,
+                                          event="reply_requested", queue=queue,
+                                          email_id=email_id, detail={"email_id": email_id})
     if new_job is None:
         return NoReplyDecision(email_id, "confirmed", status)
-    try:
-        svc.queue.enqueue([(new_job["queue"], new_job["id"])])
-        enqueued = True
-    except QueueUnavailableError:
-        enqueued = False  # queued in MariaDB: re-dispatch enqueues it
+    enqueued = enqueue(svc, [new_job], by)
     return NoReplyDecision(email_id, "reply_requested", status, int(new_job["id"]), enqueued)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import EmailRagError, OutcomeUnknownError, PermanentError, TransientError
 
@@ -95,3 +96,9 @@ class ExponentialBackoff:
             rng = self.rng or random
             raw *= 1 + rng.uniform(-self.jitter, self.jitter)
         return max(0.0, min(raw, self.cap))
+
+
+def retry_policy(settings: Any) -> RetryPolicy:
+    """The job retry policy the settings describe (delays, attempts, jitter)."""
+    return RetryPolicy(delays=tuple(settings.retry_delays), max_attempts=settings.max_attempts,
+                       jitter=settings.retry_jitter)

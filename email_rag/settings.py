@@ -47,6 +47,10 @@ class Settings(BaseSettings):
     db_password: SecretStr = Field(SecretStr(""), description="MariaDB password.")
     db_name: str = Field("email_rag", description="Database (schema) name.")
     db_connect_timeout: int = Field(5, description="Seconds to wait for a MariaDB connection.")
+    db_read_timeout: int = Field(
+        0, description="Seconds to wait for a MariaDB answer (0 = no limit; the web UI uses "
+        "web_db_timeout_seconds)."
+    )
     db_outage_backoff_max: float = Field(
         30.0, description="Cap (s) of the wait between reconnects while MariaDB is down."
     )
@@ -250,7 +254,30 @@ class Settings(BaseSettings):
         5, description="Failed logins in a row after which the user is locked for a while."
     )
     web_login_lockout_seconds: int = Field(
-        300, description="How long (s) a user is locked after too many failed logins."
+        300, description="How long (s) a name is locked for one client address after "
+        "web_login_max_failures failed logins from it; each further lock lasts twice as long."
+    )
+    web_login_lockout_max_seconds: int = Field(
+        3600, description="The longest lock (s) of a name for one client address."
+    )
+    web_trusted_proxies: str = Field(
+        "", description="Comma-separated addresses of reverse proxies whose X-Forwarded-For / "
+        "X-Forwarded-Proto headers are believed; empty = none (the peer address is the client)."
+    )
+    web_db_timeout_seconds: int = Field(
+        5, description="Read/write timeout (s) of the web UI's MariaDB connections: a hung "
+        "database gives a 503 page after this long instead of a hanging page."
+    )
+    web_time_zone: str = Field(
+        "Europe/Berlin", description="Time zone the web UI shows times in (an IANA name); "
+        "each user can choose their own on the Preferences page."
+    )
+    web_language: str = Field(
+        "en", description="Language of the web UI (en or de) for users who chose none."
+    )
+    web_staff_see_unassigned: bool = Field(
+        True, description="Staff without any mailbox assignment (`email-rag users assign`) "
+        "see every mailbox; false = they see none until an admin assigns mailboxes."
     )
     web_metrics_cache_seconds: float = Field(
         5.0, description="/metrics answers from a cache this fresh (s); 0 = always recompute."

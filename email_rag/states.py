@@ -105,3 +105,70 @@ class Actor(StrEnum):
     WORKER = "worker"
     SCHEDULER = "scheduler"
     SYSTEM = "system"
+
+
+# --- Transition tables: from a status, the statuses a record may move to. -----------------
+# A store (email_rag/stores.py, JobStore in email_rag/jobs.py) is the only code that writes a
+# status column, and only along these tables; anything else is refused with
+# ``TransitionRefused``. A terminal status has no way out. The README shows these tables.
+
+MAIL_MOVES: dict[MailStatus, frozenset[MailStatus]] = {
+    MailStatus.RECEIVED: frozenset({  # pipeline steps, or the entry dies
+        MailStatus.CLASSIFIED, MailStatus.NO_REPLY, MailStatus.NO_REPLY_SUGGESTED,
+        MailStatus.MANUAL, MailStatus.FAILED}),
+    MailStatus.CLASSIFIED: frozenset({  # draft step, or the entry dies
+        MailStatus.DRAFT_READY, MailStatus.NO_REPLY, MailStatus.MANUAL, MailStatus.FAILED}),
+    MailStatus.NO_REPLY_SUGGESTED: frozenset({  # staff confirm, or ask for a reply
+        MailStatus.NO_REPLY, MailStatus.CLASSIFIED, MailStatus.FAILED}),
+    MailStatus.DRAFT_READY: frozenset({  # staff approve / reject / regenerate
+        MailStatus.APPROVED, MailStatus.REJECTED, MailStatus.CLASSIFIED, MailStatus.RECEIVED,
+        MailStatus.FAILED}),
+    MailStatus.APPROVED: frozenset({  # the send job
+        MailStatus.SENT, MailStatus.FAILED, MailStatus.MANUAL, MailStatus.DRAFT_READY}),
+    MailStatus.MANUAL: frozenset({  # a human: retry, resolve, or decide the unknown send
+        MailStatus.RECEIVED, MailStatus.CLASSIFIED, MailStatus.APPROVED, MailStatus.SENT,
+        MailStatus.RESOLVED, MailStatus.FAILED}),
+    MailStatus.FAILED: frozenset({  # a human: retry (resumes), back to review, or resolve
+        MailStatus.RECEIVED, MailStatus.CLASSIFIED, MailStatus.APPROVED, MailStatus.DRAFT_READY,
+        MailStatus.RESOLVED}),
+    MailStatus.NO_REPLY: frozenset(),
+    MailStatus.SENT: frozenset(),
+    MailStatus.REJECTED: frozenset(),
+    MailStatus.RESOLVED: frozenset(),
+}
+
+DRAFT_MOVES: dict[DraftStatus, frozenset[DraftStatus]] = {
+    DraftStatus.PENDING_REVIEW: frozenset({
+        DraftStatus.APPROVED, DraftStatus.REJECTED, DraftStatus.SUPERSEDED}),
+    DraftStatus.STALE: frozenset({  # staff take a new look
+        DraftStatus.APPROVED, DraftStatus.REJECTED, DraftStatus.SUPERSEDED}),
+    DraftStatus.APPROVED: frozenset({  # the send job, or the admin's send decision
+        DraftStatus.SENT, DraftStatus.FAILED, DraftStatus.STALE}),
+    DraftStatus.FAILED: frozenset({DraftStatus.PENDING_REVIEW}),  # refused send back to review
+    DraftStatus.SENT: frozenset(),
+    DraftStatus.REJECTED: frozenset(),
+    DraftStatus.SUPERSEDED: frozenset(),
+}
+
+SEND_MOVES: dict[SendStatus, frozenset[SendStatus]] = {
+    SendStatus.PENDING: frozenset({SendStatus.ATTEMPTED}),
+    SendStatus.ATTEMPTED: frozenset({  # the relay's answer, or reconciliation
+        SendStatus.PENDING, SendStatus.SENT, SendStatus.FAILED, SendStatus.UNKNOWN}),
+    SendStatus.UNKNOWN: frozenset({  # only the admin's send decision (`sends resolve`)
+        SendStatus.SENT, SendStatus.PENDING, SendStatus.FAILED}),
+    SendStatus.FAILED: frozenset({SendStatus.PENDING}),  # approved again after back to review
+    SendStatus.SENT: frozenset(),
+}
+
+JOB_MOVES: dict[JobState, frozenset[JobState]] = {
+    JobState.QUEUED: frozenset({JobState.PROCESSING, JobState.DEAD}),  # claim; admin resolve
+    JobState.PROCESSING: frozenset({  # finish, fail, hand-off / re-approval, stuck reset
+        JobState.DONE, JobState.FAILED, JobState.DEAD, JobState.QUEUED}),
+    JobState.FAILED: frozenset({  # claim when due; admin retry or resolve
+        JobState.PROCESSING, JobState.QUEUED, JobState.DEAD}),
+    JobState.DEAD: frozenset({JobState.QUEUED, JobState.DONE}),  # admin retry; back to review
+    JobState.DONE: frozenset({JobState.QUEUED}),  # approved again, regenerate, resend, retry
+}
+
+MOVES: dict[str, dict] = {"email": MAIL_MOVES, "draft": DRAFT_MOVES,
+                          "send_attempt": SEND_MOVES, "job": JOB_MOVES}

@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
 
 from email_rag import users
 from email_rag.db import Database
@@ -69,3 +79,43 @@ def assert_inert(html: str) -> None:
     scan = _Scan()
     scan.feed(html)
     assert scan.problems == [], scan.problems
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serve_web(env: dict, cwd: Path) -> Iterator[str]:
+    """The real `python -m email_rag web` on a free port; yields its base URL."""
+    port = free_port()
+    log_path = cwd / f"web-{port}.log"
+    log = log_path.open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "email_rag", "web", "--host", "127.0.0.1",
+                             "--port", str(port)], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, cwd=cwd)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/healthz", timeout=1) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail("web server did not start: " + log_path.read_text())
+        time.sleep(0.1)
+    try:
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()

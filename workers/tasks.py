@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from email_rag.app import Services
-from email_rag.worker import JobRunner
+from email_rag.job_runner import JobRunner
 
 _runner: JobRunner | None = None
 

@@ -33,7 +33,7 @@ import ssl
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
@@ -41,6 +41,7 @@ from imapclient import IMAPClient, SocketTimeout
 from imapclient.exceptions import LoginError
 
 from ..errors import ImapAuthError, ImapError
+from ..ports import FetchBatch, FetchedMail, FolderState
 from ..redact import redact_text
 from ..settings import MailboxConfig
 
@@ -55,33 +56,6 @@ _NETWORK_ERRORS: tuple[type[BaseException], ...] = (
 _GREETING_PREFIX = re.compile(r"^\*?\s*OK\s*(\[[^\]]*\]\s*)?", re.I)
 _APPENDUID = re.compile(rb"APPENDUID\s+(\d+)\s+(\d+)", re.I)
 
-
-@dataclass(frozen=True)
-class FolderState:
-    folder: str
-    uidvalidity: int
-    uidnext: int
-    exists: int
-
-
-@dataclass
-class FetchedMail:
-    uid: int
-    raw: bytes  # whole mail, or only its header block when headers_only
-    size: int  # RFC822.SIZE as the server reports it
-    headers_only: bool = False
-
-
-@dataclass
-class FetchBatch:
-    mails: list[FetchedMail] = field(default_factory=list)
-    last_uid: int = 0  # highest UID this batch covers (also missing ones)
-    listed: list[int] = field(default_factory=list)  # the UIDs SEARCH listed for this batch
-    missing: list[int] = field(default_factory=list)  # listed, but the FETCH had no body
-
-    @property
-    def nbytes(self) -> int:
-        return sum(len(m.raw) for m in self.mails)
 
 
 class ImapMailbox:

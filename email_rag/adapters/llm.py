@@ -33,7 +33,6 @@ import json
 import re
 import time
 import urllib.request
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,19 +46,11 @@ from ..errors import (
     LLMRequestRejectedError,
     LLMTimeoutError,
 )
+from ..ports import LLMResult
 from ..redact import redact_text
 
 RESPONSE_FORMATS = ("json_schema", "json_object", "none")
 
-
-@dataclass
-class LLMResult:
-    text: str
-    duration: float  # seconds, request to parsed response
-    model: str = ""  # the model the endpoint says answered
-    usage: dict[str, int] = field(default_factory=dict)
-    finish_reason: str | None = None
-    waited: float = 0.0  # seconds spent waiting for a call slot of the endpoint
 
 # what servers say when the prompt is larger than the context window
 _OVERFLOW = re.compile(r"context (length|size|window)|exceeds? .*context|too many tokens|"

@@ -2,22 +2,27 @@
 
 ``email-rag jobs list [--state S]``, ``email-rag cleanup``,
 ``email-rag failed list``, ``email-rag failed retry ID|--all``,
-``email-rag failed resolve ID --note TEXT``. Retry and resolve are audited
-with the acting user (``--by``, default the login name).
+``email-rag failed resolve ID|--mail ID --note TEXT``. ``failed list`` is the web
+failure console's list (``console.attention_items``): every mail a human must look
+at, poller failures and too-large mails included. Retry and resolve are decided on
+the business state (``JobStore.retry`` / ``resolve_mail``); a refusal exits 1 with
+the reason. Both are audited with the acting user (``--by``, default the login name).
 """
 
 from __future__ import annotations
 
 import getpass
 
-from ..jobs import JobStore
+from .. import console
+from ..errors import PermanentError
 from ..maintenance import cleanup_stuck
-from ..states import JobState, MailStatus
-from ..worker import retry_policy
+from ..states import JobState
 from .output import ExitCode, Outcome, table
 
 COLUMNS = ["id", "kind", "email_id", "state", "attempts", "next_run_at", "mail_status",
            "worker", "last_error"]
+FAILED_COLUMNS = ["email_id", "why", "status", "job_id", "job_state", "attempts", "actions",
+                  "last_error"]
 
 
 def register(sub, common) -> None:
@@ -52,14 +57,12 @@ def register(sub, common) -> None:
     retry.add_argument("--note", default="")
     retry.set_defaults(handler=retry_failed)
     resolve = fsub.add_parser("resolve", parents=[common], help="close by hand with a note")
-    resolve.add_argument("job_id", type=int)
+    which = resolve.add_mutually_exclusive_group(required=True)
+    which.add_argument("job_id", nargs="?", type=int)
+    which.add_argument("--mail", type=int, dest="email_id", help="the mail id instead of a job id")
     resolve.add_argument("--note", required=True)
     resolve.add_argument("--by", default=None)
     resolve.set_defaults(handler=resolve_failed)
-
-
-def _store(svc) -> JobStore:
-    return JobStore(svc.db, retry_policy(svc.settings))
 
 
 def _actor(args) -> str:
@@ -67,51 +70,70 @@ def _actor(args) -> str:
 
 
 def list_jobs(args, svc) -> Outcome:
-    rows = _store(svc).list(args.state, args.limit)
+    rows = svc.jobs.list(args.state, args.limit)
     return Outcome(ExitCode.OK, f"{len(rows)} queue entr{'y' if len(rows) == 1 else 'ies'}.",
                    {"jobs": rows}, table(rows, COLUMNS))
 
 
 def list_failed(args, svc) -> Outcome:
-    store = _store(svc)
-    rows = [r for r in store.list([JobState.DEAD, JobState.FAILED, JobState.DONE], 100000)
-            if r["state"] != JobState.DONE
-            or r["mail_status"] in (MailStatus.MANUAL, MailStatus.FAILED)][: args.limit]
-    msg = (f"{len(rows)} item(s) need attention. Retry with `email-rag failed retry ID`, "
-           "or close with `email-rag failed resolve ID --note ...`." if rows
+    items = console.attention_items(svc, limit=args.limit)
+    rows = [{**i, "why": ",".join(i["kinds"]), "actions": _actions(i)} for i in items]
+    msg = (f"{len(rows)} mail(s) need attention. Retry with `email-rag failed retry JOB_ID`, "
+           "close with `email-rag failed resolve JOB_ID|--mail ID --note ...`, decide an "
+           "unknown send with `email-rag sends resolve ID`." if rows
            else "Nothing failed, dead or waiting for manual review.")
-    return Outcome(ExitCode.OK, msg, {"items": rows}, table(rows, COLUMNS))
+    data = [{k: r[k] for k in ("email_id", "kinds", "status", "status_reason", "subject",
+                                "job_id", "job_kind", "job_state", "attempts", "last_error",
+                                "send_id", "send_status", "can_retry", "can_resolve",
+                                "can_decide_send")} for r in rows]
+    return Outcome(ExitCode.OK, msg, {"items": data}, table(rows, FAILED_COLUMNS))
+
+
+def _actions(item: dict) -> str:
+    acts = [("retry", item["can_retry"]), ("resolve", item["can_resolve"]),
+            (f"sends resolve {item['send_id']}", item["can_decide_send"])]
+    return ", ".join(a for a, ok in acts if ok) or "-"
 
 
 def retry_failed(args, svc) -> Outcome:
-    store = _store(svc)
     actor = _actor(args)
-    ids = ([r["id"] for r in store.list([JobState.DEAD], 100000)] if args.all else [args.job_id])
-    done = [i for i in ids if store.retry(i, actor, args.note)]
-    refused = [i for i in ids if i not in done]
-    if done:
-        from ..dispatch import redispatch
-
-        try:
-            redispatch(svc)
-        except Exception:  # noqa: BLE001 - the scheduler's re-dispatch will enqueue them
-            pass
-    data = {"retried": done, "refused": refused}
-    if refused and not done:
-        return Outcome(ExitCode.ERROR, f"Nothing retried: {refused} not found or not in a "
-                       "retryable state (dead, failed, or done with a manual/failed mail).", data)
-    code = ExitCode.PARTIAL if refused else ExitCode.OK
-    return Outcome(code, f"Queued {len(done)} entr{'y' if len(done) == 1 else 'ies'} again "
-                   f"{done}; each resumes at its first unconfirmed step."
-                   + (f" Refused: {refused}." if refused else ""), data)
+    ids = ([r["id"] for r in svc.jobs.list([JobState.DEAD], 100000)] if args.all
+           else [args.job_id])
+    r = console.retry_jobs(svc, ids, actor, args.note)
+    data = {"retried": r.retried, "back_to_review": r.to_review, "refused": r.refused,
+            "enqueued": r.enqueued}
+    parts = []
+    if r.retried:
+        parts.append(f"Queued {len(r.retried)} entr{'y' if len(r.retried) == 1 else 'ies'} "
+                     f"again {r.retried}; each resumes at its first unconfirmed step."
+                     + ("" if r.enqueued else " Redis is unreachable: re-dispatch enqueues "
+                        "them (audited as enqueue_failed)."))
+    if r.to_review:
+        parts.append(f"Back to review {r.to_review}: the relay refused the send; the draft "
+                     "is pending review again with the refusal shown (fix the address and "
+                     "approve, or reject).")
+    for job_id, why in r.refused.items():
+        parts.append(f"Not retried: entry {job_id}: {why}.")
+    done = r.retried or r.to_review
+    code = ExitCode.OK if not r.refused else ExitCode.PARTIAL if done else ExitCode.ERROR
+    return Outcome(code, " ".join(parts) or "Nothing to retry.", data)
 
 
 def resolve_failed(args, svc) -> Outcome:
-    if _store(svc).resolve(args.job_id, _actor(args), args.note):
-        return Outcome(ExitCode.OK, f"Entry {args.job_id} resolved by hand; the mail is marked "
-                       "resolved with your note (audited).", {"resolved": args.job_id})
-    return Outcome(ExitCode.ERROR, f"Entry {args.job_id} not found, or running/done: not resolved.",
-                   {"resolved": None})
+    actor = _actor(args)
+    try:
+        if args.email_id is not None:
+            r = console.resolve_mail(svc, args.email_id, actor, args.note)
+            what = f"Mail {args.email_id}"
+        else:
+            r = console.resolve_job(svc, args.job_id, actor, args.note)
+            what = f"Entry {args.job_id}" + (f" (mail {r['email_id']})" if r["email_id"] else "")
+    except PermanentError as e:
+        target = f"mail {args.email_id}" if args.email_id is not None else f"entry {args.job_id}"
+        return Outcome(ExitCode.ERROR, f"Not resolved: {target}: {e}. Nothing changed.",
+                       {"resolved": None, "error": str(e)})
+    return Outcome(ExitCode.OK, f"{what} resolved by hand with your note (audited).",
+                   {"resolved": r})
 
 
 def run_cleanup(args, svc) -> Outcome:

@@ -1,4 +1,5 @@
-"""``email-rag sends list [--status S]``, ``email-rag sends resolve ID --mark-sent|--resend``."""
+"""``email-rag sends list [--status S]``,
+``email-rag sends resolve ID --mark-sent|--resend|--give-up`` (the send decision)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ def register(sub, common) -> None:
     how = res.add_mutually_exclusive_group(required=True)
     how.add_argument("--mark-sent", action="store_true", help="it did arrive")
     how.add_argument("--resend", action="store_true", help="it did not arrive: send once more")
+    how.add_argument("--give-up", action="store_true",
+                     help="send nothing more: the mail is resolved with your note")
     res.add_argument("--by", required=True)
     res.add_argument("--note", default="")
     res.set_defaults(handler=resolve)
@@ -33,7 +36,7 @@ def list_sends(args, svc) -> Outcome:
 
 
 def resolve(args, svc) -> Outcome:
-    decision = "mark_sent" if args.mark_sent else "resend"
+    decision = "mark_sent" if args.mark_sent else "resend" if args.resend else "give_up"
     new = admin.resolve_unknown(svc, args.attempt_id, args.by, decision, args.note)
     return Outcome(ExitCode.OK, f"Send attempt {args.attempt_id} is now {new} (audited).",
                    {"attempt_id": args.attempt_id, "status": new})

@@ -36,6 +36,12 @@ def register(sub, common) -> None:
                             if disabled else "enable a user again")
         d.add_argument("name")
         d.set_defaults(handler=set_disabled, disabled=disabled)
+    for name, assigned in (("assign", True), ("unassign", False)):
+        a = usub.add_parser(name, parents=[common],
+                            help=f"{name} a mailbox to a staff member (admins see all)")
+        a.add_argument("name")
+        a.add_argument("mailbox")
+        a.set_defaults(handler=set_mailbox, assigned=assigned)
 
 
 def _actor() -> str:
@@ -73,7 +79,7 @@ def list_users(args, svc) -> Outcome:
     shown = [{**r, "disabled": "yes" if r["disabled"] else "no"} for r in rows]
     return Outcome(ExitCode.OK, f"{len(rows)} user(s).", {"users": rows},
                    table(shown, ["id", "name", "role", "disabled", "last_login_at",
-                                 "failed_logins", "locked_until"]))
+                                 "mailboxes"]))
 
 
 def set_disabled(args, svc) -> Outcome:
@@ -84,3 +90,15 @@ def set_disabled(args, svc) -> Outcome:
     note = " Their open sessions stop working at the next request." if args.disabled else ""
     return Outcome(ExitCode.OK, f"User {args.name} {what} (audited).{note}",
                    {"name": args.name, what: True})
+
+
+def set_mailbox(args, svc) -> Outcome:
+    changed = users.set_mailbox(svc.db, args.name, args.mailbox, args.assigned, _actor())
+    what = "assigned to" if args.assigned else "unassigned from"
+    if not changed:
+        return Outcome(ExitCode.OK, f"Nothing changed: no user {args.name!r} or mailbox "
+                       f"{args.mailbox!r}, or it was {what} them already.",
+                       {"name": args.name, "mailbox": args.mailbox, "changed": False})
+    return Outcome(ExitCode.OK, f"Mailbox {args.mailbox} {what} {args.name} (audited); it "
+                   "applies at their next request.",
+                   {"name": args.name, "mailbox": args.mailbox, "changed": True})

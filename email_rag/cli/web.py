@@ -27,6 +27,10 @@ def run(args, svc) -> Outcome:
     port = args.port if args.port is not None else s.web_port
     app = create_app(s)
     print(f"email-rag web UI on http://{host}:{port}/ (Ctrl+C stops)", flush=True)
+    # X-Forwarded-For/-Proto only from the configured proxies: anyone else could choose the
+    # client address the login throttle and the audit log see
+    proxies = [p.strip() for p in s.web_trusted_proxies.split(",") if p.strip()]
     uvicorn.run(app, host=host, port=port, log_level=s.log_level.lower(), access_log=True,
-                proxy_headers=True, server_header=False)
+                proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
+                server_header=False)
     return Outcome(ExitCode.OK, "Web UI stopped.", {"host": host, "port": port})

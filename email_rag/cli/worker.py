@@ -24,7 +24,7 @@ import logging
 import time
 
 from ..errors import QueueUnavailableError
-from ..worker import build_rq_worker, listen_queues
+from ..job_runner import build_rq_worker, listen_queues
 from .output import ExitCode, Outcome
 
 log = logging.getLogger(__name__)

@@ -79,10 +79,14 @@ class Database:
         password: str = "",
         database: str | None = None,
         connect_timeout: int = 5,
+        read_timeout: int = 0,
     ) -> None:
         self._params = dict(
             host=host, port=port, user=user, password=password, connect_timeout=connect_timeout
         )
+        # a hung server (connection open, no answer) then raises 2013 instead of hanging
+        self._timeouts = (dict(read_timeout=read_timeout, write_timeout=read_timeout)
+                          if read_timeout > 0 else {})
         if database:
             self._params["database"] = database
         self.database = database
@@ -99,6 +103,7 @@ class Database:
             password=settings.db_password.get_secret_value(),
             database=database if database is not None else settings.db_name,
             connect_timeout=settings.db_connect_timeout,
+            read_timeout=settings.db_read_timeout,
         )
 
     def __repr__(self) -> str:  # never shows the password
@@ -108,7 +113,7 @@ class Database:
     def connect(self) -> mariadb.Connection:
         if self._conn is None:
             try:
-                self._conn = mariadb.connect(autocommit=False, **self._params)
+                self._conn = mariadb.connect(autocommit=False, **self._params, **self._timeouts)
             except mariadb.Error as e:
                 raise translate(e) from e
         return self._conn

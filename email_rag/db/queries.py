@@ -1,7 +1,11 @@
 """Named SQL queries, loaded from ``email_rag/sql/*.sql``.
 
 A file holds blocks that start with ``-- name: some_name``; names are unique
-across files. ``sql("some_name")`` returns the statement text.
+across files. ``sql("some_name")`` returns the statement text. A query with list
+slots (``IN ({ids})``, ``VALUES {rows}``) is expanded here and only here:
+``sql("name", ids=3)`` gives three placeholders, ``sql("name", rows=(2, 5))`` two
+groups of five, in the query's own placeholder style. Callers never add text to
+a named query.
 """
 
 from __future__ import annotations
@@ -37,8 +41,21 @@ def all_queries() -> dict[str, str]:
     return queries
 
 
-def sql(name: str) -> str:
+def sql(name: str, **slots: int | tuple[int, int]) -> str:
     try:
-        return all_queries()[name]
+        statement = all_queries()[name]
     except KeyError:
         raise KeyError(f"no SQL query named {name!r} in {SQL_DIR}") from None
+    if not slots:
+        return statement
+    mark = "?" if "?" in statement else "%s"
+    fill = {}
+    for slot, n in slots.items():
+        if "{" + slot + "}" not in statement:
+            raise KeyError(f"query {name!r} has no list slot {{{slot}}}")
+        if isinstance(n, tuple):
+            rows, width = n
+            fill[slot] = ", ".join(["(" + ", ".join([mark] * width) + ")"] * rows)
+        else:
+            fill[slot] = ", ".join([mark] * n)
+    return statement.format(**fill)

@@ -24,7 +24,7 @@ EXPECTED: dict[str, set[str]] = {
         "body_html", "raw", "raw_size", "attachments", "attachment_text", "parse_status", "parse_error", "auto_reason", "status",
         "status_reason", "index_status", "index_missing", "category", "priority", "language",
         "summary", "needs_reply", "classification_defaulted", "classification_prompt_version",
-        "created_at", "updated_at",
+        "created_at", "updated_at", "draft_instruction",
     },
     "missing_uids": {"mailbox_id", "folder", "uidvalidity", "uid", "misses", "first_missing_at",
                      "last_missing_at"},
@@ -50,8 +50,14 @@ EXPECTED: dict[str, set[str]] = {
     },
     "users": {
         "id", "name", "role", "password_hash", "disabled", "failed_logins", "locked_until",
-        "last_login_at", "created_at", "updated_at",
+        "last_login_at", "created_at", "updated_at", "session_version", "time_zone",
+        "ui_language",
     },
+    "login_throttle": {"name_key", "client", "failures", "lockouts", "locked_until", "updated_at"},
+    "user_mailboxes": {"user_id", "mailbox_id"},
+    "draft_edits": {"draft_id", "user_id", "body", "saved_at"},
+    "review_queue_keys": {"sort", "sort_key", "draft_id", "email_id", "mailbox_id", "mailbox",
+                          "category"},
 }
 
 

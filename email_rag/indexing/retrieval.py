@@ -46,10 +46,6 @@ def best_per_mail(hits: list[VectorHit]) -> list[VectorHit]:
     return sorted(best.values(), key=lambda h: (-h.score, h.email_id))
 
 
-def _in_list(ids: list[int]) -> str:
-    return ", ".join(["%s"] * len(ids))
-
-
 class Retriever:
     def __init__(self, services: Any, sleep: Callable[[float], None] = time.sleep) -> None:
         self.services = services
@@ -127,7 +123,7 @@ class Retriever:
             return []
         ids = [h.email_id for h in hits]
         cases: dict[int, dict[str, Any]] = {}
-        for row in self.services.db.fetchall(sql("index_sent_cases").format(ids=_in_list(ids)),
+        for row in self.services.db.fetchall(sql("index_sent_cases", ids=len(ids)),
                                              ids):
             cases[int(row["email_id"])] = row  # ordered by draft id: the newest sent wins
         out = []
@@ -156,7 +152,7 @@ class Retriever:
             return []
         ids = [int(r["id"]) for r in rows]
         replies: dict[int, str] = {}
-        for row in self.services.db.fetchall(sql("index_sent_cases").format(ids=_in_list(ids)),
+        for row in self.services.db.fetchall(sql("index_sent_cases", ids=len(ids)),
                                              ids):
             replies[int(row["email_id"])] = (row["reply_text"] or "")[:REPLY_CHARS]
         return [{"email_id": int(r["id"]), "subject": r["subject"], "from_addr": r["from_addr"],
@@ -175,7 +171,7 @@ class Retriever:
             return []
         ids = [h.email_id for h in hits]
         rows = {int(r["id"]): r for r in self.services.db.fetchall(
-            sql("index_emails_by_ids").format(ids=_in_list(ids)), ids)}
+            sql("index_emails_by_ids", ids=len(ids)), ids)}
         out = []
         for h in hits:
             r = rows.get(h.email_id)

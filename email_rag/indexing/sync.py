@@ -32,6 +32,7 @@ from typing import Any
 from ..audit import AuditEvent, write_events
 from ..db import sql
 from ..errors import PermanentError, QueueUnavailableError
+from ..routing import job_key
 from ..states import Actor, IndexStatus, JobKind
 from .indexer import STORES, Indexer, IndexResult
 
@@ -161,7 +162,7 @@ def sync_queue(settings: Any) -> str:
 def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> dict[str, Any]:
     """Queue a sync run of ``scope`` on the vector queue (coalesced with one pending)."""
     parse_scope(scope)
-    key = f"{JobKind.INDEX_SYNC}:{scope}"
+    key = job_key(JobKind.INDEX_SYNC, scope)
     queue = sync_queue(services.settings)
     with services.db.transaction() as cur:
         changed = cur.execute(sql("index_sync_arm"), {"job_key": key, "queue": queue})

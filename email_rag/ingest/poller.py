@@ -267,7 +267,7 @@ class Poller:
                               own_addresses=frozenset({config.reply_address.lower()}),
                               max_mail_bytes=max_mail,
                               max_attachment_bytes=s.max_attachment_bytes,
-                              dedup=s.safeguards, list_headers=s.loop_guard_list_headers)
+                              dedup=not self.svc.stores.naive, list_headers=s.loop_guard_list_headers)
         target = BatchTarget(row["id"], config.name, config_folder, state.uidvalidity,
                              s.queue_name, self.owner, s.poll_lease_seconds, statement_bytes)
         try:

@@ -38,10 +38,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..adapters.imap import FetchedMail
+from .. import routing
 from ..audit import AuditEvent, write_events
 from ..db import Database, sql
 from ..db.connection import Cursor, DatabaseBusyError
+from ..ports import FetchedMail
 from ..states import Actor, IndexStatus, JobKind, JobState, MailStatus, ParseStatus
 from . import mime
 from .addresses import ReplyChoice, choose_reply
@@ -98,7 +99,7 @@ class PrepareOptions:
     own_addresses: frozenset[str] = frozenset()
     max_mail_bytes: int = 25_000_000
     max_attachment_bytes: int = 10_000_000
-    dedup: bool = True  # settings.safeguards; False only for the chaos counter-check
+    dedup: bool = True  # False only for the chaos counter-check (naive stores)
     list_headers: bool = True  # settings.loop_guard_list_headers
 
 
@@ -261,7 +262,7 @@ def write_missing(cur: Cursor, t: BatchTarget, missing: MissingUids) -> list[Aud
 
 def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
     if job_ids:
-        cur.execute(sql("ingest_mark_enqueued").format(ids=", ".join("?" * len(job_ids))),
+        cur.execute(sql("ingest_mark_enqueued", ids=len(job_ids)),
                     list(job_ids))
 
 
@@ -326,8 +327,7 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
                 round_rows.append(p)
         for chunk in _chunks(round_rows, t.statement_bytes):
             params = [v for p in chunk for v in _row(t.mailbox_id, t.folder, t.uidvalidity, p)]
-            statement = sql("ingest_insert_emails").format(
-                rows=", ".join(["(" + ", ".join(["?"] * EMAIL_COLUMNS) + ")"] * len(chunk)))
+            statement = sql("ingest_insert_emails", rows=(len(chunk), EMAIL_COLUMNS))
             ids = {(r["dedup_key"], r["content_hash"]): int(r["id"])
                    for r in cur.fetchall(statement, params)}
             skipped = [p for p in chunk if (p.dedup_key, p.content_hash) not in ids]
@@ -351,7 +351,7 @@ def _known(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]
     keys = sorted({p.dedup_key for p in prepared})
     if not keys:
         return {}
-    rows = cur.fetchall(sql("ingest_existing_emails").format(keys=", ".join("?" * len(keys))),
+    rows = cur.fetchall(sql("ingest_existing_emails", keys=len(keys)),
                         [t.mailbox_id, *keys])
     legacy = [int(r["id"]) for r in rows if not r["content_hash"]]
     hashes = _hash_legacy(cur, legacy) if legacy else {}
@@ -365,8 +365,7 @@ def _known(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]
 def _concurrent(cur: Cursor, t: BatchTarget, skipped: list[PreparedMail]
                 ) -> dict[tuple[str, str], int]:
     keys = sorted({p.dedup_key for p in skipped})
-    rows = cur.fetchall(sql("ingest_existing_emails_locking").format(
-        keys=", ".join("?" * len(keys))), [t.mailbox_id, *keys])
+    rows = cur.fetchall(sql("ingest_existing_emails_locking", keys=len(keys)), [t.mailbox_id, *keys])
     found = {(r["dedup_key"], r["content_hash"]): int(r["id"]) for r in rows}
     for p in skipped:  # cannot happen: INSERT IGNORE skipped it, so the key exists
         if (p.dedup_key, p.content_hash) not in found:
@@ -378,7 +377,7 @@ def _hash_legacy(cur: Cursor, ids: list[int]) -> dict[int, str]:
     """Content hashes of rows stored before the hash existed, from their raw mail (once:
     the hash is written back)."""
     out = {}
-    rows = cur.fetchall(sql("ingest_raw_for_hash").format(ids=", ".join("?" * len(ids))), ids)
+    rows = cur.fetchall(sql("ingest_raw_for_hash", ids=len(ids)), ids)
     for r in rows:
         raw = bytes(r["raw"] or b"")
         out[int(r["id"])] = content_hash(parse_headers(raw), raw, int(r["raw_size"] or 0))
@@ -401,12 +400,11 @@ def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:
     wanted = [email_id for email_id, p in result.new if p.needs_job]
     if not wanted:
         return
-    group = "(?, ?, ?, ?, ?)"
     params: list[Any] = []
     for email_id in wanted:
         params += [str(JobKind.PROCESS_EMAIL), job_key(email_id), email_id, t.queue_name,
                    str(JobState.QUEUED)]
-    rows = cur.fetchall(sql("ingest_insert_jobs").format(rows=", ".join([group] * len(wanted))),
+    rows = cur.fetchall(sql("ingest_insert_jobs", rows=(len(wanted), 5)),
                         params)
     result.jobs = [(int(r["id"]), t.queue_name, int(r["email_id"])) for r in rows]
     if len(rows) != len(wanted):  # a job row already existed: keep it, do not create another
@@ -414,7 +412,7 @@ def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:
 
 
 def job_key(email_id: int) -> str:
-    return f"{JobKind.PROCESS_EMAIL}:{email_id}"
+    return routing.job_key(JobKind.PROCESS_EMAIL, email_id)
 
 
 def _events(t: BatchTarget, result: BatchResult) -> list[AuditEvent]:

@@ -34,7 +34,7 @@ from ..ingest.addresses import stored_reply
 from ..llm_budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
 from ..llm_policy import LLMTask, PolicyLimits, TaskOutcome, run_task
 from ..prompts import load_prompt, mail_block, set_version
-from ..states import MailStatus, Step
+from ..states import Actor, MailStatus, Step
 from .classify import mail_content
 from .contract import StepContext, StepOutcome
 
@@ -97,7 +97,8 @@ def reference_block(sources: list[dict[str, Any]], thread: list[dict[str, Any]])
 
 def draft_task(subject: str, sender: str, body: str, language: str,
                sources: list[dict[str, Any]], thread: list[dict[str, Any]],
-               max_chars: int = 8000, context: int = DEFAULT_CONTEXT) -> LLMTask[str]:
+               max_chars: int = 8000, context: int = DEFAULT_CONTEXT,
+               instruction: str | None = None) -> LLMTask[str]:
     """The draft as an LLM task. References, thread and body are trimmed to fit
     ``context`` tokens (least similar case first, then the oldest thread mail, then the
     body's end); what was cut is in ``task.trimmed``."""
@@ -109,6 +110,9 @@ def draft_task(subject: str, sender: str, body: str, language: str,
         name = "the language of the mail"
     instructions = task.render(language_name=name, signature=SIGNATURE)
     head = f"{system.text.strip()}\n\n{instructions.strip()}"
+    if instruction and instruction.strip():  # from our support agent (Regenerate): trusted
+        head += ("\n\nOur support agent asked for this reply: "
+                 f"{' '.join(instruction.split())[:500]}")
     retry_room = estimate_tokens(retry.render(error="x" * 300, language_name=name))
     sources, thread = list(sources[:MAX_SOURCES]), list(thread[-3:])
 
@@ -158,7 +162,7 @@ def run(ctx: StepContext) -> StepOutcome:
     thread = list(retrieved.get("thread") or [])
     task = draft_task(content["subject"], content["sender"], content["body"],
                       mail.get("language") or "other", sources, thread, s.llm_max_input_chars,
-                      context_tokens(s, ctx.services.llm))
+                      context_tokens(s, ctx.services.llm), mail.get("draft_instruction"))
     result = run_task(ctx.services.llm, task, PolicyLimits.from_settings(s),
                       event=lambda name, detail: ctx.event(name, detail), audit=ctx.services.audit)
     kept = task.kept  # type: ignore[attr-defined]
@@ -183,8 +187,10 @@ def run(ctx: StepContext) -> StepOutcome:
 
     def write(cur: Any) -> None:
         version = cur.fetchone(sql("drafts_next_version"), {"email_id": ctx.email_id})["v"]
-        if s.safeguards:  # naive (chaos counter-check only): an earlier open draft stays open
-            cur.execute(sql("drafts_supersede_open"), {"email_id": ctx.email_id})
+        if not ctx.services.stores.naive:  # naive (chaos counter-check only): an earlier
+            # open draft stays open
+            ctx.services.stores.drafts.supersede_open(cur, ctx.email_id, Actor.WORKER,
+                                                      "a newer draft was written")
         cur.execute(sql("drafts_insert"), {
             "email_id": ctx.email_id, "version": version, "subject": f"Re: {subject}"[:990],
             "body": reply, "sources": json.dumps(

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..audit import AuditEvent, write_events
-from ..db import sql
+from ..db import sql, update_emails
 from ..db.connection import DatabaseBusyError
 from ..errors import PermanentError
+from ..routing import queues
 from ..states import Actor, Step
 from .contract import StepContext, StepOutcome, StepSpec
 
@@ -41,12 +42,6 @@ class ClaimLostError(Exception):
 class Handoff:
     queue: str
     reason: str
-
-
-def queues(settings: Any) -> tuple[str, str]:
-    """(default queue, vector queue). With a Qdrant server they are the same queue."""
-    vector = settings.queue_name if settings.qdrant_url else settings.vector_queue_name
-    return settings.queue_name, vector
 
 
 class PipelineRunner:
@@ -69,11 +64,11 @@ class PipelineRunner:
             # read once per run; each checkpoint's columns are applied below
             email = cur.fetchone(sql("emails_get"), {"id": email_id})
         default_q, vector_q = queues(self.services.settings)
-        safeguards = self.services.settings.safeguards
+        naive = self.services.stores.naive  # the chaos counter-check's variant, chosen once
         for spec in self.pipeline:
             target = vector_q if spec.needs_vectors else default_q
             # naive (chaos counter-check only): confirmed steps of this queue run again
-            if spec.step in confirmed and (safeguards or target != job["queue"]):
+            if spec.step in confirmed and (not naive or target != job["queue"]):
                 continue
             if target != job["queue"] and target not in self.also_runs:
                 return Handoff(target, f"step {spec.step} runs on queue {target}")
@@ -118,14 +113,12 @@ class PipelineRunner:
     def _checkpoint(self, job: dict[str, Any], worker: str, email: dict[str, Any], step: Step,
                     outcome: StepOutcome, retried: list[AuditEvent]) -> None:
         with self.services.db.transaction() as cur:
-            if cur.fetchone(sql("jobs_still_mine") + " FOR UPDATE",
+            if cur.fetchone(sql("jobs_still_mine_for_update"),
                             {"id": job["id"], "worker": worker}) is None:
                 raise ClaimLostError(f"job {job['id']} is no longer claimed by {worker}")
-            updates = checkpoint_columns(outcome)
+            updates = {c: _db_value(v) for c, v in outcome.email_updates.items()}
             if updates:
-                cols = ", ".join(f"`{c}` = %s" for c in updates)
-                cur.execute(f"UPDATE emails SET {cols} WHERE id = %s",
-                            (*updates.values(), email["id"]))
+                cur.execute(*update_emails(email["id"], updates))
             if outcome.confirmed:
                 cur.execute(sql("steps_confirm"), {
                     "email_id": email["id"], "step": str(step),
@@ -139,11 +132,14 @@ class PipelineRunner:
                 attempt=job["attempts"],
                 detail={"step": str(step), "job_id": job["id"],
                         **({"reason": outcome.status_reason} if outcome.status_reason else {})}))
-            if outcome.mail_status is not None and outcome.mail_status != email["status"]:
-                events.append(AuditEvent(
-                    Actor.WORKER, "email", email["id"], "state_changed", email["status"],
-                    outcome.mail_status, attempt=job["attempts"],
-                    detail={"step": str(step), "reason": outcome.status_reason}))
+            if outcome.mail_status is not None:  # the entry is ours (locked above): the
+                # status this run read is current unless someone else moved it; the
+                # store's conditional UPDATE refuses the move then
+                self.services.stores.mails.move(
+                    cur, email["id"], outcome.mail_status, actor=Actor.WORKER,
+                    reason=outcome.status_reason, attempt=job["attempts"],
+                    current=email["status"], events=events,
+                    detail={"step": str(step), "job_id": job["id"]})
             write_events(cur, events)
 
 

@@ -1,9 +1,16 @@
-"""Admin decisions on send attempts whose outcome is unknown.
+"""The send decision: what an admin decides about a send attempt whose outcome is unknown.
 
-An ``unknown`` attempt is never resent automatically. An admin checks (the
-customer's inbox, the relay's logs) and either marks it sent, or allows one
-resend (the attempt goes back to pending and its job is queued again; the
-Message-ID stays the same, so a receiver that already has it can drop the copy).
+An ``unknown`` attempt is never resent automatically, and never by a job retry
+(``failed retry`` refuses it and points here). An admin checks (the customer's
+inbox, the relay's logs) and decides:
+
+| decision | attempt | draft | mail | queue entry |
+|---|---|---|---|---|
+| ``mark_sent`` (it arrived) | sent | sent | sent | unchanged |
+| ``resend`` (it did not arrive) | pending, same Message-ID | approved | approved | queued again |
+| ``give_up`` (send nothing more) | failed | failed | resolved, with the note | unchanged |
+
+Any other status of the attempt is refused (``TransitionRefused``), saying which it is.
 """
 
 from __future__ import annotations
@@ -11,53 +18,52 @@ from __future__ import annotations
 from typing import Any
 
 from ..app import Services
-from ..audit import AuditEvent, write_events
 from ..db import sql
-from ..errors import PermanentError
+from ..dispatch import enqueue
+from ..errors import PermanentError, TransitionRefused
+from ..routing import job_key
 from ..states import DraftStatus, JobKind, MailStatus, SendStatus
+
+DECISIONS = {  # decision -> (attempt, draft, mail)
+    "mark_sent": (SendStatus.SENT, DraftStatus.SENT, MailStatus.SENT),
+    "resend": (SendStatus.PENDING, None, MailStatus.APPROVED),
+    "give_up": (SendStatus.FAILED, DraftStatus.FAILED, MailStatus.RESOLVED),
+}
 
 
 def list_attempts(svc: Services, status: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
-    return svc.db.fetchall(
-        "SELECT s.id, s.draft_id, d.email_id, s.status, s.tries, s.message_id, s.recipients,"
-        " s.last_error, s.updated_at FROM send_attempts s JOIN drafts d ON d.id = s.draft_id"
-        " WHERE (%s IS NULL OR s.status = %s) ORDER BY s.id LIMIT %s", (status, status, limit))
+    return svc.db.fetchall(sql("sends_list"), {"status": status, "limit": limit})
 
 
 def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note: str = "") -> str:
-    """decision: 'mark_sent' or 'resend'. Returns the new attempt status."""
-    if decision not in ("mark_sent", "resend"):
-        raise PermanentError("decision must be mark_sent or resend")
+    """decision: 'mark_sent', 'resend' or 'give_up'. Returns the new attempt status."""
+    if decision not in DECISIONS:
+        raise PermanentError("decision must be mark_sent, resend or give_up")
     by = by if ":" in by else f"user:{by}"
+    send_to, draft_to, mail_to = DECISIONS[decision]
+    reason = f"admin {decision}: {note}"[:2000]
+    stores = svc.stores
+    job = None
     with svc.db.transaction() as cur:
-        attempt = cur.fetchone("SELECT * FROM send_attempts WHERE id = %s FOR UPDATE", (attempt_id,))
-        if attempt is None:
-            raise PermanentError(f"send attempt {attempt_id} does not exist")
+        attempt = stores.sends.lock(cur, attempt_id)
         if attempt["status"] != SendStatus.UNKNOWN:
-            raise PermanentError(f"send attempt {attempt_id} is {attempt['status']}, not unknown")
-        draft = cur.fetchone(sql("drafts_get_for_update"), {"id": attempt["draft_id"]})
-        mail = cur.fetchone("SELECT id, status FROM emails WHERE id = %s FOR UPDATE",
-                            (draft["email_id"],))
-        new = SendStatus.SENT if decision == "mark_sent" else SendStatus.PENDING
-        cur.execute(sql("sends_set_status"), {"id": attempt_id, "status": new,
-                                               "error": f"admin {decision}: {note}"[:2000],
-                                               "response": None, "reconciled": 0})
-        events = [AuditEvent(by, "send_attempt", attempt_id, f"admin_{decision}",
-                             SendStatus.UNKNOWN, new, detail={"note": note})]
-        if decision == "mark_sent":
-            cur.execute("UPDATE drafts SET status = %s WHERE id = %s", (DraftStatus.SENT, draft["id"]))
-            mail_status = MailStatus.SENT
-        else:
-            cur.execute(sql("sends_requeue_job"), {"job_key": f"{JobKind.SEND_DRAFT}:{draft['id']}"})
-            mail_status = MailStatus.APPROVED
-        cur.execute("UPDATE emails SET status = %s, status_reason = %s WHERE id = %s",
-                    (mail_status, f"admin {decision}: {note}"[:2000], mail["id"]))
-        events.append(AuditEvent(by, "email", mail["id"], "state_changed", mail["status"],
-                                 mail_status, detail={"send_attempt": attempt_id}))
-        write_events(cur, events)
-        job = cur.fetchone(sql("jobs_by_key"), {"job_key": f"{JobKind.SEND_DRAFT}:{draft['id']}"})
-    if decision == "resend" and job:
-        from .review import _enqueue
-
-        _enqueue(svc, job)
-    return str(new)
+            raise TransitionRefused("send_attempt", attempt_id, attempt["status"], send_to,
+                                    f"it is {attempt['status']}, not unknown: there is "
+                                    "nothing to decide")
+        stores.sends.move(cur, attempt_id, send_to, actor=by, event=f"admin_{decision}",
+                          query="sends_move", row=attempt, detail={"note": note},
+                          error=reason, response=None, reconciled=0)
+        draft = stores.drafts.lock(cur, attempt["draft_id"])
+        if draft_to is not None:
+            stores.drafts.move(cur, draft["id"], draft_to, actor=by, row=draft, reason=reason)
+        stores.mails.move(cur, int(draft["email_id"]), mail_to, actor=by, reason=reason,
+                          detail={"send_attempt": attempt_id})
+        if decision == "resend":
+            job = cur.fetchone(sql("jobs_by_key_for_update"),
+                               {"job_key": job_key(JobKind.SEND_DRAFT, draft["id"])})
+            if job is not None:
+                svc.jobs.requeue(cur, job, by, "admin_resend", detail={"send_attempt": attempt_id})
+                job = cur.fetchone(sql("jobs_get"), {"id": job["id"]})
+    if job is not None:
+        enqueue(svc, [job], by)
+    return str(send_to)

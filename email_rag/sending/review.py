@@ -16,10 +16,11 @@ from typing import Any
 from ..app import Services
 from ..audit import AuditEvent, write_events
 from ..db import sql
+from ..dispatch import enqueue
 from ..errors import BadInputError, PermanentError
 from ..ingest.addresses import stored_reply
 from ..ingest.mime import attachment_bytes, find_part, human_size
-from ..states import DraftStatus, JobKind, MailStatus
+from ..states import DraftStatus, JobKind, MailStatus, SendStatus
 from .compose import new_message_id
 
 
@@ -29,6 +30,29 @@ class DraftNotFoundError(PermanentError):
 
 class DraftStateError(PermanentError):
     """The draft is not in a state that allows this action."""
+
+
+class DraftConflictError(DraftStateError):
+    """The draft changed after the agent loaded it (another agent approved or rejected it,
+    or it was regenerated or marked stale); nothing was changed."""
+
+    def __init__(self, draft: dict[str, Any]) -> None:
+        self.draft = draft
+        super().__init__(f"draft {draft['id']} changed since you opened it (now "
+                         f"{draft['status']}); nothing changed")
+
+
+def seen_token(draft: dict[str, Any]) -> str:
+    """The version of a draft an agent saw: its last change time (any write changes it)."""
+    return str(draft["updated_at"].isoformat() if hasattr(draft["updated_at"], "isoformat")
+               else draft["updated_at"])
+
+
+def check_seen(draft: dict[str, Any], seen: str | None) -> None:
+    """Optimistic concurrency for approve/reject: ``seen`` is the version the agent's page
+    showed (None: no check, e.g. the CLI). Called with the row locked."""
+    if seen is not None and seen_token(draft) != seen:
+        raise DraftConflictError(draft)
 
 
 @dataclass
@@ -53,13 +77,10 @@ def show(svc: Services, draft_id: int) -> dict[str, Any]:
     draft = db.fetchone(sql("drafts_get"), {"id": draft_id})
     if draft is None:
         raise DraftNotFoundError(f"draft {draft_id} does not exist")
-    mail = db.fetchone(
-        "SELECT e.*, m.name AS mailbox FROM emails e JOIN mailboxes m ON m.id = e.mailbox_id"
-        " WHERE e.id = %s", (draft["email_id"],))
-    thread = db.fetchall(
-        "SELECT id, subject, from_addr, received_at, status FROM emails WHERE mailbox_id = %s"
-        " AND thread_key = %s AND id <> %s ORDER BY received_at, id",
-        (mail["mailbox_id"], mail["thread_key"], mail["id"])) if mail.get("thread_key") else []
+    mail = db.fetchone(sql("emails_with_mailbox"), {"id": draft["email_id"]})
+    thread = db.fetchall(sql("emails_thread_others"), {
+        "mailbox_id": mail["mailbox_id"], "thread_key": mail["thread_key"],
+        "id": mail["id"]}) if mail.get("thread_key") else []
     send = db.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
     stored = json.loads(draft["sources"]) if draft.get("sources") else []
     sources = stored.get("sources", []) if isinstance(stored, dict) else stored
@@ -112,26 +133,28 @@ def _newer_inbound(db_or_cur: Any, mail: dict[str, Any], since: Any) -> dict[str
         "email_id": mail["id"], "since": since})
 
 
-def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = None) -> ReviewResult:
+def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = None,
+            seen: str | None = None) -> ReviewResult:
     by = _actor(by)
-    # naive (settings.safeguards false: the chaos counter-check ONLY): no row lock, and an
-    # approved or sent draft is approved again, re-arming its send
-    naive = not svc.settings.safeguards
+    stores = svc.stores
+    # naive stores (the chaos counter-check ONLY, chosen when the services were built): no
+    # row lock, and an approved or sent draft is approved again, re-arming its send
+    naive = not stores.drafts.strict
     with svc.db.transaction() as cur:
         draft = cur.fetchone(sql("drafts_get" if naive else "drafts_get_for_update"),
                              {"id": draft_id})
         if draft is None:
             raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        check_seen(draft, seen)
         if draft["status"] in (DraftStatus.APPROVED, DraftStatus.SENT) and not naive:
             send = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
             return ReviewResult(draft_id, "already_approved", draft["status"],
                                 send and send["id"], send and send["message_id"],
                                 detail={"approved_by": draft["approved_by"]})
-        if draft["status"] not in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE,
-                                   *((DraftStatus.APPROVED, DraftStatus.SENT) if naive else ())):
+        if draft["status"] not in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE) and not naive:
             raise DraftStateError(f"draft {draft_id} is {draft['status']}; only a pending or "
                                   "stale draft can be approved")
-        mail = cur.fetchone("SELECT * FROM emails WHERE id = %s FOR UPDATE", (draft["email_id"],))
+        mail = cur.fetchone(sql("emails_get_whole_for_update"), {"id": draft["email_id"]})
         reply = stored_reply(mail)
         if not reply.ok:
             raise BadInputError(f"nobody to send the reply to ({reply.rule}); nothing approved")
@@ -143,37 +166,56 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
             raise DraftStateError(
                 f"draft {draft_id} is FLAGGED ({draft['check_flags'][:200]}); it cannot be "
                 "approved unchanged: edit the reply (or regenerate or reject it)")
-        cur.execute(sql("drafts_approve"), {"id": draft_id, "by": by, "body_final": body_final,
-                                            "edit_diff": diff or None})
-        mailbox = cur.fetchone("SELECT name FROM mailboxes WHERE id = %s", (mail["mailbox_id"],))
-        message_id = new_message_id(draft_id, svc.settings.message_id_domain)
-        cur.execute(sql("sends_insert_naive" if naive else "sends_insert"),
-                    {"draft_id": draft_id, "message_id": message_id,
-                     "recipients": reply.addr})
-        send = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
-        job_key = f"{JobKind.SEND_DRAFT}:{draft_id}"
-        cur.execute(sql("jobs_insert"), {"kind": JobKind.SEND_DRAFT, "job_key": job_key,
-                                         "email_id": mail["id"], "draft_id": draft_id,
-                                         "queue": svc.settings.queue_name})
-        cur.execute(sql("sends_requeue_job"), {"job_key": job_key})
-        job = cur.fetchone(sql("jobs_by_key"), {"job_key": job_key})
-        cur.execute("UPDATE emails SET status = %s, status_reason = NULL WHERE id = %s",
-                    (MailStatus.APPROVED, mail["id"]))
-        write_events(cur, [
-            AuditEvent(by, "draft", draft_id, "approved", draft["status"], DraftStatus.APPROVED,
-                       detail={"edited": bool(diff), "mailbox": mailbox and mailbox["name"]}),
-            AuditEvent(by, "email", mail["id"], "state_changed", mail["status"],
-                       MailStatus.APPROVED, detail={"draft_id": draft_id}),
-            AuditEvent(by, "send_attempt", send["id"], "created", None, send["status"],
-                       detail={"draft_id": draft_id, "message_id": send["message_id"],
-                               "job_id": job["id"]}),
-        ])
-    _enqueue(svc, job)
+        mailbox = cur.fetchone(sql("mailboxes_name"), {"id": mail["mailbox_id"]})
+        events: list[AuditEvent] = []  # written in one round trip before the commit
+        stores.drafts.move(cur, draft_id, DraftStatus.APPROVED, actor=by, event="approved",
+                           query="drafts_approve", row=draft, events=events,
+                           detail={"edited": bool(diff), "mailbox": mailbox and mailbox["name"]},
+                           by=by, body_final=body_final, edit_diff=diff or None)
+        send, created = _send_attempt(svc, cur, draft_id, reply.addr, by, naive)
+        job = _send_job(svc, cur, mail["id"], draft_id, by)
+        stores.mails.move(cur, mail["id"], MailStatus.APPROVED, actor=by, row=mail,
+                          detail={"draft_id": draft_id}, events=events)
+        if created:
+            events.append(AuditEvent(
+                by, "send_attempt", send["id"], "created", None, send["status"],
+                detail={"draft_id": draft_id, "message_id": send["message_id"],
+                        "job_id": job["id"]}))
+        write_events(cur, events)
+    enqueue(svc, [job], by)
     return ReviewResult(draft_id, "approved", DraftStatus.APPROVED, send["id"],
                         send["message_id"], job["id"], {"edited": bool(diff)})
 
 
-def reject(svc: Services, draft_id: int, by: str, reason: str) -> ReviewResult:
+def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str, by: str,
+                  naive: bool) -> tuple[dict[str, Any], bool]:
+    """The draft's one send attempt: created with its Message-ID on the first approval;
+    an attempt the relay refused (the draft came back to review) is armed again."""
+    message_id = new_message_id(draft_id, svc.settings.message_id_domain)
+    created = cur.execute(sql("sends_insert_naive" if naive else "sends_insert"),
+                          {"draft_id": draft_id, "message_id": message_id,
+                           "recipients": recipient}) == 1
+    send = cur.fetchone(sql("sends_by_draft_for_update"), {"draft_id": draft_id})
+    if send["status"] == SendStatus.FAILED:
+        svc.stores.sends.move(cur, send["id"], SendStatus.PENDING, actor=by, event="rearmed",
+                              query="sends_rearm", row=send, recipients=recipient,
+                              detail={"draft_id": draft_id, "why": "approved again after "
+                                      "the relay refused it"})
+        send = {**send, "status": SendStatus.PENDING}
+    return send, created
+
+
+def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) -> dict[str, Any]:
+    """The draft's send_draft entry, queued: created, or a fresh cycle of the existing one
+    (even while its previous run is finishing: see ``JobStore.requeue``)."""
+    return svc.jobs.queue_work(cur, JobKind.SEND_DRAFT, draft_id, actor=by,
+                               event="queued_for_send", queue=svc.settings.queue_name,
+                               email_id=email_id, draft_id=draft_id,
+                               detail={"draft_id": draft_id})
+
+
+def reject(svc: Services, draft_id: int, by: str, reason: str,
+           seen: str | None = None) -> ReviewResult:
     by = _actor(by)
     if not reason.strip():
         raise BadInputError("a reason is required to reject a draft")
@@ -181,32 +223,18 @@ def reject(svc: Services, draft_id: int, by: str, reason: str) -> ReviewResult:
         draft = cur.fetchone(sql("drafts_get_for_update"), {"id": draft_id})
         if draft is None:
             raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        check_seen(draft, seen)
         if draft["status"] == DraftStatus.REJECTED:
             return ReviewResult(draft_id, "already_rejected", draft["status"])
         if draft["status"] not in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE):
             raise DraftStateError(f"draft {draft_id} is {draft['status']}; only a pending or "
                                   "stale draft can be rejected")
-        mail = cur.fetchone("SELECT id, status FROM emails WHERE id = %s FOR UPDATE",
-                            (draft["email_id"],))
-        cur.execute(sql("drafts_reject"), {"id": draft_id, "by": by, "reason": reason[:2000]})
-        cur.execute("UPDATE emails SET status = %s, status_reason = %s WHERE id = %s",
-                    (MailStatus.REJECTED, reason[:2000], mail["id"]))
-        write_events(cur, [
-            AuditEvent(by, "draft", draft_id, "rejected", draft["status"], DraftStatus.REJECTED,
-                       detail={"reason": reason}),
-            AuditEvent(by, "email", mail["id"], "state_changed", mail["status"],
-                       MailStatus.REJECTED, detail={"draft_id": draft_id}),
-        ])
+        svc.stores.drafts.move(cur, draft_id, DraftStatus.REJECTED, actor=by, event="rejected",
+                               query="drafts_reject", row=draft, detail={"reason": reason},
+                               by=by, reject_reason=reason[:2000])
+        svc.stores.mails.move(cur, int(draft["email_id"]), MailStatus.REJECTED, actor=by,
+                              reason=reason[:2000], detail={"draft_id": draft_id})
     return ReviewResult(draft_id, "rejected", DraftStatus.REJECTED)
-
-
-def _enqueue(svc: Services, job: dict[str, Any]) -> None:
-    from ..errors import QueueUnavailableError
-
-    try:
-        svc.queue.enqueue([(job["queue"], job["id"])])
-    except QueueUnavailableError:
-        pass  # the row is queued in MariaDB; re-dispatch enqueues it
 
 
 def _diff(before: str, after: str) -> str:

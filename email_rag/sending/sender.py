@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
-from ..adapters.smtp import SmtpConfig, SmtpSender
 from ..audit import AuditEvent, write_events
 from ..db import sql
 from ..errors import (
@@ -39,37 +38,31 @@ from ..errors import (
     SmtpOutcomeUnknownError,
     SmtpPermanentError,
     SmtpTransientError,
+    TransitionRefused,
 )
 from ..ingest.addresses import stored_reply
+from ..ports import MailSender, SentFolder
 from ..states import Actor, DraftStatus, MailStatus, SendStatus
 from .compose import build_reply
 
 log = logging.getLogger(__name__)
 
 
-class SentFolder(Protocol):
-    def contains(self, message_id: str) -> bool: ...
-
-    def append(self, message: bytes) -> None: ...
-
-
 class SendService:
     def __init__(self, services: Any, sent_folder: Callable[[str], SentFolder] | None = None,
-                 sender: SmtpSender | None = None) -> None:
+                 sender: MailSender | None = None) -> None:
         self.services = services
         self.settings = services.settings
         self._sent_folder = sent_folder
         self._folders: dict[str, SentFolder] = {}  # one kept IMAP connection per mailbox
-        self.sender = sender or SmtpSender(SmtpConfig.from_settings(self.settings))
+        self.sender = sender or services.mail_sender
+        self.naive = services.stores.naive  # the chaos counter-check's variant, chosen once
 
     def sent_folder(self, mailbox_name: str) -> SentFolder:
         if self._sent_folder is not None:
             return self._sent_folder(mailbox_name)
         if mailbox_name not in self._folders:
-            from ..adapters.imap import sent_folder
-
-            self._folders[mailbox_name] = sent_folder(self.settings.mailbox(mailbox_name),
-                                                      self.settings.imap_timeout)
+            self._folders[mailbox_name] = self.services.sent_folder(mailbox_name)
         return self._folders[mailbox_name]
 
     # --- the job handler ---
@@ -85,7 +78,7 @@ class SendService:
             log.info("draft %s is %s: not sending", draft["id"], draft["status"])
             return
         # naive (chaos counter-check only): an attempted send is resent blindly
-        if attempt["status"] == SendStatus.ATTEMPTED and self.settings.safeguards:
+        if attempt["status"] == SendStatus.ATTEMPTED and not self.naive:
             if self._reconcile(ctx, job, "previous try did not confirm its outcome"):
                 return
         newer = self._newer_inbound(mail, draft["approved_at"])
@@ -104,13 +97,13 @@ class SendService:
             self._refused(ctx, job, e)
             raise
         except SmtpOutcomeUnknownError as e:
-            if not self.settings.safeguards:  # naive (chaos counter-check only): retry blindly
+            if self.naive:  # naive (chaos counter-check only): retry blindly
                 raise SmtpTransientError(str(e)) from e
             self._audit(job, "send_outcome_unknown", attempt, {"error": str(e)})
             self._reconcile(ctx, job, str(e))
             return
-        self._sent(ctx, job, answer, reconciled=False)
-        self._copy_to_sent(ctx, job, message)
+        if self._sent(ctx, job, answer, reconciled=False):
+            self._copy_to_sent(ctx, job, message)
 
     # --- steps ---
     def _load(self, job: dict[str, Any]) -> dict[str, Any]:
@@ -118,8 +111,8 @@ class SendService:
             draft = cur.fetchone(sql("drafts_get"), {"id": job["draft_id"]})
             if draft is None:
                 raise PermanentError(f"draft {job['draft_id']} does not exist")
-            mail = cur.fetchone("SELECT * FROM emails WHERE id = %s", (draft["email_id"],))
-            mailbox = cur.fetchone("SELECT * FROM mailboxes WHERE id = %s", (mail["mailbox_id"],))
+            mail = cur.fetchone(sql("emails_get"), {"id": draft["email_id"]})
+            mailbox = cur.fetchone(sql("mailboxes_get"), {"id": mail["mailbox_id"]})
             attempt = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft["id"]})
         try:
             cfg = self.settings.mailbox(mailbox["name"])
@@ -150,46 +143,58 @@ class SendService:
 
     def _mark_attempted(self, ctx: dict[str, Any], job: dict[str, Any]) -> bool:
         attempt = ctx["attempt"]
-        with self.services.db.transaction() as cur:
-            # naive (chaos counter-check only): an attempted send may be attempted again
-            mark = sql("sends_mark_attempted" if self.settings.safeguards
-                       else "sends_mark_attempted_naive")
-            if cur.execute(mark, {"id": attempt["id"]}) != 1:
-                return False
-            write_events(cur, [AuditEvent(
-                Actor.WORKER, "send_attempt", attempt["id"], "send_started", attempt["status"],
-                SendStatus.ATTEMPTED, attempt=attempt["tries"] + 1,
-                detail={"message_id": attempt["message_id"], "job_id": job["id"]})])
+        try:
+            with self.services.db.transaction() as cur:
+                # naive (chaos counter-check only): an attempted send may be attempted again
+                self.services.stores.sends.move(
+                    cur, attempt["id"], SendStatus.ATTEMPTED, actor=Actor.WORKER,
+                    event="send_started", expect=(SendStatus.PENDING,),
+                    current=attempt["status"],
+                    query="sends_mark_attempted_naive" if self.naive else "sends_mark_attempted",
+                    attempt=attempt["tries"] + 1,
+                    detail={"message_id": attempt["message_id"], "job_id": job["id"]})
+        except TransitionRefused:
+            return False  # another run took it; its outcome decides
         ctx["attempt"] = {**attempt, "status": SendStatus.ATTEMPTED, "tries": attempt["tries"] + 1}
         return True
 
     def _set(self, ctx: dict[str, Any], job: dict[str, Any], status: SendStatus, event: str,
              error: str | None = None, response: str | None = None, reconciled: bool = False,
              draft_status: DraftStatus | None = None, mail_status: MailStatus | None = None,
-             reason: str | None = None) -> None:
+             reason: str | None = None) -> bool:
+        """Record the outcome: attempt, draft and mail in one transaction, each by its store,
+        only from the status this run saw. When another run or an admin moved the attempt
+        meanwhile (a late worker after a stuck reset), nothing is overwritten: the late
+        outcome is audited (``late_outcome``) for the human who decides. True if recorded."""
         attempt, draft, mail = ctx["attempt"], ctx["draft"], ctx["mail"]
-        with self.services.db.transaction() as cur:
-            cur.execute(sql("sends_set_status"), {
-                "id": attempt["id"], "status": status, "error": error, "response": response,
-                "reconciled": int(reconciled)})
-            events = [AuditEvent(Actor.WORKER, "send_attempt", attempt["id"], event,
-                                 attempt["status"], status, attempt=attempt["tries"],
-                                 detail={"message_id": attempt["message_id"], "error": error,
-                                         "response": response, "job_id": job["id"]})]
-            if draft_status is not None:
-                cur.execute("UPDATE drafts SET status = %s WHERE id = %s", (draft_status, draft["id"]))
-                events.append(AuditEvent(Actor.WORKER, "draft", draft["id"], "state_changed",
-                                         draft["status"], draft_status, detail={"reason": reason}))
-            if mail_status is not None:
-                cur.execute("UPDATE emails SET status = %s, status_reason = %s WHERE id = %s",
-                            (mail_status, reason, mail["id"]))
-                events.append(AuditEvent(Actor.WORKER, "email", mail["id"], "state_changed",
-                                         mail["status"], mail_status, detail={"reason": reason}))
-            write_events(cur, events)
+        stores = self.services.stores
+        detail = {"message_id": attempt["message_id"], "error": error, "response": response,
+                  "job_id": job["id"]}
+        events: list[AuditEvent] = []
+        try:  # each move is conditional on the status this run read: no extra reads
+            with self.services.db.transaction() as cur:
+                stores.sends.move(cur, attempt["id"], status, actor=Actor.WORKER, event=event,
+                                  current=attempt["status"], query="sends_move",
+                                  attempt=attempt["tries"], detail=detail, error=error,
+                                  response=response, reconciled=int(reconciled), events=events)
+                if draft_status is not None:
+                    stores.drafts.move(cur, draft["id"], draft_status, actor=Actor.WORKER,
+                                       reason=reason, current=draft["status"], events=events)
+                if mail_status is not None:
+                    stores.mails.move(cur, mail["id"], mail_status, actor=Actor.WORKER,
+                                      reason=reason, current=mail["status"], events=events)
+                write_events(cur, events)
+        except TransitionRefused as e:
+            log.error("ALARM late send outcome for attempt %s not recorded: %s", attempt["id"], e)
+            self._audit(job, "late_outcome", attempt, {
+                "wanted": str(status), "error": error, "response": response,
+                "refused": str(e), "resume": "an admin decides (sends resolve)"})
+            return False
         ctx["attempt"] = {**attempt, "status": status}
+        return True
 
-    def _sent(self, ctx: dict[str, Any], job: dict[str, Any], answer: str, reconciled: bool) -> None:
-        self._set(ctx, job, SendStatus.SENT, "sent" if not reconciled else "reconciled_sent",
+    def _sent(self, ctx: dict[str, Any], job: dict[str, Any], answer: str, reconciled: bool) -> bool:
+        return self._set(ctx, job, SendStatus.SENT, "sent" if not reconciled else "reconciled_sent",
                   response=answer, reconciled=reconciled, draft_status=DraftStatus.SENT,
                   mail_status=MailStatus.SENT)
 
@@ -223,16 +228,16 @@ class SendService:
     def _mark_stale(self, ctx: dict[str, Any], job: dict[str, Any], newer: dict[str, Any]) -> None:
         draft, mail = ctx["draft"], ctx["mail"]
         reason = f"newer mail {newer['id']} arrived in the thread after approval"
+        stores = self.services.stores
+        events: list[AuditEvent] = []
         with self.services.db.transaction() as cur:
-            cur.execute(sql("drafts_mark_stale"), {"id": draft["id"], "reason": reason})
-            cur.execute("UPDATE emails SET status = %s, status_reason = %s WHERE id = %s",
-                        (MailStatus.DRAFT_READY, reason, mail["id"]))
-            write_events(cur, [
-                AuditEvent(Actor.WORKER, "draft", draft["id"], "stale", draft["status"],
-                           DraftStatus.STALE, detail={"reason": reason, "job_id": job["id"]}),
-                AuditEvent(Actor.WORKER, "email", mail["id"], "state_changed", mail["status"],
-                           MailStatus.DRAFT_READY, detail={"reason": reason}),
-            ])
+            stores.drafts.move(cur, draft["id"], DraftStatus.STALE, actor=Actor.WORKER,
+                               event="stale", query="drafts_mark_stale", reason=reason,
+                               current=draft["status"], expect=(DraftStatus.APPROVED,),
+                               detail={"job_id": job["id"]}, events=events)
+            stores.mails.move(cur, mail["id"], MailStatus.DRAFT_READY, actor=Actor.WORKER,
+                              reason=reason, current=mail["status"], events=events)
+            write_events(cur, events)
 
     def _copy_to_sent(self, ctx: dict[str, Any], job: dict[str, Any], message: bytes) -> None:
         attempt = ctx["attempt"]

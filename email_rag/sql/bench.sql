@@ -109,3 +109,102 @@ SELECT COUNT(*) AS n, UNIX_TIMESTAMP(MIN(started_at)) AS first,
 -- name: bench_send_attempts
 SELECT s.message_id, s.status AS send_status, d.status AS draft_status, e.status AS mail_status
   FROM send_attempts s JOIN drafts d ON d.id = s.draft_id JOIN emails e ON e.id = d.email_id;
+
+-- name: bench_mailbox_insert
+INSERT IGNORE INTO mailboxes (name, address) VALUES (?, ?);
+
+-- name: bench_mailbox_id
+SELECT id FROM mailboxes WHERE name = ?;
+
+-- name: bench_index_insert_email
+INSERT INTO emails (mailbox_id, dedup_key, message_id, status, subject, body_text)
+VALUES (?, ?, ?, ?, ?, ?);
+
+-- name: bench_index_emails
+SELECT * FROM emails ORDER BY id;
+
+-- name: bench_bare_lease
+-- The bare script's stand-in for the poller's lease renewal (same write, no logic).
+UPDATE mailboxes SET lease_until = NOW(6) WHERE id = 1;
+
+-- name: bench_bare_insert_email
+INSERT INTO emails (mailbox_id, dedup_key, message_id, folder, uidvalidity, uid, thread_key,
+                    in_reply_to, references_header, from_addr, from_name, to_addrs, cc_addrs,
+                    subject, sent_at, raw, raw_size, parse_status, parse_error, auto_reason,
+                    status, status_reason, body_text, body_html, attachments)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: bench_bare_insert_job
+INSERT INTO jobs (kind, job_key, email_id, queue, state)
+VALUES ('process_email', ?, ?, 'bench', 'queued');
+
+-- name: bench_bare_insert_audit
+INSERT INTO audit_log (event_uid, at, actor, entity_type, entity_id, event, to_state, detail)
+VALUES (?, NOW(6), 'poller', 'email', ?, 'received', 'received', ?);
+
+-- name: bench_bare_cursor
+INSERT INTO mailbox_cursors (mailbox_id, folder, uidvalidity, last_uid) VALUES (1, 'INBOX', 1, ?)
+ON DUPLICATE KEY UPDATE last_uid = VALUES(last_uid);
+
+-- name: bench_count_emails
+SELECT COUNT(*) AS n FROM emails;
+
+-- name: bench_count_jobs
+SELECT COUNT(*) AS n FROM jobs;
+
+-- name: bench_mail_outcome
+SELECT status, parse_status, parse_error, subject, body_text FROM emails WHERE id = ?;
+
+-- name: bench_send_skip_process_jobs
+-- The send bench runs only send jobs: the mails' process jobs would get in the way.
+UPDATE jobs SET state = 'done' WHERE kind = 'process_email';
+
+-- name: bench_send_drafts
+SELECT d.id, d.body_draft, e.subject, e.from_addr, e.message_id, e.references_header
+  FROM drafts d JOIN emails e ON e.id = d.email_id ORDER BY d.id LIMIT ?;
+
+-- name: bench_hops_first_job
+SELECT id FROM jobs ORDER BY id LIMIT 1;
+
+-- name: bench_hops_pending_draft
+SELECT id FROM drafts WHERE status = 'pending_review' ORDER BY id LIMIT 1;
+
+-- name: bench_latency_times
+-- bench latency: when each mail was stored and when its first draft was written.
+SELECT e.message_id, UNIX_TIMESTAMP(e.received_at) AS stored,
+       UNIX_TIMESTAMP(MIN(d.created_at)) AS drafted
+  FROM emails e LEFT JOIN drafts d ON d.email_id = e.id
+ GROUP BY e.id, e.message_id, e.received_at;
+
+-- name: bench_latency_ready
+SELECT lease_owner, last_success_at FROM mailboxes;
+
+-- name: bench_latency_drafts
+SELECT COUNT(*) AS n FROM drafts;
+
+-- bench web (bench/web.py): 10,000 pending drafts and their mails in the bench's own database.
+-- name: bench_web_mailboxes
+INSERT INTO mailboxes (name, address) VALUES ('support', 'support@x'), ('sales', 'sales@x');
+
+-- name: bench_web_mailbox_ids
+SELECT id FROM mailboxes ORDER BY id;
+
+-- name: bench_web_insert_email
+INSERT INTO emails (mailbox_id, dedup_key, message_id, status, subject, body_text,
+                    from_addr, thread_key, category, priority, language, received_at, sent_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+        '2026-11-01' + INTERVAL ? MINUTE, '2026-11-01' + INTERVAL ? MINUTE);
+
+-- name: bench_web_sent_drafts
+INSERT INTO drafts (email_id, version, status, subject, body_draft, body_final, approved_by,
+                    approved_at)
+SELECT id, 1, 'sent', 'Re: x', 'Unsere Antwort', 'Unsere Antwort', 'user:bob', received_at
+  FROM emails WHERE status = 'sent';
+
+-- name: bench_web_pending_drafts
+INSERT INTO drafts (email_id, version, status, subject, body_draft, sources)
+SELECT id, 1, 'pending_review', 'Re: x', 'Guten Tag,\nwir pruefen das.', ?
+  FROM emails WHERE status = 'draft_ready';
+
+-- name: bench_web_pending_draft_ids
+SELECT id FROM drafts WHERE status = 'pending_review' ORDER BY id;

@@ -9,10 +9,6 @@ SELECT * FROM drafts WHERE id = %(id)s;
 -- name: drafts_next_version
 SELECT COALESCE(MAX(version), 0) + 1 AS v FROM drafts WHERE email_id = %(email_id)s;
 
--- name: drafts_supersede_open
-UPDATE drafts SET status = 'superseded'
- WHERE email_id = %(email_id)s AND status IN ('pending_review', 'stale');
-
 -- name: drafts_insert
 INSERT INTO drafts (email_id, version, status, subject, body_draft, sources, language,
                     prompt_version, model, check_flags)
@@ -32,13 +28,13 @@ SELECT d.id, d.email_id, d.version, d.status, d.check_flags, d.created_at, e.sub
  LIMIT %(limit)s;
 
 -- name: drafts_approve
-UPDATE drafts SET status = 'approved', approved_by = %(by)s, approved_at = NOW(6),
+UPDATE drafts SET status = %(to)s, approved_by = %(by)s, approved_at = NOW(6),
        body_final = %(body_final)s, edit_diff = %(edit_diff)s, stale_reason = NULL
- WHERE id = %(id)s;
+ WHERE id = %(id)s AND status = %(from)s;
 
 -- name: drafts_reject
-UPDATE drafts SET status = 'rejected', rejected_by = %(by)s, reject_reason = %(reason)s
- WHERE id = %(id)s;
+UPDATE drafts SET status = %(to)s, rejected_by = %(by)s, reject_reason = %(reject_reason)s
+ WHERE id = %(id)s AND status = %(from)s;
 
 -- name: drafts_newer_inbound
 -- Inbound mail of the same thread that arrived after the given time (not our own, not automatic).
@@ -48,48 +44,17 @@ SELECT id, subject, created_at FROM emails
  ORDER BY id LIMIT 1;
 
 -- name: drafts_mark_stale
-UPDATE drafts SET status = 'stale', stale_reason = %(reason)s WHERE id = %(id)s;
+UPDATE drafts SET status = %(to)s, stale_reason = %(reason)s WHERE id = %(id)s AND status = %(from)s;
 
--- name: sends_insert
-INSERT IGNORE INTO send_attempts (draft_id, message_id, status, recipients)
-VALUES (%(draft_id)s, %(message_id)s, 'pending', %(recipients)s);
-
--- name: sends_insert_naive
--- settings.safeguards = false (chaos counter-check ONLY): every approval re-arms the send.
-INSERT INTO send_attempts (draft_id, message_id, status, recipients)
-VALUES (%(draft_id)s, %(message_id)s, 'pending', %(recipients)s)
-ON DUPLICATE KEY UPDATE status = 'pending';
-
--- name: sends_by_draft_for_update
-SELECT * FROM send_attempts WHERE draft_id = %(draft_id)s FOR UPDATE;
-
--- name: sends_by_draft
-SELECT * FROM send_attempts WHERE draft_id = %(draft_id)s;
-
--- name: sends_get
-SELECT * FROM send_attempts WHERE id = %(id)s;
-
--- name: sends_mark_attempted
-UPDATE send_attempts SET status = 'attempted', tries = tries + 1, attempted_at = NOW(6)
- WHERE id = %(id)s AND status = 'pending';
-
--- name: sends_mark_attempted_naive
--- settings.safeguards = false (chaos counter-check ONLY): an attempted send is tried again.
-UPDATE send_attempts SET status = 'attempted', tries = tries + 1, attempted_at = NOW(6)
- WHERE id = %(id)s AND status IN ('pending', 'attempted');
-
--- name: sends_set_status
-UPDATE send_attempts SET status = %(status)s, last_error = %(error)s,
-       smtp_response = COALESCE(%(response)s, smtp_response), reconciled = %(reconciled)s,
-       sent_at = IF(%(status)s = 'sent', NOW(6), sent_at)
- WHERE id = %(id)s;
-
--- name: sends_requeue_job
-UPDATE jobs SET state = 'queued', attempts = 0, next_run_at = NOW(6), worker = NULL,
-       started_at = NULL, finished_at = NULL
- WHERE job_key = %(job_key)s AND state IN ('done', 'dead', 'failed');
-
--- The mail of a draft with what an attachment download needs (raw mail, attachment list).
 -- name: drafts_mail_attachments
+-- The mail of a draft with what an attachment download needs (raw mail, attachment list).
 SELECT e.id, e.raw, e.attachments FROM drafts d JOIN emails e ON e.id = d.email_id
  WHERE d.id = %(id)s;
+
+-- name: drafts_move
+-- DraftStore.move: one conditional status change.
+UPDATE drafts SET status = %(to)s WHERE id = %(id)s AND status = %(from)s;
+
+-- name: drafts_open_of_mail_for_update
+SELECT id FROM drafts WHERE email_id = %(email_id)s AND status IN ('pending_review', 'stale')
+ ORDER BY id FOR UPDATE;

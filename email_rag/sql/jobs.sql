@@ -65,17 +65,6 @@ SELECT id, queue, state FROM jobs
    AND id > %(after)s
  ORDER BY id LIMIT %(limit)s;
 
--- name: jobs_retry
--- Admin retry (the caller checked it is allowed): a fresh retry cycle from now.
-UPDATE jobs SET state = 'queued', attempts = 0, next_run_at = NOW(6), worker = NULL,
-       started_at = NULL, finished_at = NULL
- WHERE id = %(id)s AND state <> 'processing';
-
--- name: jobs_resolve
-UPDATE jobs SET state = 'dead', finished_at = COALESCE(finished_at, NOW(6)),
-       last_error = CONCAT(COALESCE(last_error, ''), ' [resolved: ', %(note)s, ']')
- WHERE id = %(id)s AND state IN ('dead', 'failed', 'queued');
-
 -- name: jobs_insert
 INSERT IGNORE INTO jobs (kind, job_key, email_id, draft_id, queue, state)
 VALUES (%(kind)s, %(job_key)s, %(email_id)s, %(draft_id)s, %(queue)s, 'queued');
@@ -90,8 +79,41 @@ SELECT step, detail FROM email_steps WHERE email_id = %(email_id)s;
 INSERT INTO email_steps (email_id, step, detail) VALUES (%(email_id)s, %(step)s, %(detail)s)
 ON DUPLICATE KEY UPDATE detail = VALUES(detail), confirmed_at = NOW(6);
 
--- name: emails_get
-SELECT * FROM emails WHERE id = %(id)s;
+-- name: jobs_move_requeue
+-- Store move: a fresh retry cycle from now (admin retry, approved again, regenerate, resend).
+UPDATE jobs SET state = %(to)s, attempts = 0, next_run_at = NOW(6), worker = NULL,
+       started_at = NULL, finished_at = NULL, last_error = NULL,
+       queue = COALESCE(%(queue)s, queue)
+ WHERE id = %(id)s AND state = %(from)s;
 
--- name: emails_get_for_update
-SELECT id, status FROM emails WHERE id = %(id)s FOR UPDATE;
+-- name: jobs_move_close
+-- Store move: the entry's work is over (a refused send returned to review).
+UPDATE jobs SET state = %(to)s, finished_at = COALESCE(finished_at, NOW(6))
+ WHERE id = %(id)s AND state = %(from)s;
+
+-- name: jobs_move_resolve
+-- Store move: an admin closed the entry by hand, with a note.
+UPDATE jobs SET state = %(to)s, finished_at = COALESCE(finished_at, NOW(6)),
+       last_error = CONCAT(COALESCE(last_error, ''), ' [resolved: ', %(note)s, ']')
+ WHERE id = %(id)s AND state = %(from)s;
+
+-- name: jobs_open_of_mail_for_update
+-- Entries of a mail an admin can close: waiting or failed, not resolved by hand yet.
+SELECT * FROM jobs WHERE email_id = %(email_id)s
+   AND state IN ('dead', 'failed', 'queued', 'processing')
+   AND LOCATE('[resolved: ', COALESCE(last_error, '')) = 0
+ ORDER BY id FOR UPDATE;
+
+-- name: jobs_by_key_for_update
+SELECT * FROM jobs WHERE job_key = %(job_key)s FOR UPDATE;
+
+-- name: jobs_list
+-- %(states)s: comma-separated states, '' for every state.
+SELECT j.id, j.kind, j.email_id, j.draft_id, j.queue, j.state, j.attempts, j.next_run_at,
+       j.started_at, j.worker, j.last_error, e.status AS mail_status, e.subject
+  FROM jobs j LEFT JOIN emails e ON e.id = j.email_id
+ WHERE %(states)s = '' OR FIND_IN_SET(j.state, %(states)s)
+ ORDER BY j.id LIMIT %(limit)s;
+
+-- name: jobs_still_mine_for_update
+SELECT id FROM jobs WHERE id = %(id)s AND state = 'processing' AND worker = %(worker)s FOR UPDATE;

@@ -13,8 +13,11 @@ SELECT * FROM users WHERE name = %(name)s FOR UPDATE;
 SELECT id, name, role, disabled FROM users WHERE id = %(id)s;
 
 -- name: web_users_list
-SELECT id, name, role, disabled, failed_logins, locked_until, last_login_at, created_at
-  FROM users ORDER BY name;
+SELECT u.id, u.name, u.role, u.disabled, u.last_login_at, u.created_at,
+       COALESCE((SELECT GROUP_CONCAT(m.name ORDER BY m.name SEPARATOR ', ')
+                   FROM user_mailboxes um JOIN mailboxes m ON m.id = um.mailbox_id
+                  WHERE um.user_id = u.id), IF(u.role = 'admin', 'all', '')) AS mailboxes
+  FROM users u ORDER BY u.name;
 
 -- name: web_user_set_disabled
 UPDATE users SET disabled = %(disabled)s, failed_logins = 0, locked_until = NULL
@@ -23,31 +26,13 @@ UPDATE users SET disabled = %(disabled)s, failed_logins = 0, locked_until = NULL
 -- name: web_user_set_password
 UPDATE users SET password_hash = %(hash)s WHERE id = %(id)s;
 
--- name: web_user_login_failed
--- One more failed login; at the limit the user is locked for a while (counter restarts).
--- MariaDB evaluates SET left to right with updated values: locked_until must come first.
-UPDATE users
-   SET locked_until = IF(failed_logins + 1 >= %(max)s,
-                         NOW(6) + INTERVAL %(lock_s)s SECOND, locked_until),
-       failed_logins = IF(failed_logins + 1 >= %(max)s, 0, failed_logins + 1)
- WHERE id = %(id)s;
-
 -- name: web_user_login_ok
 UPDATE users SET failed_logins = 0, locked_until = NULL, last_login_at = NOW(6)
  WHERE id = %(id)s;
 
--- name: web_user_locked_seconds
-SELECT GREATEST(CEIL(TIMESTAMPDIFF(MICROSECOND, NOW(6), locked_until) / 1e6), 0) AS s
-  FROM users WHERE id = %(id)s AND locked_until > NOW(6);
-
 -- name: web_regenerate_clear_steps
 -- Checkpoints of the steps a regenerated draft re-runs (the audit log keeps the history).
 DELETE FROM email_steps WHERE email_id = %(email_id)s AND step IN ('retrieve', 'draft');
-
--- name: web_regenerate_requeue_job
-UPDATE jobs SET state = 'queued', attempts = 0, next_run_at = NOW(6), worker = NULL,
-       started_at = NULL, finished_at = NULL, last_error = NULL, queue = %(queue)s
- WHERE id = %(id)s AND state <> 'processing';
 
 -- name: web_attention_items
 -- Mails that need a human or are degraded: failed/manual mails, dead or retrying queue
@@ -85,14 +70,6 @@ SELECT id, queue FROM jobs WHERE id = %(id)s AND state = 'queued';
 SELECT s.id FROM send_attempts s JOIN drafts d ON d.id = s.draft_id
  WHERE d.email_id = %(email_id)s AND s.status = 'unknown';
 
--- name: web_mail_open_jobs
--- Dead or failed entries of a mail that no admin has resolved yet.
-SELECT id FROM jobs WHERE email_id = %(email_id)s AND state IN ('dead', 'failed')
-   AND LOCATE('[resolved: ', COALESCE(last_error, '')) = 0 ORDER BY id;
-
--- name: web_mail_resolve
-UPDATE emails SET status = 'resolved', status_reason = %(note)s
- WHERE id = %(id)s AND status IN ('failed', 'manual');
 
 -- name: web_mailbox_names
 SELECT name FROM mailboxes ORDER BY name;

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from urllib.parse import quote
 
 from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -100,9 +101,19 @@ def _handlers(app: FastAPI) -> None:
         return page(request, "error.html", 400, title="Not possible",
                     message=f"{redact_text(str(exc))} Nothing was changed.")
 
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError):
+        """A number expected in the address, a form field missing: an HTML page, never
+        FastAPI's JSON (nothing of the input is echoed)."""
+        fields = sorted({str(e.get("loc", ["", "?"])[-1]) for e in exc.errors()})
+        return page(request, "error.html", 422, title="Not understood",
+                    message=f"This address or form has a value the page cannot use "
+                            f"({', '.join(fields)[:200]}). Nothing was changed. Go back and "
+                            "check it, or start again from the review queue.")
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
-        titles = {404: "Not found", 405: "Not allowed"}
+        titles = {404: "Not found", 405: "Not allowed", 400: "Bad request", 413: "Too large"}
         return page(request, "error.html", exc.status_code,
                     title=titles.get(exc.status_code, "Error"),
                     message="There is no such page." if exc.status_code == 404 else str(exc.detail))

@@ -4,6 +4,8 @@ FastAPI runs plain ``def`` routes in a thread pool; a MariaDB connection must
 not be shared between threads, so each thread gets its own Services (and so
 its own connection), built lazily and reused by that thread's later requests.
 After a MariaDB outage the thread's Services is reset (reconnect, clear caches).
+Its MariaDB connections have a read/write timeout (``web_db_timeout_seconds``): a
+database that accepts but never answers gives a 503 page within seconds.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from ..settings import Settings
 
 class ServicesPool:
     def __init__(self, settings: Settings) -> None:
+        if settings.web_db_timeout_seconds > 0 and not settings.db_read_timeout:
+            settings = settings.model_copy(update={"db_read_timeout": settings.web_db_timeout_seconds})
         self.settings = settings
         self._local = threading.local()
         self._all: list[Services] = []

@@ -10,9 +10,10 @@ rel="noopener noreferrer nofollow". The CSP header is a second wall.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import jinja2
 import nh3
@@ -20,6 +21,8 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
+from ..sending.compose import reply_subject
+from . import i18n
 from .security import csrf_token, pop_flashes
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -59,12 +62,36 @@ def age(seconds: Any) -> str:
     return f"{s // 86400} d {s % 86400 // 3600} h"
 
 
-def when(value: Any) -> str:
+@jinja2.pass_context
+def when(context: Any, value: Any) -> str:
+    """A stored time (naive UTC: MariaDB runs in UTC) in the user's time zone, to the
+    minute (the title of the page says which zone)."""
     if value is None:
         return ""
     if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S")
+        zone = context.get("tz") or UTC
+        local = value.replace(tzinfo=UTC).astimezone(zone) if value.tzinfo is None \
+            else value.astimezone(zone)
+        return local.strftime("%Y-%m-%d %H:%M")
     return str(value)
+
+
+def user_zone(user: Any, default: str) -> ZoneInfo:
+    """The user's time zone, else the configured one, else UTC (an unknown name never
+    breaks a page)."""
+    for name in (getattr(user, "time_zone", None), default, "UTC"):
+        if name:
+            try:
+                return ZoneInfo(name)
+            except (ZoneInfoNotFoundError, ValueError):
+                continue
+    return ZoneInfo("UTC")
+
+
+def who(actor: Any) -> str:
+    """An audit actor as a person reads it: ``user:anna`` -> ``anna``."""
+    text = str(actor or "")
+    return text.split(":", 1)[1] if text.startswith("user:") else text
 
 
 def as_json(value: Any) -> str:
@@ -76,8 +103,11 @@ def as_json(value: Any) -> str:
 def build_env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True,
-                             lstrip_blocks=True)
-    env.filters.update(age=age, when=when, as_json=as_json, mail_html=safe_mail_html)
+                             lstrip_blocks=True, extensions=["jinja2.ext.i18n"])
+    env.policies["ext.i18n.trimmed"] = True
+    env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
+    env.filters.update(age=age, when=when, as_json=as_json, mail_html=safe_mail_html,
+                       reply_subject=reply_subject, who=who)
     return env
 
 
@@ -86,7 +116,10 @@ ENV = build_env()
 
 def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
     user = getattr(request.state, "user", None)
-    html = ENV.get_template(template).render(
-        request=request, user=user, csrf=csrf_token(request), flashes=pop_flashes(request),
-        path=request.url.path, **context)
+    settings = request.app.state.settings
+    tz = user_zone(user, settings.web_time_zone)
+    with i18n.using(getattr(user, "ui_language", None) or settings.web_language) as lang:
+        html = ENV.get_template(template).render(
+            request=request, user=user, csrf=csrf_token(request), flashes=pop_flashes(request),
+            path=request.url.path, tz=tz, lang=lang, **context)
     return HTMLResponse(html, status_code=status_code)

@@ -3,7 +3,9 @@
 - Session: Starlette's signed cookie (itsdangerous), HttpOnly, SameSite=Lax,
   Secure when ``web_cookie_secure``; it holds the user id, a CSRF token and
   flash messages, never a password. The user row is read on every request, so
-  a disabled user is out at the next click.
+  a disabled user is out at the next click; the session also carries the user's
+  session version, which logout and disabling raise: a copied cookie stops
+  working at logout (server-side revocation, ``users.end_sessions``).
 - CSRF: one random token per session; every POST must carry it in the form
   field ``csrf_token`` (checked with a constant-time compare), the login form
   included.
@@ -19,6 +21,8 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
+import time
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import Depends, Form, Request
@@ -81,13 +85,15 @@ async def check_csrf(request: Request) -> None:
 
 
 def current_user(request: Request) -> User:
-    uid = request.session.get("uid")
-    if not uid:
+    uid, version = request.session.get("uid"), request.session.get("sv")
+    if not uid or version is None:
         raise NotLoggedIn()
-    user = active_user(request.app.state.pool.get().db, int(uid))
-    if user is None:  # deleted or disabled since the login
+    user = active_user(request.app.state.pool.get().db, int(uid), int(version))
+    if user is None:  # deleted, disabled or logged out since this session began
         request.session.clear()
         raise NotLoggedIn()
+    if user.mailbox_ids == frozenset() and request.app.state.settings.web_staff_see_unassigned:
+        user = replace(user, mailbox_ids=None)
     request.state.user = user
     return user
 
@@ -109,6 +115,7 @@ def login_session(request: Request, user: User) -> None:
     """A fresh session for the user (nothing of the anonymous session survives)."""
     request.session.clear()
     request.session["uid"] = user.id
+    request.session["sv"] = user.session_version
     request.session["csrf"] = secrets.token_urlsafe(32)
 
 
@@ -143,12 +150,16 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
         static = scope.get("path", "").startswith("/static/")
+        started = time.perf_counter()
 
         async def wrapped(message: dict) -> None:
             if message["type"] == "http.response.start":
                 headers = [h for h in message.get("headers", [])
                            if h[0].lower() not in {k for k, _ in SECURITY_HEADERS}]
                 headers += SECURITY_HEADERS
+                # server time until the response starts (read by `email-rag bench web`)
+                took = (time.perf_counter() - started) * 1000
+                headers.append((b"server-timing", f"app;dur={took:.1f}".encode()))
                 if not static:
                     headers.append((b"cache-control", b"no-store"))
                 message = {**message, "headers": headers}

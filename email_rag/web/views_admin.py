@@ -50,9 +50,11 @@ def retry(request: Request, user: AdminUser,
                  "re-dispatch runs.")
         flash(request, "ok", f"Queued again: {_ids(r.retried)}. Each resumes at its first "
               f"unconfirmed step.{where}")
-    if r.refused:
-        flash(request, "error", f"Not retried: {_ids(r.refused)} (not found, running, or "
-              "already done). Nothing changed for them.")
+    if r.to_review:
+        flash(request, "ok", f"Back to review: {_ids(r.to_review)}. The relay refused the "
+              "reply; the draft waits for staff again with the refusal shown.")
+    for refused_id, why in r.refused.items():
+        flash(request, "error", f"Not retried: #{refused_id}: {why}. Nothing changed for it.")
     return RedirectResponse(_back(kind), status_code=303)
 
 
@@ -78,11 +80,13 @@ def decide_send(request: Request, user: AdminUser, attempt_id: int, decision: Fo
         return RedirectResponse(_back(kind), status_code=303)
     try:
         new = send_admin.resolve_unknown(_svc(request), attempt_id, user.actor, decision, note)
-    except PermanentError as e:
+    except PermanentError as e:  # TransitionRefused included: says which move and why
         flash(request, "error", f"Send attempt #{attempt_id} not changed: {e}")
         return RedirectResponse(_back(kind), status_code=303)
-    text = ("marked as sent; nothing is sent again" if decision == "mark_sent"
-            else "queued to be sent once more (same Message-ID)")
+    text = {"mark_sent": "marked as sent; nothing is sent again",
+            "resend": "queued to be sent once more (same Message-ID)",
+            "give_up": "given up: nothing is sent; the mail is resolved with your note",
+            }.get(decision, decision)
     flash(request, "ok", f"Send attempt #{attempt_id} {text} (now {new}); audited.")
     return RedirectResponse(_back(kind), status_code=303)
 

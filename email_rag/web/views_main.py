@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse
 
 from .. import health, metrics, users
 from ..errors import EmailRagError
+from . import i18n
 from .render import page
-from .security import FormStr, StaffUser, flash, login_session, safe_next
+from .security import (
+    FormStr,
+    NotLoggedIn,
+    StaffUser,
+    current_user,
+    flash,
+    login_session,
+    safe_next,
+)
 
 router = APIRouter()
 
@@ -35,14 +45,17 @@ def login(request: Request, name: FormStr = "", password: FormStr = "",
     s = request.app.state.settings
     client = request.client.host if request.client else ""
     result = users.authenticate(_svc(request).db, name, password, s.web_login_max_failures,
-                                s.web_login_lockout_seconds, client)
+                                s.web_login_lockout_seconds, client,
+                                s.web_login_lockout_max_seconds)
     if result.user is None:
         if result.reason == "locked":
-            error = (f"Too many failed logins for this user: locked for "
-                     f"{max(result.locked_for_s // 60, 1)} more minute(s). Ask an admin if you "
-                     "forgot your password.")
+            error = i18n.translate(s.web_language, "Too many failed logins with this name from "
+                                   "your address: try again in %(minutes)s minute(s). Ask an "
+                                   "admin if you forgot your password.",
+                                   minutes=-(-result.locked_for_s // 60))
         else:
-            error = "Wrong user name or password (or the account is disabled)."
+            error = i18n.translate(s.web_language, "Wrong user name or password (or the account "
+                                   "is disabled).")
         return page(request, "login.html", 401, next=safe_next(next), name=name[:100],
                     error=error)
     login_session(request, result.user)
@@ -51,15 +64,56 @@ def login(request: Request, name: FormStr = "", password: FormStr = "",
 
 @router.post("/logout")
 def logout(request: Request):
+    """Ends this user's sessions server-side (a copy of the cookie no longer works)."""
+    try:
+        user = current_user(request)
+    except NotLoggedIn:
+        user = None
+    if user is not None:
+        users.end_sessions(_svc(request).db, user.id, user.actor)
     request.session.clear()
     flash(request, "info", "You are logged out.")
     return RedirectResponse("/login", status_code=303)
 
 
+COMMON_ZONES = ("Europe/Berlin", "Europe/Vienna", "Europe/Zurich", "Europe/London", "UTC",
+                "America/New_York", "Asia/Tokyo")
+
+
+@router.get("/me")
+def preferences(request: Request, user: StaffUser):
+    s = request.app.state.settings
+    return page(request, "me.html", zone=user.time_zone or s.web_time_zone,
+                chosen=user.ui_language or s.web_language, zones=COMMON_ZONES)
+
+
+@router.post("/me")
+def save_preferences(request: Request, user: StaffUser, time_zone: FormStr,
+                     ui_language: FormStr):
+    users.set_prefs(_svc(request).db, user, time_zone.strip(), ui_language)
+    flash(request, "ok", i18n.translate(ui_language, "Preferences saved."))
+    return RedirectResponse("/me", status_code=303)
+
+
 @router.get("/status")
 def status_page(request: Request, user: StaffUser):
     data = health.status(_svc(request))
+    if not user.is_admin:
+        data = staff_status(data)
     return page(request, "status.html", data=data)
+
+
+INTERNAL_KEYS = {"detail", "version", "last_error", "counts_error", "queues_error"}
+
+
+def staff_status(data: Any) -> Any:
+    """The status page for staff: up/down and counts, without internal hosts, ports,
+    folder paths, versions or error texts (admins see those)."""
+    if isinstance(data, dict):
+        return {k: staff_status(v) for k, v in data.items() if k not in INTERNAL_KEYS}
+    if isinstance(data, list):
+        return [staff_status(v) for v in data]
+    return data
 
 
 @router.get("/healthz")

@@ -12,17 +12,19 @@ import re
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 
-from .. import no_reply
+from .. import desk, no_reply
 from ..console import review_filters
+from ..desk import QueueQuery
 from ..errors import BadInputError
 from ..no_reply import NoReplyStateError
 from ..sending import regenerate as regen
 from ..sending import review
-from ..sending.review import DraftStateError
+from ..sending.review import DraftConflictError, DraftStateError, seen_token
 from ..states import DraftStatus
-from .render import page
+from . import i18n
+from .render import page, user_zone
 from .security import FormStr, StaffUser, flash
 
 router = APIRouter()
@@ -32,8 +34,15 @@ def _svc(request: Request):
     return request.app.state.pool.get()
 
 
-def _filters(mailbox: str | None, category: str | None) -> dict[str, str]:
-    return {k: v for k, v in (("mailbox", mailbox), ("category", category)) if v}
+def _tr(request: Request, user, message: str, **values: object) -> str:
+    """A message for this user in their language (``email_rag.web.i18n``)."""
+    language = user.ui_language or request.app.state.settings.web_language
+    return i18n.translate(language, message, **values)
+
+
+def _happened(request: Request, user, draft: dict) -> str:
+    message, values = desk.what_happened(draft, _zone(request, user))
+    return _tr(request, user, message, **values)
 
 
 def _back_to_draft(request: Request, draft_id: int, level: str, text: str) -> RedirectResponse:
@@ -42,42 +51,62 @@ def _back_to_draft(request: Request, draft_id: int, level: str, text: str) -> Re
     return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
 
 
-def _next_url(svc, mailbox: str | None, category: str | None) -> str:
-    """The oldest pending draft under the same filters, else the queue."""
-    rows = review.list_pending(svc, mailbox or None, category or None, limit=1)
-    query = urlencode(_filters(mailbox, category))
-    if rows:
-        return f"/drafts/{rows[0]['id']}" + (f"?{query}" if query else "")
-    return "/queue" + (f"?{query}" if query else "")
+def _with(path: str, query: QueueQuery) -> str:
+    params = urlencode(query.url_params())
+    return path + (f"?{params}" if params else "")
+
+
+def _next_url(svc, user, query: QueueQuery, draft_id: int) -> str:
+    """The draft after this one in the same filtered, sorted queue (computed before the
+    action, while this draft still has its place), else the queue."""
+    nxt = desk.position(svc, user.mailbox_ids, query, draft_id).next_id
+    return _with(f"/drafts/{nxt}" if nxt and nxt != draft_id else "/queue", query)
 
 
 @router.get("/queue")
-def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = ""):
+def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = "",
+          q: str = "", sort: str = "waiting", after: str = "", before: str = ""):
     svc = _svc(request)
-    rows = review.list_pending(svc, mailbox or None, category or None)
-    return page(request, "queue.html", rows=rows, filters=review_filters(svc),
-                mailbox=mailbox, category=category,
-                query=urlencode(_filters(mailbox, category)))
+    query = QueueQuery(mailbox, category, q.strip()[:200], sort)
+    pg = desk.queue_page(svc, user.mailbox_ids, query, after or None, before or None)
+    filters = review_filters(svc)
+    filters["mailboxes"] = desk.visible_mailboxes(svc, user.mailbox_ids)
+    params = query.url_params()
+    return page(request, "queue.html", rows=pg.rows, total=pg.total, first=pg.first_position,
+                next_cursor=pg.next_cursor, prev_cursor=pg.prev_cursor, filters=filters,
+                mailbox=mailbox, category=category, q=query.search, sort=query.sort,
+                sorts=desk.SORTS, query=urlencode(params),
+                search_ignored=bool(query.search) and desk.fulltext_query(query.search) is None,
+                level=desk.waiting_level)
 
 
 @router.get("/drafts/{draft_id}")
-def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = "", category: str = ""):
+def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = "",
+               category: str = "", q: str = "", sort: str = "waiting"):
     svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    query = QueueQuery(mailbox, category, q, sort)
     data = review.show(svc, draft_id)
     draft = data["draft"]
     actionable = draft["status"] in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE)
-    pending = review.list_pending(svc, mailbox or None, category or None)
-    ids = [r["id"] for r in pending]
-    here = ids.index(draft_id) if draft_id in ids else -1
-    others = ids[here + 1:] + ids[:max(here, 0)] if here >= 0 else ids
-    return page(request, "draft.html", d=draft, mail=data["mail"], thread=data["thread"],
-                sources=data["sources"], send=data["send_attempt"],
+    where = desk.position(svc, user.mailbox_ids, query, draft_id)
+    mine = desk.own_edit(svc, draft_id, user.id)
+    original = draft["body_final"] or draft["body_draft"]
+    if mine is not None and mine["body"] == original:
+        mine = None
+    mail = data["mail"]
+    return page(request, "draft.html", d=draft, seen=seen_token(draft), my_edit=mine,
+                conversation=desk.conversation(svc, mail), history=desk.sender_history(svc, mail),
+                text=mine["body"] if mine and actionable else original, original=original,
+                editing=desk.others_editing(svc, draft_id, user.id),
+                choices=desk.classification_choices(), mail=data["mail"], thread=data["thread"],
+                sources=desk.source_cards(data["sources"]), send=data["send_attempt"],
                 reply=data["reply"], attachments=data["attachments"],
                 newer=data["newer_inbound"], actionable=actionable,
-                mailbox=mailbox, category=category,
-                query=urlencode(_filters(mailbox, category)),
-                position=here + 1, total=len(ids), next_id=others[0] if others else None,
-                age_s=pending[here]["age_s"] if here >= 0 else None)
+                mailbox=mailbox, category=category, q=q, sort=query.sort,
+                query=urlencode(query.url_params()),
+                position=where.position, total=where.total, next_id=where.next_id,
+                prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level)
 
 
 @router.get("/drafts/{draft_id}/attachments/{n}")
@@ -86,6 +115,7 @@ def attachment(request: Request, user: StaffUser, draft_id: int, n: int):
     and ``nosniff`` - the browser saves the file and renders none of it (mail content is
     untrusted)."""
     svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
     info, data = review.attachment(svc, draft_id, n, user.name)
     return Response(content=data, media_type="application/octet-stream", headers={
         "Content-Disposition": content_disposition(str(info.get("filename") or "attachment")),
@@ -99,62 +129,141 @@ def content_disposition(filename: str) -> str:
     return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
+def _conflict(request: Request, svc, user, e: DraftConflictError, draft_id: int,
+              text: str | None, query: QueueQuery) -> RedirectResponse:
+    """Another agent (or the system) changed the draft first: say what they did, keep this
+    agent's text (saved as their edit, shown on the draft page), change nothing."""
+    if text is not None:
+        desk.save_edit(svc, draft_id, user.id, text)
+    kept = (" " + _tr(request, user, "Your text is kept on this page; nothing of yours was "
+                      "sent.")) if text else ""
+    flash(request, "error", _tr(request, user, "Draft #%(id)s changed while you were working "
+                                "on it: %(what)s. Nothing was changed by you.", id=draft_id,
+                                what=_happened(request, user, e.draft)) + kept)
+    return RedirectResponse(_with(f"/drafts/{draft_id}", query), status_code=303)
+
+
 @router.post("/drafts/{draft_id}/approve")
 def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mailbox: FormStr = "",
-            category: FormStr = ""):
+            category: FormStr = "", q: FormStr = "", sort: FormStr = "", seen: FormStr = ""):
     svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    query = QueueQuery(mailbox, category, q, sort)
+    next_url = _next_url(svc, user, query, draft_id)
     edited = body.replace("\r\n", "\n")  # browsers send CRLF from a textarea
     try:
-        r = review.approve(svc, draft_id, user.name, edited)
+        r = review.approve(svc, draft_id, user.name, edited, seen or None)
+    except DraftConflictError as e:
+        return _conflict(request, svc, user, e, draft_id, edited, query)
     except (DraftStateError, BadInputError) as e:
+        desk.save_edit(svc, draft_id, user.id, edited)
         return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not approved: {e}")
     if r.action == "already_approved":
-        return _back_to_draft(request, draft_id, "warn",
-                              f"Draft #{draft_id} was already approved by "
-                              f"{r.detail.get('approved_by') or 'someone'}. Nothing changed: "
-                              "the reply is sent once.")
-    edited_note = " with your edits" if r.detail.get("edited") else ""
-    flash(request, "ok", f"Draft #{draft_id} approved{edited_note}. The reply is queued and "
-          "will be sent exactly once.", f"/drafts/{draft_id}", "View it")
-    return RedirectResponse(_next_url(svc, mailbox, category), status_code=303)
+        return _back_to_draft(request, draft_id, "warn", _tr(
+            request, user, "Draft #%(id)s was already approved by %(who)s. Nothing changed: "
+            "the reply is sent once.", id=draft_id, who=r.detail.get("approved_by") or "?"))
+    desk.discard_edit(svc, draft_id, user.id)
+    done = (_tr(request, user, "Draft #%(id)s approved with your edits.", id=draft_id)
+            if r.detail.get("edited") else _tr(request, user, "Draft #%(id)s approved.",
+                                               id=draft_id))
+    flash(request, "ok", done + " " + _tr(request, user, "The reply is queued and will be sent "
+                                          "exactly once."),
+          f"/drafts/{draft_id}", _tr(request, user, "View it"))
+    return RedirectResponse(next_url, status_code=303)
 
 
 @router.post("/drafts/{draft_id}/reject")
 def reject(request: Request, user: StaffUser, draft_id: int, reason: FormStr = "", mailbox: FormStr = "",
-           category: FormStr = ""):
+           category: FormStr = "", q: FormStr = "", sort: FormStr = "", seen: FormStr = ""):
     svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    query = QueueQuery(mailbox, category, q, sort)
+    next_url = _next_url(svc, user, query, draft_id)
     try:
-        r = review.reject(svc, draft_id, user.name, reason)
+        r = review.reject(svc, draft_id, user.name, reason, seen or None)
+    except DraftConflictError as e:
+        return _conflict(request, svc, user, e, draft_id, None, query)
     except (DraftStateError, BadInputError) as e:
         return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not rejected: {e}")
     if r.action == "already_rejected":
-        return _back_to_draft(request, draft_id, "warn", f"Draft #{draft_id} was already rejected. Nothing changed.")
-    flash(request, "ok", f"Draft #{draft_id} rejected; the mail is closed without a reply.",
-          f"/drafts/{draft_id}", "View it")
-    return RedirectResponse(_next_url(svc, mailbox, category), status_code=303)
+        return _back_to_draft(request, draft_id, "warn", _tr(
+            request, user, "Draft #%(id)s was already rejected. Nothing changed.", id=draft_id))
+    desk.discard_edit(svc, draft_id, user.id)
+    flash(request, "ok", _tr(request, user, "Draft #%(id)s rejected; the mail is closed "
+                             "without a reply.", id=draft_id),
+          f"/drafts/{draft_id}", _tr(request, user, "View it"))
+    return RedirectResponse(next_url, status_code=303)
+
+
+@router.post("/drafts/{draft_id}/autosave")
+def autosave(request: Request, user: StaffUser, draft_id: int, body: FormStr) -> JSONResponse:
+    """The agent's text, saved as they type (JSON for the page's script): who else is
+    editing, and whether the draft changed under them."""
+    svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    desk.save_edit(svc, draft_id, user.id, body.replace("\r\n", "\n"))
+    state = desk.draft_state(svc, draft_id)
+    changed = state is not None and state["status"] not in (DraftStatus.PENDING_REVIEW,
+                                                            DraftStatus.STALE)
+    return JSONResponse({
+        "saved": True,
+        "editing": [o["name"] for o in desk.others_editing(svc, draft_id, user.id)],
+        "changed": _happened(request, user, state) if changed else None})
+
+
+def _zone(request: Request, user):
+    return user_zone(user, request.app.state.settings.web_time_zone)
+
+
+@router.post("/drafts/{draft_id}/classification")
+def correct_classification(request: Request, user: StaffUser, draft_id: int,
+                           category_new: FormStr, language_new: FormStr, priority_new: FormStr,
+                           mailbox: FormStr = "", category: FormStr = "", q: FormStr = "",
+                           sort: FormStr = ""):
+    svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    changes = desk.correct_classification(svc, draft_id, user.actor, category_new,
+                                          language_new, priority_new)
+    if changes:
+        said = ", ".join(f"{k} {old or '–'} → {new}" for k, (old, new) in changes.items())
+        flash(request, "ok", _tr(request, user, "Classification corrected (%(changes)s); "
+                                 "audited. Regenerate to get a draft that follows it.",
+                                 changes=said))
+    else:
+        flash(request, "info", _tr(request, user, "The classification was already like this; "
+                                   "nothing changed."))
+    return RedirectResponse(_with(f"/drafts/{draft_id}", QueueQuery(mailbox, category, q, sort)),
+                            status_code=303)
 
 
 @router.post("/drafts/{draft_id}/regenerate")
 def regenerate(request: Request, user: StaffUser, draft_id: int, note: FormStr = "", mailbox: FormStr = "",
-               category: FormStr = ""):
+               category: FormStr = "", q: FormStr = "", sort: FormStr = ""):
     svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    next_url = _next_url(svc, user, QueueQuery(mailbox, category, q, sort), draft_id)
     try:
         r = regen.regenerate(svc, draft_id, user.name, note)
     except (DraftStateError, BadInputError) as e:
         return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not regenerated: {e}")
     if r.action == "already_superseded":
-        flash(request, "warn", f"Draft #{draft_id} was already replaced; a new draft for this "
-              "mail is on its way or in the queue.")
+        flash(request, "warn", _tr(request, user, "Draft #%(id)s was already replaced; a new "
+                                   "draft for this mail is on its way or in the queue.",
+                                   id=draft_id))
     else:
-        queued = "" if r.enqueued else " (the queue is unreachable; it starts once it is back)"
-        flash(request, "ok", f"A new draft for mail #{r.email_id} is being written{queued}. "
-              "It appears in the queue when it is ready.")
-    return RedirectResponse(_next_url(svc, mailbox, category), status_code=303)
+        text = _tr(request, user, "A new draft for mail #%(id)s is being written. It appears "
+                   "in the queue when it is ready.", id=r.email_id)
+        if not r.enqueued:
+            text += " " + _tr(request, user, "The queue is unreachable right now; the work "
+                              "starts once it is back.")
+        flash(request, "ok", text)
+    return RedirectResponse(next_url, status_code=303)
 
 
 @router.get("/no-reply")
 def no_reply_list(request: Request, user: StaffUser):
-    return page(request, "no_reply.html", rows=no_reply.list_suggested(_svc(request)))
+    return page(request, "no_reply.html",
+                rows=no_reply.list_suggested(_svc(request), scope=user.mailbox_ids))
 
 
 @router.post("/no-reply/{email_id}/{action}")
@@ -162,6 +271,7 @@ def no_reply_decide(request: Request, user: StaffUser, email_id: int, action: st
     if action not in ("confirm", "reply"):
         flash(request, "error", f"Unknown action {action!r}; nothing changed.")
         return RedirectResponse("/no-reply", status_code=303)
+    desk.require_mail(_svc(request), user.mailbox_ids, email_id)
     try:
         r = no_reply.decide(_svc(request), email_id, user.name, reply=action == "reply")
     except (NoReplyStateError, BadInputError) as e:

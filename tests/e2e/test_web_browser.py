@@ -10,11 +10,8 @@ Screenshots land in test-output/ for a person to look at.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -25,7 +22,7 @@ from email_rag.sending import review
 from email_rag.testing.smtp_server import FaultSmtpServer
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import ROOT
-from tests.webutil import PASSWORD, XSS_BODY, XSS_HTML, XSS_SUBJECT
+from tests.webutil import PASSWORD, XSS_BODY, XSS_HTML, XSS_SUBJECT, serve_web
 
 playwright = pytest.importorskip("playwright.sync_api")
 
@@ -36,12 +33,6 @@ OUT = ROOT / "test-output"
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason="Debian's chromium is not installed (apt-get install chromium)")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -67,32 +58,8 @@ def app_env(env, relay, tmp_path):
 @pytest.fixture
 def web(app_env, tmp_path):
     """The real `python -m email_rag web` on a free port; yields its base URL."""
-    port = free_port()
-    log = (tmp_path / "web.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "email_rag", "web", "--host", "127.0.0.1",
-                             "--port", str(port)], env=app_env, stdout=log,
-                            stderr=subprocess.STDOUT, cwd=tmp_path)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/healthz", timeout=1) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("web server did not start: " + (tmp_path / "web.log").read_text())
-        time.sleep(0.1)
-    yield base
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    log.close()
+    with serve_web(app_env, tmp_path) as base:
+        yield base
 
 
 def run_worker(app_env, cwd, **extra) -> None:

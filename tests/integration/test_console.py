@@ -85,7 +85,8 @@ def test_bulk_retry_queues_retryable_entries_on_redis_and_names_the_refused(svc,
     ids = [world["failed_job"], world["manual_job"], 999999]
     result = console.retry_jobs(svc, ids, "user:root", "LLM is back")
     assert result.retried == [world["failed_job"], world["manual_job"]]
-    assert result.refused == [999999] and result.enqueued
+    assert list(result.refused) == [999999] and "does not exist" in result.refused[999999]
+    assert result.enqueued
     states = {r["id"]: (r["state"], r["attempts"]) for r in db.fetchall("SELECT * FROM jobs")}
     assert states[world["failed_job"]] == ("queued", 0) and states[world["manual_job"]] == ("queued", 0)
     assert set(Queue(svc.settings.queue_name, connection=svc.queue.redis).job_ids) == {
@@ -104,7 +105,7 @@ def test_resolve_closes_the_dead_entry_or_the_mail_with_a_note(svc, db, world):
     assert r["resolved_jobs"] == [] and r["mail_status"] == "resolved"
     assert db.fetchone("SELECT status_reason FROM emails WHERE id = %s",
                        (world["manual"],))["status_reason"] == "not a support case"
-    with pytest.raises(PermanentError, match="nothing to resolve"):
+    with pytest.raises(PermanentError, match="resolved already, which is final"):
         console.resolve_mail(svc, world["manual"], "user:root", "again")
     with pytest.raises(PermanentError, match="unknown outcome"):
         console.resolve_mail(svc, world["unknown"], "user:root", "x")

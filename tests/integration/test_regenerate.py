@@ -9,11 +9,11 @@ from email_rag.adapters.queue import rq_job_id
 from email_rag.app import Services
 from email_rag.audit import events_for
 from email_rag.db import sql
+from email_rag.job_runner import JobRunner
 from email_rag.pipeline.contract import StepOutcome, StepSpec
 from email_rag.sending.regenerate import regenerate
 from email_rag.sending.review import DraftStateError, approve
 from email_rag.states import Step
-from email_rag.worker import JobRunner
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 
 STEPS = ("parse", "classify", "index", "retrieve", "draft")

@@ -27,7 +27,7 @@ def test_claim_of_a_finished_entry_is_refused_with_safeguards_and_taken_without(
     db.execute("UPDATE jobs SET state = 'done' WHERE id = %s", (job,))
     policy = RetryPolicy()
     assert JobStore(db, policy).claim(job, "w1") is None
-    taken = JobStore(db, policy, safeguards=False).claim(job, "w1")
+    taken = JobStore(db, policy, claim_query="jobs_claim_naive").claim(job, "w1")
     assert taken is not None and taken["state"] == "processing"
 
 
@@ -46,8 +46,12 @@ def test_second_approval_is_a_no_op_with_safeguards_and_re_arms_the_send_without
         assert review.approve(svc, draft, "ben").action == "already_approved"
         assert db.fetchone("SELECT status FROM send_attempts")["status"] == "sent"
 
-        settings.safeguards = False
-        again = review.approve(svc, draft, "ben")
+        settings.safeguards = False  # the variant is chosen when the services are built
+        naive = Services(settings)
+        try:
+            again = review.approve(naive, draft, "ben")
+        finally:
+            naive.close()
         assert again.action == "approved" and again.send_attempt_id == first.send_attempt_id
         assert db.fetchone("SELECT status FROM send_attempts")["status"] == "pending"
         assert db.fetchone("SELECT state FROM jobs WHERE id = %s",

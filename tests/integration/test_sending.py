@@ -10,10 +10,10 @@ import pytest
 from email_rag.app import Services
 from email_rag.audit import events_for
 from email_rag.errors import BadInputError
+from email_rag.job_runner import JobRunner
 from email_rag.sending import review
 from email_rag.sending.sender import SendService
 from email_rag.testing.smtp_server import FaultSmtpServer
-from email_rag.worker import JobRunner
 from tests.factories import make_draft, make_email, make_mailbox
 
 

@@ -26,10 +26,10 @@ from email_rag.app import Services
 from email_rag.audit import events_for
 from email_rag.db import Database
 from email_rag.indexing.ports import VectorPoint
+from email_rag.job_runner import JobRunner
 from email_rag.pipeline.contract import StepOutcome, StepSpec
 from email_rag.states import MailStatus, Step
 from email_rag.testing.llm_server import ScriptedLLMServer
-from email_rag.worker import JobRunner
 from tests.factories import make_email, make_job
 
 VQ = "email-rag-vectors"

@@ -56,10 +56,10 @@ def test_failures_lock_the_user_and_are_audited_without_the_password(db):
     assert len(audit(db, "login_locked")) == 1 and len(audit(db, "login_refused")) == 1
     text = str(db.fetchall("SELECT * FROM audit_log"))
     assert "wrong-" not in text and PASSWORD not in text
-    db.execute("UPDATE users SET locked_until = NOW(6) - INTERVAL 1 SECOND")
+    db.execute("UPDATE login_throttle SET locked_until = NOW(6) - INTERVAL 1 SECOND")
     ok = auth(db, "anna", PASSWORD)
     assert ok.reason == "ok" and audit(db, "login")[-1]["actor"] == "user:anna"
-    assert db.fetchone("SELECT failed_logins FROM users")["failed_logins"] == 0
+    assert db.fetchone("SELECT COUNT(*) AS n FROM login_throttle")["n"] == 0
 
 
 def test_unknown_and_disabled_users_are_refused(db):
@@ -67,7 +67,7 @@ def test_unknown_and_disabled_users_are_refused(db):
     assert auth(db, "nobody", PASSWORD).reason == "unknown_user"
     assert users.set_disabled(db, "anna", True, "cli:root")
     assert auth(db, "anna", PASSWORD).reason == "disabled"
-    assert users.active_user(db, 1) is None
+    assert users.active_user(db, 1, 0) is None
     assert users.set_disabled(db, "anna", False, "cli:root")
     assert auth(db, "anna", PASSWORD).reason == "ok"
     assert not users.set_disabled(db, "nobody", True, "cli:root")

@@ -16,12 +16,12 @@ from email_rag.app import Services
 from email_rag.audit import events_for
 from email_rag.db import Database
 from email_rag.errors import LLMRateLimitedError, PermanentError, TransientError
+from email_rag.job_runner import JobRunner
 from email_rag.jobs import JobStore
 from email_rag.pipeline.contract import StepOutcome, StepSpec
 from email_rag.retry import RetryPolicy
 from email_rag.states import MailStatus, Step
 from email_rag.testing.tcp_proxy import TcpFaultProxy
-from email_rag.worker import JobRunner
 from tests.factories import make_email, make_job
 
 
@@ -316,7 +316,10 @@ def test_admin_resolve_closes_a_dead_entry_and_marks_the_mail(services, db):
     store = JobStore(db, RetryPolicy())
     assert store.resolve(job, "cli:boss", "answered by phone")
     assert db.fetchone("SELECT status FROM emails WHERE id = %s", (email,))["status"] == "resolved"
-    assert not store.resolve(12345, "cli:boss", "nothing")
+    with pytest.raises(PermanentError, match="does not exist"):
+        store.resolve(12345, "cli:boss", "nothing")
+    with pytest.raises(PermanentError, match="resolved already"):
+        store.resolve(job, "cli:boss", "twice")
 
 
 def test_an_unexpected_exception_is_a_bug_dead_at_once_with_an_alarm_not_retried(

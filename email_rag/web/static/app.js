@@ -20,17 +20,10 @@ document.addEventListener("DOMContentLoaded", function () {
       form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
     });
   });
-  // Ctrl/Cmd+Enter in the reply approves it.
   var body = document.getElementById("body");
   var approveForm = document.getElementById("approve-form");
-  if (body && approveForm) {
-    body.addEventListener("keydown", function (ev) {
-      if ((ev.ctrlKey || ev.metaKey) && ev.key === "Enter") {
-        ev.preventDefault();
-        approveForm.requestSubmit();
-      }
-    });
-  }
+  if (body && approveForm) { reviewDesk(body, approveForm); }
+  bindNavigationKeys();
   // "select all" for bulk retry.
   document.querySelectorAll("[data-select-all]").forEach(function (box) {
     box.addEventListener("change", function () {
@@ -41,3 +34,130 @@ document.addEventListener("DOMContentLoaded", function () {
     });
   });
 });
+
+// The draft page: text saved on the server as the agent types, a warning before leaving
+// with text not saved yet, "being edited by X", approve only after a confirm step,
+// and Regenerate asks before throwing edits away.
+function reviewDesk(body, approveForm) {
+  var state = document.getElementById("save-state");
+  var original = document.getElementById("original-body");
+  var originalText = original ? original.value : body.value;
+  var saved = body.value;
+  var submitting = false;
+  var timer = null;
+  var inflight = false;
+
+  function say(text) { if (state) { state.textContent = text; } }
+  function show(id, text) {
+    var el = document.getElementById(id);
+    if (!el) { return; }
+    el.textContent = text;
+    el.hidden = !text;
+  }
+  function save() {
+    timer = null;
+    if (inflight || body.value === saved) { return; }
+    inflight = true;
+    var text = body.value;
+    var data = new FormData();
+    data.append("csrf_token", approveForm.querySelector("input[name=csrf_token]").value);
+    data.append("body", text);
+    fetch(approveForm.dataset.autosave, {method: "POST", body: data, credentials: "same-origin"})
+      .then(function (r) { if (!r.ok) { throw new Error("HTTP " + r.status); } return r.json(); })
+      .then(function (answer) {
+        saved = text;
+        say("Your text is saved.");
+        show("live-editing", answer.editing && answer.editing.length ?
+          "Being edited by " + answer.editing.join(", ") + " as well." : "");
+        show("live-changed", answer.changed ?
+          "This draft changed while you were working on it: " + answer.changed +
+          ". Your text is saved; approving now changes nothing." : "");
+      })
+      .catch(function () { say("Not saved (connection problem) - your text is only in this page."); })
+      .then(function () { inflight = false; if (body.value !== saved) { schedule(); } });
+  }
+  function schedule() {
+    if (timer) { clearTimeout(timer); }
+    timer = setTimeout(save, 800);
+  }
+  body.addEventListener("input", function () { say("Saving..."); schedule(); });
+  body.addEventListener("blur", save);
+
+  window.addEventListener("beforeunload", function (ev) {
+    if (!submitting && body.value !== saved) {
+      ev.preventDefault();
+      ev.returnValue = "";
+    }
+  });
+  document.querySelectorAll("form[method=post]").forEach(function (f) {
+    f.addEventListener("submit", function () { submitting = true; });
+  });
+
+  var revert = document.getElementById("revert");
+  if (revert) {
+    revert.addEventListener("click", function () { body.value = originalText; schedule(); });
+  }
+
+  var regen = document.getElementById("regenerate");
+  if (regen) {
+    regen.addEventListener("click", function (ev) {  // also fired by Enter in the note field
+      if (body.value !== originalText &&
+          !window.confirm("Regenerate throws away your edits of this reply. Regenerate anyway?")) {
+        ev.preventDefault();
+      }
+    });
+  }
+
+  // approve: Ctrl/Cmd+Enter (in the editor) or "a" asks first; Enter confirms, Esc cancels
+  var confirmBox = document.getElementById("confirm-approve");
+  var yes = document.getElementById("confirm-yes");
+  var no = document.getElementById("confirm-no");
+  function askApprove() {
+    if (!confirmBox) { approveForm.requestSubmit(); return; }
+    confirmBox.hidden = false;
+    yes.focus();
+  }
+  function cancelApprove() { confirmBox.hidden = true; body.focus(); }
+  if (yes) { yes.addEventListener("click", function () { approveForm.requestSubmit(); }); }
+  if (no) { no.addEventListener("click", cancelApprove); }
+  if (confirmBox) {
+    confirmBox.addEventListener("keydown", function (ev) {
+      if (ev.key === "Escape") { ev.preventDefault(); cancelApprove(); }
+    });
+  }
+  body.addEventListener("keydown", function (ev) {
+    if ((ev.ctrlKey || ev.metaKey) && ev.key === "Enter") { ev.preventDefault(); askApprove(); }
+    if (ev.key === "Escape") { body.blur(); }
+  });
+  document.addEventListener("keydown", function (ev) {
+    if (typing(ev) || ev.ctrlKey || ev.metaKey || ev.altKey) { return; }
+    if (ev.key === "a") { ev.preventDefault(); askApprove(); }
+    if (ev.key === "e") { ev.preventDefault(); body.focus(); }
+    if (ev.key === "r") {
+      var reason = document.getElementById("reason");
+      if (reason) { ev.preventDefault(); reason.focus(); }
+    }
+  });
+}
+
+function typing(ev) {
+  var t = ev.target;
+  return t && (t.tagName === "TEXTAREA" || t.tagName === "INPUT" || t.tagName === "SELECT" ||
+               t.isContentEditable);
+}
+
+// j / k: next / previous draft, g: the queue, "/": the queue's search field.
+function bindNavigationKeys() {
+  document.addEventListener("keydown", function (ev) {
+    if (typing(ev) || ev.ctrlKey || ev.metaKey || ev.altKey) { return; }
+    var target = null;
+    if (ev.key === "j") { target = document.getElementById("skip"); }
+    if (ev.key === "k") { target = document.getElementById("prev"); }
+    if (ev.key === "g") { target = document.querySelector("a.back"); }
+    if (target && target.href) { ev.preventDefault(); window.location.href = target.href; }
+    if (ev.key === "/") {
+      var search = document.getElementById("search");
+      if (search) { ev.preventDefault(); search.focus(); }
+    }
+  });
+}

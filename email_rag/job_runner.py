@@ -1,4 +1,10 @@
-"""The job runner behind every RQ job, and the RQ worker process.
+"""The job runner behind every RQ job, and the RQ worker it runs in.
+
+Three things are called "worker"; each has its own name: ``workers/tasks.py`` is
+the RQ entry point (thin: one call into this module), this module is the job
+runner (claim, run the kind's handler, record the outcome), and
+``email_rag/cli/worker.py`` is the ``email-rag worker`` command that starts an
+RQ worker process (``build_rq_worker`` below).
 
 ``JobRunner.run(job_id)`` claims the entry in MariaDB, runs the handler of its
 kind and records the outcome (done, handed off, failed with a retry time, or
@@ -19,13 +25,14 @@ from typing import Any
 
 from .app import Services
 from .audit import AuditEvent
-from .errors import DatabaseUnavailableError, QueueUnavailableError
+from .db import sql
+from .errors import DatabaseUnavailableError
 from .indexing import sync as index_sync
 from .jobs import JobStore
 from .pipeline.contract import StepSpec
 from .pipeline.registry import default_pipeline
 from .pipeline.runner import ClaimLostError, Handoff, PipelineRunner
-from .retry import UNEXPECTED, RetryPolicy
+from .retry import UNEXPECTED, retry_policy
 from .states import Actor, JobKind
 from .timing import JobHeartbeat
 
@@ -38,9 +45,6 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def retry_policy(settings: Any) -> RetryPolicy:
-    return RetryPolicy(delays=tuple(settings.retry_delays), max_attempts=settings.max_attempts,
-                       jitter=settings.retry_jitter)
 
 
 class JobRunner:
@@ -59,7 +63,7 @@ class JobRunner:
 
     @property
     def jobs(self) -> JobStore:  # rebuilt from the current connection after a reset
-        return JobStore(self.services.db, self.policy, self.services.settings.safeguards)
+        return self.services.jobs
 
     def warm_up(self) -> None:
         """Build what the first job would build (handlers, the LLM client, the embedder of
@@ -119,7 +123,7 @@ class JobRunner:
                 self._wait_for_database(e, job_id)
                 if job is None and self.jobs.still_mine(job_id, self.name):
                     # the claim committed but its answer was lost with the connection
-                    job = self.services.db.fetchone("SELECT * FROM jobs WHERE id = %s", (job_id,))
+                    job = self.services.db.fetchone(sql("jobs_get"), {"id": job_id})
 
     def _execute(self, job: dict[str, Any]) -> str:
         handler = self.handlers().get(job["kind"])
@@ -145,14 +149,11 @@ class JobRunner:
             return "failed" if decision.retry else "dead"
         if handoff is not None:
             if self.jobs.handoff(job, self.name, handoff.queue, handoff.reason):
-                try:
-                    self.services.queue.hand_off(job["id"], handoff.queue, job["queue"])
-                except QueueUnavailableError as e:
-                    log.warning("hand-off of job %s not enqueued (re-dispatch will): %s",
-                                job["id"], e)
+                from .dispatch import hand_off
+
+                hand_off(self.services, job, handoff.queue, Actor.WORKER)
             return "handed_off"
-        self.jobs.finish(job, self.name)
-        return "done"
+        return "done" if self.jobs.finish(job, self.name) else "lost"
 
     def _wait_for_database(self, error: Exception, job_id: int) -> None:
         self.outages += 1

@@ -1,0 +1,10 @@
+-- The append-only audit log (email_rag/audit.py).
+
+-- name: audit_insert
+-- One row per event; event_uid makes a repeated flush of the spool harmless.
+INSERT IGNORE INTO audit_log (event_uid, at, actor, entity_type, entity_id, event,
+                              from_state, to_state, attempt, detail)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);
+
+-- name: audit_of_entity
+SELECT * FROM audit_log WHERE entity_type = %(type)s AND entity_id = %(id)s ORDER BY at, id;

@@ -1,0 +1,187 @@
+-- Review desk (web UI): sessions, login throttle, mailbox permissions, queue paging and
+-- search, autosaved edits.
+
+-- name: web_user_session
+SELECT id, name, role, disabled, session_version, time_zone, ui_language
+  FROM users WHERE id = %(id)s;
+
+-- name: web_user_end_sessions
+-- Logout / disable: every session issued so far stops working at its next request.
+UPDATE users SET session_version = session_version + 1 WHERE id = %(id)s;
+
+-- name: web_user_set_prefs
+UPDATE users SET time_zone = %(time_zone)s, ui_language = %(ui_language)s WHERE id = %(id)s;
+
+-- name: web_throttle_get_for_update
+SELECT failures, lockouts,
+       IF(locked_until > NOW(6),
+          GREATEST(CEIL(TIMESTAMPDIFF(MICROSECOND, NOW(6), locked_until) / 1e6), 1), 0) AS locked_s
+  FROM login_throttle WHERE name_key = %(key)s AND client = %(client)s FOR UPDATE;
+
+-- name: web_throttle_failed
+-- One more failed login for (name, client); at the limit a lock that doubles with every
+-- further lock (capped), and the counter restarts. SET runs left to right with updated
+-- values: locked_until and lockouts read the old failures/lockouts, so they come first.
+INSERT INTO login_throttle (name_key, client, failures, lockouts, locked_until)
+VALUES (%(key)s, %(client)s, IF(1 >= %(max)s, 0, 1), IF(1 >= %(max)s, 1, 0),
+        IF(1 >= %(max)s, NOW(6) + INTERVAL %(lock_s)s SECOND, NULL))
+ON DUPLICATE KEY UPDATE
+  locked_until = IF(failures + 1 >= %(max)s,
+                    NOW(6) + INTERVAL LEAST(%(lock_s)s * POW(2, lockouts), %(lock_max)s) SECOND,
+                    locked_until),
+  lockouts = IF(failures + 1 >= %(max)s, lockouts + 1, lockouts),
+  failures = IF(failures + 1 >= %(max)s, 0, failures + 1);
+
+-- name: web_throttle_clear
+DELETE FROM login_throttle WHERE name_key = %(key)s AND client = %(client)s;
+
+-- name: web_user_mailbox_ids
+SELECT mailbox_id FROM user_mailboxes WHERE user_id = %(id)s ORDER BY mailbox_id;
+
+-- name: web_user_assign_mailbox
+INSERT IGNORE INTO user_mailboxes (user_id, mailbox_id)
+SELECT u.id, m.id FROM users u JOIN mailboxes m ON m.name = %(mailbox)s WHERE u.name = %(name)s;
+
+-- name: web_user_unassign_mailbox
+DELETE um FROM user_mailboxes um JOIN users u ON u.id = um.user_id
+  JOIN mailboxes m ON m.id = um.mailbox_id WHERE u.name = %(name)s AND m.name = %(mailbox)s;
+
+-- The review queue: rows from the view review_queue, order and paging from its sort index
+-- review_queue_keys (one row per waiting draft and sort; migration 0185). Every query
+-- takes the same filters: sort (waiting | priority | mailbox), mailbox name, category,
+-- scope (comma-separated mailbox ids the user may see; NULL = all) and search (a
+-- boolean-mode full-text query over subject, sender and text; NULL = none). Paging is
+-- keyset on (sort_key, draft_id): index range reads, however long the queue.
+
+-- name: desk_queue_page
+SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s
+  FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
+         WHERE q.sort = %(sort)s
+   AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
+   AND (%(category)s IS NULL OR q.category = %(category)s)
+   AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
+   AND (%(search)s IS NULL OR q.email_id IN (
+        SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
+                                    AGAINST (%(search)s IN BOOLEAN MODE)))
+           AND (%(after_key)s IS NULL OR q.sort_key > %(after_key)s
+                OR (q.sort_key = %(after_key)s AND q.draft_id > %(after_id)s))
+         ORDER BY q.sort_key, q.draft_id LIMIT %(limit)s) k
+  JOIN review_queue v ON v.id = k.draft_id
+ ORDER BY k.sort_key, k.draft_id;
+
+-- name: desk_queue_page_before
+-- The rows just before a position, nearest first (previous page, previous draft).
+SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s
+  FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
+         WHERE q.sort = %(sort)s
+   AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
+   AND (%(category)s IS NULL OR q.category = %(category)s)
+   AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
+   AND (%(search)s IS NULL OR q.email_id IN (
+        SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
+                                    AGAINST (%(search)s IN BOOLEAN MODE)))
+           AND (q.sort_key < %(before_key)s
+                OR (q.sort_key = %(before_key)s AND q.draft_id < %(before_id)s))
+         ORDER BY q.sort_key DESC, q.draft_id DESC LIMIT %(limit)s) k
+  JOIN review_queue v ON v.id = k.draft_id
+ ORDER BY k.sort_key DESC, k.draft_id DESC;
+
+-- name: desk_queue_count
+-- How many drafts match, how many sort before (at_key, at_id) - the "x of N" - and
+-- whether draft at_id itself matches.
+SELECT COUNT(*) AS total, COALESCE(SUM(q.draft_id = %(at_id)s), 0) AS here,
+       COALESCE(SUM(%(at_key)s IS NOT NULL
+                    AND (q.sort_key < %(at_key)s
+                         OR (q.sort_key = %(at_key)s AND q.draft_id < %(at_id)s))), 0) AS before_n
+  FROM review_queue_keys q
+ WHERE q.sort = %(sort)s
+   AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
+   AND (%(category)s IS NULL OR q.category = %(category)s)
+   AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
+   AND (%(search)s IS NULL OR q.email_id IN (
+        SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
+                                    AGAINST (%(search)s IN BOOLEAN MODE)));
+
+-- name: desk_queue_key
+SELECT sort_key FROM review_queue_keys WHERE sort = %(sort)s AND draft_id = %(id)s;
+
+-- name: desk_queue_row
+-- One draft as the queue shows it (NULL when it is not waiting any more).
+SELECT v.*, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s
+  FROM review_queue v WHERE v.id = %(id)s;
+
+-- name: desk_draft_mailbox
+SELECT e.mailbox_id FROM drafts d JOIN emails e ON e.id = d.email_id WHERE d.id = %(id)s;
+
+-- name: desk_mail_mailbox
+SELECT mailbox_id FROM emails WHERE id = %(id)s;
+
+-- name: desk_mailboxes
+SELECT id, name FROM mailboxes ORDER BY name;
+
+-- Autosaved reply text (draft_edits): a work buffer per draft and agent, not a state.
+
+-- name: desk_edit_save
+INSERT INTO draft_edits (draft_id, user_id, body) VALUES (%(draft_id)s, %(user_id)s, %(body)s)
+ON DUPLICATE KEY UPDATE body = VALUES(body), saved_at = NOW(6);
+
+-- name: desk_edit_get
+SELECT body, saved_at FROM draft_edits WHERE draft_id = %(draft_id)s AND user_id = %(user_id)s;
+
+-- name: desk_edit_others
+-- Who else saved an edit of this draft recently ("being edited by X").
+SELECT u.name, de.saved_at, TIMESTAMPDIFF(SECOND, de.saved_at, NOW(6)) AS ago_s
+  FROM draft_edits de JOIN users u ON u.id = de.user_id
+ WHERE de.draft_id = %(draft_id)s AND de.user_id <> %(user_id)s
+   AND de.saved_at > NOW(6) - INTERVAL %(window_s)s SECOND
+ ORDER BY de.saved_at DESC;
+
+-- name: desk_edit_discard
+DELETE FROM draft_edits WHERE draft_id = %(draft_id)s AND user_id = %(user_id)s;
+
+-- name: desk_draft_state
+SELECT id, status, updated_at, approved_by, approved_at, rejected_by, reject_reason,
+       stale_reason FROM drafts WHERE id = %(id)s;
+
+-- name: desk_classification_for_update
+SELECT e.id, e.category, e.language, e.priority, e.classification_defaulted
+  FROM drafts d JOIN emails e ON e.id = d.email_id WHERE d.id = %(draft_id)s FOR UPDATE;
+
+-- name: desk_classification_set
+-- A human's correction of the classification (never a status change). The draft step
+-- reads language from the mail row, so the next Regenerate writes in it.
+UPDATE emails SET category = %(category)s, language = %(language)s, priority = %(priority)s,
+       classification_defaulted = 0
+ WHERE id = %(id)s;
+
+-- name: desk_thread_mails
+-- Every mail of a thread, oldest first, with the latest draft of each (a link for staff).
+SELECT e.id, e.subject, e.from_addr, e.from_name, e.status, LEFT(e.body_text, 6000) AS body_text,
+       LEAST(COALESCE(e.sent_at, e.received_at), e.received_at) AS at,
+       (SELECT MAX(d.id) FROM drafts d WHERE d.email_id = e.id) AS draft_id
+  FROM emails e
+ WHERE e.mailbox_id = %(mailbox_id)s AND e.thread_key = %(thread_key)s
+ ORDER BY at, e.id
+ LIMIT 100;
+
+-- name: desk_thread_replies
+-- Our replies in a thread (approved or sent drafts), with when they went out.
+SELECT d.id AS draft_id, d.email_id, d.status, COALESCE(d.body_final, d.body_draft) AS body_text,
+       d.approved_by, COALESCE(s.sent_at, d.approved_at) AS at, s.status AS send_status
+  FROM drafts d JOIN emails e ON e.id = d.email_id
+  LEFT JOIN send_attempts s ON s.draft_id = d.id
+ WHERE e.mailbox_id = %(mailbox_id)s AND e.thread_key = %(thread_key)s
+   AND d.status IN ('approved', 'sent')
+ ORDER BY at, d.id
+ LIMIT 100;
+
+-- name: desk_sender_history
+-- The sender's other mails in this mailbox (outside this thread), newest first.
+SELECT e.id, e.subject, e.status, e.category,
+       LEAST(COALESCE(e.sent_at, e.received_at), e.received_at) AS at,
+       (SELECT MAX(d.id) FROM drafts d WHERE d.email_id = e.id) AS draft_id
+  FROM emails e
+ WHERE e.mailbox_id = %(mailbox_id)s AND e.from_addr = %(from_addr)s AND e.id <> %(id)s
+   AND (%(thread_key)s IS NULL OR e.thread_key IS NULL OR e.thread_key <> %(thread_key)s)
+ ORDER BY e.received_at DESC, e.id DESC
+ LIMIT 10;

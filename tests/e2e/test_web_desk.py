@@ -1,0 +1,249 @@
+"""The review desk (issue 18) against the real `email-rag web` process: forwarded headers,
+and the staff workflow in a real headless Chromium (Debian's chromium via Playwright)."""
+
+from __future__ import annotations
+
+import json
+import os
+from email.message import EmailMessage
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.factories import make_draft, make_email, make_mailbox
+from tests.helpers import ROOT
+from tests.webutil import PASSWORD, csrf_of, make_user, serve_web
+
+OUT = ROOT / "test-output"
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture
+def web_env(env, tmp_path):
+    return {**os.environ, **env, "PYTHONPATH": str(ROOT), "EMAIL_RAG_WEB_SECRET_KEY": "e2e",
+            "EMAIL_RAG_LOG_LEVEL": "WARNING"}
+
+
+def failed_login_actor(base: str, db, forwarded_for: str) -> str:
+    with httpx.Client(base_url=base) as c:
+        token = csrf_of(c.get("/login").text)
+        r = c.post("/login", data={"name": "anna", "password": "wrong-one", "csrf_token": token},
+                   headers={"X-Forwarded-For": forwarded_for})
+        assert r.status_code == 401
+    return db.fetchone("SELECT actor FROM audit_log WHERE event = 'login_failed' "
+                       "ORDER BY id DESC LIMIT 1")["actor"]
+
+
+def test_forwarded_for_is_believed_only_from_configured_proxies(web_env, db, tmp_path: Path):
+    """GIVEN the web UI without trusted proxies WHEN a client sends X-Forwarded-For THEN the
+    audit log (and the login throttle) see the peer address; WHEN 127.0.0.1 is a configured
+    proxy THEN its forwarded address is used."""
+    make_user(db, "anna")
+    with serve_web(web_env, tmp_path) as base:
+        assert failed_login_actor(base, db, "203.0.113.9") == "web:127.0.0.1"
+    trusted = {**web_env, "EMAIL_RAG_WEB_TRUSTED_PROXIES": "127.0.0.1"}
+    with serve_web(trusted, tmp_path) as base:
+        assert failed_login_actor(base, db, "203.0.113.9") == "web:203.0.113.9"
+
+
+# --- the staff workflow in Chromium ---
+
+playwright = pytest.importorskip("playwright.sync_api")
+needs_chromium = pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                    reason="Debian's chromium is not installed")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture
+def web(web_env, tmp_path):
+    with serve_web(web_env, tmp_path) as base:
+        yield base
+
+
+@pytest.fixture
+def browser():
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def open_as(browser, base, name):
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    page.dialogs = []
+
+    def on_dialog(d):
+        page.dialogs.append((d.type, d.message))
+        d.dismiss()
+    page.on("dialog", on_dialog)
+    page.goto(base + "/login")
+    page.fill("input[name=name]", name)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/queue")
+    return page
+
+
+def desk_data(db):
+    """A realistic queue: a thread with our sent reply and a follow-up carrying a PDF and a
+    source, an urgent mail, a subject with a right-to-left override, and 60 ordinary ones."""
+    from email_rag.ingest.mime import parse_mail
+    from email_rag.testing import documents
+
+    mb = make_mailbox(db)
+    first = make_email(db, mb, subject="Rechnung 4711 doppelt abgebucht", thread_key="t-4711",
+                       from_name="Carla Kunde", from_addr="carla@example.org",
+                       body="Guten Tag,\nmir wurde die Rechnung 4711 zweimal abgebucht.\nCarla",
+                       received_at="2026-11-27 08:00:00", sent_at="2026-11-27 07:58:00")
+    ours = make_draft(db, first, body="Guten Tag Frau Kunde,\nwir pruefen die Abbuchung und "
+                                      "melden uns.\nIhr Support")
+    db.execute("UPDATE drafts SET status = 'sent', body_final = body_draft, approved_by ="
+               " 'user:bob', approved_at = '2026-11-27 09:00:00' WHERE id = %s", (ours,))
+    db.execute("INSERT INTO send_attempts (draft_id, message_id, status, recipients, sent_at)"
+               " VALUES (%s, '<r1@support>', 'sent', 'carla@example.org',"
+               " '2026-11-27 09:00:04')", (ours,))
+    msg = EmailMessage()
+    msg["From"] = "Carla Kunde <carla@example.org>"
+    msg["To"] = "support@example.com"
+    msg["Subject"] = "Re: Rechnung 4711 doppelt abgebucht"
+    msg["Message-ID"] = "<follow@example.org>"
+    msg.set_content("Guten Tag,\nes ist immer noch doppelt abgebucht, Rechnung anbei.\nCarla")
+    msg.add_attachment(documents.pdf(["Rechnung 4711", "Betrag 99,00 EUR"]),
+                       maintype="application", subtype="pdf", filename="rechnung-4711.pdf")
+    raw = msg.as_bytes()
+    follow = make_email(db, mb, subject="Re: Rechnung 4711 doppelt abgebucht",
+                        thread_key="t-4711", from_name="Carla Kunde",
+                        from_addr="carla@example.org", category="billing", priority="high",
+                        language="de", body="Guten Tag,\nes ist immer noch doppelt abgebucht, "
+                        "Rechnung anbei.\nCarla", raw=raw,
+                        attachments=parse_mail(raw).attachments_json(),
+                        received_at="2026-11-30 08:00:00", sent_at="2026-11-30 07:59:00")
+    sources = {"sources": [{"email_id": 3, "subject": "Doppelte Abbuchung Rechnung 4690",
+                            "score": 0.81, "category": "billing",
+                            "snippet": "Mir wurde der Betrag doppelt abgebucht.",
+                            "reply": {"text": "Wir haben die zweite Abbuchung storniert; das "
+                                              "Geld ist in 3-5 Tagen zurueck."}}]}
+    follow_draft = make_draft(db, follow, sources=json.dumps(sources),
+                              body="Guten Tag Frau Kunde,\n\nwir haben die doppelte Abbuchung "
+                                   "gefunden und storniert.\n\nFreundliche Gruesse\nIhr Support")
+    urgent = make_draft(db, make_email(db, mb, subject="Server komplett down", priority="urgent",
+                                       category="technical", received_at="2026-11-30 09:30:00",
+                                       from_addr="ops@bigcustomer.example"))
+    rlo = make_draft(db, make_email(db, mb, subject="\u202eTXT.exe Auftrag 77",
+                                    received_at="2026-11-29 12:00:00", priority="normal"))
+    others = [make_draft(db, make_email(db, mb, subject=f"Frage {i} zur Lieferung",
+                                        priority="normal", category="order",
+                                        received_at=f"2026-11-30 1{i // 30}:{i % 30 * 2:02d}:00",
+                                        from_addr=f"kunde{i}@example.com"))
+              for i in range(60)]
+    return {"follow": follow_draft, "urgent": urgent, "rlo": rlo, "others": others}
+
+
+@needs_chromium
+def test_queue_paging_sorting_search_and_the_draft_page(web, db, browser):
+    """GIVEN 63 pending drafts WHEN anna works the queue in Chromium THEN it shows the true
+    count and pages 50 at a time, sorts urgent first, finds the invoice by number, and the
+    draft page shows the thread with our sent reply, the PDF, the source as a card; j/k move
+    through the queue and approving by keyboard asks first."""
+    make_user(db, "anna")
+    data = desk_data(db)
+    page = open_as(browser, web, "anna")
+    assert page.inner_text("#queue-total") == "63"
+    assert page.inner_text("#range") == "1–50 of 63"
+    assert page.locator("table.queue tbody tr").count() == 50
+    OUT.mkdir(exist_ok=True)
+    page.screenshot(path=str(OUT / "desk-queue.png"), full_page=False)
+    page.click("#next-page")
+    assert page.inner_text("#range") == "51–63 of 63"
+    page.select_option("#sort", "priority")
+    page.click("form.filters button[type=submit]")
+    assert page.locator("table.queue tbody tr").first.get_attribute("id") == f"draft-{data['urgent']}"
+    # the right-to-left override stays inside its cell
+    cell = page.locator(f"#draft-{data['rlo']} td.subject bdi")
+    assert cell.count() == 1
+    page.fill("#search", "4711")
+    page.press("#search", "Enter")
+    rows = page.locator("table.queue tbody tr")
+    assert rows.count() == 1 and rows.first.get_attribute("id") == f"draft-{data['follow']}"
+    page.screenshot(path=str(OUT / "desk-search.png"))
+
+    page.click(f"#draft-{data['follow']} td.subject a")
+    page.wait_for_url(f"**/drafts/{data['follow']}?*")
+    conversation = page.inner_text("ol.conversation")
+    assert conversation.index("zweimal abgebucht") < conversation.index("wir pruefen") \
+        < conversation.index("this mail")
+    assert page.locator("a.attachment").inner_text() == "rechnung-4711.pdf"
+    assert "We answered" in page.inner_text("ol.sources")
+    assert "Re: Re:" not in page.inner_text(".reply-to")
+    page.screenshot(path=str(OUT / "desk-draft.png"), full_page=True)
+
+    page.goto(f"{web}/drafts/{data['others'][0]}")
+    page.keyboard.press("j")
+    page.wait_for_url(f"**/drafts/{data['others'][1]}*")
+    page.keyboard.press("k")
+    page.wait_for_url(f"**/drafts/{data['others'][0]}*")
+    page.keyboard.press("a")  # asks first
+    assert page.is_visible("#confirm-approve")
+    page.keyboard.press("Escape")
+    assert not page.is_visible("#confirm-approve")
+    assert db.fetchone("SELECT status FROM drafts WHERE id = %s",
+                       (data["others"][0],))["status"] == "pending_review"
+    page.click("#body")
+    page.keyboard.press("Control+Enter")
+    assert page.is_visible("#confirm-approve")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/drafts/{data['others'][1]}*")
+    assert db.fetchone("SELECT status FROM drafts WHERE id = %s",
+                       (data["others"][0],))["status"] == "approved"
+    assert "Keyboard shortcuts" in page.inner_text("details.shortcuts")
+
+
+@needs_chromium
+def test_two_agents_autosave_conflict_and_no_lost_edits(web, db, browser):
+    """GIVEN anna and bob on the same draft WHEN anna types (saved as she types), bob sees
+    that she is editing and approves his version, and anna then approves THEN anna is told
+    bob approved it and her text is still there; leaving with text not yet saved and
+    regenerating over edits both ask first."""
+    make_user(db, "anna")
+    make_user(db, "bob")
+    data = desk_data(db)
+    draft = data["follow"]
+    anna, bob = open_as(browser, web, "anna"), open_as(browser, web, "bob")
+    anna.goto(f"{web}/drafts/{draft}")
+    bob.goto(f"{web}/drafts/{draft}")
+    anna.click("#body")
+    anna.keyboard.press("Control+End")
+    anna.keyboard.type("\nPS: Die Gutschrift sehen Sie in 3 Tagen.")
+    playwright.expect(anna.locator("#save-state")).to_have_text("Your text is saved.")
+    bob.reload()
+    assert "Being edited by anna" in bob.inner_text(".editing")
+    bob.click("#approve")
+    bob.wait_for_url("**/drafts/*")
+    anna.keyboard.type(" Danke!")
+    anna.wait_for_selector("#live-changed:not([hidden])")
+    assert "bob approved it" in anna.inner_text("#live-changed")
+    anna.click("#approve")
+    anna.wait_for_selector(".flash.error")
+    assert "bob approved it" in anna.inner_text(".flash.error")
+    assert "Die Gutschrift sehen Sie in 3 Tagen. Danke!" in anna.input_value("#kept-text")
+    anna.screenshot(path=str(OUT / "desk-conflict.png"), full_page=True)
+    assert db.fetchone("SELECT approved_by FROM drafts WHERE id = %s", (draft,)) == \
+        {"approved_by": "user:bob"}
+
+    other = data["others"][5]
+    anna.goto(f"{web}/drafts/{other}")
+    anna.route("**/autosave", lambda route: route.abort())  # the save does not get through
+    anna.click("#body")
+    anna.keyboard.type("Nicht gespeichert")
+    playwright.expect(anna.locator("#save-state")).to_contain_text("Not saved")
+    anna.click("#regenerate")
+    assert anna.dialogs[-1][0] == "confirm" and "throws away your edits" in anna.dialogs[-1][1]
+    assert db.fetchone("SELECT status FROM drafts WHERE id = %s", (other,))["status"] == \
+        "pending_review"
+    anna.close(run_before_unload=True)
+    anna.wait_for_timeout(300)
+    assert anna.dialogs[-1][0] == "beforeunload"

@@ -1,0 +1,153 @@
+"""Web security of the review desk (issue 18): sessions revoked server-side, login
+throttling per (name, client address) with growing locks, no typed secret in the audit
+log, and a hung MariaDB answered with a 503 page within seconds."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+
+from email_rag import users
+from email_rag.testing.tcp_proxy import TcpFaultProxy
+from email_rag.web import create_app
+from tests.factories import make_draft, make_email, make_mailbox
+from tests.webutil import PASSWORD, csrf_of, login, make_user
+
+
+@pytest.fixture
+def app(settings, db):
+    settings.web_login_max_failures = 3
+    settings.web_secret_key = type(settings.web_secret_key)("test-secret")
+    make_user(db, "anna", "staff")
+    make_user(db, "root", "admin")
+    return create_app(settings)
+
+
+@pytest.fixture
+def client(app):
+    clients = []
+
+    def new() -> TestClient:
+        c = TestClient(app, base_url="http://testserver")
+        c.__enter__()
+        clients.append(c)
+        return c
+
+    yield new
+    for c in clients:
+        c.__exit__(None, None, None)
+
+
+def auth(db, name, password, client="10.0.0.1", max_failures=3, lockout=60, lock_max=3600):
+    return users.authenticate(db, name, password, max_failures, lockout, client, lock_max)
+
+
+def test_logout_revokes_a_copied_session_cookie(client, db):
+    """GIVEN anna logged in and her cookie copied to a second browser WHEN she logs out THEN
+    the copy can neither read the queue nor approve: the draft stays pending, nothing is
+    audited as anna."""
+    draft = make_draft(db, make_email(db, make_mailbox(db)))
+    c = client()
+    token = login(c)
+    thief = client()
+    thief.cookies.update(c.cookies)
+    assert thief.get("/queue", follow_redirects=False).status_code == 200
+    assert c.post("/logout", data={"csrf_token": token}, follow_redirects=False).status_code == 303
+    r = thief.post(f"/drafts/{draft}/approve", data={"csrf_token": token, "body": "hi"},
+                   follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/login")
+    thief.cookies.update(c.cookies)
+    assert thief.get("/queue", follow_redirects=False).status_code == 303
+    assert db.fetchone("SELECT status FROM drafts WHERE id = %s", (draft,))["status"] == \
+        "pending_review"
+    assert db.fetchone("SELECT COUNT(*) AS n FROM audit_log WHERE event = 'approved'")["n"] == 0
+
+
+def test_disable_ends_open_sessions_for_good(client, db):
+    """GIVEN anna logged in WHEN an admin disables and re-enables her THEN her old session
+    stays dead (she must log in again)."""
+    c = client()
+    login(c)
+    users.set_disabled(db, "anna", True, "cli:root")
+    users.set_disabled(db, "anna", False, "cli:root")
+    assert c.get("/queue", follow_redirects=False).status_code == 303
+    login(c)
+    assert c.get("/queue", follow_redirects=False).status_code == 200
+
+
+def test_lockout_is_per_name_and_client_address_and_grows(db):
+    """GIVEN 3 failures allowed WHEN an attacker at 10.0.0.66 fails 3 times for root THEN
+    root is locked for that address only (root logs in from 10.0.0.1); the next lock from
+    the attacker's address lasts twice as long, capped."""
+    make_user(db, "root", "admin")
+    for i in range(2):
+        assert auth(db, "root", f"guess{i}", "10.0.0.66").reason == "bad_password"
+    first = auth(db, "root", "guess2", "10.0.0.66")
+    assert first.reason == "locked" and first.locked_for_s == 60
+    assert auth(db, "root", PASSWORD, "10.0.0.66").reason == "locked"
+    assert auth(db, "root", PASSWORD, "10.0.0.1").reason == "ok"
+    db.execute("UPDATE login_throttle SET locked_until = NOW(6) - INTERVAL 1 SECOND")
+    for i in range(2):
+        auth(db, "root", f"again{i}", "10.0.0.66")
+    second = auth(db, "root", "again2", "10.0.0.66")
+    assert second.reason == "locked" and second.locked_for_s == 120
+    db.execute("UPDATE login_throttle SET locked_until = NOW(6) - INTERVAL 1 SECOND")
+    for i in range(3):
+        third = auth(db, "root", f"more{i}", "10.0.0.66", lock_max=200)
+    assert third.locked_for_s == 200
+
+
+def test_unknown_names_get_the_same_answers_as_real_ones(client, db):
+    """GIVEN a real name and a name nobody has WHEN both fail 3 times over HTTP THEN the
+    pages say the same (also once locked), so the answers do not tell which names exist."""
+    pages = {}
+    for name in ("anna", "no-such-user"):
+        c = client()
+        texts = []
+        for i in range(4):
+            r = c.post("/login", data={"name": name, "password": f"nope{i}",
+                                       "csrf_token": csrf_of(c.get("/login").text)})
+            assert r.status_code == 401
+            texts.append(re.sub(r'name="csrf_token" value="[^"]+"', "", r.text)
+                         .replace(name, "NAME"))
+        pages[name] = texts
+    assert pages["anna"] == pages["no-such-user"]
+    assert "try again in 5 minute" in pages["anna"][2]
+
+
+def test_a_password_typed_into_the_name_field_is_not_audited(client, db):
+    c = client()
+    secret = "Sommer2026!geheim"
+    c.post("/login", data={"name": secret, "password": "", "csrf_token": csrf_of(c.get("/login").text)})
+    rows = db.fetchall("SELECT * FROM audit_log")
+    assert rows and secret not in str(rows) and secret.lower() not in str(rows).lower()
+    assert rows[-1]["entity_id"].startswith("unknown:")
+
+
+def test_a_hung_database_gives_a_503_page_within_seconds(settings, db):
+    """GIVEN the web UI's MariaDB behind a proxy WHEN the database stops answering (the
+    connection stays open) THEN a page answers 503 HTML within a few seconds, and once the
+    database answers again the next page works."""
+    proxy = TcpFaultProxy("127.0.0.1", settings.db_port)
+    try:
+        settings.db_port = proxy.port
+        settings.web_db_timeout_seconds = 2
+        settings.web_secret_key = type(settings.web_secret_key)("test-secret")
+        make_user(db, "anna", "staff")
+        with TestClient(create_app(settings)) as c:
+            login(c)
+            proxy.silence()  # connections stay open, the server's answers are held
+            started = time.monotonic()
+            r = c.get("/queue", follow_redirects=False)
+            took = time.monotonic() - started
+            assert r.status_code == 503 and "Database unreachable" in r.text
+            assert r.headers["content-type"].startswith("text/html")
+            assert took < 8, took
+            proxy.speak()
+            proxy.sever()
+            assert c.get("/queue", follow_redirects=False).status_code == 200
+    finally:
+        proxy.close()

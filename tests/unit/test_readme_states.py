@@ -1,0 +1,17 @@
+"""The README's transition tables are the code's (email_rag/states.py), row for row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from email_rag.states import MOVES
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_readme_shows_every_transition_table_row_as_in_the_code():
+    text = README.read_text()
+    for moves in MOVES.values():
+        for status, nxt in moves.items():
+            targets = ", ".join(f"`{x}`" for x in sorted(map(str, nxt))) or "nothing (final)"
+            assert f"| `{status}` | {targets} |" in text, (status, targets)
