@@ -123,3 +123,26 @@ def test_a_vector_owner_that_cannot_start_raises_an_alarm_in_status_and_a_runnin
     finally:
         owner.terminate()
         owner.wait(timeout=30)
+
+
+def test_the_web_status_page_shows_a_vector_owner_that_cannot_start(venv, db, settings):  # noqa: F811
+    """The same alarm on the web status page (admins see the detail)."""
+    from fastapi.testclient import TestClient
+
+    from email_rag.web.app import create_app
+    from tests.webutil import login, make_user
+
+    squatter = QdrantStore(path=venv["EMAIL_RAG_QDRANT_PATH"])
+    squatter.open()
+    try:
+        proc = worker("--with-vectors", extra_env=venv)
+        proc.communicate(timeout=60)
+        assert proc.returncode != 0
+    finally:
+        squatter.close()
+    settings.web_secret_key = type(settings.web_secret_key)("test-secret")
+    make_user(db, "root", "admin")
+    with TestClient(create_app(settings), base_url="http://testserver") as admin:
+        login(admin, "root")
+        page = admin.get("/status").text
+    assert "vector owner" in page and "ALARM" in page and "failed start" in page
