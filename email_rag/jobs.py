@@ -301,10 +301,21 @@ class JobStore:
                 raise TransitionRefused("job", running[0], JobState.PROCESSING, JobState.DEAD,
                                         "the entry is running right now; try again when it "
                                         "has finished")
+            resolved = mail["status"] in (MailStatus.FAILED, MailStatus.MANUAL)
+            if jobs and not resolved:
+                # closing the entry of a mail that does not wait for a human (e.g. approved,
+                # its send in the retry cycle) would strand it: nothing would move it again
+                # (found by the 500-mail chaos run: a reply never sent, mail left approved)
+                waiting = jobs[0]
+                raise TransitionRefused(
+                    "email", email_id, mail["status"], MailStatus.RESOLVED,
+                    f"the mail is {mail['status']} and its entry {waiting['id']} "
+                    f"({waiting['kind']}) is in its retry cycle (attempt {waiting['attempts']}), "
+                    "not waiting for a human; it ends dead with the mail failed if it keeps "
+                    "failing; resolve it then")
             closed = [int(j["id"]) for j in jobs]
             for job in jobs:
                 self._close(cur, job, actor, note)
-            resolved = mail["status"] in (MailStatus.FAILED, MailStatus.MANUAL)
             if resolved:
                 self.stores.mails.move(cur, email_id, MailStatus.RESOLVED, actor=actor, row=mail,
                                        reason=note[:4000],

@@ -319,3 +319,24 @@ def test_failed_list_shows_poller_failures_and_too_large_mails_and_resolve_takes
         assert status(db, "emails", mail_id) == "resolved"
     code, out = cli_json("failed", "list")
     assert out["data"]["items"] == []
+
+
+# --- found by the 500-mail chaos run: resolving a retrying entry stranded its mail ---
+
+def test_resolve_of_a_retrying_send_entry_is_refused_and_the_mail_is_not_stranded(
+        env, svc, db, relay, sent):
+    """GIVEN an approved draft whose send entry failed with a 4xx and waits for its retry
+    (listed in `failed list`) WHEN a second admin runs `failed resolve` on that entry
+    THEN it is refused - the mail does not wait for a human, it is being sent - and the
+    entry stays in its retry cycle, so the next run sends it once. Before: the entry was
+    closed dead, the mail rested in `approved` and the reply was never sent."""
+    mail, draft, job = approved_draft(db, svc)
+    relay.add_fault("451 4.7.1 try later", stage="rcpt")
+    assert runner(svc, sent).run(job["id"]) == "failed"
+    code, out = cli_json("failed", "resolve", str(job["id"]), "--note", "closing", "--by", "rita")
+    assert code == 1, out
+    assert "approved" in out["message"] and "retry" in out["message"], out["message"]
+    assert db.fetchone("SELECT state FROM jobs WHERE id = %s", (job["id"],))["state"] == "failed"
+    db.execute("UPDATE jobs SET next_run_at = NOW(6) WHERE id = %s", (job["id"],))
+    assert runner(svc, sent).run(job["id"]) == "done"
+    assert len(relay.received) == 1 and status(db, "emails", mail) == "sent"
