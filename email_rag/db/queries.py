@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -56,18 +57,33 @@ def sql(name: str, **slots: int | tuple[int, int]) -> str:
         raise KeyError(f"no SQL query named {name!r} in {SQL_DIR}") from None
     if not slots:
         return statement
+    return _expanded(name, tuple(slots.items()))
+
+
+@lru_cache(maxsize=512)
+def _expanded(name: str, slots: tuple[tuple[str, int | tuple[int, int]], ...]) -> str:
+    """The query with its list slots filled (cached: a batch size repeats)."""
+    statement = all_queries()[name]
     fill = {}
-    for slot, n in slots.items():
+    for slot, n in slots:
         if "{" + slot + "}" not in statement:
             raise KeyError(f"query {name!r} has no list slot {{{slot}}}")
         if isinstance(n, tuple):
             rows, width = n
-            fill[slot] = ", ".join(
-                "(" + ", ".join(f"%({slot}_{r}_{c})s" for c in range(width)) + ")"
-                for r in range(rows))
+            marks = [f"%({k})s" for k in _slot_keys(slot, rows, width)]
+            fill[slot] = ", ".join("(" + ", ".join(marks[r * width:(r + 1) * width]) + ")"
+                                   for r in range(rows))
         else:
-            fill[slot] = ", ".join(f"%({slot}_{i})s" for i in range(n))
+            fill[slot] = ", ".join(f"%({k})s" for k in _slot_keys(slot, n, 0))
     return statement.format(**fill)
+
+
+@lru_cache(maxsize=512)
+def _slot_keys(slot: str, rows: int, width: int) -> tuple[str, ...]:
+    """``ids_0, ids_1, ...`` (width 0: one value per entry) or ``rows_0_0, rows_0_1, ...``."""
+    if not width:
+        return tuple(f"{slot}_{r}" for r in range(rows))
+    return tuple(f"{slot}_{r}_{c}" for r in range(rows) for c in range(width))
 
 
 def slot_params(**lists: Sequence[Any]) -> dict[str, Any]:
@@ -80,9 +96,12 @@ def slot_params(**lists: Sequence[Any]) -> dict[str, Any]:
     """
     params: dict[str, Any] = {}
     for slot, values in lists.items():
-        for r, value in enumerate(values):
-            if isinstance(value, tuple):
-                params.update({f"{slot}_{r}_{c}": v for c, v in enumerate(value)})
-            else:
-                params[f"{slot}_{r}"] = value
+        if values and isinstance(values[0], tuple):
+            width = len(values[0])
+            if any(len(v) != width for v in values):
+                raise ValueError(f"rows of slot {slot!r} differ in width")
+            params.update(zip(_slot_keys(slot, len(values), width),
+                              chain.from_iterable(values), strict=True))
+        else:
+            params.update(zip(_slot_keys(slot, len(values), 0), values, strict=True))
     return params
