@@ -121,6 +121,11 @@ class StoreLockedError(StoreUnavailableError):
     """The local Qdrant folder is held by another process (only one may open it)."""
 
 
+class StoreNotOwnedError(StoreLockedError):
+    """This process is not the owner of the local Qdrant folder and must not open it (a
+    vector step reached a process that is not the vector owner: a routing bug)."""
+
+
 class StoreRejectedError(PermanentError):
     """A vector or graph store refused the request (configuration: auth, dimension, database)."""
 

@@ -109,6 +109,24 @@ def check_qdrant(svc: Services) -> Check:
     return _timed("qdrant", False, probe)
 
 
+def check_vector_owner(svc: Services) -> Check:
+    """Local Qdrant only: the one worker that may open the folder is running and stable."""
+    s = svc.settings
+    if s.qdrant_url:
+        return Check("vector owner", False, True, "server", "Qdrant server: any worker indexes")
+    from .indexing import owner_beacon
+
+    started = time.monotonic()
+    try:
+        row = svc.db.fetchone(sql("vector_queue_waiting"),
+                              {"queue": s.vector_queue_name, "grace": 30})
+        ok, detail = owner_beacon.state(svc.coordination, int((row or {}).get("n") or 0))
+    except Exception as e:  # noqa: BLE001 - Redis down: the redis check says so
+        ok, detail = False, f"unknown (Redis: {type(e).__name__})"
+    return Check("vector owner", False, ok, "local", detail,
+                 round((time.monotonic() - started) * 1000, 1))
+
+
 def check_arango(svc: Services) -> Check:
     s = svc.settings
     if not s.arango_url:
@@ -159,7 +177,7 @@ def _iso(v: Any) -> str | None:
 
 def status(svc: Services) -> dict[str, Any]:
     checks = [check_mariadb(svc), check_redis(svc), *check_imap(svc), check_smtp(svc),
-              check_llm(svc), check_qdrant(svc), check_arango(svc)]
+              check_llm(svc), check_qdrant(svc), check_vector_owner(svc), check_arango(svc)]
     result: dict[str, Any] = {
         "ok": all(c.ok for c in checks if c.required),
         "dependencies": [c.as_dict() for c in checks],

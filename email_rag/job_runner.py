@@ -32,7 +32,7 @@ from .jobs import JobStore
 from .pipeline.contract import StepSpec
 from .pipeline.registry import default_pipeline
 from .pipeline.runner import ClaimLostError, Handoff, PipelineRunner
-from .retry import retry_policy
+from .retry import UNEXPECTED, retry_policy
 from .states import Actor, JobKind
 from .timing import JobHeartbeat
 
@@ -96,20 +96,25 @@ class JobRunner:
             JobKind.INDEX_SYNC: lambda job, worker: index_sync.run_job(self.services, job, worker),
         }
 
-    def run(self, job_id: int) -> str:
-        """Returns what happened: done, handed_off, failed, dead, skipped, lost."""
-        result = self._run(job_id)
+    def run(self, job_id: int, queue: str | None = None) -> str:
+        """Returns what happened: done, handed_off, failed, dead, skipped, lost.
+
+        ``queue``: the queue the delivery came on (None: run in-process, any queue); an
+        entry of another queue is not run here (a misrouted delivery is a no-op, which
+        re-dispatch repairs: it enqueues the entry on its own queue)."""
+        result = self._run(job_id, queue)
         self.results[result] += 1
         return result
 
-    def _run(self, job_id: int) -> str:
+    def _run(self, job_id: int, queue: str | None = None) -> str:
         job: dict[str, Any] | None = None
         while True:
             try:
                 if job is None:
-                    job = self.jobs.claim(job_id, self.name)
+                    job = self.jobs.claim(job_id, self.name, queue)
                     if job is None:
-                        log.info("job %s not claimable (done, taken or not due): no-op", job_id)
+                        log.info("job %s not claimable here (done, taken, not due, or not an "
+                                 "entry of queue %s): no-op", job_id, queue or "any")
                         return "skipped"
                 elif not self.jobs.still_mine(job_id, self.name):
                     return "lost"
@@ -137,6 +142,10 @@ class JobRunner:
             return "lost"
         except Exception as e:  # noqa: BLE001 - every failure is classified by the policy
             decision = self.jobs.fail(job, self.name, e)
+            if decision.reason.startswith(UNEXPECTED):
+                log.error("ALARM job %s (%s) stopped on an unexpected %s: %s - not retried; "
+                          "fix the cause, then `email-rag failed retry %s`", job["id"],
+                          job["kind"], type(e).__name__, e, job["id"], exc_info=e)
             return "failed" if decision.retry else "dead"
         if handoff is not None:
             if self.jobs.handoff(job, self.name, handoff.queue, handoff.reason):

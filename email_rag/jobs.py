@@ -33,7 +33,7 @@ from typing import Any
 
 from .audit import AuditEvent, write_events
 from .db import Database, sql
-from .errors import PermanentError, TransitionRefused
+from .errors import PermanentError, TransientError, TransitionRefused
 from .retry import RetryDecision, RetryPolicy
 from .routing import job_key
 from .states import MAIL_TERMINAL, Actor, DraftStatus, JobKind, JobState, MailStatus, SendStatus
@@ -42,7 +42,7 @@ from .stores import Stores
 log = logging.getLogger(__name__)
 
 
-class StuckJobError(Exception):
+class StuckJobError(TransientError):
     """The entry was processing longer than the stuck limit; its worker is presumed dead."""
 
 
@@ -54,10 +54,12 @@ class JobStore:
     claim_query: str = "jobs_claim"  # the chaos counter-check's Services: "jobs_claim_naive"
 
     # --- claim / finish ---
-    def claim(self, job_id: int, worker: str) -> dict[str, Any] | None:
-        """Atomically take the entry; None if another worker has it or it is not due."""
+    def claim(self, job_id: int, worker: str, queue: str | None = None) -> dict[str, Any] | None:
+        """Atomically take the entry; None if another worker has it, it is not due, or it
+        belongs to another queue than ``queue`` (the one the delivery came on)."""
         with self.db.transaction() as cur:
-            if cur.execute(sql(self.claim_query), {"id": job_id, "worker": worker}) != 1:
+            if cur.execute(sql(self.claim_query),
+                           {"id": job_id, "worker": worker, "queue": queue}) != 1:
                 return None
             job = cur.fetchone(sql("jobs_get"), {"id": job_id})
             assert job is not None
@@ -65,6 +67,7 @@ class JobStore:
                 Actor.WORKER, "job", job_id, "claimed", None, JobState.PROCESSING,
                 attempt=job["attempts"], detail={"worker": worker, "kind": job["kind"]})])
         return job
+
     def still_mine(self, job_id: int, worker: str) -> bool:
         return self.db.fetchone(sql("jobs_still_mine"), {"id": job_id, "worker": worker}) is not None
 

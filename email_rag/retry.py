@@ -3,6 +3,19 @@
 ``RetryPolicy.decide(attempt, error)`` returns a ``RetryDecision``: retry after
 N seconds, or stop (and why). ``attempt`` is the number of the attempt that has
 just failed, starting at 1.
+
+Classification (seed 004: "Retry ist eine fachliche Entscheidung, nicht einfach eine
+Reaktion auf jede Exception"):
+
+| error | decision |
+|---|---|
+| ``TransientError`` (429, 5xx, timeouts, outages, a worker presumed dead), other errors of ours (``EmailRagError``), builtin ``ConnectionError`` / ``TimeoutError`` | retry after the scheduled delay (Retry-After honoured), up to ``max_attempts`` |
+| ``PermanentError`` (4xx, bad input, configuration) | stop at once |
+| ``OutcomeUnknownError`` (the other side may have acted) | stop: reconcile first, never a blind retry |
+| anything else (``KeyError``, ``TypeError``, ...: a programming error or a failure nobody classified) | stop at once, flagged ``unexpected``: the worker logs an ALARM; an admin retries once it is fixed |
+
+Defaults: four attempts, i.e. the first one and three retries after 30 s, 120 s and
+600 s - every delay of the schedule is used.
 """
 
 from __future__ import annotations
@@ -12,7 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import OutcomeUnknownError, PermanentError, TransientError
+from .errors import EmailRagError, OutcomeUnknownError, PermanentError, TransientError
+
+
+UNEXPECTED = "unexpected error, not retried (a programming error or an unclassified failure)"
 
 
 @dataclass(frozen=True)
@@ -37,7 +53,7 @@ class RetryPolicy:
     """
 
     delays: Sequence[float] = (30.0, 120.0, 600.0)
-    max_attempts: int = 3
+    max_attempts: int = 4
     jitter: float = 0.0
     max_delay: float = 3600.0
     rng: random.Random | None = None
@@ -54,14 +70,15 @@ class RetryPolicy:
             return RetryDecision.stop(f"permanent error: {error}")
         if isinstance(error, OutcomeUnknownError):
             return RetryDecision.stop(f"outcome unknown, reconcile first: {error}")
+        if not isinstance(error, EmailRagError | ConnectionError | TimeoutError):
+            return RetryDecision.stop(f"{UNEXPECTED}: {type(error).__name__}: {error}")
         if attempt >= self.max_attempts:
             return RetryDecision.stop(f"attempt {attempt} of {self.max_attempts} failed: {error}")
         delay = self.delay_for(attempt)
         retry_after = getattr(error, "retry_after", None)
         if retry_after is not None:
             delay = min(max(delay, float(retry_after)), self.max_delay)
-        kind = "transient" if isinstance(error, TransientError) else "unexpected"
-        return RetryDecision(retry=True, delay=delay, reason=f"{kind} error: {error}")
+        return RetryDecision(retry=True, delay=delay, reason=f"transient error: {error}")
 
 
 @dataclass(frozen=True)

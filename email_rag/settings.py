@@ -72,7 +72,9 @@ class Settings(BaseSettings):
         default_factory=lambda: [30.0, 120.0, 600.0],
         description="Seconds before the retry after failed attempt 1, 2, 3 (last value repeats).",
     )
-    max_attempts: int = Field(3, description="Failed attempts after which a queue entry is dead.")
+    max_attempts: int = Field(
+        4, description="Failed attempts after which a queue entry is dead: the first attempt "
+        "and three retries, after each of the retry_delays.")
     retry_jitter: float = Field(
         0.1, description="Relative jitter on retry delays (0 = exact, 0.1 = +/-10 %)."
     )
@@ -230,7 +232,6 @@ class Settings(BaseSettings):
     smtp_password: SecretStr = Field(SecretStr(""), description="SMTP password.")
     smtp_starttls: bool = Field(False, description="Use STARTTLS.")
     smtp_timeout: float = Field(30.0, description="Seconds per SMTP command.")
-    smtp_tries: int = Field(3, description="Send tries for transient SMTP errors.")
     reconcile_sent_folder: bool = Field(
         True, description="Search the Sent folder for the Message-ID before any resend."
     )

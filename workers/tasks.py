@@ -19,7 +19,11 @@ def runner() -> JobRunner:
 
 
 def run_job(job_id: int) -> str:
-    return runner().run(int(job_id))
+    from rq import get_current_job
+
+    current = get_current_job()
+    # the queue this delivery came on: the claim runs only entries of that queue
+    return runner().run(int(job_id), current.origin if current is not None else None)
 
 
 def use_services(services: Services, vector_owner: bool = False) -> JobRunner:

@@ -40,7 +40,12 @@ from typing import Any
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from ..errors import StoreLockedError, StoreRejectedError, StoreUnavailableError
+from ..errors import (
+    StoreLockedError,
+    StoreNotOwnedError,
+    StoreRejectedError,
+    StoreUnavailableError,
+)
 from ..indexing.ports import VectorHit, VectorPoint
 from ..redact import redact_text
 
@@ -77,6 +82,18 @@ def describe_holder(path: Path | str) -> str:
     state = {True: "running", False: "no longer running", None: "on another host"}[info["alive"]]
     return (f"pid {info.get('pid')} on {info.get('host')} ({info.get('command', '?')}, "
             f"since {info.get('since', '?')}, {state})")
+
+
+_local_open_forbidden = False
+
+
+def forbid_local_open() -> None:
+    """This process is not the vector owner (a plain worker, the scheduler): it must never
+    open a local Qdrant folder, not even lazily - a plain worker that did once kept the
+    folder from its owner for good, and the pipeline stood still. Forked children (RQ's
+    work-horses) inherit the decision."""
+    global _local_open_forbidden
+    _local_open_forbidden = True
 
 
 class QdrantStore:
@@ -118,6 +135,12 @@ class QdrantStore:
             self._ready = True
 
     def _connect(self) -> QdrantClient:
+        if self.mode == "local" and _local_open_forbidden:
+            raise StoreNotOwnedError(
+                f"this process ({os.getpid()}) is not the owner of the local Qdrant folder "
+                f"{self.path} and never opens it: only the worker started with --with-vectors "
+                "(or search/reindex when the folder is free) does. A vector step reached a "
+                "plain worker: it belongs on the vector queue.", path=str(self.path))
         if self.mode == "server":
             return QdrantClient(url=self.url, api_key=self.api_key or None, timeout=self.timeout,
                                 check_compatibility=False)

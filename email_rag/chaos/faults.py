@@ -27,6 +27,7 @@ from .fleet import Fleet
 log = logging.getLogger(__name__)
 
 GATING = frozenset({"qdrant_outage"})  # faults the next delivery wave waits for (see gating)
+SERVER_FAULTS = frozenset({"db_crash", "db_hang", "redis_crash", "misroute"})
 
 
 @dataclass
@@ -45,6 +46,10 @@ class Targets:
     qdrant_storage: Path  # the local collection's SQLite file
     queue: Any  # JobQueue on the run's Redis db
     seed: int
+    mariadb: Any  # the run's PrivateMariaDB (crashed for real)
+    redis_server: Any  # the run's PrivateRedis (crashed for real)
+    plain_queue: str
+    vector_queue: str
 
 
 def pid_of_client(peer: tuple[str, int] | None) -> int | None:
@@ -68,23 +73,37 @@ class Injector:
     # faults that hold back the next delivery wave until they are in force (a Qdrant
     # outage must overlap index writes: the mails delivered after it is armed make them)
     gates: set[int] = field(default_factory=set)
+    acts: Any = None  # chaos.admin.Admin: events with an ``act`` are admin/staff actions
+    # set while a Qdrant outage holds the store: server crashes wait for its end, so an
+    # index write blocked in the outage gives up there (the mail becomes partially_indexed)
+    # instead of being repeated after a MariaDB crash, when the store is back
+    outage: threading.Event = field(default_factory=threading.Event)
+    # one server fault at a time per server (a crash and a hang must not interleave)
+    db_server_lock: threading.Lock = field(default_factory=threading.Lock)
+    redis_server_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def record(self, event: dict[str, Any], result: str, **detail: Any) -> None:
-        entry = {"at": event.get("at"), "fault": event["fault"], "result": result, **detail}
+        name = event.get("fault") or event["act"]
+        entry = {"at": event.get("at"), "fault": name, "result": result, **detail}
         with self.lock:
             self.log.append(entry)
-        (log.warning if result != "done" else log.info)("chaos %s: %s %s", event["fault"],
-                                                         result, detail or "")
+        (log.warning if result != "done" else log.info)("chaos %s: %s %s", name, result,
+                                                         detail or "")
 
     def fire(self, event: dict[str, Any]) -> None:
-        if event["fault"] in GATING:
+        if event.get("fault") in GATING:
             with self.lock:
                 self.gates.add(id(event))
+        if event.get("fault") == "qdrant_outage":
+            self.outage.set()
         th = threading.Thread(target=self._run, args=(event,), daemon=True,
-                              name=f"chaos-{event['fault']}")
+                              name=f"chaos-{event.get('fault') or event['act']}")
         # an SMTP fault waiting for the relay to have received enough messages does not
         # keep the run from settling: if the sends end first, it is recorded as skipped
-        (self.armers if event.get("after_received") else self.threads).append(th)
+        # so does an admin act waiting for something to act on (``acts.acting`` covers it
+        # once it acts)
+        waits = event.get("after_received") or "act" in event
+        (self.armers if waits else self.threads).append(th)
         th.start()
 
     def gating(self) -> bool:
@@ -97,7 +116,7 @@ class Injector:
             self.gates.discard(id(event))
 
     def busy(self) -> bool:
-        return any(th.is_alive() for th in self.threads)
+        return any(th.is_alive() for th in self.threads) or bool(self.acts and self.acts.acting)
 
     def waiting(self) -> int:
         """SMTP faults still waiting for their turn."""
@@ -110,12 +129,23 @@ class Injector:
 
     def _run(self, event: dict[str, Any]) -> None:
         try:
-            getattr(self, f"_{event['fault']}")(event)
+            if "act" in event:
+                try:
+                    result, detail = getattr(self.acts, event["act"])(event)
+                finally:
+                    self.acts.done_acting()
+                self.record(event, result, **detail)
+            else:
+                if event["fault"] in SERVER_FAULTS:
+                    self._after_outage()
+                getattr(self, f"_{event['fault']}")(event)
         except Exception as e:  # noqa: BLE001 - a failing injector must not stop the run
-            log.exception("chaos %s failed", event["fault"])
+            log.exception("chaos %s failed", event.get("fault") or event.get("act"))
             self.record(event, f"error: {type(e).__name__}: {e}")
         finally:
             self._ungate(event)
+            if event.get("fault") == "qdrant_outage":
+                self.outage.clear()
 
     # --- injectors ---
     def _smtp(self, e: dict[str, Any]) -> None:
@@ -226,6 +256,10 @@ class Injector:
         finally:
             conn.close()
 
+    def _after_outage(self) -> None:
+        while self.outage.is_set() and not self.stop.is_set():
+            self.stop.wait(0.2)
+
     def _partially_indexed(self) -> int:
         db = self.t.run_db()
         try:
@@ -283,3 +317,88 @@ class Injector:
             return
         self.t.queue.enqueue([(r["queue"], int(r["id"])) for r in picked])
         self.record(e, "done", jobs=[int(r["id"]) for r in picked])
+
+    def _db_crash(self, e: dict[str, Any]) -> None:
+        """kill -9 of the run's mariadbd; restarted after ``seconds`` (InnoDB crash recovery).
+        Every connection is reset, uncommitted transactions are rolled back."""
+        server = self.t.mariadb
+        with self.db_server_lock:
+            server.crash()
+            down = time.monotonic()
+            self.stop.wait(float(e.get("seconds", 5.0)))
+            server.restart()
+        self.record(e, "done", down_s=round(time.monotonic() - down, 2), crash=server.crashes)
+
+    def _db_hang(self, e: dict[str, Any]) -> None:
+        """SIGSTOP of the run's mariadbd for ``seconds``: connections stay open, no answer."""
+        server = self.t.mariadb
+        with self.db_server_lock:
+            server.halt()
+            self.stop.wait(float(e.get("seconds", 5.0)))
+            server.resume()
+        self.record(e, "done", seconds=e.get("seconds"))
+
+    def _redis_crash(self, e: dict[str, Any]) -> None:
+        """kill -9 of the run's redis-server; restarted empty after ``seconds`` (every RQ job,
+        worker record, lease and slot is gone, every connection reset)."""
+        server = self.t.redis_server
+        with self.redis_server_lock:
+            server.crash()
+            down = time.monotonic()
+            self.stop.wait(float(e.get("seconds", 3.0)))
+            server.restart()
+        self.record(e, "done", down_s=round(time.monotonic() - down, 2), crash=server.crashes)
+
+    def _misroute(self, e: dict[str, Any]) -> None:
+        """An RQ message reaches a worker of the other queue (as after flushes and re-dispatch
+        races): the vector worker is killed and kept down for ``restart_after`` seconds, and
+        entries of the vector queue are enqueued on the plain queue meanwhile. Queue ownership
+        holds when no plain worker runs them (and nobody but the vector owner opens the local
+        store): the vector steps wait for the restarted owner."""
+        procs = self.t.fleet.alive("vectors")
+        hold = float(e.get("restart_after", 4.0))
+        longest = hold + float(e.get("wait_s", 30.0))
+        self.t.fleet.hold("vectors", longest)
+        for proc in procs:
+            self.t.fleet.kill(proc.pid, "misroute: vector owner down while its entries go astray")
+        started = time.monotonic()
+        sent: set[int] = set()
+        # the owner stays down at least ``restart_after`` s and until an entry went astray
+        # (at most ``wait_s`` more): a misroute that met no vector entry would test nothing
+        while not self.stop.is_set():
+            elapsed = time.monotonic() - started
+            if elapsed >= longest or (elapsed >= hold and sent):
+                break
+            db = self.t.run_db()
+            try:
+                rows = db.fetchall(sql("chaos_open_jobs_of_queue"), {"queue": self.t.vector_queue})
+            except Exception:  # noqa: BLE001 - MariaDB may be down by plan
+                rows = []
+            finally:
+                db.close()
+            fresh = [int(r["id"]) for r in rows if int(r["id"]) not in sent]
+            if fresh:
+                self.t.queue.enqueue([(self.t.plain_queue, i) for i in fresh])
+                sent.update(fresh)
+            self.stop.wait(0.3)
+        self.t.fleet.hold("vectors", 0)
+        self.record(e, "done" if sent else "no effect: no vector entry open while the owner "
+                    "was down", misrouted=sorted(sent)[:20],
+                    held_s=round(time.monotonic() - started, 1))
+
+    def _imap_silence(self, e: dict[str, Any]) -> None:
+        """Dovecot goes silent (no answers, no IDLE notifications) but closes nothing."""
+        self.t.imap_proxy.silence()
+        try:
+            self.stop.wait(float(e.get("seconds", 8.0)))
+        finally:
+            self.t.imap_proxy.speak()
+        self.record(e, "done", seconds=e.get("seconds"))
+
+    def _kill_idle(self, e: dict[str, Any]) -> None:
+        procs = self.t.fleet.alive("idle")
+        if not procs:
+            self.record(e, "skipped: no idle process running")
+            return
+        self.t.fleet.kill(procs[0].pid, "planned kill of the IDLE process holding the lease")
+        self.record(e, "done", pid=procs[0].pid)

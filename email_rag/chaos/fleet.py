@@ -31,6 +31,7 @@ COMMANDS = {
     "vectors": ["worker", "--with-vectors"],
     "plain": ["worker"],
     "scheduler": ["scheduler"],
+    "idle": ["idle"],  # holds the mailbox's poll lease and IDLEs (polls on notification)
 }
 WORKER_ROLES = ("vectors", "plain")
 
@@ -58,7 +59,7 @@ class Fleet:
         self.run_dir = run_dir
         self.logs = run_dir / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
-        self.wanted = {"vectors": 1, "plain": plain_workers, "scheduler": 1}
+        self.wanted = {"vectors": 1, "plain": plain_workers, "scheduler": 1, "idle": 1}
         self.procs: list[Proc] = []
         self.starts = 0
         self.hard_kills = 0
@@ -120,6 +121,12 @@ class Fleet:
         log.warning("SIGKILL %s #%d (pid %d): %s", proc.role, proc.n, pid, why)
         return proc
 
+    def hold(self, role: str, seconds: float) -> None:
+        """Start no replacement of ``role`` for ``seconds`` from now (a process kept down by
+        plan); ``hold(role, 0)`` ends the hold."""
+        with self.lock:
+            self._restart_after[role] = time.monotonic() + seconds
+
     def watch(self) -> None:
         """Replace killed processes at once; restart ones that exited by themselves after a
         short pause. Call it from the thread that owns the fleet (see PR_SET_PDEATHSIG)."""
@@ -135,7 +142,7 @@ class Fleet:
                 for p in exited:
                     p.exit_seen = True
                     self.restarts += 1
-                    self._restart_after[role] = now + 1.0
+                    self._restart_after[role] = max(self._restart_after.get(role, 0), now + 1.0)
                     log.warning("%s #%d (pid %d) exited with %s; see %s", role, p.n, p.pid,
                                 p.popen.returncode, p.log_path)
             if len(running) < wanted and now >= self._restart_after.get(role, 0):

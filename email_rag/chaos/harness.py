@@ -1,7 +1,9 @@
 """One chaos run per mode: the whole real pipeline under the fault plan, then the end state.
 
-``run_mode(plan, mode, shared, base)`` sets up everything the run owns - a
-fresh, migrated database; a claimed Redis db; a fresh Dovecot user behind a
+``run_mode(plan, mode, shared)`` sets up everything the run owns - its own
+``mariadbd`` (fresh datadir, migrated database) and ``redis-server`` on private
+ports, which the plan crashes for real (the machine's shared servers are never
+touched); a fresh Dovecot user behind a
 TCP fault proxy, filled with the corpus in waves; the scripted LLM server
 with the plan's LLM faults; the fault SMTP relay filing accepted mail into
 the user's Sent folder (what reconciliation searches); TCP fault proxy in
@@ -31,7 +33,6 @@ Failure table of the harness itself:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import shutil
@@ -51,6 +52,7 @@ from ..settings import MailboxConfig, Settings
 from ..testing import corpus as corpus_mod
 from ..testing.dovecot import Dovecot, DovecotUser, mailboxes_json
 from . import plan as chaos_plan
+from .admin import ACTS, Admin
 from .faults import Injector, Targets
 from .fleet import Fleet
 from .staff import Staff
@@ -109,29 +111,25 @@ class ModeResult:
         return asdict(self)
 
 
-def base_settings_dict(base: Settings) -> dict[str, Any]:
-    return {"db_host": base.db_host, "db_port": base.db_port, "db_user": base.db_user,
-            "db_password": base.db_password.get_secret_value(), "redis_url": base.redis_url}
-
-
 class Run:
-    def __init__(self, plan: dict[str, Any], mode: str, shared: Shared, base: Settings,
+    def __init__(self, plan: dict[str, Any], mode: str, shared: Shared,
                  keep: bool = False) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}")
-        self.plan, self.mode, self.shared, self.base, self.keep = plan, mode, shared, base, keep
+        self.plan, self.mode, self.shared, self.keep = plan, mode, shared, keep
         self.run_dir = Path(tempfile.mkdtemp(prefix=f"email-rag-chaos-{mode}-"))
         self.db_name = f"erag_chaos_{mode[0]}_{uuid.uuid4().hex[:10]}"
         self.cleanups: list[Any] = []
         self.notes: list[str] = []
         self._unfiled = 0  # messages the relay must not file into the Sent folder
         self.stop = threading.Event()
+        self._db_failing = False
+        self.raced_deliveries = 0  # follow-ups the staff delivered right after an approval
 
     # --- connections ---
     def server_db(self, database: str | None = None) -> Database:
-        b = self.base
-        return Database(b.db_host, b.db_port, b.db_user, b.db_password.get_secret_value(),
-                        database=database)
+        """A direct connection to the run's private MariaDB (not through the fault proxy)."""
+        return Database("127.0.0.1", self.mariadb.port, "root", "", database=database)
 
     # --- the run ---
     def execute(self) -> ModeResult:
@@ -141,8 +139,9 @@ class Run:
             settled = self._drive()
             self._shutdown_fleet()
             observed = self._observe()
+            observed.settled = settled
             v = verify(self.shared.truth, observed)
-            figures = {**v.figures, **self.fleet.summary()}
+            figures = {**v.figures, **self.fleet.summary(), **self._fault_figures()}
             if not settled:
                 self.notes.append(f"did not settle within {self.plan['timing']['deadline_s']} s;"
                                   " verified as it was")
@@ -162,31 +161,43 @@ class Run:
             self._cleanup()
 
     def _setup(self) -> None:
-        plan, b = self.plan, self.base
+        plan = self.plan
         from ..testing.llm_server import ScriptedLLMServer
-        from ..testing.redis_claim import claimed_db
+        from ..testing.servers import PrivateMariaDB, PrivateRedis, ServerError
         from ..testing.smtp_server import FaultSmtpServer
         from ..testing.tcp_proxy import TcpFaultProxy
 
-        db = self.server_db(self.db_name)
+        # the run's own MariaDB and Redis servers: the plan crashes them for real (kill -9,
+        # restart), which the machine's shared servers must never see
+        try:
+            self.mariadb = PrivateMariaDB(root=self.run_dir / "mariadb")
+            self.cleanups.append(lambda: self.mariadb.stop(remove=not self.keep))
+            self.mariadb.start()
+            self.redis_server = PrivateRedis(root=self.run_dir / "redis")
+            self.cleanups.append(lambda: self.redis_server.stop(remove=not self.keep))
+            self.redis_server.start()
+        except ServerError as e:
+            raise HarnessError(str(e)) from e
+        self.redis_url = self.redis_server.url
+        db = self.server_db()
         try:
             ensure_database(db, self.db_name)
-            migrate(db)
-        except EmailRagError as e:
-            raise HarnessError(f"MariaDB at {b.db_host}:{b.db_port}: {e}") from e
         finally:
             db.close()
-        self.cleanups.append(self._drop_database)
-        claims = contextlib.ExitStack()
-        self.redis_url = claims.enter_context(claimed_db(b.redis_url))
-        self.cleanups.append(claims.close)
+        db = self.server_db(self.db_name)
+        try:
+            migrate(db)
+        except EmailRagError as e:
+            raise HarnessError(f"the private MariaDB on port {self.mariadb.port}: {e}") from e
+        finally:
+            db.close()
 
         dovecot = self.shared.dovecot
         self.user: DovecotUser = dovecot.add_user(name=MAILBOX)
         dovecot.make_maildir(self.user.maildir("Sent"))
         self.imap_proxy = TcpFaultProxy(dovecot.host, dovecot.port)
         self.cleanups.append(self.imap_proxy.close)
-        self.db_proxy = TcpFaultProxy(b.db_host, b.db_port)
+        self.db_proxy = TcpFaultProxy("127.0.0.1", self.mariadb.port)
         self.cleanups.append(self.db_proxy.close)
         self.llm = ScriptedLLMServer(plan=plan["llm"]).start()
         self.cleanups.append(self.llm.stop)
@@ -204,8 +215,7 @@ class Run:
         self.env = {
             **plan["env"],
             "EMAIL_RAG_DB_HOST": "127.0.0.1", "EMAIL_RAG_DB_PORT": str(self.db_proxy.port),
-            "EMAIL_RAG_DB_USER": b.db_user,
-            "EMAIL_RAG_DB_PASSWORD": b.db_password.get_secret_value(),
+            "EMAIL_RAG_DB_USER": "root", "EMAIL_RAG_DB_PASSWORD": "",
             "EMAIL_RAG_DB_NAME": self.db_name, "EMAIL_RAG_REDIS_URL": self.redis_url,
             "EMAIL_RAG_MAILBOXES": mailboxes_json([mailbox]),
             "EMAIL_RAG_LLM_BASE_URL": self.llm.url, "EMAIL_RAG_LLM_MODEL": "scripted",
@@ -220,8 +230,8 @@ class Run:
 
         # the harness's own view (staff, progress): straight to MariaDB, not through the proxy
         self.svc = Services(Settings(
-            db_host=b.db_host, db_port=b.db_port, db_user=b.db_user,
-            db_password=b.db_password, db_name=self.db_name, redis_url=self.redis_url,
+            db_host="127.0.0.1", db_port=self.mariadb.port, db_user="root", db_password="",
+            db_name=self.db_name, redis_url=self.redis_url,
             mailboxes=[mailbox], safeguards=safeguards,
             audit_spool_path=self.run_dir / "spool" / "harness.jsonl"))
         self.cleanups.append(self.svc.close)
@@ -235,8 +245,47 @@ class Run:
             self.fleet, self.imap_proxy, self.db_proxy, self.llm, self.relay, self.redis_url,
             self.db_name, self.server_db, lambda: self.server_db(self.db_name),
             qdrant / "collection" / Settings().qdrant_collection / "storage.sqlite",
-            queue, int(plan["seed"])))
+            queue, int(plan["seed"]), self.mariadb, self.redis_server,
+            self.env.get("EMAIL_RAG_QUEUE_NAME", Settings().queue_name),
+            self.env.get("EMAIL_RAG_VECTOR_QUEUE_NAME", Settings().vector_queue_name)))
         self.staff = Staff(self.svc, plan, self.shared.truth)
+        self.staff.race_followups = {m.thread_root: m.raw for m in self.shared.mails
+                                     if m.race and m.thread_root}
+        self.staff.deliver = self._deliver_race
+        self.admin = Admin(self.env, lambda: self.server_db(self.db_name), self.svc,
+                           self._relay_drafts, self.stop, self.staff)
+        self.injector.acts = self.admin
+
+    def _deliver_race(self, raws: list[bytes]) -> int:
+        n = self.user.deliver(raws)
+        self.raced_deliveries += n
+        return n
+
+    def _fault_figures(self) -> dict[str, int]:
+        log_ = list(self.injector.log)
+        crashes = [f for f in log_ if f["fault"] in ("db_crash", "redis_crash")
+                   and f["result"] == "done"]
+        return {
+            "server_crashes": len(crashes),
+            "longest_outage_s": int(max((float(f.get("down_s", 0)) for f in crashes),
+                                        default=0)),
+            "admin_actions": sum(1 for f in log_ if f["fault"] in ACTS and f["result"] == "done"),
+            "race_followups": self.raced_deliveries,
+        }
+
+    def _relay_drafts(self) -> set[int]:
+        """Drafts whose reply the relay accepted (its own record, as an admin reads it)."""
+        with self.relay.lock:
+            received = list(self.relay.received)
+        out = set()
+        for r in received:
+            head = r.data.split(b"\r\n\r\n", 1)[0]
+            for line in head.splitlines():
+                if line.lower().startswith(b"x-email-rag:"):
+                    draft = draft_id_of(line.split(b":", 1)[1].decode(errors="replace"))
+                    if draft is not None:
+                        out.add(draft)
+        return out
 
     def _file_sent(self, data: bytes) -> None:
         """The relay files what it accepted into the Sent folder (like Exchange or Gmail),
@@ -285,8 +334,15 @@ class Run:
                 progress = self._guard(self._progress) or {}
                 quiet = (progress.get("open_jobs") == 0 and progress.get("open_drafts") == 0
                          and progress.get("partial") == 0 and self.staff.waiting == 0
-                         and int(progress.get("last_uid") or 0) >= delivered
+                         and int(progress.get("last_uid") or 0)
+                         >= delivered + self.raced_deliveries
                          and self._spooled() == 0)
+                if quiet and self.staff.race_followups:
+                    # roots never approved (rejected, manual, dead): their follow-ups still
+                    # arrive, just not racing an approval
+                    self._deliver_race(list(self.staff.race_followups.values()))
+                    self.staff.race_followups.clear()
+                    quiet = False
                 if quiet:
                     quiet_since = quiet_since or now
                     if now - quiet_since >= settle:
@@ -307,13 +363,20 @@ class Run:
             time.sleep(0.1)
 
     def _guard(self, fn: Any) -> Any:
+        """Run a harness query; MariaDB may be down by plan (logged once per outage)."""
         try:
-            return fn()
+            result = fn()
         except EmailRagError as e:
-            log.info("%s: a harness query failed (%s; its connection may have been killed by a"
-                     " planned fault); reconnecting", self.mode, e)
+            if not self._db_failing:
+                log.info("%s: harness queries fail (%s; a planned fault); reconnecting until "
+                         "MariaDB answers", self.mode, e)
+            self._db_failing = True
             self.svc.reset()
             return None
+        if self._db_failing:
+            log.info("%s: harness queries answer again", self.mode)
+            self._db_failing = False
+        return result
 
     def _progress(self) -> dict[str, Any]:
         return self.svc.db.fetchone(sql("chaos_progress")) or {}
@@ -347,8 +410,16 @@ class Run:
                 emails=db.fetchall(sql("chaos_emails")), drafts=db.fetchall(sql("chaos_drafts")),
                 attempts=db.fetchall(sql("chaos_attempts")), jobs=db.fetchall(sql("chaos_jobs")))
             for row in db.fetchall(sql("chaos_mail_state_events")):
-                if row["to_state"] in MAIL_STATES:
+                if row["to_state"] in MAIL_STATES and str(row["entity_id"]).isdigit():
                     obs.last_mail_state[int(row["entity_id"])] = row["to_state"]
+                    obs.mail_history.setdefault(int(row["entity_id"]), []).append(
+                        row["to_state"])
+            obs.open_entries = [
+                f"job {r['id']} {r['kind']} on {r['queue']}: {r['state']}, held by "
+                f"{r['worker'] or 'nobody'}, attempt {r['attempts']}, email {r['email_id']} "
+                f"({r['mail_status']})" for r in db.fetchall(sql("chaos_open_jobs"))]
+            obs.open_entries += [f"draft {r['id']} {r['status']} (email {r['email_id']})"
+                                 for r in db.fetchall(sql("chaos_pending_drafts"))]
             for row in db.fetchall(sql("chaos_entity_events")):
                 if str(row["entity_id"]).isdigit():
                     obs.entity_events.setdefault(
@@ -375,16 +446,6 @@ class Run:
         return obs
 
     # --- cleanup ---
-    def _drop_database(self) -> None:
-        if self.keep:
-            self.notes.append(f"database {self.db_name} kept (--keep); drop it when done")
-            return
-        db = self.server_db()
-        try:
-            db.execute(drop_database(self.db_name))
-        finally:
-            db.close()
-
     def _cleanup(self) -> None:
         for fn in self.cleanups:
             try:
@@ -397,6 +458,5 @@ class Run:
             (self.run_dir / "plan.json").write_text(json.dumps(self.plan, indent=2))
 
 
-def run_mode(plan: dict[str, Any], mode: str, shared: Shared, base: Settings,
-             keep: bool = False) -> ModeResult:
-    return Run(plan, mode, shared, base, keep).execute()
+def run_mode(plan: dict[str, Any], mode: str, shared: Shared, keep: bool = False) -> ModeResult:
+    return Run(plan, mode, shared, keep).execute()

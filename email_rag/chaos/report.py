@@ -23,12 +23,16 @@ ROWS: list[tuple[str, str]] = [
     ("missing_sends", "Missing sends"),
     ("unmarked_sends", "Sends not marked before they left"),
     ("lost_mails", "Silently lost mails"),
+    ("stranded_mails", "Stranded mails (resting where nothing moves them)"),
+    ("reopened_mails", "Reopened mails (closed, then moved again)"),
+    ("not_settled", "Liveness: not settled before the deadline"),
     ("lost_events", "Silently lost events"),
     ("dead_letters", "Dead letters"),
     ("unexplained_dead_letters", "  without an audit trail"),
     ("outage_failures", "  caused by a MariaDB/Redis outage"),
     ("manual", "Manual (waiting for a human)"),
-    ("unknown_sends", "Unknown sends"),
+    ("unknown_sends", "Unknown sends (a human decides)"),
+    ("unknown_sends_left", "  still undecided at the end"),
     ("unexplained_unknown_sends", "  without an audit trail"),
     ("partially_indexed", "Partially indexed (Qdrant outage)"),
     ("partially_indexed_left", "  not repaired by the sync"),
@@ -41,6 +45,10 @@ ROWS: list[tuple[str, str]] = [
     ("process_starts", "Process starts"),
     ("unexpected_exits", "  of them after an exit nobody asked for"),
     ("hard_kills", "Hard kills (SIGKILL)"),
+    ("server_crashes", "Server crashes (kill -9 of MariaDB / Redis)"),
+    ("longest_outage_s", "  longest server outage, seconds"),
+    ("admin_actions", "Admin and staff actions in the plan (done)"),
+    ("race_followups", "Follow-ups delivered right after their thread's approval"),
 ]
 COLUMNS = {"hardened": "Hardened", "naive": "Naive (safeguards off)"}
 

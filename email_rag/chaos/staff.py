@@ -10,6 +10,7 @@ which drafts were approved (the ground truth for "missing sends").
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -39,6 +40,36 @@ class Staff:
     _second: dict[int, float] = field(default_factory=dict)  # draft id -> first approval time
     _by_mid: dict[str, str] = field(default_factory=dict)
     _by_from: dict[str, str] = field(default_factory=dict)
+    # a draft kept aside for a staff member who regenerates it (chaos.admin.staff_regenerate)
+    # follow-ups delivered the moment their root's draft is approved: root key -> raw
+    race_followups: dict[str, bytes] = field(default_factory=dict)
+    deliver: Any = None  # callable(list[bytes]) -> int (the harness delivers into the inbox)
+    raced: int = 0
+    _reserving: bool = False
+    _reserved: list[int] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def reserve(self) -> None:
+        with self._lock:
+            self._reserving, self._reserved = True, []
+
+    def reserved_drafts(self) -> list[int]:
+        with self._lock:
+            return list(self._reserved)
+
+    def release(self) -> None:
+        with self._lock:
+            self._reserving, self._reserved = False, []
+
+    def _keep_aside(self, draft_id: int, status: str) -> bool:
+        """True if this draft is kept for the regenerating staff member (not decided now)."""
+        with self._lock:
+            if draft_id in self._reserved:
+                return True
+            if self._reserving and not self._reserved and status == "pending_review":
+                self._reserved.append(draft_id)
+                return True
+            return False
 
     def __post_init__(self) -> None:
         self._by_mid = {t.message_id.lower(): t.key for t in self.truth if t.message_id}
@@ -60,6 +91,8 @@ class Staff:
         for row in db.fetchall(sql("chaos_pending_drafts")):
             decision = chaos_plan.decision(self.plan, self.key_of(row))
             draft_id = int(row["id"])
+            if self._keep_aside(draft_id, row["status"]):
+                continue
             if decision == "reject" and row["status"] == "pending_review":
                 self._act("reject", draft_id, lambda d=draft_id: review.reject(
                     self.svc, d, STAFF, "chaos run: staff rejected this draft"))
@@ -70,6 +103,11 @@ class Staff:
                 self.approved.add(draft_id)
                 if decision == "double_approve":
                     self._second.setdefault(draft_id, time.monotonic())
+                raw = self.race_followups.pop(self.key_of(row), None)
+                if raw is not None and self.deliver is not None:
+                    self.deliver([raw])  # a newer mail of the thread, right after approval
+                    self.raced += 1
+                    self.actions["race_followup_delivered"] += 1
         for draft_id, first in list(self._second.items()):
             state = db.fetchone(sql("chaos_draft_send"), {"id": draft_id}) or {}
             if state.get("send_status") in ("sent", "failed", "unknown") or \

@@ -15,7 +15,10 @@ Counting rules (one generated mail = one customer request):
 | duplicate_drafts | drafts that are not superseded beyond the first, per generated mail |
 | duplicate_sends | relay-received replies beyond the first, per generated mail |
 | missing_sends | drafts staff approved, never received by the relay and not explained (send attempt failed/unknown with its audit event, or a dead send job with its dead-letter event) |
-| lost_mails | generated mails without a row, plus rows that rest in no terminal or review state |
+| lost_mails | generated mails without a row |
+| stranded_mails | rows resting at the end in a state that is neither terminal nor waiting for a human (e.g. ``approved`` with nothing queued to send it), named with their open entries |
+| reopened_mails | rows that left ``resolved`` or ``sent`` again (e.g. a retry from a stale console tab reopened a mail another admin had closed) |
+| not_settled | 1 when the run did not settle before its deadline (liveness); the open entries are named with their state and holder |
 | lost_events | rows whose status is not the to_state of their last audited state change, send attempts whose final status has no audit event, and audit events left in the spool |
 | unexplained_dead_letters / unexplained_unknown_sends | dead entries / unknown attempts without the audit event that explains them |
 | partially_indexed_left | mails still partially_indexed at the end (the periodic sync must repair them) |
@@ -34,11 +37,13 @@ from ..states import MAIL_REVIEW, MAIL_TERMINAL, IndexStatus, JobState, MailStat
 
 MAIL_STATES = frozenset(str(s) for s in MailStatus)
 AT_REST = frozenset(str(s) for s in MAIL_TERMINAL | MAIL_REVIEW)
+CLOSED = frozenset({str(MailStatus.RESOLVED), str(MailStatus.SENT)})  # never left again
 _DRAFT_HEADER = re.compile(r"draft=(\d+)")
 
 # defects the hardened pipeline promises to keep at zero
 PROMISED_ZERO = ("duplicate_mails", "duplicate_drafts", "duplicate_sends", "missing_sends",
-                 "lost_mails", "lost_events", "unexplained_dead_letters",
+                 "lost_mails", "stranded_mails", "reopened_mails", "not_settled", "lost_events",
+                 "unexplained_dead_letters",
                  "unexplained_unknown_sends", "partially_indexed_left", "outage_failures",
                  "unmarked_sends")
 # last errors of dead entries that an outage of MariaDB or Redis caused
@@ -75,6 +80,9 @@ class Observed:
     jobs: list[dict[str, Any]] = field(default_factory=list)  # id, kind, state, email_id, draft_id
     # last audited mail state per email id (to_state of its last event that set one)
     last_mail_state: dict[int, str] = field(default_factory=dict)
+    mail_history: dict[int, list[str]] = field(default_factory=dict)  # audited states, in order
+    settled: bool = True  # the run settled before its deadline
+    open_entries: list[str] = field(default_factory=list)  # at the end: state and holder
     # audit event names per entity: {("job", 7): {"dead_letter", ...}, ("send_attempt", 3): ...}
     entity_events: dict[tuple[str, int], set[str]] = field(default_factory=dict)
     event_counts: dict[str, int] = field(default_factory=dict)  # audit event name -> count
@@ -144,12 +152,32 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
             dup_mails += len(rows) - 1
             findings["duplicate_mails"].append(
                 f"{t.key}: {len(rows)} rows ({', '.join(str(r['id']) for r in rows)})")
+    open_jobs_of: dict[int, list[str]] = defaultdict(list)
+    for j in obs.jobs:
+        if j.get("email_id") is not None and j["state"] not in (JobState.DONE, JobState.DEAD):
+            open_jobs_of[int(j["email_id"])].append(f"job {j['id']} {j['kind']} {j['state']}")
+    stranded = 0
     for e in obs.emails:
         if str(e["status"]) not in AT_REST:
-            lost += 1
-            findings["lost_mails"].append(f"email {e['id']} rests in status {e['status']}")
+            stranded += 1
+            held = open_jobs_of.get(int(e["id"])) or ["no open queue entry"]
+            findings["stranded_mails"].append(
+                f"email {e['id']} rests in status {e['status']} ({', '.join(held)})")
     figures["duplicate_mails"] = dup_mails
     figures["lost_mails"] = lost
+    figures["stranded_mails"] = stranded
+    reopened = 0
+    for email_id, states in sorted(obs.mail_history.items()):
+        for i, state in enumerate(states[:-1]):
+            if state in CLOSED and states[i + 1] != state:
+                reopened += 1
+                findings["reopened_mails"].append(
+                    f"email {email_id}: {state} -> {states[i + 1]} ({' -> '.join(states)})")
+                break
+    figures["reopened_mails"] = reopened
+    figures["not_settled"] = 0 if obs.settled else 1
+    if not obs.settled:
+        findings["not_settled"] += obs.open_entries or ["(no open entry found)"]
 
     # --- drafts ---
     email_of_draft = {int(d["id"]): int(d["email_id"]) for d in obs.drafts}
@@ -260,7 +288,11 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
                    for e in manual],
     }
     unknown = [a for a in obs.attempts if a["status"] == SendStatus.UNKNOWN]
-    figures["unknown_sends"] = len(unknown)
+    # ever unknown (an admin may have decided them since) and still unknown at the end
+    figures["unknown_sends"] = sum(
+        1 for a in obs.attempts
+        if "send_unknown" in obs.entity_events.get(("send_attempt", int(a["id"])), set()))
+    figures["unknown_sends_left"] = len(unknown)
     unexplained_unknown = [a for a in unknown if "send_unknown" not in obs.entity_events.get(
         ("send_attempt", int(a["id"])), set())]
     figures["unexplained_unknown_sends"] = len(unexplained_unknown)

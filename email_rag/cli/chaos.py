@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from .output import ExitCode, Outcome
+from .output import ExitCode, Outcome, table
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,11 @@ def register(sub, common) -> None:
                        help="drive the real pipeline under a seeded fault plan; print the "
                             "defect table (hardened vs safeguards off)")
     p.add_argument("--mails", type=int, default=60, help="generated mails (default 60)")
-    p.add_argument("--seed", type=int, default=1, help="seed of corpus and plan (default 1)")
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=int, default=1, help="seed of corpus and plan (default 1)")
+    seeds.add_argument("--seeds", type=_seed_range, metavar="A-B",
+                       help="run every seed from A to B (e.g. 1-20), one after another, and "
+                            "report per seed; exit 0 only if every seed passed")
     p.add_argument("--plan", metavar="FILE", help="fault plan JSON (default: from seed and mails)")
     cols = p.add_mutually_exclusive_group()
     cols.add_argument("--naive", action="store_true",
@@ -41,7 +45,66 @@ def register(sub, common) -> None:
     p.set_defaults(handler=run)
 
 
+def _seed_range(text: str) -> list[int]:
+    import argparse
+
+    try:
+        a, _, b = text.partition("-")
+        first, last = int(a), int(b or a)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected A-B, e.g. 1-20") from None
+    if first < 0 or last < first:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected A-B with 0 <= A <= B")
+    return list(range(first, last + 1))
+
+
 def run(args, svc) -> Outcome:
+    if getattr(args, "seeds", None):
+        if args.plan or args.print_plan:
+            return Outcome(ExitCode.ERROR, "--seeds takes no --plan or --print-plan: each seed "
+                           "makes its own plan.", {"error": "usage"})
+        return run_seeds(args, svc)
+    return run_one(args, svc)
+
+
+def run_seeds(args, svc) -> Outcome:
+    """Every seed in turn; one line per seed, the verdict over all of them."""
+    rows, per_seed = [], {}
+    for seed in args.seeds:
+        args.seed = seed
+        print(f"chaos: seed {seed} of {args.seeds[0]}-{args.seeds[-1]}", file=sys.stderr,
+              flush=True)
+        outcome = run_one(args, svc)
+        if outcome.exit_code == ExitCode.ERROR:
+            return Outcome(ExitCode.ERROR, f"seed {seed}: {outcome.message}",
+                           {"seeds": per_seed, "failed_seed": seed})
+        columns = outcome.data.get("columns", {})
+        verdict = outcome.data.get("verdict", {})
+        per_seed[seed] = {"ok": bool(verdict.get("ok")), "reasons": verdict.get("reasons", []),
+                          "columns": columns,
+                          "seconds": {m: r.get("seconds") for m, r in
+                                      outcome.data.get("runs", {}).items()}}
+        h = columns.get("hardened", {})
+        rows.append({"seed": seed, "verdict": "pass" if verdict.get("ok") else "FAIL",
+                     "settled": "no" if h.get("not_settled") else "yes",
+                     "crashes": h.get("server_crashes", ""),
+                     "longest_down_s": h.get("longest_outage_s", ""),
+                     "admin_acts": h.get("admin_actions", ""),
+                     "kills": h.get("hard_kills", ""), "replies": h.get("replies_received", ""),
+                     "unknown": h.get("unknown_sends", ""),
+                     "seconds": per_seed[seed]["seconds"].get("hardened", ""),
+                     "why": "; ".join(verdict.get("reasons", []))[:160]})
+    failed = [r["seed"] for r in rows if r["verdict"] != "pass"]
+    text = table(rows, ["seed", "verdict", "settled", "crashes", "longest_down_s", "admin_acts",
+                        "kills", "replies", "unknown", "seconds", "why"])
+    data = {"seeds": per_seed, "failed": failed}
+    if failed:
+        return Outcome(ExitCode.VERIFY_FAILED, f"Verification FAILED for seed(s) {failed} of "
+                       f"{len(rows)}.", data, text)
+    return Outcome(ExitCode.OK, f"Verification passed for all {len(rows)} seeds.", data, text)
+
+
+def run_one(args, svc) -> Outcome:
     from ..chaos import plan as chaos_plan
 
     try:
@@ -74,7 +137,7 @@ def run(args, svc) -> Outcome:
             log.info("chaos: %s column, %d mails, seed %d", mode, plan["mails"], plan["seed"])
             print(f"chaos: running the {mode} column ({plan['mails']} mails, seed "
                   f"{plan['seed']})...", file=sys.stderr, flush=True)
-            results[mode] = run_mode(plan, mode, shared, svc.settings, keep=args.keep)
+            results[mode] = run_mode(plan, mode, shared, keep=args.keep)
     except (HarnessError, EmailRagError) as e:
         return Outcome(ExitCode.ERROR, f"The chaos harness failed: {type(e).__name__}: {e}. "
                        "Every process it started was stopped and its database dropped.",

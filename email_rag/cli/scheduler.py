@@ -17,5 +17,9 @@ def run(args, svc) -> Outcome:
     from ..timing import check
 
     check(svc.settings)  # refuse time limits that would kill or reset healthy jobs
+    if not svc.settings.qdrant_url:
+        from ..adapters.vectors import forbid_local_open
+
+        forbid_local_open()  # the scheduler never opens the local Qdrant folder
     run_forever(svc)
     return Outcome(ExitCode.OK, "Scheduler stopped.")

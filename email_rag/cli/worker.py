@@ -4,12 +4,30 @@ With a local Qdrant path exactly one process may open the store: start that
 one with ``--with-vectors`` (it also takes normal work); all others without.
 SIGTERM: the current job finishes (RQ warm shutdown); a second SIGTERM stops
 at once and the entry is left processing, which the stuck-job reset recovers.
+
+A Redis outage does not end the worker: RQ itself waits only inside its dequeue;
+a connection error anywhere else in its loop (heartbeat, registration, after a job)
+ends ``work()``. The worker then waits with capped backoff until Redis answers and
+starts a fresh RQ worker (a restarted Redis is empty: the old registration is
+gone); the entries stay in MariaDB and re-dispatch enqueues them again.
+
+| situation | retry? | state known? | resume |
+|---|---|---|---|
+| Redis refuses / resets connections | yes, 0.5 s doubling to 10 s, unbounded | yes (MariaDB) | fresh RQ worker once Redis answers |
+| Redis restarted empty | - | yes | re-dispatch enqueues the open entries |
+| a job was running when Redis went away | its own steps decide (checkpoints) | yes | the entry is claimed again later |
 """
 
 from __future__ import annotations
 
+import logging
+import time
+
+from ..errors import QueueUnavailableError
 from ..job_runner import build_rq_worker, listen_queues
 from .output import ExitCode, Outcome
+
+log = logging.getLogger(__name__)
 
 
 def register(sub, common) -> None:
@@ -29,19 +47,35 @@ def run(args, svc) -> Outcome:
     check(svc.settings)  # refuse time limits that would kill or reset healthy jobs
     queues = listen_queues(svc.settings, args.with_vectors)
     runner = None
+    beacon = None
     if args.with_vectors and not svc.settings.qdrant_url:
-        # own the local Qdrant folder from the start (jobs of this process use it)
+        # own the local Qdrant folder from the start (jobs of this process use it); the
+        # beacon makes a missing or crash-looping owner visible (status, web, ALARM)
+        from ..errors import StoreLockedError
+        from ..indexing import owner_beacon
         from ..indexing.local_store import take
 
-        take(svc)
+        owner_beacon.record_start(svc.coordination)
+        try:
+            take(svc)
+        except StoreLockedError as e:
+            owner_beacon.record_failed_start(svc.coordination, e.message)
+            raise
+        beacon = owner_beacon.Beacon(svc.coordination).start()
         runner = use_services(svc, vector_owner=True)
-    elif svc.settings.worker_class == "simple":
+    elif not svc.settings.qdrant_url:
+        from ..adapters.vectors import forbid_local_open
+
+        forbid_local_open()  # not the owner: a misrouted vector step fails, never opens
+    if runner is None and svc.settings.worker_class == "simple":
         runner = use_services(svc)  # jobs run in this process: one set of clients for both
     if runner is not None:
         runner.warm_up()
-    worker = build_rq_worker(svc, args.with_vectors, name=args.name)
-    worker.work(burst=args.burst, logging_level=svc.settings.log_level,
-                with_scheduler=False)
+    try:
+        _work_through_redis_outages(svc, args)
+    finally:
+        if beacon is not None:
+            beacon.stop()
     data = {"queues": queues, "worker_class": svc.settings.worker_class}
     if runner is not None:  # a forking worker's jobs ran (and were counted) in its children
         data.update(jobs=dict(runner.results), db_commits=svc.db.commits,
@@ -49,3 +83,27 @@ def run(args, svc) -> Outcome:
     return Outcome(ExitCode.OK, f"Worker stopped (queues {', '.join(queues)}). Entries it did not "
                    "finish stay in MariaDB and are resumed by other workers or re-dispatch.",
                    data)
+
+
+def _work_through_redis_outages(svc, args) -> None:
+    import redis
+
+    wait, outage_since = 0.5, None
+    while True:
+        try:
+            worker = build_rq_worker(svc, args.with_vectors, name=args.name)
+            if outage_since is not None:
+                svc.queue.ping()
+                log.warning("Redis answers again after %.1f s: worker resumes",
+                            time.monotonic() - outage_since)
+                outage_since, wait = None, 0.5
+            worker.work(burst=args.burst, logging_level=svc.settings.log_level,
+                        with_scheduler=False)
+            return
+        except (redis.ConnectionError, redis.TimeoutError, QueueUnavailableError) as e:
+            if outage_since is None:
+                outage_since = time.monotonic()
+                log.error("Redis unreachable (%s): the worker waits and reconnects; entries "
+                          "stay in MariaDB", type(e).__name__)
+            time.sleep(wait)
+            wait = min(wait * 2, 10.0)

@@ -65,3 +65,20 @@ SELECT COUNT(DISTINCT entity_id) AS n FROM audit_log
 SELECT entity_id, COUNT(*) AS n FROM audit_log
  WHERE entity_type = 'send_attempt' AND event = 'send_started'
  GROUP BY entity_id;
+
+-- name: chaos_open_jobs_of_queue
+SELECT id FROM jobs WHERE queue = %(queue)s AND state IN ('queued', 'failed') ORDER BY id;
+
+-- name: chaos_refused_send_jobs
+-- Send entries that ended dead after the relay refused the reply (an admin may retry them).
+SELECT j.id AS job_id, s.id AS attempt_id
+  FROM send_attempts s JOIN jobs j ON j.draft_id = s.draft_id AND j.kind = 'send_draft'
+ WHERE s.status = 'failed' AND j.state = 'dead'
+ ORDER BY s.id;
+
+-- name: chaos_open_jobs
+-- Entries still open at the end of a run (the liveness row names them).
+SELECT j.id, j.kind, j.queue, j.state, j.worker, j.attempts, j.email_id, e.status AS mail_status
+  FROM jobs j LEFT JOIN emails e ON e.id = j.email_id
+ WHERE j.state IN ('queued', 'processing', 'failed')
+ ORDER BY j.id;

@@ -1,11 +1,14 @@
 -- Queue entries (jobs table). MariaDB decides who runs what; Redis only carries ids.
 
 -- name: jobs_claim
--- Only one worker can move an entry from queued/failed to processing.
+-- Only one worker can move an entry from queued/failed to processing, and only a worker
+-- of the entry's queue (%(queue)s: the queue the delivery came on; NULL = run in-process
+-- by a test or a CLI command): a delivery on the wrong queue is a no-op.
 UPDATE jobs
    SET state = 'processing', attempts = attempts + 1, started_at = NOW(6),
        finished_at = NULL, worker = %(worker)s
- WHERE id = %(id)s AND state IN ('queued', 'failed') AND next_run_at <= NOW(6);
+ WHERE id = %(id)s AND state IN ('queued', 'failed') AND next_run_at <= NOW(6)
+   AND (%(queue)s IS NULL OR queue = %(queue)s);
 
 -- name: jobs_claim_naive
 -- settings.safeguards = false (the chaos harness's counter-check ONLY): no state/due check,

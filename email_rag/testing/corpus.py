@@ -65,6 +65,7 @@ class GeneratedMail:
     expects_draft: bool  # ground truth: a reply draft should be made for it
     deliveries: int = 1  # 2 = delivered twice (duplicate)
     thread_root: str | None = None  # key of the first mail of its thread
+    race: bool = False  # a follow-up delivered the moment staff approve its root's draft
 
 
 def _msg(rng: random.Random, key: str, subject: str, body: str, sender: str,
@@ -88,8 +89,12 @@ def _msg(rng: random.Random, key: str, subject: str, body: str, sender: str,
 
 def generate(n: int, seed: int = 1, duplicate_rate: float = 0.05, auto_rate: float = 0.06,
              malformed_rate: float = 0.03, followup_rate: float = 0.12,
-             attachment_rate: float = 0.05) -> list[GeneratedMail]:
+             attachment_rate: float = 0.05, race_rate: float = 0.0) -> list[GeneratedMail]:
+    """``race_rate``: share of support mails that get a follow-up the chaos staff deliver
+    right when they approve the first mail's draft (an approval racing a newer inbound mail
+    of the thread); ``deliveries`` leaves these out."""
     rng = random.Random(seed)
+    race_rng = random.Random(f"race:{seed}")  # the other mails stay what they were
     start = datetime(2026, 11, 1, 8, 0, tzinfo=UTC)
     mails: list[GeneratedMail] = []
     supports: list[GeneratedMail] = []
@@ -133,6 +138,14 @@ def generate(n: int, seed: int = 1, duplicate_rate: float = 0.05, auto_rate: flo
                              deliveries=2 if rng.random() < duplicate_rate else 1)
         mails.append(mail)
         supports.append(mail)
+        if race_rng.random() < race_rate:
+            mid, raw = _msg(race_rng, f"{key}r", f"Re: {subject.format(n=number)}",
+                            f"Hello,\none more detail: it concerns {number} only.\n{name}",
+                            sender, when + timedelta(minutes=3),
+                            {"In-Reply-To": mail.message_id or "",
+                             "References": mail.message_id or ""})
+            mails.append(GeneratedMail(f"{key}r", "followup", mid, raw, lang, True,
+                                       thread_root=key, race=True))
     return mails
 
 
@@ -177,6 +190,8 @@ def deliveries(mails: list[GeneratedMail]) -> list[bytes]:
     out: list[bytes] = []
     again: list[bytes] = []
     for m in mails:
+        if m.race:
+            continue  # delivered by the chaos staff when they approve the root's draft
         out.append(m.raw)
         if m.deliveries > 1:
             again.append(m.raw)

@@ -1,7 +1,8 @@
 """`email-rag chaos` for real: the whole pipeline (private Dovecot, the real poller in the
 workers, three worker processes, the scheduler, the scripted LLM server, the fault SMTP
-relay, Qdrant local, MariaDB and Redis of this machine) under the seeded fault plan,
-both columns, through the CLI in a subprocess. About 1.5 minutes on 2 cores."""
+relay, Qdrant local, and per column a private mariadbd and redis-server that the plan
+kills and restarts) under the seeded fault plan, both columns, through the CLI in a
+subprocess. About 4.5 minutes on 2 cores."""
 
 from __future__ import annotations
 
@@ -16,16 +17,19 @@ pytestmark = pytest.mark.slow
 
 
 def test_small_plan_hardened_keeps_every_promise_and_naive_shows_every_defect():
-    """GIVEN 60 generated mails (duplicates, threads, auto-replies, malformed) and the
-    default fault plan of seed 7 (LLM timeouts/invalid JSON/429/5xx, a Qdrant outage,
-    SMTP 421/451/550/drop/stalls, IMAP cuts, SIGKILLed workers mid-step and between SMTP
-    accept and marking sent, MariaDB connections killed and MariaDB unreachable, Redis
-    flushed, duplicate queue deliveries)
+    """GIVEN 60 generated mails (duplicates, threads, race follow-ups, auto-replies,
+    malformed) and the default plan of seed 7: the run's own mariadbd and redis-server
+    killed with kill -9 and restarted (one MariaDB outage >= 20 s), MariaDB hung, vector
+    entries misrouted to plain workers, LLM timeouts/invalid JSON/429/5xx, a Qdrant outage,
+    SMTP 421/451/550/drop/stalls, IMAP cuts, SIGKILLed workers, Redis flushed, duplicate
+    deliveries; admins retrying from a stale console, retrying a refused send, deciding
+    unknown sends, staff regenerating
     WHEN `email-rag chaos --mails 60 --seed 7 --json` runs
-    THEN it exits 0: the hardened column is zero where zero is promised, the faults
-    really happened (kills, retries, a reconciliation, a repaired partial index), and
-    the naive column shows duplicate mails, drafts and sends."""
-    proc = run_cli("chaos", "--mails", "60", "--seed", "7", "--json", timeout=400)
+    THEN it exits 0: the hardened column is zero where zero is promised (no stranded or
+    reopened mail, liveness held), the faults and acts really happened, and the naive
+    column shows duplicate mails, drafts and sends. Each check is on what happened, not
+    on timing: faults that must meet work wait for it (see chaos.faults)."""
+    proc = run_cli("chaos", "--mails", "60", "--seed", "7", "--json", timeout=1200)
     assert proc.stdout, proc.stderr[-3000:]
     out = json.loads(proc.stdout)
     hardened = out["data"]["columns"]["hardened"]
@@ -36,11 +40,12 @@ def test_small_plan_hardened_keeps_every_promise_and_naive_shows_every_defect():
 
     assert {k: hardened[k] for k in PROMISED_ZERO} == dict.fromkeys(PROMISED_ZERO, 0)
     assert out["data"]["runs"]["hardened"]["settled"]
-    # the faults were real, not skipped
+    # the faults and acts were real, not skipped
+    assert hardened["server_crashes"] >= 3 and hardened["longest_outage_s"] >= 18
+    assert hardened["admin_actions"] >= 4
     assert hardened["hard_kills"] >= 3 and hardened["process_starts"] >= 4 + 3
     assert hardened["retries"] > 0 and hardened["stuck_resets"] > 0
     assert hardened["reconciled_sent"] > 0
-    assert hardened["unknown_sends"] > 0  # the stall the relay did not file: a human decides
     assert hardened["partially_indexed"] > 0
     assert hardened["duplicate_deliveries_dropped"] > 0
     assert hardened["replies_received"] > 20

@@ -161,12 +161,12 @@ def test_451_then_success_sends_once(svc, db, relay, sent):
     assert db.fetchone("SELECT tries FROM send_attempts WHERE draft_id = %s", (draft,))["tries"] == 2
 
 
-def test_three_transient_failures_leave_the_draft_approved_for_the_next_attempt(svc, db, relay, sent):
+def test_four_transient_failures_leave_the_draft_approved_for_the_next_attempt(svc, db, relay, sent):
     _, draft = draft_for(db)
     review.approve(svc, draft, "anna")
-    relay.add_fault("421 4.3.2 down", stage="mail", times=3)
+    relay.add_fault("421 4.3.2 down", stage="mail", times=4)
     job = send_job(db, draft)
-    for expected in ("failed", "failed", "dead"):
+    for expected in ("failed", "failed", "failed", "dead"):
         force_due(db, job["id"])
         assert runner(svc, sent).run(job["id"]) == expected
     assert db.fetchone("SELECT status FROM drafts WHERE id = %s", (draft,))["status"] == "approved"

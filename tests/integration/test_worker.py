@@ -120,10 +120,12 @@ def test_only_one_of_two_concurrent_claims_wins(settings, db):
     assert job_row(db, job)["worker"] == won[0]
 
 
-def test_three_transient_failures_end_dead_with_an_audit_trail(services, db, caplog):
+def test_four_transient_failures_use_every_delay_then_end_dead_with_an_audit_trail(
+        services, db, caplog):
+    """The default schedule: the first attempt and three retries after 30, 120 and 600 s."""
     email = make_email(db)
     job = make_job(db, email)
-    steps = Steps({Step.CLASSIFY: [TransientError("LLM 503")] * 3})
+    steps = Steps({Step.CLASSIFY: [TransientError("LLM 503")] * 4})
     services.settings.retry_jitter = 0
     runner = JobRunner(services, "w1", steps.pipeline())
 
@@ -134,26 +136,28 @@ def test_three_transient_failures_end_dead_with_an_audit_trail(services, db, cap
     assert 29 <= delay <= 31
     assert runner.run(job) == "skipped"  # not due yet: an early delivery does nothing
 
-    force_due(db, job)
-    assert runner.run(job) == "failed"
-    row = job_row(db, job)
-    assert 119 <= (row["next_run_at"] - row["finished_at"]).total_seconds() <= 121
+    for expected in (120, 600):
+        force_due(db, job)
+        assert runner.run(job) == "failed"
+        row = job_row(db, job)
+        assert expected - 1 <= (row["next_run_at"] - row["finished_at"]).total_seconds() \
+            <= expected + 1
 
     force_due(db, job)
     assert runner.run(job) == "dead"
     row = job_row(db, job)
-    assert (row["state"], row["attempts"]) == ("dead", 3)
+    assert (row["state"], row["attempts"]) == ("dead", 4)
     assert "LLM 503" in row["last_error"]
     mail = db.fetchone("SELECT status, status_reason FROM emails WHERE id = %s", (email,))
-    assert mail["status"] == "failed" and "attempt 3 of 3" in mail["status_reason"]
+    assert mail["status"] == "failed" and "attempt 4 of 4" in mail["status_reason"]
     job_events = events_for(db, "job", job)
     assert [e["event"] for e in job_events if e["event"] != "claimed"] == [
-        "retry_scheduled", "retry_scheduled", "dead_letter"]
-    assert [e["attempt"] for e in job_events if e["event"] != "claimed"] == [1, 2, 3]
+        "retry_scheduled", "retry_scheduled", "retry_scheduled", "dead_letter"]
+    assert [e["attempt"] for e in job_events if e["event"] != "claimed"] == [1, 2, 3, 4]
     assert "state_changed" in audit_events(db, "email", email)
     assert any("ALARM dead letter" in r.message for r in caplog.records)
     # the parse step was confirmed once and never repeated
-    assert steps.calls[Step.PARSE] == 1 and steps.calls[Step.CLASSIFY] == 3
+    assert steps.calls[Step.PARSE] == 1 and steps.calls[Step.CLASSIFY] == 4
 
 
 def test_permanent_error_goes_dead_at_once(services, db):
@@ -316,3 +320,20 @@ def test_admin_resolve_closes_a_dead_entry_and_marks_the_mail(services, db):
         store.resolve(12345, "cli:boss", "nothing")
     with pytest.raises(PermanentError, match="resolved already"):
         store.resolve(job, "cli:boss", "twice")
+
+
+def test_an_unexpected_exception_is_a_bug_dead_at_once_with_an_alarm_not_retried(
+        services, db, caplog):
+    """Seed 004: retry is a decision on the classified error. A KeyError in a step (a
+    programming error) is not retried three times like a 503: the entry is dead after the
+    first attempt, the mail waits for a human, and the worker logs an ALARM."""
+    email = make_email(db)
+    job = make_job(db, email)
+    steps = Steps({Step.CLASSIFY: [KeyError("category")]})
+    assert JobRunner(services, "w1", steps.pipeline()).run(job) == "dead"
+    row = job_row(db, job)
+    assert (row["state"], row["attempts"]) == ("dead", 1)
+    assert "unexpected error" in db.fetchone(
+        "SELECT status_reason FROM emails WHERE id = %s", (email,))["status_reason"]
+    assert any(r.message.startswith("ALARM job") and "KeyError" in r.message
+               for r in caplog.records)

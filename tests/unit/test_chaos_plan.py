@@ -26,9 +26,11 @@ def test_default_plan_holds_every_fault_the_harness_promises():
     Sent folder, and not: the send ends unknown) and a stall with a kill (between accept
     and marking sent)."""
     plan = default_plan(60, 7)
-    faults = {e["fault"] for e in plan["events"]}
+    faults = {e["fault"] for e in plan["events"] if "fault" in e}
     assert faults == set(chaos_plan.FAULTS)
-    smtp = {(e["action"][:3], e.get("tag", "")) for e in plan["events"] if e["fault"] == "smtp"}
+    assert {e["act"] for e in plan["events"] if "act" in e} == set(chaos_plan.ACTS)
+    smtp = {(e["action"][:3], e.get("tag", "")) for e in plan["events"]
+            if e.get("fault") == "smtp"}
     assert {("421", ""), ("451", ""), ("550", ""), ("dro", ""), ("sta", "timeout"),
             ("sta", "kill"), ("sta", "unfiled")} <= smtp
     llm = {r["fault"] for r in plan["llm"]["rules"]}
@@ -38,9 +40,39 @@ def test_default_plan_holds_every_fault_the_harness_promises():
     assert [e["at"] for e in plan["events"]] == sorted(e["at"] for e in plan["events"])
 
 
+@pytest.mark.parametrize("seed", range(1, 41))
+def test_every_seed_holds_real_crashes_a_long_outage_and_every_admin_act(seed):
+    """GIVEN any seed THEN its plan crashes MariaDB twice (once down for longer than every
+    timeout) and Redis twice, hangs MariaDB, misroutes vector entries, and has every admin
+    and staff act; the deadline leaves room for the outages."""
+    plan = default_plan(60, seed)
+    events = plan["events"]
+    db_crashes = [e for e in events if e.get("fault") == "db_crash"]
+    assert len(db_crashes) >= 2
+    assert max(e["seconds"] for e in db_crashes) >= chaos_plan.LONG_OUTAGE_S
+    assert sum(1 for e in events if e.get("fault") == "redis_crash") >= 2
+    assert {"db_hang", "misroute", "qdrant_outage"} <= {e.get("fault") for e in events}
+    assert {e["act"] for e in events if "act" in e} == set(chaos_plan.ACTS)
+    outages = sum(e.get("seconds", 0) for e in events
+                  if e.get("fault") in ("db_crash", "redis_crash", "db_hang", "db_down"))
+    assert plan["timing"]["deadline_s"] >= 120 + outages
+
+
+def test_seeds_differ_in_magnitudes_and_faults_not_only_in_times():
+    plans = [default_plan(60, seed) for seed in range(1, 21)]
+    longest = {max(e["seconds"] for e in p["events"] if e.get("fault") == "db_crash")
+               for p in plans}
+    rates = {p["llm"]["rules"][0]["probability"] for p in plans}
+    kinds = {tuple(sorted(chaos_plan.counts(p).items())) for p in plans}
+    assert len(longest) > 10 and len(rates) > 10 and len(kinds) > 3
+
+
 def test_bigger_runs_repeat_the_fault_cycle():
     small, big = default_plan(60, 1), default_plan(500, 1)
-    assert len(big["events"]) >= 3 * len(small["events"])
+    for fault in ("qdrant_outage", "db_crash", "redis_crash", "misroute"):
+        n_small = sum(1 for e in small["events"] if e.get("fault") == fault)
+        assert sum(1 for e in big["events"] if e.get("fault") == fault) == 3 * n_small
+    assert len(big["events"]) > 2.5 * len(small["events"])
     assert big["timing"]["deadline_s"] > small["timing"]["deadline_s"]
 
 
@@ -59,6 +91,7 @@ def test_the_plan_survives_a_round_trip_through_a_file(tmp_path):
     (lambda p: p["env"].update(EMAIL_RAG_SAFEGUARDS="false"), "must not set"),
     (lambda p: p.update(deliveries=[[0, 0.5]]), "add up to 1"),
     (lambda p: p["llm"]["rules"].append({"fault": "nonsense"}), "plan.llm"),
+    (lambda p: p["events"].append({"at": 1, "act": "burn_it_down"}), "act must be one of"),
 ])
 def test_a_broken_plan_is_refused_with_what_is_wrong(change, message):
     plan = json.loads(dumps(default_plan(60, 7)))

@@ -116,15 +116,39 @@ def test_an_approved_draft_not_received_is_missing_unless_explained(attempt, job
     assert v.figures["missing_sends"] == missing
 
 
-def test_lost_mails_are_mails_without_row_and_rows_not_at_rest():
+def test_lost_mails_have_no_row_and_stranded_mails_rest_where_nothing_moves_them():
     obs = clean()
     obs.emails = [e for e in obs.emails if e["id"] != 3]  # m3 never stored
-    obs.emails[0]["status"] = "approved"  # m1 stuck
+    obs.emails[0]["status"] = "approved"  # m1 stuck: approved, nothing queued to send it
     obs.last_mail_state[1] = "approved"
     v = verify(TRUTH, obs)
-    assert v.figures["lost_mails"] == 2
-    assert v.findings["lost_mails"] == ["m3 (newsletter): no email row",
-                                        "email 1 rests in status approved"]
+    assert v.figures["lost_mails"] == 1
+    assert v.findings["lost_mails"] == ["m3 (newsletter): no email row"]
+    assert v.figures["stranded_mails"] == 1
+    assert v.findings["stranded_mails"] == ["email 1 rests in status approved (no open queue "
+                                            "entry)"]
+    assert {"lost_mails", "stranded_mails"} <= set(v.broken_promises())
+
+
+def test_a_mail_that_left_resolved_or_sent_again_is_reopened():
+    obs = clean()
+    obs.mail_history = {1: ["received", "classified", "manual", "resolved", "classified",
+                            "draft_ready", "sent"],
+                        2: ["received", "classified", "draft_ready", "approved", "sent"]}
+    v = verify(TRUTH, obs)
+    assert v.figures["reopened_mails"] == 1
+    assert v.findings["reopened_mails"][0].startswith("email 1: resolved -> classified")
+    assert "reopened_mails" in v.broken_promises()
+
+
+def test_a_run_that_did_not_settle_names_its_open_entries():
+    obs = clean()
+    obs.settled = False
+    obs.open_entries = ["job 9 process_email on email-rag-vectors: queued, held by nobody"]
+    v = verify(TRUTH, obs)
+    assert v.figures["not_settled"] == 1
+    assert v.findings["not_settled"] == obs.open_entries
+    assert "not_settled" in v.broken_promises()
 
 
 def test_lost_events_are_states_without_the_audit_event_that_led_there():
@@ -146,11 +170,20 @@ def test_dead_letters_and_unknown_sends_need_an_audit_trail():
     obs.attempts.append({"id": 300, "draft_id": 30, "status": "unknown"})
     v = verify(TRUTH, obs)
     assert (v.figures["dead_letters"], v.figures["unexplained_dead_letters"]) == (2, 1)
-    assert (v.figures["unknown_sends"], v.figures["unexplained_unknown_sends"]) == (1, 1)
+    assert (v.figures["unknown_sends_left"], v.figures["unexplained_unknown_sends"]) == (1, 1)
+    assert v.figures["unknown_sends"] == 0  # never audited as unknown: that is the defect
     assert v.figures["outage_failures"] == 0
     assert v.explained["dead_letters"] == ["job 7 (process_email, email 3): LLMError: HTTP 500",
                                            "job 8 (process_email, email 4): StuckJobError: "
                                            "presumed dead"]
+
+
+def test_an_unknown_send_an_admin_decided_still_counts_as_unknown_ever_but_not_left():
+    obs = clean()
+    obs.entity_events[("send_attempt", 100)] = {"send_started", "send_unknown",
+                                                "admin_mark_sent"}
+    v = verify(TRUTH, obs)
+    assert (v.figures["unknown_sends"], v.figures["unknown_sends_left"]) == (1, 0)
 
 
 def test_a_mail_failed_by_a_database_outage_breaks_a_promise():

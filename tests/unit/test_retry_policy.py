@@ -20,11 +20,15 @@ def test_job_schedule_is_30_120_600_then_stop():
     assert not final.retry and "attempt 4 of 4" in final.reason
 
 
-def test_default_three_attempts_then_dead():
-    policy = RetryPolicy()
+def test_the_defaults_use_every_delay_first_attempt_and_three_retries_then_dead():
+    from email_rag.settings import Settings
+
+    s = Settings()
+    policy = RetryPolicy(delays=tuple(s.retry_delays), max_attempts=s.max_attempts)
     err = SmtpTransientError("451 try later")
-    assert policy.decide(1, err).retry and policy.decide(2, err).retry
-    assert not policy.decide(3, err).retry
+    assert [policy.decide(n, err).delay for n in (1, 2, 3)] == [30, 120, 600]
+    assert not policy.decide(4, err).retry
+    assert RetryPolicy().max_attempts == s.max_attempts
 
 
 def test_permanent_error_stops_at_once():
@@ -51,9 +55,14 @@ def test_jitter_stays_within_bounds_and_varies():
     assert len(delays) > 10
 
 
-def test_unexpected_errors_are_retried_like_transient_ones():
+def test_an_unexpected_error_is_a_bug_and_stops_at_once_not_retried_like_a_transient_one():
     decision = RetryPolicy().decide(1, KeyError("x"))
-    assert decision.retry and decision.reason.startswith("unexpected")
+    assert not decision.retry and decision.reason.startswith("unexpected")
+
+
+@pytest.mark.parametrize("error", [ConnectionResetError("reset"), TimeoutError("slow")])
+def test_builtin_network_errors_are_transient(error):
+    assert RetryPolicy().decide(1, error).retry
 
 
 def test_exponential_backoff_grows_and_is_capped():
