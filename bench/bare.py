@@ -43,7 +43,8 @@ def insert_job(job: int, commits: int, rows: int) -> int:
             if k:
                 last = c == commits - 1
                 cur.executemany(sql("bench_insert_row"),
-                                [(job, int(last and i == k - 1), PAYLOAD) for i in range(k)])
+                                [{"job": job, "final": int(last and i == k - 1),
+                                  "payload": PAYLOAD} for i in range(k)])
             else:  # more commits than rows: an update-only transaction, like a claim
                 cur.execute("SELECT 1")
     return job

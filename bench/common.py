@@ -230,8 +230,9 @@ def store_mails(db: Database, raws: Iterable[bytes], queue: str, batch: int = 20
 
     Returns (email id, job id) of the mails that got a job."""
     with db.transaction() as cur:
-        cur.execute(sql("bench_mailbox_insert"), (mailbox, f"{mailbox}@example.com"))
-    mailbox_id = int(db.fetchone(sql("bench_mailbox_id"), (mailbox,))["id"])
+        cur.execute(sql("bench_mailbox_insert"),
+                    {"name": mailbox, "address": f"{mailbox}@example.com"})
+    mailbox_id = int(db.fetchone(sql("bench_mailbox_id"), {"name": mailbox})["id"])
     target = BatchTarget(mailbox_id, mailbox, "INBOX", 1, queue)
     opts = PrepareOptions(message_id_domain="email-rag.invalid",
                           own_addresses=frozenset({f"{mailbox}@example.com"}))

@@ -37,14 +37,15 @@ def run(args: Any) -> Report:
         db = ws.fresh()
         svc = Services(ws.settings(db, embedding_backend=args.backend))
         ws.on_exit(svc.close)
-        db.execute(sql("bench_mailbox_insert"), ("bench", ""))
+        db.execute(sql("bench_mailbox_insert"), {"name": "bench", "address": ""})
         rows = []
         for i in range(mails):
             mid = f"<b{i}@bench>"
-            rows.append((1, hashlib.sha256(mid.encode()).hexdigest(), mid, "received",
-                         f"Mail {i}: {TOPICS[i % 5]}",
-                         f"Hello,\n\nwe have a problem: {TOPICS[i % 5]} (case {i}).\n"
-                         "Details follow in this paragraph. " * 3 + "\n\nRegards,\nX"))
+            rows.append({"mailbox_id": 1, "dedup_key": hashlib.sha256(mid.encode()).hexdigest(),
+                         "message_id": mid, "status": "received",
+                         "subject": f"Mail {i}: {TOPICS[i % 5]}",
+                         "body_text": f"Hello,\n\nwe have a problem: {TOPICS[i % 5]} (case {i}).\n"
+                         "Details follow in this paragraph. " * 3 + "\n\nRegards,\nX"})
         with db.transaction() as cur:
             cur.executemany(sql("bench_index_insert_email"), rows)
         emails = db.fetchall(sql("bench_index_emails"))

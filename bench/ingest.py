@@ -41,7 +41,7 @@ from imapclient import IMAPClient
 
 from email_rag.adapters.queue import JobQueue
 from email_rag.app import Services
-from email_rag.db import Database, sql
+from email_rag.db import Database, slot_params, sql
 from email_rag.ingest.poller import Poller
 from email_rag.testing.corpus import deliveries, generate
 from email_rag.testing.dovecot import Dovecot, DovecotUser, mailboxes_json
@@ -53,6 +53,13 @@ RSS_GROWTH_TARGET = 1.2
 AUDIT_DETAIL = json.dumps({"mailbox": "u1", "folder": "INBOX", "uid": 1234, "uidvalidity": 1796029741,
                            "size": 1500, "dedup": "message_id", "kind": "normal", "job_id": 1234,
                            "queue": "email-rag"})
+# the columns of ``bench_bare_insert_email`` that are the same for every bare mail
+BARE_EMAIL = {"mailbox_id": 1, "folder": "INBOX", "uidvalidity": 1, "in_reply_to": None,
+              "references_header": None, "from_addr": "kunde@example.org", "from_name": None,
+              "to_addrs": "support@example.com", "cc_addrs": None, "sent_at": None,
+              "parse_status": "pending", "parse_error": None, "auto_reason": None,
+              "status": "received", "status_reason": None, "body_text": None, "body_html": None,
+              "attachments": None}
 LABELS = ("bare fetch+insert", "bare same I/O", "poller")
 
 
@@ -65,7 +72,7 @@ def bare(user: DovecotUser, db: Database, batch: int, queue: JobQueue | None,
          same_io: bool = False) -> float:
     """Fetch and insert with no logic; ``same_io`` adds every write the poller does."""
     db.execute(sql("bench_create_raw_mails"))
-    db.execute(sql("bench_mailbox_insert"), ("bare", ""))
+    db.execute(sql("bench_mailbox_insert"), {"name": "bare", "address": ""})
     started = time.perf_counter()
     with IMAPClient(user.host, port=user.port, ssl=False) as c:
         c.login(user.username, user.password)
@@ -76,29 +83,31 @@ def bare(user: DovecotUser, db: Database, batch: int, queue: JobQueue | None,
             data = c.fetch(uids[i:i + batch], ["RFC822.SIZE", "BODY.PEEK[]"])
             ids = list(range(next_id, next_id + len(data)))
             if not same_io:
-                rows = [(u, hashlib.sha256(v[b"BODY[]"]).hexdigest(), len(v[b"BODY[]"]),
-                         v[b"BODY[]"]) for u, v in data.items()]
+                rows = [{"uid": u, "sha": hashlib.sha256(v[b"BODY[]"]).hexdigest(),
+                         "size": len(v[b"BODY[]"]), "raw": v[b"BODY[]"]} for u, v in data.items()]
                 with db.transaction() as cur:
                     cur.executemany(sql("bench_insert_raw_mail"), rows)
             else:  # the same columns, rows and sizes the poller writes, without its logic
-                rows = [(1, hashlib.sha256(b"%d:" % u + v[b"BODY[]"]).hexdigest(),
-                         f"<mail-{u}@example.org>",
-                         "INBOX", 1, u, hashlib.sha256(str(u).encode()).hexdigest(), None, None,
-                         "kunde@example.org", None, "support@example.com", None,
-                         f"Anfrage {u}", None, v[b"BODY[]"], len(v[b"BODY[]"]), "pending", None,
-                         None, "received", None, None, None, None) for u, v in data.items()]
+                rows = [{**BARE_EMAIL,
+                         "dedup_key": hashlib.sha256(b"%d:" % u + v[b"BODY[]"]).hexdigest(),
+                         "message_id": f"<mail-{u}@example.org>", "uid": u,
+                         "thread_key": hashlib.sha256(str(u).encode()).hexdigest(),
+                         "subject": f"Anfrage {u}", "raw": v[b"BODY[]"],
+                         "raw_size": len(v[b"BODY[]"])} for u, v in data.items()]
                 with db.transaction() as cur:
                     cur.execute(sql("bench_bare_lease"))
                     cur.executemany(sql("bench_bare_insert_email"), rows)
                     cur.executemany(sql("bench_bare_insert_job"),
-                                    [(f"process_email:{k}", k) for k in ids])
+                                    [{"job_key": f"process_email:{k}", "email_id": k} for k in ids])
                     cur.executemany(sql("bench_bare_insert_audit"),
-                                    [(uuid.uuid4().hex, str(k), AUDIT_DETAIL) for k in ids])
-                    cur.execute(sql("bench_bare_cursor"), (uids[min(i + batch, len(uids)) - 1],))
+                                    [{"event_uid": uuid.uuid4().hex, "entity_id": str(k),
+                                      "detail": AUDIT_DETAIL} for k in ids])
+                    cur.execute(sql("bench_bare_cursor"),
+                                {"last_uid": uids[min(i + batch, len(uids)) - 1]})
             if queue is not None:
                 queue.enqueue(("bench", k) for k in ids)
                 if same_io:
-                    db.execute(sql("ingest_mark_enqueued", ids=len(ids)), ids)
+                    db.execute(sql("ingest_mark_enqueued", ids=len(ids)), slot_params(ids=ids))
             next_id += len(rows)
     elapsed = time.perf_counter() - started
     if not same_io:

@@ -103,7 +103,7 @@ def run(args: Any) -> Report:
             started = time.perf_counter()
             result = runner.run(job_id)
             total = time.perf_counter() - started
-            row = db.fetchone(sql("bench_mail_outcome"), (email_id,))
+            row = db.fetchone(sql("bench_mail_outcome"), {"id": email_id})
             if result != "done" or row["status"] not in ("draft_ready", "no_reply", "manual"):
                 raise CheckFailed(f"{name}: job {result}, mail {row['status']}")
             worst = max([worst, *times.values()])

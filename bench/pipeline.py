@@ -118,7 +118,7 @@ def enqueue_and_wait(ws: Workspace, db: Database, queue: str, items: list[tuple[
     state: dict[str, Any] = {}
 
     def finished() -> bool:
-        row = db.fetchone(sql("bench_jobs_finished"), (KIND,))
+        row = db.fetchone(sql("bench_jobs_finished"), {"kind": KIND})
         state.update(row or {})
         if bool(row) and int(row["n"]) >= len(items):
             return True
@@ -157,7 +157,7 @@ def latency_samples(ws: Workspace, db: Database, queue: str, items: list[tuple[i
 
 
 def _is_done(db: Database, done_sql: str, job: int) -> bool:
-    row = db.fetchone(done_sql, (job,))
+    row = db.fetchone(done_sql, {"id": job})
     if row and row["state"] in ("failed", "dead"):
         fail_fast(db)
     return bool(row) and row["state"] == "done"
@@ -214,7 +214,7 @@ def check_pipeline(db: Database, mails: int, counters: dict[str, float]) -> list
     states = {(r["kind"], r["state"]): int(r["n"]) for r in db.fetchall(sql("bench_jobs_by_state"))}
     if states != {(KIND, "done"): mails}:
         raise CheckFailed(f"expected {mails} {KIND} jobs, all done; found {states}")
-    if int(db.fetchone(sql("bench_jobs_per_mail"), (KIND,))["n"]):
+    if int(db.fetchone(sql("bench_jobs_per_mail"), {"kind": KIND})["n"]):
         raise CheckFailed("some mail has more than one job")
     statuses = {r["status"]: int(r["n"]) for r in db.fetchall(sql("bench_mails_by_status"))}
     at_rest = {"draft_ready", "no_reply", "no_reply_suggested"}

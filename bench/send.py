@@ -88,11 +88,12 @@ def make_drafts(db: Database, user: DovecotUser, mails: int) -> list[int]:
     drafts = []
     with db.transaction() as cur:
         for email_id, _ in items:
-            mail = cur.fetchone(sql("bench_mail_outcome"), (email_id,))
+            mail = cur.fetchone(sql("bench_mail_outcome"), {"id": email_id})
             body = llm_rules.draft(mail["subject"] or "", mail["body_text"] or "")
-            cur.execute(sql("bench_insert_draft"), (email_id, f"Re: {mail['subject']}", body))
+            cur.execute(sql("bench_insert_draft"),
+                        {"email_id": email_id, "subject": f"Re: {mail['subject']}", "body": body})
             drafts.append(cur.lastrowid)
-            cur.execute(sql("bench_mail_draft_ready"), (email_id,))
+            cur.execute(sql("bench_mail_draft_ready"), {"id": email_id})
         # the process jobs of these mails are not run here: they would only get in the way
         cur.execute(sql("bench_send_skip_process_jobs"))
     return drafts
@@ -100,7 +101,7 @@ def make_drafts(db: Database, user: DovecotUser, mails: int) -> list[int]:
 
 def bare_messages(db: Database, user: DovecotUser, mails: int) -> list[tuple[bytes, str, str]]:
     """The same replies the send job composes, with Message-IDs of their own."""
-    rows = db.fetchall(sql("bench_send_drafts"), (mails,))
+    rows = db.fetchall(sql("bench_send_drafts"), {"limit": mails})
     frm = user.config.reply_address
     return [(bytes(build_reply(message_id=f"<bare-{r['id']}@email-rag.invalid>", from_addr=frm,
                                from_name=user.config.name, to_addr=r["from_addr"],
@@ -152,7 +153,7 @@ def run(args: Any) -> Report:
             from .pipeline import fail_fast
 
             def finished() -> bool:
-                row = db.fetchone(sql("bench_jobs_finished"), ("send_draft",)) or {}
+                row = db.fetchone(sql("bench_jobs_finished"), {"kind": "send_draft"}) or {}
                 if int(row.get("n") or 0) >= mails:
                     return True
                 fail_fast(db)

@@ -38,6 +38,18 @@ REQUESTS = 30
 PASSWORD = "bench-password-1"
 
 
+def _mail(mailbox_id: int, dedup_key: str, message_id: str, status: str, subject: str,
+          body_text: str, from_addr: str, thread_key: str | None, category: str, priority: str,
+          minute: int) -> dict[str, Any]:
+    """The parameters of ``bench_web_insert_email``: received and sent ``minute`` minutes
+    after the bench's day starts."""
+    return {"mailbox_id": mailbox_id, "dedup_key": dedup_key, "message_id": message_id,
+            "status": status, "subject": subject, "body_text": body_text,
+            "from_addr": from_addr, "thread_key": thread_key, "category": category,
+            "priority": priority, "language": "de", "received_minute": minute,
+            "sent_minute": minute}
+
+
 def fill(db: Database, n: int, seed: int = 7) -> list[int]:
     """n pending drafts (and their mails); every 5th mail has an earlier mail in its thread
     with our sent reply. Returns the pending draft ids."""
@@ -50,13 +62,12 @@ def fill(db: Database, n: int, seed: int = 7) -> list[int]:
         words = " ".join(rnd.choice(WORDS) for _ in range(80))
         thread = f"t{i}" if i % 5 == 0 else None
         minute = i
-        mails.append((boxes[i % 2], f"d{i}", f"<m{i}@x>", "draft_ready", f"{rnd.choice(WORDS)} "
-                      f"{10000 + i}", f"Guten Tag,\n{words}\nGruss", sender, thread,
-                      rnd.choice(CATEGORIES), rnd.choice(PRIORITIES), "de", minute, minute))
+        mails.append(_mail(boxes[i % 2], f"d{i}", f"<m{i}@x>", "draft_ready",
+                           f"{rnd.choice(WORDS)} {10000 + i}", f"Guten Tag,\n{words}\nGruss",
+                           sender, thread, rnd.choice(CATEGORIES), rnd.choice(PRIORITIES), minute))
         if thread:
-            earlier.append((boxes[i % 2], f"e{i}", f"<e{i}@x>", "sent", f"Frage {i}",
-                            "Erste Mail", sender, thread, "order", "normal", "de", minute - 60,
-                            minute - 60))
+            earlier.append(_mail(boxes[i % 2], f"e{i}", f"<e{i}@x>", "sent", f"Frage {i}",
+                                 "Erste Mail", sender, thread, "order", "normal", minute - 60))
     insert = sql("bench_web_insert_email")
     with db.transaction() as cur:
         for chunk in range(0, len(earlier), 1000):
@@ -66,7 +77,7 @@ def fill(db: Database, n: int, seed: int = 7) -> list[int]:
             cur.executemany(insert, mails[chunk:chunk + 1000])
         sources = ('{"sources": [{"email_id": 1, "subject": "Rechnung doppelt", "score": 0.8, '
                    '"snippet": "Doppelt abgebucht", "reply": {"text": "Storniert."}}]}')
-        cur.execute(sql("bench_web_pending_drafts"), (sources,))
+        cur.execute(sql("bench_web_pending_drafts"), {"sources": sources})
         drafts = [r["id"] for r in cur.fetchall(sql("bench_web_pending_draft_ids"))]
     return drafts
 

@@ -54,12 +54,15 @@ class AuditEvent:
         if self.detail is not None:
             self.detail = redact(self.detail)
 
-    def row(self) -> tuple[Any, ...]:
-        return (
-            self.event_uid, self.at, self.actor, self.entity_type, self.entity_id, self.event,
-            _s(self.from_state), _s(self.to_state), self.attempt,
-            json.dumps(self.detail, default=str) if self.detail is not None else None,
-        )
+    def row(self) -> dict[str, Any]:
+        """The parameters of ``audit_insert``."""
+        return {
+            "event_uid": self.event_uid, "at": self.at, "actor": self.actor,
+            "entity_type": self.entity_type, "entity_id": self.entity_id, "event": self.event,
+            "from_state": _s(self.from_state), "to_state": _s(self.to_state),
+            "attempt": self.attempt,
+            "detail": json.dumps(self.detail, default=str) if self.detail is not None else None,
+        }
 
     def to_json(self) -> str:
         d = asdict(self)

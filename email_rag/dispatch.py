@@ -83,8 +83,9 @@ def redispatch(services: Services, *, batch_size: int = 500, grace_seconds: floa
     total, after_id = 0, 0
     while True:
         rows = db.fetchall(sql("ingest_redispatch_candidates"),
-                           (str(JobState.QUEUED), str(JobState.FAILED), micros(grace_seconds),
-                            after_id, batch_size))
+                           {"queued": str(JobState.QUEUED), "failed": str(JobState.FAILED),
+                            "grace_us": micros(grace_seconds), "after_id": after_id,
+                            "limit": batch_size})
         if not rows:
             break
         after_id = int(rows[-1]["id"])

@@ -2,6 +2,7 @@
 
 from .builders import drop_database, update_emails
 from .connection import Database, DuplicateKeyError
-from .queries import sql
+from .queries import slot_params, sql
 
-__all__ = ["Database", "DuplicateKeyError", "drop_database", "sql", "update_emails"]
+__all__ = ["Database", "DuplicateKeyError", "drop_database", "slot_params", "sql",
+           "update_emails"]

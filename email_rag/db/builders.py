@@ -15,15 +15,17 @@ _COLUMN = re.compile(r"^[a-z_][a-z0-9_]*$")
 _STATUS_COLUMNS = frozenset({"status", "status_reason"})
 
 
-def update_emails(email_id: int, columns: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
-    """``UPDATE emails SET <columns> WHERE id = ...`` as (statement, params)."""
+def update_emails(email_id: int, columns: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``UPDATE emails SET <columns> WHERE id = ...`` as (statement, params), in the
+    named queries' placeholder style (``%(set_subject)s``)."""
     for c in columns:
         if not _COLUMN.match(c):
             raise ValueError(f"not a column name: {c!r}")
         if c in _STATUS_COLUMNS:
             raise ValueError(f"{c} moves only through MailStore, not a step's columns")
-    sets = ", ".join(f"`{c}` = %s" for c in columns)
-    return f"UPDATE emails SET {sets} WHERE id = %s", (*columns.values(), email_id)
+    sets = ", ".join(f"`{c}` = %(set_{c})s" for c in columns)
+    params = {f"set_{c}": v for c, v in columns.items()}
+    return f"UPDATE emails SET {sets} WHERE id = %(email_id)s", {**params, "email_id": email_id}
 
 
 def drop_database(name: str) -> str:

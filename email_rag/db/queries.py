@@ -1,18 +1,27 @@
 """Named SQL queries, loaded from ``email_rag/sql/*.sql``.
 
 A file holds blocks that start with ``-- name: some_name``; names are unique
-across files. ``sql("some_name")`` returns the statement text. A query with list
-slots (``IN ({ids})``, ``VALUES {rows}``) is expanded here and only here:
-``sql("name", ids=3)`` gives three placeholders, ``sql("name", rows=(2, 5))`` two
-groups of five, in the query's own placeholder style. Callers never add text to
-a named query.
+across files. ``sql("some_name")`` returns the statement text. Every named query
+uses one placeholder style, named pyformat (``%(mailbox_id)s``), and every caller
+passes a dict (a list of dicts to ``executemany``).
+
+A query with list slots (``IN ({ids})``, ``VALUES {rows}``) is expanded here and
+only here, in the same named style: ``sql("name", ids=3)`` gives
+``%(ids_0)s, %(ids_1)s, %(ids_2)s``; ``sql("name", rows=(2, 5))`` two groups of
+five, ``(%(rows_0_0)s, ..., %(rows_0_4)s), (%(rows_1_0)s, ...)``.
+``slot_params(ids=[...], rows=[(...), ...])`` builds the matching dict, which the
+caller merges with the query's other parameters. Callers never add text to a
+named query.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
+from itertools import chain
 from pathlib import Path
+from typing import Any
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 _NAME = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
@@ -48,14 +57,51 @@ def sql(name: str, **slots: int | tuple[int, int]) -> str:
         raise KeyError(f"no SQL query named {name!r} in {SQL_DIR}") from None
     if not slots:
         return statement
-    mark = "?" if "?" in statement else "%s"
+    return _expanded(name, tuple(slots.items()))
+
+
+@lru_cache(maxsize=512)
+def _expanded(name: str, slots: tuple[tuple[str, int | tuple[int, int]], ...]) -> str:
+    """The query with its list slots filled (cached: a batch size repeats)."""
+    statement = all_queries()[name]
     fill = {}
-    for slot, n in slots.items():
+    for slot, n in slots:
         if "{" + slot + "}" not in statement:
             raise KeyError(f"query {name!r} has no list slot {{{slot}}}")
         if isinstance(n, tuple):
             rows, width = n
-            fill[slot] = ", ".join(["(" + ", ".join([mark] * width) + ")"] * rows)
+            marks = [f"%({k})s" for k in _slot_keys(slot, rows, width)]
+            fill[slot] = ", ".join("(" + ", ".join(marks[r * width:(r + 1) * width]) + ")"
+                                   for r in range(rows))
         else:
-            fill[slot] = ", ".join([mark] * n)
+            fill[slot] = ", ".join(f"%({k})s" for k in _slot_keys(slot, n, 0))
     return statement.format(**fill)
+
+
+@lru_cache(maxsize=512)
+def _slot_keys(slot: str, rows: int, width: int) -> tuple[str, ...]:
+    """``ids_0, ids_1, ...`` (width 0: one value per entry) or ``rows_0_0, rows_0_1, ...``."""
+    if not width:
+        return tuple(f"{slot}_{r}" for r in range(rows))
+    return tuple(f"{slot}_{r}_{c}" for r in range(rows) for c in range(width))
+
+
+def slot_params(**lists: Sequence[Any]) -> dict[str, Any]:
+    """The parameters of list slots, named as ``sql(name, slot=...)`` expands them.
+
+    ``slot_params(ids=[7, 9])`` -> ``{"ids_0": 7, "ids_1": 9}`` (for ``sql(name, ids=2)``);
+    a list of tuples fills a row slot: ``slot_params(rows=[(1, "a"), (2, "b")])`` ->
+    ``{"rows_0_0": 1, "rows_0_1": "a", "rows_1_0": 2, "rows_1_1": "b"}`` (for
+    ``sql(name, rows=(2, 2))``).
+    """
+    params: dict[str, Any] = {}
+    for slot, values in lists.items():
+        if values and isinstance(values[0], tuple):
+            width = len(values[0])
+            if any(len(v) != width for v in values):
+                raise ValueError(f"rows of slot {slot!r} differ in width")
+            params.update(zip(_slot_keys(slot, len(values), width),
+                              chain.from_iterable(values), strict=True))
+        else:
+            params.update(zip(_slot_keys(slot, len(values), 0), values, strict=True))
+    return params

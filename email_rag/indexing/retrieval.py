@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..db import sql
+from ..db import slot_params, sql
 from .chunking import clean_body, mail_chunks
 from .indexer import StoreResult, _iso, store_policy, with_tries
 from .ports import VectorHit
@@ -124,7 +124,7 @@ class Retriever:
         ids = [h.email_id for h in hits]
         cases: dict[int, dict[str, Any]] = {}
         for row in self.services.db.fetchall(sql("index_sent_cases", ids=len(ids)),
-                                             ids):
+                                             slot_params(ids=ids)):
             cases[int(row["email_id"])] = row  # ordered by draft id: the newest sent wins
         out = []
         for h in hits:
@@ -153,7 +153,7 @@ class Retriever:
         ids = [int(r["id"]) for r in rows]
         replies: dict[int, str] = {}
         for row in self.services.db.fetchall(sql("index_sent_cases", ids=len(ids)),
-                                             ids):
+                                             slot_params(ids=ids)):
             replies[int(row["email_id"])] = (row["reply_text"] or "")[:REPLY_CHARS]
         return [{"email_id": int(r["id"]), "subject": r["subject"], "from_addr": r["from_addr"],
                  "received_at": _iso(r["received_at"]), "status": r["status"],
@@ -171,7 +171,7 @@ class Retriever:
             return []
         ids = [h.email_id for h in hits]
         rows = {int(r["id"]): r for r in self.services.db.fetchall(
-            sql("index_emails_by_ids", ids=len(ids)), ids)}
+            sql("index_emails_by_ids", ids=len(ids)), slot_params(ids=ids))}
         out = []
         for h in hits:
             r = rows.get(h.email_id)

@@ -67,8 +67,9 @@ def micros(seconds: float) -> int:
 def ensure_mailbox(db: Database, config: MailboxConfig) -> dict[str, Any]:
     """Upsert the mailboxes row by name and return it (with ``db_now``)."""
     with db.transaction() as cur:
-        cur.execute(sql("ingest_upsert_mailbox"), (config.name, config.reply_address))
-        row = cur.fetchone(sql("ingest_mailbox_by_name"), (config.name,))
+        cur.execute(sql("ingest_upsert_mailbox"),
+                    {"name": config.name, "address": config.reply_address})
+        row = cur.fetchone(sql("ingest_mailbox_by_name"), {"name": config.name})
     assert row is not None
     return row
 
@@ -87,14 +88,15 @@ def take_lease(db: Database, row: dict[str, Any], owner: str, lease_seconds: flo
                force: bool = False) -> LeaseResult:
     mailbox_id = row["id"]
     with db.transaction() as cur:
-        before = cur.fetchone(sql("ingest_mailbox_by_name"), (row["name"],))
+        before = cur.fetchone(sql("ingest_mailbox_by_name"), {"name": row["name"]})
         assert before is not None
-        got = cur.execute(sql("ingest_take_lease"),
-                          (owner, micros(lease_seconds), mailbox_id, owner, bool(force))) == 1
+        lease = {"owner": owner, "lease_us": micros(lease_seconds), "mailbox_id": mailbox_id,
+                 "force": bool(force)}
+        got = cur.execute(sql("ingest_take_lease"), lease) == 1
         holder = before["lease_owner"]
         if not got and holder and holder != owner and owner_is_dead(holder):
             got = cur.execute(sql("ingest_take_dead_lease"),
-                              (owner, micros(lease_seconds), mailbox_id, holder, bool(force))) == 1
+                              {**lease, "dead_owner": holder}) == 1
         if got and holder and holder != owner:
             expired = before["lease_until"] is None or before["lease_until"] < before["db_now"]
             write_events(cur, [AuditEvent(
@@ -104,7 +106,7 @@ def take_lease(db: Database, row: dict[str, Any], owner: str, lease_seconds: flo
     if got:
         return LeaseResult(True, taken_over_from=holder if holder and holder != owner else None,
                            row=before)
-    now = db.fetchone(sql("ingest_mailbox_by_name"), (row["name"],)) or before
+    now = db.fetchone(sql("ingest_mailbox_by_name"), {"name": row["name"]}) or before
     in_backoff = (not force and now["backoff_until"] is not None
                   and now["backoff_until"] > now["db_now"])
     lease_free = (now["lease_owner"] is None or now["lease_until"] is None
@@ -117,13 +119,14 @@ def take_lease(db: Database, row: dict[str, Any], owner: str, lease_seconds: flo
 
 def renew_lease(cur: Cursor, mailbox_id: int, owner: str, lease_seconds: float) -> None:
     """Inside a batch transaction: extend the lease, or fail the batch if it was lost."""
-    if cur.execute(sql("ingest_renew_lease"), (micros(lease_seconds), mailbox_id, owner)) != 1:
+    lease = {"lease_us": micros(lease_seconds), "mailbox_id": mailbox_id, "owner": owner}
+    if cur.execute(sql("ingest_renew_lease"), lease) != 1:
         raise LeaseLostError(f"lease of mailbox {mailbox_id} is no longer held by {owner}")
 
 
 def release_lease(db: Database, mailbox_id: int, owner: str) -> None:
     try:
-        db.execute(sql("ingest_release_lease"), (mailbox_id, owner))
+        db.execute(sql("ingest_release_lease"), {"mailbox_id": mailbox_id, "owner": owner})
     except Exception as e:  # noqa: BLE001 - the lease expires by itself
         log.warning("could not release the poll lease of mailbox %s (%s); it expires by itself",
                     mailbox_id, e)
@@ -138,7 +141,8 @@ def record_failure(db: Database, row: dict[str, Any], error: BaseException,
     message = redact_text(f"{type(error).__name__}: {error}")[:2000]
     with db.transaction() as cur:
         cur.execute(sql("ingest_poll_failed"),
-                    (failures, micros(delay), message, auth, row["id"]))
+                    {"failures": failures, "backoff_us": micros(delay), "error": message,
+                     "needs_attention": auth, "mailbox_id": row["id"]})
         write_events(cur, [AuditEvent(
             Actor.POLLER, "mailbox", row["name"], "poll_failed", attempt=failures,
             detail={"error": message, "error_type": type(error).__name__,
@@ -149,7 +153,7 @@ def record_failure(db: Database, row: dict[str, Any], error: BaseException,
 
 def record_success(db: Database, row: dict[str, Any]) -> None:
     with db.transaction() as cur:
-        cur.execute(sql("ingest_poll_succeeded"), (row["id"],))
+        cur.execute(sql("ingest_poll_succeeded"), {"mailbox_id": row["id"]})
         if int(row["consecutive_failures"]) > 0 or row["needs_attention"]:
             write_events(cur, [AuditEvent(
                 Actor.POLLER, "mailbox", row["name"], "poll_recovered",

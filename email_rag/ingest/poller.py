@@ -205,7 +205,7 @@ class Poller:
                 res.status = "interrupted"
         except ImapError as e:
             failures, delay = ms.record_failure(db, row, e, self.backoff)
-            fresh = db.fetchone(sql("ingest_mailbox_by_name"), (config.name,)) or row
+            fresh = db.fetchone(sql("ingest_mailbox_by_name"), {"name": config.name}) or row
             row["consecutive_failures"] = failures
             res.status = "failed"
             res.error = redact_text(f"{e} (failure {failures}; next try in {delay:.0f} s)")
@@ -289,7 +289,8 @@ class Poller:
         config_folder = fres.folder
         db = self.svc.db
         pending = {int(r["uid"]): int(r["misses"]) for r in db.fetchall(
-            sql("ingest_missing_uids"), (target.mailbox_id, target.folder, target.uidvalidity))}
+            sql("ingest_missing_uids"), {"mailbox_id": target.mailbox_id, "folder": target.folder,
+                                         "uidvalidity": target.uidvalidity})}
         hold: int | None = None  # lowest UID still missing: the cursor stays below it
         for batch in imap.fetch_new(config_folder, last_uid, s.imap_fetch_batch,
                                     s.imap_fetch_batch_bytes, max_mail):
@@ -342,16 +343,17 @@ class Poller:
 
     def _cursor(self, row: dict[str, Any], state: FolderState, fres: FolderResult) -> int:
         db = self.svc.db
-        cur = db.fetchone(sql("ingest_cursor"), (row["id"], state.folder))
+        where = {"mailbox_id": row["id"], "folder": state.folder}
+        cur = db.fetchone(sql("ingest_cursor"), where)
         if cur is None:
-            db.execute(sql("ingest_reset_cursor"), (row["id"], state.folder, state.uidvalidity))
+            db.execute(sql("ingest_reset_cursor"), {**where, "uidvalidity": state.uidvalidity})
             return 0
         if int(cur["uidvalidity"]) == state.uidvalidity:
             fres.last_uid = int(cur["last_uid"])
             return fres.last_uid
         fres.uidvalidity_changed = True
         with db.transaction() as c:
-            c.execute(sql("ingest_reset_cursor"), (row["id"], state.folder, state.uidvalidity))
+            c.execute(sql("ingest_reset_cursor"), {**where, "uidvalidity": state.uidvalidity})
             write_events(c, [AuditEvent(
                 Actor.POLLER, "mailbox", row["name"], "uidvalidity_changed",
                 detail={"folder": state.folder, "old_uidvalidity": int(cur["uidvalidity"]),

@@ -40,7 +40,7 @@ from typing import Any
 
 from .. import routing
 from ..audit import AuditEvent, write_events
-from ..db import Database, sql
+from ..db import Database, slot_params, sql
 from ..db.connection import Cursor, DatabaseBusyError
 from ..ports import FetchedMail
 from ..states import Actor, IndexStatus, JobKind, JobState, MailStatus, ParseStatus
@@ -234,7 +234,8 @@ def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMa
         result = _insert_mails(cur, target, prepared)
         _insert_jobs(cur, target, result)
         cur.execute(sql("ingest_advance_cursor"),
-                    (target.mailbox_id, target.folder, target.uidvalidity, last_uid))
+                    {"mailbox_id": target.mailbox_id, "folder": target.folder,
+                     "uidvalidity": target.uidvalidity, "last_uid": last_uid})
         events = _events(target, result)
         if missing:
             events += write_missing(cur, target, missing)
@@ -245,16 +246,16 @@ def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMa
 
 def write_missing(cur: Cursor, t: BatchTarget, missing: MissingUids) -> list[AuditEvent]:
     """Record UIDs still missing and clear recovered / given-up / gone ones; their events."""
-    where = (t.mailbox_id, t.folder, t.uidvalidity)
+    where = {"mailbox_id": t.mailbox_id, "folder": t.folder, "uidvalidity": t.uidvalidity}
     events = []
     for uid, misses in missing.seen:
-        cur.execute(sql("ingest_missing_uid_seen"), (*where, uid, misses))
+        cur.execute(sql("ingest_missing_uid_seen"), {**where, "uid": uid, "misses": misses})
         events.append(AuditEvent(Actor.POLLER, "mailbox", t.mailbox_name, "uid_missing", detail={
             "folder": t.folder, "uid": uid, "uidvalidity": t.uidvalidity, "misses": misses,
             "limit": missing.limit,
             "action": "listed without a body: the cursor stays below it, fetched again"}))
     for uid, event, misses in missing.cleared:
-        cur.execute(sql("ingest_missing_uid_clear"), (*where, uid))
+        cur.execute(sql("ingest_missing_uid_clear"), {**where, "uid": uid})
         events.append(AuditEvent(Actor.POLLER, "mailbox", t.mailbox_name, event, detail={
             "folder": t.folder, "uid": uid, "uidvalidity": t.uidvalidity, "misses": misses}))
     return events
@@ -262,8 +263,7 @@ def write_missing(cur: Cursor, t: BatchTarget, missing: MissingUids) -> list[Aud
 
 def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
     if job_ids:
-        cur.execute(sql("ingest_mark_enqueued", ids=len(job_ids)),
-                    list(job_ids))
+        cur.execute(sql("ingest_mark_enqueued", ids=len(job_ids)), slot_params(ids=job_ids))
 
 
 def store_batch_retrying(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
@@ -326,7 +326,8 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
                 round_keys[p.dedup_key] = p.content_hash
                 round_rows.append(p)
         for chunk in _chunks(round_rows, t.statement_bytes):
-            params = [v for p in chunk for v in _row(t.mailbox_id, t.folder, t.uidvalidity, p)]
+            params = slot_params(rows=[_row(t.mailbox_id, t.folder, t.uidvalidity, p)
+                                       for p in chunk])
             statement = sql("ingest_insert_emails", rows=(len(chunk), EMAIL_COLUMNS))
             ids = {(r["dedup_key"], r["content_hash"]): int(r["id"])
                    for r in cur.fetchall(statement, params)}
@@ -352,7 +353,7 @@ def _known(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]
     if not keys:
         return {}
     rows = cur.fetchall(sql("ingest_existing_emails", keys=len(keys)),
-                        [t.mailbox_id, *keys])
+                        {"mailbox_id": t.mailbox_id, **slot_params(keys=keys)})
     legacy = [int(r["id"]) for r in rows if not r["content_hash"]]
     hashes = _hash_legacy(cur, legacy) if legacy else {}
     known: dict[str, list[tuple[str, int]]] = {}
@@ -365,7 +366,8 @@ def _known(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]
 def _concurrent(cur: Cursor, t: BatchTarget, skipped: list[PreparedMail]
                 ) -> dict[tuple[str, str], int]:
     keys = sorted({p.dedup_key for p in skipped})
-    rows = cur.fetchall(sql("ingest_existing_emails_locking", keys=len(keys)), [t.mailbox_id, *keys])
+    rows = cur.fetchall(sql("ingest_existing_emails_locking", keys=len(keys)),
+                        {"mailbox_id": t.mailbox_id, **slot_params(keys=keys)})
     found = {(r["dedup_key"], r["content_hash"]): int(r["id"]) for r in rows}
     for p in skipped:  # cannot happen: INSERT IGNORE skipped it, so the key exists
         if (p.dedup_key, p.content_hash) not in found:
@@ -377,11 +379,12 @@ def _hash_legacy(cur: Cursor, ids: list[int]) -> dict[int, str]:
     """Content hashes of rows stored before the hash existed, from their raw mail (once:
     the hash is written back)."""
     out = {}
-    rows = cur.fetchall(sql("ingest_raw_for_hash", ids=len(ids)), ids)
+    rows = cur.fetchall(sql("ingest_raw_for_hash", ids=len(ids)), slot_params(ids=ids))
     for r in rows:
         raw = bytes(r["raw"] or b"")
         out[int(r["id"])] = content_hash(parse_headers(raw), raw, int(r["raw_size"] or 0))
-        cur.execute(sql("ingest_set_content_hash"), (out[int(r["id"])], int(r["id"])))
+        cur.execute(sql("ingest_set_content_hash"),
+                    {"content_hash": out[int(r["id"])], "id": int(r["id"])})
     return out
 
 
@@ -400,12 +403,9 @@ def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:
     wanted = [email_id for email_id, p in result.new if p.needs_job]
     if not wanted:
         return
-    params: list[Any] = []
-    for email_id in wanted:
-        params += [str(JobKind.PROCESS_EMAIL), job_key(email_id), email_id, t.queue_name,
-                   str(JobState.QUEUED)]
-    rows = cur.fetchall(sql("ingest_insert_jobs", rows=(len(wanted), 5)),
-                        params)
+    params = slot_params(rows=[(str(JobKind.PROCESS_EMAIL), job_key(email_id), email_id,
+                                t.queue_name, str(JobState.QUEUED)) for email_id in wanted])
+    rows = cur.fetchall(sql("ingest_insert_jobs", rows=(len(wanted), 5)), params)
     result.jobs = [(int(r["id"]), t.queue_name, int(r["email_id"])) for r in rows]
     if len(rows) != len(wanted):  # a job row already existed: keep it, do not create another
         log.warning("%d job row(s) already existed for new mails", len(wanted) - len(rows))

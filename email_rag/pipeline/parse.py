@@ -25,7 +25,7 @@ from .contract import StepContext, StepOutcome
 def run(ctx: StepContext) -> StepOutcome:
     email = ctx.email
     if "raw" not in email:
-        row = ctx.services.db.fetchone(sql("ingest_email_raw"), (ctx.email_id,)) or {}
+        row = ctx.services.db.fetchone(sql("ingest_email_raw"), {"id": ctx.email_id}) or {}
         email = {**email, **row}
     raw = bytes(email.get("raw") or b"")
     settings = ctx.services.settings

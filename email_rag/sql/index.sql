@@ -67,7 +67,7 @@ SELECT id AS email_id, subject, received_at, thread_key, category, status
  ORDER BY received_at DESC, id DESC LIMIT %(limit)s;
 
 -- name: index_sent_cases
--- Of the candidate mails (ids spliced in by the caller as %s placeholders), those with a
+-- Of the candidate mails ({ids}: sql(name, ids=n) with slot_params(ids=...)), those with a
 -- reply that was sent, with that reply. The newest sent draft per mail wins.
 SELECT e.id AS email_id, e.subject, e.from_addr, e.received_at, e.category,
        LEFT(e.body_text, 4000) AS body_text, d.id AS draft_id,

@@ -1,14 +1,15 @@
 -- IMAP ingestion: mailboxes (lease, poll health), cursors, mail rows, job rows,
--- and the re-dispatch of queued jobs (outbox). Placeholders are '?'.
--- Queries with {rows} / {keys} / {ids} are expanded by the caller with one
--- placeholder group per row (multi-row statements: one round trip per batch).
+-- and the re-dispatch of queued jobs (outbox).
+-- Queries with {rows} / {keys} / {ids} are expanded by sql(name, rows=...) with one
+-- placeholder group per row, filled by slot_params (multi-row statements: one round
+-- trip per batch).
 
 -- name: ingest_upsert_mailbox
-INSERT INTO mailboxes (name, address) VALUES (?, ?)
+INSERT INTO mailboxes (name, address) VALUES (%(name)s, %(address)s)
 ON DUPLICATE KEY UPDATE address = VALUES(address);
 
 -- name: ingest_mailbox_by_name
-SELECT *, NOW(6) AS db_now FROM mailboxes WHERE name = ?;
+SELECT *, NOW(6) AS db_now FROM mailboxes WHERE name = %(name)s;
 
 -- name: ingest_max_allowed_packet
 SELECT @@max_allowed_packet AS packet;
@@ -18,53 +19,57 @@ SELECT @@max_allowed_packet AS packet;
 -- exactly one gets rowcount 1.
 -- name: ingest_take_lease
 UPDATE mailboxes
-   SET lease_owner = ?, lease_until = NOW(6) + INTERVAL ? MICROSECOND
- WHERE id = ?
-   AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until < NOW(6) OR lease_owner = ?)
-   AND (? OR backoff_until IS NULL OR backoff_until <= NOW(6));
+   SET lease_owner = %(owner)s, lease_until = NOW(6) + INTERVAL %(lease_us)s MICROSECOND
+ WHERE id = %(mailbox_id)s
+   AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until < NOW(6)
+        OR lease_owner = %(owner)s)
+   AND (%(force)s OR backoff_until IS NULL OR backoff_until <= NOW(6));
 
 -- Take over the lease of a poller known to be dead (compare-and-swap on its owner).
 -- name: ingest_take_dead_lease
 UPDATE mailboxes
-   SET lease_owner = ?, lease_until = NOW(6) + INTERVAL ? MICROSECOND
- WHERE id = ? AND lease_owner = ?
-   AND (? OR backoff_until IS NULL OR backoff_until <= NOW(6));
+   SET lease_owner = %(owner)s, lease_until = NOW(6) + INTERVAL %(lease_us)s MICROSECOND
+ WHERE id = %(mailbox_id)s AND lease_owner = %(dead_owner)s
+   AND (%(force)s OR backoff_until IS NULL OR backoff_until <= NOW(6));
 
 -- Renewed in every batch transaction: rowcount 0 = the lease was lost (fence).
 -- name: ingest_renew_lease
-UPDATE mailboxes SET lease_until = NOW(6) + INTERVAL ? MICROSECOND
- WHERE id = ? AND lease_owner = ?;
+UPDATE mailboxes SET lease_until = NOW(6) + INTERVAL %(lease_us)s MICROSECOND
+ WHERE id = %(mailbox_id)s AND lease_owner = %(owner)s;
 
 -- name: ingest_release_lease
 UPDATE mailboxes SET lease_owner = NULL, lease_until = NULL
- WHERE id = ? AND lease_owner = ?;
+ WHERE id = %(mailbox_id)s AND lease_owner = %(owner)s;
 
 -- name: ingest_poll_failed
 UPDATE mailboxes
-   SET consecutive_failures = ?,
-       backoff_until = NOW(6) + INTERVAL ? MICROSECOND,
+   SET consecutive_failures = %(failures)s,
+       backoff_until = NOW(6) + INTERVAL %(backoff_us)s MICROSECOND,
        failing_since = COALESCE(failing_since, NOW(6)),
-       last_error = ?,
+       last_error = %(error)s,
        last_error_at = NOW(6),
-       needs_attention = IF(?, 1, needs_attention)
- WHERE id = ?;
+       needs_attention = IF(%(needs_attention)s, 1, needs_attention)
+ WHERE id = %(mailbox_id)s;
 
 -- name: ingest_poll_succeeded
 UPDATE mailboxes
    SET consecutive_failures = 0, backoff_until = NULL, failing_since = NULL,
        needs_attention = 0, last_success_at = NOW(6)
- WHERE id = ?;
+ WHERE id = %(mailbox_id)s;
 
 -- name: ingest_cursor
-SELECT uidvalidity, last_uid FROM mailbox_cursors WHERE mailbox_id = ? AND folder = ?;
+SELECT uidvalidity, last_uid FROM mailbox_cursors
+ WHERE mailbox_id = %(mailbox_id)s AND folder = %(folder)s;
 
 -- name: ingest_reset_cursor
-INSERT INTO mailbox_cursors (mailbox_id, folder, uidvalidity, last_uid) VALUES (?, ?, ?, 0)
+INSERT INTO mailbox_cursors (mailbox_id, folder, uidvalidity, last_uid)
+VALUES (%(mailbox_id)s, %(folder)s, %(uidvalidity)s, 0)
 ON DUPLICATE KEY UPDATE uidvalidity = VALUES(uidvalidity), last_uid = 0;
 
 -- last_uid is assigned first, so it still compares against the old uidvalidity.
 -- name: ingest_advance_cursor
-INSERT INTO mailbox_cursors (mailbox_id, folder, uidvalidity, last_uid) VALUES (?, ?, ?, ?)
+INSERT INTO mailbox_cursors (mailbox_id, folder, uidvalidity, last_uid)
+VALUES (%(mailbox_id)s, %(folder)s, %(uidvalidity)s, %(last_uid)s)
 ON DUPLICATE KEY UPDATE
   last_uid = IF(uidvalidity = VALUES(uidvalidity), GREATEST(last_uid, VALUES(last_uid)),
                 VALUES(last_uid)),
@@ -84,20 +89,20 @@ RETURNING id, dedup_key, content_hash;
 -- Mails already stored under the batch's dedup keys (Message-IDs), oldest first.
 -- name: ingest_existing_emails
 SELECT id, dedup_key, content_hash FROM emails
- WHERE mailbox_id = ? AND dedup_key IN ({keys}) ORDER BY id;
+ WHERE mailbox_id = %(mailbox_id)s AND dedup_key IN ({keys}) ORDER BY id;
 
 -- The same, as a locking read (it sees rows another transaction committed after this
 -- one's snapshot: a concurrent insert that made INSERT IGNORE skip a row).
 -- name: ingest_existing_emails_locking
 SELECT id, dedup_key, content_hash FROM emails
- WHERE mailbox_id = ? AND dedup_key IN ({keys}) ORDER BY id LOCK IN SHARE MODE;
+ WHERE mailbox_id = %(mailbox_id)s AND dedup_key IN ({keys}) ORDER BY id LOCK IN SHARE MODE;
 
 -- Rows stored before content hashes existed: their raw mail, to hash it once.
 -- name: ingest_raw_for_hash
 SELECT id, raw, raw_size FROM emails WHERE id IN ({ids});
 
 -- name: ingest_set_content_hash
-UPDATE emails SET content_hash = ? WHERE id = ? AND content_hash = '';
+UPDATE emails SET content_hash = %(content_hash)s WHERE id = %(id)s AND content_hash = '';
 
 -- name: ingest_insert_jobs
 INSERT IGNORE INTO jobs (kind, job_key, email_id, queue, state) VALUES {rows}
@@ -112,22 +117,26 @@ UPDATE jobs SET enqueued_at = NOW(6) WHERE id IN ({ids});
 -- Outbox: queued jobs, and failed jobs whose retry is due, page by page.
 -- name: ingest_redispatch_candidates
 SELECT id, queue, state, attempts FROM jobs
- WHERE state IN (?, ?) AND next_run_at <= NOW(6)
-   AND COALESCE(enqueued_at, created_at) <= NOW(6) - INTERVAL ? MICROSECOND
-   AND id > ?
+ WHERE state IN (%(queued)s, %(failed)s) AND next_run_at <= NOW(6)
+   AND COALESCE(enqueued_at, created_at) <= NOW(6) - INTERVAL %(grace_us)s MICROSECOND
+   AND id > %(after_id)s
  ORDER BY id
- LIMIT ?;
+ LIMIT %(limit)s;
 
 -- name: ingest_email_raw
-SELECT raw, raw_size, parse_status, parse_error FROM emails WHERE id = ?;
+SELECT raw, raw_size, parse_status, parse_error FROM emails WHERE id = %(id)s;
 
 -- UIDs the server listed without a body (the cursor waits below them).
 -- name: ingest_missing_uids
-SELECT uid, misses FROM missing_uids WHERE mailbox_id = ? AND folder = ? AND uidvalidity = ?;
+SELECT uid, misses FROM missing_uids
+ WHERE mailbox_id = %(mailbox_id)s AND folder = %(folder)s AND uidvalidity = %(uidvalidity)s;
 
 -- name: ingest_missing_uid_seen
-INSERT INTO missing_uids (mailbox_id, folder, uidvalidity, uid, misses) VALUES (?, ?, ?, ?, ?)
+INSERT INTO missing_uids (mailbox_id, folder, uidvalidity, uid, misses)
+VALUES (%(mailbox_id)s, %(folder)s, %(uidvalidity)s, %(uid)s, %(misses)s)
 ON DUPLICATE KEY UPDATE misses = VALUES(misses), last_missing_at = NOW(6);
 
 -- name: ingest_missing_uid_clear
-DELETE FROM missing_uids WHERE mailbox_id = ? AND folder = ? AND uidvalidity = ? AND uid = ?;
+DELETE FROM missing_uids
+ WHERE mailbox_id = %(mailbox_id)s AND folder = %(folder)s AND uidvalidity = %(uidvalidity)s
+   AND uid = %(uid)s;

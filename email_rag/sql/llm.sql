@@ -3,7 +3,7 @@
 -- name: llm_email_content
 -- What the classification step reads of one mail when the step context lacks it.
 SELECT id, subject, from_addr, from_name, body_text, attachment_text, auto_reason, parse_status
-FROM emails WHERE id = ?
+FROM emails WHERE id = %(id)s
 
 -- name: llm_attempt_latency
 -- Recent LLM attempts (newest first) with their duration and outcome, for metrics:
@@ -15,9 +15,9 @@ SELECT at, entity_id AS email_id,
        CAST(JSON_VALUE(detail, '$.duration_ms') AS DOUBLE) AS duration_ms,
        JSON_VALUE(detail, '$.prompt_version') AS prompt_version
 FROM audit_log
-WHERE event = 'llm_attempt' AND at >= ?
+WHERE event = 'llm_attempt' AND at >= %(since)s
 ORDER BY at DESC, id DESC
-LIMIT ?
+LIMIT %(limit)s
 
 -- name: llm_time_per_mail
 -- Seconds of LLM calls per mail and task (the demo's per-mail time).

@@ -96,7 +96,7 @@ def test_classifies_and_continues(db, services, srv):
     assert detail["prompt_version"] == row["classification_prompt_version"]
     assert [e["event"] for e in audit] == ["llm_attempt", "classified"]
     # the latency query for metrics reads the same detail
-    rows = db.fetchall(sql("llm_attempt_latency"), (datetime(2000, 1, 1), 10))
+    rows = db.fetchall(sql("llm_attempt_latency"), {"since": datetime(2000, 1, 1), "limit": 10})
     assert [(r["email_id"], r["task"], r["outcome"]) for r in rows] == [(str(eid), "classify",
                                                                          "ok")]
     assert rows[0]["duration_ms"] == pytest.approx(detail["duration_ms"])

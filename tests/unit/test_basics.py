@@ -2,7 +2,7 @@ import pytest
 from pydantic import ValidationError
 
 from email_rag.db.migrate import split_statements
-from email_rag.db.queries import all_queries, parse_named_queries
+from email_rag.db.queries import all_queries, parse_named_queries, slot_params, sql
 from email_rag.errors import EmailRagError, LLMTimeoutError, PermanentError, TransientError
 from email_rag.redact import redact, redact_text
 from email_rag.settings import Settings
@@ -24,6 +24,18 @@ def test_named_queries_parse_and_reject_empty():
 
 def test_all_shipped_queries_load_with_unique_names():
     assert isinstance(all_queries(), dict)
+
+
+def test_list_slots_expand_to_named_placeholders_and_slot_params_fills_them():
+    assert sql("ingest_raw_for_hash", ids=3).endswith("IN (%(ids_0)s, %(ids_1)s, %(ids_2)s)")
+    rows = sql("ingest_insert_jobs", rows=(2, 5))
+    assert "(%(rows_0_0)s, %(rows_0_1)s, %(rows_0_2)s, %(rows_0_3)s, %(rows_0_4)s), " \
+           "(%(rows_1_0)s," in rows
+    assert slot_params(ids=[7, 9]) == {"ids_0": 7, "ids_1": 9}
+    assert slot_params(rows=[(1, "a"), (2, None)]) == {
+        "rows_0_0": 1, "rows_0_1": "a", "rows_1_0": 2, "rows_1_1": None}
+    with pytest.raises(KeyError):
+        sql("ingest_raw_for_hash", keys=2)
 
 
 def test_split_statements_keeps_trigger_and_drops_comments():

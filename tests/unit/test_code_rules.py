@@ -7,6 +7,8 @@
 - The chaos counter-check's switch (``settings.safeguards``) is read where the
   services are built (email_rag/app.py) and by the harness that sets it, never in
   a domain module.
+- Every named query uses one placeholder style, named pyformat (``%(mailbox_id)s``):
+  no ``?``, no bare ``%s``; list slots expand in the same style (``%(ids_0)s``).
 - Every named query that writes a status column is conditional on the current
   status (``... AND status = %(from)s``, ``state IN (...)``, ``IF(state IN ...)``):
   a late writer cannot overwrite a newer status (issue 13, defect 4). Only the
@@ -115,3 +117,35 @@ def test_every_status_write_in_sql_is_conditional_on_the_current_status():
         if not guarded:
             unconditional.append(name)
     assert unconditional == []
+
+
+SQL_LITERAL = re.compile(r"""'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.)*"|`[^`]*`""")
+NAMED_MARK = re.compile(r"%\(\w+\)s")
+
+
+def other_placeholders(query: str) -> list[str]:
+    """Placeholders in ``query`` that are not named pyformat: ``?``, ``%s``, ``%d``, ...
+    (text inside SQL string literals and quoted names does not count)."""
+    code = NAMED_MARK.sub("", SQL_LITERAL.sub("''", query))
+    return re.findall(r"\?|%.?", code)
+
+
+def test_the_placeholder_check_sees_qmark_and_bare_format_marks():
+    assert other_placeholders("SELECT id FROM t WHERE a = ? AND b = %s") == ["?", "%s"]
+    assert other_placeholders("SELECT id FROM t WHERE a = %(a)s AND b LIKE '%x?%'") == []
+    assert other_placeholders("UPDATE t SET a = %(a)s WHERE b = %d") == ["%d"]
+
+
+def test_every_named_query_uses_named_placeholders():
+    from email_rag.db.queries import all_queries, sql
+
+    found = {}
+    for name, query in all_queries().items():
+        slots = {s: 2 for s in re.findall(r"\{(\w+)\}", query)}
+        if "rows" in slots:
+            slots["rows"] = (2, 3)
+        bad = other_placeholders(sql(name, **slots))
+        if bad:
+            found[name] = bad
+    assert found == {}, "named queries use %(name)s placeholders only:\n" + "\n".join(
+        f"{n}: {b}" for n, b in found.items())
