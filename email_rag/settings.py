@@ -235,6 +235,18 @@ class Settings(BaseSettings):
     reconcile_sent_folder: bool = Field(
         True, description="Search the Sent folder for the Message-ID before any resend."
     )
+    reconcile_again_after_seconds: float = Field(
+        5.0, ge=0, description="Before a send is declared unknown, wait this long and search "
+        "the Sent folder once more (a relay may file its copy late); 0 = search only once.",
+    )
+    send_journal_dir: Path = Field(
+        Path("var/send-journal"), description="The relay's 250 is written here (fsync) before "
+        "MariaDB records it, so an acceptance survives a MariaDB outage at that moment.",
+    )
+    bounce_match_days: int = Field(
+        14, ge=1, description="A bounce without the original Message-ID is matched to the "
+        "newest send to its recipient within this many days.",
+    )
 
     # --- Web ---
     web_host: str = Field("127.0.0.1", description="Web UI bind address.")

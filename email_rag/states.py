@@ -18,14 +18,15 @@ class MailStatus(StrEnum):
     # corroborates it: staff confirm (-> no_reply) or ask for a reply (-> classified, drafted)
     DRAFT_READY = "draft_ready"  # a draft waits for staff review
     APPROVED = "approved"  # staff approved the draft; sending pending
-    SENT = "sent"  # terminal: the reply left exactly once
+    SENT = "sent"  # the relay accepted the reply, the Sent folder shows it, or an admin said
+    # so (send_attempts.verified_by says which); a bounce later puts it back to review
     REJECTED = "rejected"  # terminal: staff rejected the draft
     MANUAL = "manual"  # needs a human (e.g. LLM timed out twice, send outcome unknown)
     FAILED = "failed"  # final business failure: processing stopped, a human must act
     RESOLVED = "resolved"  # terminal: an admin resolved it by hand, with a note
 
 
-MAIL_TERMINAL = frozenset(
+MAIL_TERMINAL = frozenset(  # sent: terminal unless a bounce arrives later
     {MailStatus.NO_REPLY, MailStatus.SENT, MailStatus.REJECTED, MailStatus.RESOLVED}
 )
 # States in which a human is expected to look; a mail resting here is not lost.
@@ -78,9 +79,10 @@ class Step(StrEnum):
 class DraftStatus(StrEnum):
     PENDING_REVIEW = "pending_review"  # waits for staff
     APPROVED = "approved"  # approved, not yet sent (a send attempt exists)
-    SENT = "sent"  # terminal
+    SENT = "sent"  # sent (send_attempts.verified_by says how we know); a bounce -> stale
     REJECTED = "rejected"  # terminal
-    STALE = "stale"  # a newer inbound mail arrived in the thread before sending
+    STALE = "stale"  # staff take a new look: a newer inbound mail arrived in the thread
+    # before sending, or the reply bounced (stale_reason says which)
     FAILED = "failed"  # permanent send failure (e.g. 550); terminal for this draft
     SUPERSEDED = "superseded"  # replaced by a regenerated draft
 
@@ -91,6 +93,17 @@ class SendStatus(StrEnum):
     SENT = "sent"  # confirmed: accepted by the relay or found in the Sent folder
     FAILED = "failed"  # permanent refusal (5xx); not retried
     UNKNOWN = "unknown"  # outcome cannot be established; an admin decides, never resent blindly
+    BOUNCED = "bounced"  # a delivery status notification (bounce) named it: it did not arrive;
+    # the mail is back to review (re-approval sends it again with a new Message-ID)
+
+
+class SendVerifiedBy(StrEnum):
+    """How the outcome of a send attempt was established (send_attempts.verified_by)."""
+
+    RELAY_250 = "relay_250"  # the relay answered 250 to our DATA: accepted for delivery
+    SENT_FOLDER = "sent_folder"  # its Message-ID was found in the Sent folder (reconciliation)
+    ADMIN = "admin"  # an admin decided (sends resolve): belief, not verified by the system
+    BOUNCE = "bounce"  # a bounce (DSN) for its Message-ID or recipient arrived
 
 
 class UserRole(StrEnum):
@@ -125,14 +138,15 @@ MAIL_MOVES: dict[MailStatus, frozenset[MailStatus]] = {
         MailStatus.FAILED}),
     MailStatus.APPROVED: frozenset({  # the send job
         MailStatus.SENT, MailStatus.FAILED, MailStatus.MANUAL, MailStatus.DRAFT_READY}),
-    MailStatus.MANUAL: frozenset({  # a human: retry, resolve, or decide the unknown send
+    MailStatus.MANUAL: frozenset({  # a human: retry, resolve, or decide the unknown send;
+        # a bounce of the unknown send: back to review
         MailStatus.RECEIVED, MailStatus.CLASSIFIED, MailStatus.APPROVED, MailStatus.SENT,
-        MailStatus.RESOLVED, MailStatus.FAILED}),
+        MailStatus.RESOLVED, MailStatus.FAILED, MailStatus.DRAFT_READY}),
     MailStatus.FAILED: frozenset({  # a human: retry (resumes), back to review, or resolve
         MailStatus.RECEIVED, MailStatus.CLASSIFIED, MailStatus.APPROVED, MailStatus.DRAFT_READY,
         MailStatus.RESOLVED}),
     MailStatus.NO_REPLY: frozenset(),
-    MailStatus.SENT: frozenset(),
+    MailStatus.SENT: frozenset({MailStatus.DRAFT_READY}),  # the reply bounced: back to review
     MailStatus.REJECTED: frozenset(),
     MailStatus.RESOLVED: frozenset(),
 }
@@ -145,7 +159,7 @@ DRAFT_MOVES: dict[DraftStatus, frozenset[DraftStatus]] = {
     DraftStatus.APPROVED: frozenset({  # the send job, or the admin's send decision
         DraftStatus.SENT, DraftStatus.FAILED, DraftStatus.STALE}),
     DraftStatus.FAILED: frozenset({DraftStatus.PENDING_REVIEW}),  # refused send back to review
-    DraftStatus.SENT: frozenset(),
+    DraftStatus.SENT: frozenset({DraftStatus.STALE}),  # the reply bounced: staff look again
     DraftStatus.REJECTED: frozenset(),
     DraftStatus.SUPERSEDED: frozenset(),
 }
@@ -154,10 +168,11 @@ SEND_MOVES: dict[SendStatus, frozenset[SendStatus]] = {
     SendStatus.PENDING: frozenset({SendStatus.ATTEMPTED}),
     SendStatus.ATTEMPTED: frozenset({  # the relay's answer, or reconciliation
         SendStatus.PENDING, SendStatus.SENT, SendStatus.FAILED, SendStatus.UNKNOWN}),
-    SendStatus.UNKNOWN: frozenset({  # only the admin's send decision (`sends resolve`)
-        SendStatus.SENT, SendStatus.PENDING, SendStatus.FAILED}),
+    SendStatus.UNKNOWN: frozenset({  # the admin's send decision (`sends resolve`), or a bounce
+        SendStatus.SENT, SendStatus.PENDING, SendStatus.FAILED, SendStatus.BOUNCED}),
     SendStatus.FAILED: frozenset({SendStatus.PENDING}),  # approved again after back to review
-    SendStatus.SENT: frozenset(),
+    SendStatus.SENT: frozenset({SendStatus.BOUNCED}),  # a bounce names it
+    SendStatus.BOUNCED: frozenset({SendStatus.PENDING}),  # approved again (new Message-ID)
 }
 
 JOB_MOVES: dict[JobState, frozenset[JobState]] = {

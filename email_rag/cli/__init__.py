@@ -13,7 +13,7 @@ import sys
 
 from ..errors import EmailRagError
 from ..redact import redact_text
-from .output import ExitCode, Outcome, common_parser
+from .output import ExitCode, Outcome, Parser, UsageError, common_parser
 
 COMMAND_MODULES = [
     "email_rag.cli.migrate",
@@ -38,7 +38,7 @@ COMMAND_MODULES = [
 
 def build_parser() -> argparse.ArgumentParser:
     common = common_parser()
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="email-rag", parents=[common],
         description="Support mailbox processing with a resilience layer.",
     )
@@ -51,7 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    raw = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = parser.parse_args(raw)
+    except UsageError as e:
+        return Outcome(ExitCode.ERROR, f"Usage error: {e}. Nothing was done.\n{e.usage.strip()}",
+                       {"error": "usage", "detail": str(e)}).render("--json" in raw)
     as_json = getattr(args, "json", False)
     from ..settings import get_settings
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..db import sql
 from ..errors import BadInputError
 from ..sending import review
+from ..sending.outcome import send_outcome_text
 from .output import ExitCode, Outcome, table
 
 
@@ -48,6 +50,8 @@ def show_draft(args, svc) -> Outcome:
     d, m = data["draft"], data["mail"]
     lines = [
         f"Draft {d['id']} (v{d['version']}, {d['status']}) for mail {m['id']} in {m['mailbox']}",
+        f"Reply: {send_outcome_text(data['send_attempt'])}" if data["send_attempt"] else
+        "Reply: not approved — nothing is sent",
         f"From: {m['from_addr']}   Subject: {m['subject']}",
         f"Category: {m['category']}  Priority: {m['priority']}  Language: {m['language']}",
     ]
@@ -74,12 +78,17 @@ def approve_draft(args, svc) -> Outcome:
             raise BadInputError(f"cannot read {args.edit_file}: {e}") from e
     r = review.approve(svc, args.draft_id, args.by, body)
     data = vars(r)
+    # what is said about the sending is read from the attempt's state, never assumed
+    attempt = svc.db.fetchone(sql("sends_by_draft"), {"draft_id": r.draft_id})
+    data["outcome"] = outcome = send_outcome_text(attempt)
+    follow = f"Follow it: email-rag sends list (attempt {r.send_attempt_id})."
     if r.action == "already_approved":
         return Outcome(ExitCode.OK, f"Draft {r.draft_id} was already approved "
-                       f"(by {r.detail.get('approved_by')}); nothing changed, it is sent once.",
-                       data)
+                       f"(by {r.detail.get('approved_by')}); nothing changed, one send attempt "
+                       f"only. Reply: {outcome}. {follow}", data)
     return Outcome(ExitCode.OK, f"Draft {r.draft_id} approved; send attempt {r.send_attempt_id} "
-                   f"({r.message_id}) queued as job {r.job_id}. It is sent exactly once.", data)
+                   f"({r.message_id}) queued as job {r.job_id}. Reply: {outcome}. {follow}",
+                   data)
 
 
 def reject_draft(args, svc) -> Outcome:

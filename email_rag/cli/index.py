@@ -125,7 +125,8 @@ def _queued(args, svc, scope: str, info: dict[str, Any], local: bool) -> Outcome
     if state in ("dead", "failed"):
         return Outcome(ExitCode.ERROR, f"{head} It failed: {row['last_error'] if row else ''}. "
                        "See `email-rag failed list`.", data)
-    return Outcome(ExitCode.PARTIAL, f"{head} Not finished after {args.wait:g} s (state {state}); "
+    # not "some items failed" (2): nothing is known to have failed; the wait ran out
+    return Outcome(ExitCode.ERROR, f"{head} Not finished after {args.wait:g} s (state {state}); "
                    f"it stays queued on {sync_queue(svc.settings)}: is the vector worker running?",
                    data)
 

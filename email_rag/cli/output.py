@@ -1,7 +1,7 @@
 """CLI conventions shared by every command.
 
-Exit codes: 0 ok, 1 error, 2 partial (some items failed), 3 verification
-failed. ``--json`` prints one JSON object with a stable shape:
+Exit codes: 0 ok, 1 error (a usage error too: never argparse's 2), 2 partial
+(some items failed, the others succeeded), 3 verification failed. ``--json`` prints one JSON object with a stable shape:
 ``{"ok": bool, "exit_code": int, "message": str, "data": {...}}``. Human
 output says what happened, how far it got, whether the state is safe and
 what to do next.
@@ -45,9 +45,27 @@ class Outcome:
         return int(self.exit_code)
 
 
+class UsageError(Exception):
+    """The command line could not be parsed (unknown command, missing or bad argument)."""
+
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, except that a usage error is exit code 1 like every other error (argparse
+    exits 2, which here means "some items failed") and is printed as the ``--json`` object
+    when ``--json`` was given: ``main`` catches ``UsageError``. Subcommand parsers are of
+    this class too (argparse creates them with the parent's class)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(message, self.format_usage())
+
+
 def common_parser() -> argparse.ArgumentParser:
     """Flags every command accepts (placed after the command name)."""
-    p = argparse.ArgumentParser(add_help=False)
+    p = Parser(add_help=False)
     p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                    help="machine-readable output with a stable shape")
     return p

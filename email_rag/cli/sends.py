@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from ..db import sql
 from ..sending import admin
+from ..sending.outcome import send_outcome_text
 from ..states import SendStatus
 from .output import ExitCode, Outcome, table
 
@@ -25,18 +27,25 @@ def register(sub, common) -> None:
                      help="send nothing more: the mail is resolved with your note")
     res.add_argument("--by", required=True)
     res.add_argument("--note", default="")
+    res.add_argument("--despite-evidence", action="store_true",
+                     help="resend although there is evidence that it may have arrived")
     res.set_defaults(handler=resolve)
 
 
 def list_sends(args, svc) -> Outcome:
     rows = admin.list_attempts(svc, args.status, args.limit)
+    for r in rows:  # how the outcome was established, in words (email_rag/sending/outcome.py)
+        r["outcome"] = send_outcome_text(r)
     return Outcome(ExitCode.OK, f"{len(rows)} send attempt(s).", {"sends": rows},
-                   table(rows, ["id", "draft_id", "email_id", "status", "tries", "message_id",
-                                "last_error"]))
+                   table(rows, ["id", "draft_id", "email_id", "status", "verified_by", "tries",
+                                "message_id", "outcome"]))
 
 
 def resolve(args, svc) -> Outcome:
     decision = "mark_sent" if args.mark_sent else "resend" if args.resend else "give_up"
-    new = admin.resolve_unknown(svc, args.attempt_id, args.by, decision, args.note)
-    return Outcome(ExitCode.OK, f"Send attempt {args.attempt_id} is now {new} (audited).",
-                   {"attempt_id": args.attempt_id, "status": new})
+    new = admin.resolve_unknown(svc, args.attempt_id, args.by, decision, args.note,
+                                args.despite_evidence)
+    attempt = svc.db.fetchone(sql("sends_get"), {"id": args.attempt_id})
+    outcome = send_outcome_text(attempt)
+    return Outcome(ExitCode.OK, f"Send attempt {args.attempt_id}: {outcome} (audited).",
+                   {"attempt_id": args.attempt_id, "status": new, "outcome": outcome})

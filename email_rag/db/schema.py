@@ -43,6 +43,7 @@ EXPECTED: dict[str, set[str]] = {
     "send_attempts": {
         "id", "draft_id", "message_id", "status", "tries", "recipients", "last_error",
         "smtp_response", "reconciled", "attempted_at", "sent_at", "created_at", "updated_at",
+        "verified_by", "verified_at", "decided_by", "bounce_email_id", "accepted_at",
     },
     "audit_log": {
         "id", "event_uid", "at", "actor", "entity_type", "entity_id", "event", "from_state",

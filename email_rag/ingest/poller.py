@@ -310,7 +310,7 @@ class Poller:
                     hold = uid if hold is None else min(hold, uid)
             cursor = batch.last_uid if hold is None else min(batch.last_uid, hold - 1)
             stored = store_batch_retrying(db, target, prepared, cursor, self._enqueued,
-                                          missing=missing)
+                                          missing=missing, link=self._link_bounces)
             self._enqueued = []
             fres.batches += 1
             fres.last_uid = max(fres.last_uid, cursor)
@@ -340,6 +340,12 @@ class Poller:
         log.info("mailbox %s/%s: fetched %d, new %d, duplicate %d, skipped %d, failed %d",
                  config.name, config_folder, fres.fetched, fres.new, fres.duplicate,
                  fres.skipped, fres.failed)
+
+    def _link_bounces(self, cur: Any, new: list[tuple[int, Any]]) -> list[AuditEvent]:
+        """A stored bounce moves the send attempt it names (email_rag/sending/bounces.py)."""
+        from ..sending.bounces import link_bounces
+
+        return link_bounces(cur, self.svc.stores, self.settings, new)
 
     def _cursor(self, row: dict[str, Any], state: FolderState, fres: FolderResult) -> int:
         db = self.svc.db

@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -60,6 +60,9 @@ from .headers import (
 from .mailbox_state import renew_lease
 
 log = logging.getLogger(__name__)
+
+# what new rows change elsewhere in the batch's transaction: (cursor, new rows) -> events
+LinkNew = Callable[[Cursor, list[tuple[int, "PreparedMail"]]], list[AuditEvent]]
 
 EMAIL_COLUMNS = 30
 MAX_ROWS_PER_STATEMENT = 500
@@ -221,12 +224,14 @@ class BatchTarget:
 
 def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
                 last_uid: int, enqueued: Sequence[int] = (),
-                missing: MissingUids | None = None) -> BatchResult:
+                missing: MissingUids | None = None, link: LinkNew | None = None) -> BatchResult:
     """Mail rows, job rows, cursor, lease renewal and audit events in one transaction.
 
     ``enqueued``: jobs of the previous batch that reached Redis; their ``enqueued_at``
     is set here too, which saves a commit per batch (a crash before it leaves it NULL:
     redispatch then finds the job pending in Redis and leaves it alone).
+    ``link``: what the new rows change elsewhere, in this transaction (a bounce moves the
+    send attempt it names: email_rag/sending/bounces.py); returns its audit events.
     """
     with db.transaction() as cur:
         if target.lease_owner:
@@ -237,6 +242,8 @@ def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMa
                     {"mailbox_id": target.mailbox_id, "folder": target.folder,
                      "uidvalidity": target.uidvalidity, "last_uid": last_uid})
         events = _events(target, result)
+        if link is not None:
+            events += link(cur, result.new)
         if missing:
             events += write_missing(cur, target, missing)
         write_events(cur, events)
@@ -268,12 +275,13 @@ def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
 
 def store_batch_retrying(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
                          last_uid: int, enqueued: Sequence[int] = (),
-                         attempts: int = 3, missing: MissingUids | None = None) -> BatchResult:
+                         attempts: int = 3, missing: MissingUids | None = None,
+                         link: LinkNew | None = None) -> BatchResult:
     """``store_batch``, with a deadlock or lock wait timeout retried (the whole transaction
     was rolled back, so a repeat is safe; with the lease held this should not happen)."""
     for attempt in range(1, attempts + 1):
         try:
-            return store_batch(db, target, prepared, last_uid, enqueued, missing)
+            return store_batch(db, target, prepared, last_uid, enqueued, missing, link)
         except DatabaseBusyError as e:
             if attempt == attempts:
                 raise

@@ -6,15 +6,22 @@ inbox, the relay's logs) and decides:
 
 | decision | attempt | draft | mail | queue entry |
 |---|---|---|---|---|
-| ``mark_sent`` (it arrived) | sent | sent | sent | unchanged |
+| ``mark_sent`` (it arrived) | sent (verified_by admin: "marked sent by X, not verified") | sent | sent | unchanged |
 | ``resend`` (it did not arrive) | pending, same Message-ID | approved | approved | queued again |
-| ``give_up`` (send nothing more) | failed | failed | resolved, with the note | unchanged |
+| ``give_up`` (send nothing more) | failed (verified_by admin) | failed | resolved, with the note | unchanged |
 
 Any other status of the attempt is refused (``TransitionRefused``), saying which it is.
+
+A resend is refused (``DeliveryEvidenceError``, nothing changed) while there is evidence
+that the reply may have arrived - the whole message was handed to the relay and only its
+answer was lost, a late worker saw a 250, the send journal holds a 250, or the Sent folder
+shows the Message-ID now - unless the admin confirms with ``despite_evidence`` (CLI
+``--despite-evidence``); the evidence is listed and audited with the decision.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ..app import Services
@@ -22,7 +29,42 @@ from ..db import sql
 from ..dispatch import enqueue
 from ..errors import PermanentError, TransitionRefused
 from ..routing import job_key
-from ..states import DraftStatus, JobKind, MailStatus, SendStatus
+from ..states import DraftStatus, JobKind, MailStatus, SendStatus, SendVerifiedBy
+from .journal import SendJournal
+
+log = logging.getLogger(__name__)
+
+
+class DeliveryEvidenceError(PermanentError):
+    """There is evidence that the reply may have arrived; it was not resent."""
+
+
+def delivery_evidence(svc: Services, attempt: dict[str, Any]) -> list[str]:
+    """What speaks for delivery of an attempt whose outcome is unknown (empty: nothing)."""
+    found: list[str] = []
+    for e in svc.db.fetchall(sql("audit_of_entity"), {"type": "send_attempt",
+                                                      "id": str(attempt["id"])}):
+        if e["event"] == "send_outcome_unknown":
+            found.append(f"{e['at']}: the whole message was handed to the relay and its "
+                         "answer was lost (timeout or dropped connection after the body)")
+        elif e["event"] == "late_outcome" and '"wanted": "sent"' in (e["detail"] or ""):
+            found.append(f"{e['at']}: a late worker saw the relay accept it")
+    if str(attempt.get("smtp_response") or "").startswith("250"):
+        found.append(f"the relay answered: {attempt['smtp_response']}")
+    if SendJournal(svc.settings.send_journal_dir).get(attempt["id"], attempt["message_id"]):
+        found.append("this host's send journal holds the relay's 250 for it")
+    mailbox = svc.db.fetchone(sql("sends_mailbox_of_attempt"), {"id": attempt["id"]})
+    if mailbox is not None and svc.settings.reconcile_sent_folder:
+        try:
+            folder = svc.sent_folder(mailbox["name"])
+            try:
+                if folder.contains(attempt["message_id"]):
+                    found.append(f"{attempt['message_id']} is in the Sent folder now")
+            finally:
+                getattr(folder, "close", lambda: None)()
+        except Exception as e:  # noqa: BLE001 - evidence is best effort; say it was not checked
+            log.warning("Sent folder not searched for attempt %s: %s", attempt["id"], e)
+    return found
 
 DECISIONS = {  # decision -> (attempt, draft, mail)
     "mark_sent": (SendStatus.SENT, DraftStatus.SENT, MailStatus.SENT),
@@ -35,7 +77,8 @@ def list_attempts(svc: Services, status: str | None = None, limit: int = 200) ->
     return svc.db.fetchall(sql("sends_list"), {"status": status, "limit": limit})
 
 
-def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note: str = "") -> str:
+def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note: str = "",
+                    despite_evidence: bool = False) -> str:
     """decision: 'mark_sent', 'resend' or 'give_up'. Returns the new attempt status."""
     if decision not in DECISIONS:
         raise PermanentError("decision must be mark_sent, resend or give_up")
@@ -44,6 +87,17 @@ def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note
     reason = f"admin {decision}: {note}"[:2000]
     stores = svc.stores
     job = None
+    evidence: list[str] = []
+    if decision == "resend":
+        attempt = svc.db.fetchone(sql("sends_get"), {"id": attempt_id})
+        if attempt is not None and attempt["status"] == SendStatus.UNKNOWN:
+            evidence = delivery_evidence(svc, attempt)
+            if evidence and not despite_evidence:
+                raise DeliveryEvidenceError(
+                    f"send attempt {attempt_id} was NOT resent: there is evidence it may have "
+                    "arrived: " + "; ".join(evidence) + ". Check the customer's inbox or the "
+                    "relay's log; to send it once more anyway, confirm the resend despite this "
+                    "evidence (CLI: --despite-evidence).")
     with svc.db.transaction() as cur:
         attempt = stores.sends.lock(cur, attempt_id)
         if attempt["status"] != SendStatus.UNKNOWN:
@@ -51,8 +105,11 @@ def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note
                                     f"it is {attempt['status']}, not unknown: there is "
                                     "nothing to decide")
         stores.sends.move(cur, attempt_id, send_to, actor=by, event=f"admin_{decision}",
-                          query="sends_move", row=attempt, detail={"note": note},
-                          error=reason, response=None, reconciled=0)
+                          query="sends_move", row=attempt,
+                          detail={"note": note, **({"evidence": evidence} if evidence else {})},
+                          error=reason, response=None, reconciled=0, accepted_at=None,
+                          verified_by=None if decision == "resend" else str(SendVerifiedBy.ADMIN),
+                          decided_by=by)
         draft = stores.drafts.lock(cur, attempt["draft_id"])
         if draft_to is not None:
             stores.drafts.move(cur, draft["id"], draft_to, actor=by, row=draft, reason=reason)

@@ -190,7 +190,8 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
 def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str, by: str,
                   naive: bool) -> tuple[dict[str, Any], bool]:
     """The draft's one send attempt: created with its Message-ID on the first approval;
-    an attempt the relay refused (the draft came back to review) is armed again."""
+    an attempt the relay refused (the draft came back to review) is armed again, one that
+    bounced with a new Message-ID."""
     message_id = new_message_id(draft_id, svc.settings.message_id_domain)
     created = cur.execute(sql("sends_insert_naive" if naive else "sends_insert"),
                           {"draft_id": draft_id, "message_id": message_id,
@@ -202,6 +203,15 @@ def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str, by: st
                               detail={"draft_id": draft_id, "why": "approved again after "
                                       "the relay refused it"})
         send = {**send, "status": SendStatus.PENDING}
+    elif send["status"] == SendStatus.BOUNCED:  # the copy that bounced is in the Sent folder
+        # under its Message-ID: a new one, so reconciliation can never mistake it for this send
+        svc.stores.sends.move(cur, send["id"], SendStatus.PENDING, actor=by, event="rearmed",
+                              query="sends_rearm_new_id", row=send, recipients=recipient,
+                              message_id=message_id,
+                              detail={"draft_id": draft_id, "why": "approved again after "
+                                      "the reply bounced", "old_message_id": send["message_id"],
+                                      "message_id": message_id})
+        send = {**send, "status": SendStatus.PENDING, "message_id": message_id}
     return send, created
 
 

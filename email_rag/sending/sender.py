@@ -6,20 +6,27 @@ Guarantees, per step:
 - SMTP hand-off: the attempt is marked ``attempted`` (committed) BEFORE the relay is
   contacted. A known refusal (4xx before/after DATA, connection refused) puts it back
   to ``pending``: nothing left, a retry is safe. A permanent 5xx ends it ``failed``.
+- relay answered 250: the answer is written to the send journal (local disk, fsync;
+  email_rag/sending/journal.py) before MariaDB records ``sent`` (verified_by relay_250). A
+  MariaDB outage in between does not throw the acceptance away: the job runs again after
+  the outage and finishes the write from the journal.
 - outcome unknown (timeout after DATA, worker killed between send and marking): the
   attempt is still ``attempted``. Before ANY resend it is reconciled: the Message-ID is
   searched in the mailbox's Sent folder (where the relay or our post-send copy files it).
-  Found -> ``sent`` (exactly-once). Not found or reconciliation switched off -> ``unknown``:
-  an admin decides; it is never resent blindly (at-most-once where the relay keeps no
-  queryable record). A failing search is a transient error: retried, then dead, still
-  never resent.
+  Found -> ``sent`` (verified_by sent_folder). Not found -> wait
+  ``reconcile_again_after_seconds`` (audited ``reconcile_wait``: a relay may file its copy
+  late) and search once more; still not found, or reconciliation switched off ->
+  ``unknown``: an admin decides; it is never resent blindly (at-most-once where the relay
+  keeps no queryable record). A failing search is a transient error: retried, then dead,
+  still never resent.
 - Sent-folder copy after a confirmed send: checked before appending (at most one copy).
 
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
 | relay 4xx / connection refused / dropped before DATA | yes (job cycle, 3 tries) | yes: not sent | draft stays approved; sent on the next attempt |
 | relay 5xx | no | yes: refused | draft failed with the server's answer, mail failed |
-| timeout after DATA | no blind retry | no | reconcile: sent or unknown |
+| timeout after DATA | no blind retry | no | reconcile (twice, a wait between): sent or unknown |
+| MariaDB lost after the relay's 250 | the job, after the outage | yes: send journal | ``sent`` (relay_250) from the journal |
 | worker killed after the relay accepted | no blind retry | no | next run reconciles |
 | newer inbound mail in the thread before sending | no | yes | draft stale, staff take a new look |
 | Sent-folder search fails | yes (job cycle) | no | reconcile again later; never resent blindly |
@@ -28,10 +35,11 @@ Guarantees, per step:
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
-from ..audit import AuditEvent, write_events
+from ..audit import AuditEvent, utcnow, write_events
 from ..db import sql
 from ..errors import (
     PermanentError,
@@ -42,8 +50,9 @@ from ..errors import (
 )
 from ..ingest.addresses import stored_reply
 from ..ports import MailSender, SentFolder
-from ..states import Actor, DraftStatus, MailStatus, SendStatus
+from ..states import Actor, DraftStatus, MailStatus, SendStatus, SendVerifiedBy
 from .compose import build_reply
+from .journal import Acceptance, SendJournal
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +66,7 @@ class SendService:
         self._folders: dict[str, SentFolder] = {}  # one kept IMAP connection per mailbox
         self.sender = sender or services.mail_sender
         self.naive = services.stores.naive  # the chaos counter-check's variant, chosen once
+        self.journal = SendJournal(self.settings.send_journal_dir)
 
     def sent_folder(self, mailbox_name: str) -> SentFolder:
         if self._sent_folder is not None:
@@ -79,6 +89,10 @@ class SendService:
             return
         # naive (chaos counter-check only): an attempted send is resent blindly
         if attempt["status"] == SendStatus.ATTEMPTED and not self.naive:
+            accepted = self.journal.get(attempt["id"], attempt["message_id"])
+            if accepted is not None:  # the relay said 250; MariaDB did not record it then
+                self._accepted(ctx, job, accepted, from_journal=True)
+                return
             if self._reconcile(ctx, job, "previous try did not confirm its outcome"):
                 return
         newer = self._newer_inbound(mail, draft["approved_at"])
@@ -102,8 +116,20 @@ class SendService:
             self._audit(job, "send_outcome_unknown", attempt, {"error": str(e)})
             self._reconcile(ctx, job, str(e))
             return
-        if self._sent(ctx, job, answer, reconciled=False):
-            self._copy_to_sent(ctx, job, message)
+        accepted = Acceptance(attempt["id"], attempt["message_id"], answer, utcnow())
+        self.journal.record(accepted)  # before MariaDB: an outage now loses nothing
+        self._accepted(ctx, job, accepted, from_journal=False, message=message)
+
+    def _accepted(self, ctx: dict[str, Any], job: dict[str, Any], accepted: Acceptance,
+                  from_journal: bool, message: bytes | None = None) -> None:
+        """Record the relay's 250 (now, or from the journal after an outage), then file
+        the copy in the Sent folder."""
+        if self._set(ctx, job, SendStatus.SENT, "sent", response=accepted.answer,
+                     verified_by=SendVerifiedBy.RELAY_250, accepted_at=accepted.accepted_at,
+                     draft_status=DraftStatus.SENT, mail_status=MailStatus.SENT,
+                     extra={"from_journal": True} if from_journal else None):
+            self.journal.clear(accepted.attempt_id)
+            self._copy_to_sent(ctx, job, message or self._compose(ctx))
 
     # --- steps ---
     def _load(self, job: dict[str, Any]) -> dict[str, Any]:
@@ -161,7 +187,8 @@ class SendService:
     def _set(self, ctx: dict[str, Any], job: dict[str, Any], status: SendStatus, event: str,
              error: str | None = None, response: str | None = None, reconciled: bool = False,
              draft_status: DraftStatus | None = None, mail_status: MailStatus | None = None,
-             reason: str | None = None) -> bool:
+             reason: str | None = None, verified_by: SendVerifiedBy | None = None,
+             accepted_at: Any = None, extra: dict[str, Any] | None = None) -> bool:
         """Record the outcome: attempt, draft and mail in one transaction, each by its store,
         only from the status this run saw. When another run or an admin moved the attempt
         meanwhile (a late worker after a stuck reset), nothing is overwritten: the late
@@ -169,14 +196,17 @@ class SendService:
         attempt, draft, mail = ctx["attempt"], ctx["draft"], ctx["mail"]
         stores = self.services.stores
         detail = {"message_id": attempt["message_id"], "error": error, "response": response,
-                  "job_id": job["id"]}
+                  "job_id": job["id"], **({"verified_by": str(verified_by)} if verified_by
+                                          else {}), **(extra or {})}
         events: list[AuditEvent] = []
         try:  # each move is conditional on the status this run read: no extra reads
             with self.services.db.transaction() as cur:
                 stores.sends.move(cur, attempt["id"], status, actor=Actor.WORKER, event=event,
                                   current=attempt["status"], query="sends_move",
                                   attempt=attempt["tries"], detail=detail, error=error,
-                                  response=response, reconciled=int(reconciled), events=events)
+                                  response=response, reconciled=int(reconciled), events=events,
+                                  verified_by=verified_by and str(verified_by),
+                                  accepted_at=accepted_at, decided_by=None)
                 if draft_status is not None:
                     stores.drafts.move(cur, draft["id"], draft_status, actor=Actor.WORKER,
                                        reason=reason, current=draft["status"], events=events)
@@ -193,10 +223,10 @@ class SendService:
         ctx["attempt"] = {**attempt, "status": status}
         return True
 
-    def _sent(self, ctx: dict[str, Any], job: dict[str, Any], answer: str, reconciled: bool) -> bool:
-        return self._set(ctx, job, SendStatus.SENT, "sent" if not reconciled else "reconciled_sent",
-                  response=answer, reconciled=reconciled, draft_status=DraftStatus.SENT,
-                  mail_status=MailStatus.SENT)
+    def _found_in_sent_folder(self, ctx: dict[str, Any], job: dict[str, Any], answer: str) -> bool:
+        return self._set(ctx, job, SendStatus.SENT, "reconciled_sent", response=answer,
+                         reconciled=True, verified_by=SendVerifiedBy.SENT_FOLDER,
+                         draft_status=DraftStatus.SENT, mail_status=MailStatus.SENT)
 
     def _refused(self, ctx: dict[str, Any], job: dict[str, Any], e: SmtpPermanentError) -> None:
         answer = str(e.context.get("answer") or e)
@@ -210,13 +240,27 @@ class SendService:
         if not self.settings.reconcile_sent_folder:
             self._unknown(ctx, job, f"{why}; reconciliation is switched off")
             return True
-        found = self.sent_folder(ctx["mailbox"]["name"]).contains(attempt["message_id"])
+        folder = self.sent_folder(ctx["mailbox"]["name"])
+        found = folder.contains(attempt["message_id"])
+        wait = float(self.settings.reconcile_again_after_seconds)
+        searches = 1
+        if not found and wait > 0:  # verify again: a relay may file its copy late
+            self._audit(job, "reconcile_wait", attempt, {
+                "wait_s": wait, "why": f"{attempt['message_id']} is not in the Sent folder "
+                "yet; searching again before declaring the outcome unknown"})
+            time.sleep(wait)
+            found = folder.contains(attempt["message_id"])
+            searches = 2
+            self._audit(job, "reconcile_again", attempt, {"found": found, "waited_s": wait})
         if found:
-            self._sent(ctx, job, f"found {attempt['message_id']} in the Sent folder",
-                       reconciled=True)
+            self._found_in_sent_folder(
+                ctx, job, f"found {attempt['message_id']} in the Sent folder"
+                + (f" on the second search, {wait:g} s later" if searches == 2 else ""))
             return True
-        self._unknown(ctx, job, f"{why}; {attempt['message_id']} is not in the Sent folder, "
-                      "so delivery can neither be confirmed nor ruled out")
+        self._unknown(ctx, job, f"{why}; {attempt['message_id']} is not in the Sent folder "
+                      f"({searches} search{'es' if searches == 2 else ''}"
+                      f"{f', {wait:g} s apart' if searches == 2 else ''}), so delivery can "
+                      "neither be confirmed nor ruled out")
         return True
 
     def _unknown(self, ctx: dict[str, Any], job: dict[str, Any], reason: str) -> None:

@@ -94,7 +94,8 @@ SELECT id, version, status, approved_by, approved_at, rejected_by, reject_reason
   FROM drafts WHERE email_id = %(id)s ORDER BY version, id;
 
 -- name: web_timeline_sends
-SELECT s.id, s.draft_id, s.status, s.tries, s.message_id, s.last_error, s.sent_at, s.updated_at
+SELECT s.id, s.draft_id, s.status, s.tries, s.message_id, s.last_error, s.sent_at, s.updated_at,
+       s.verified_by, s.verified_at, s.decided_by, s.accepted_at, s.attempted_at, s.smtp_response
   FROM send_attempts s JOIN drafts d ON d.id = s.draft_id
  WHERE d.email_id = %(id)s ORDER BY s.id;
 

@@ -22,6 +22,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from ..sending.compose import reply_subject
+from ..sending.outcome import send_outcome
 from . import i18n
 from .security import csrf_token, pop_flashes
 
@@ -100,6 +101,15 @@ def as_json(value: Any) -> str:
     return json.dumps(value, default=str, ensure_ascii=False, sort_keys=True)
 
 
+@jinja2.pass_context
+def outcome(context: Any, attempt: Any) -> str:
+    """What is known about a reply's sending, from its send attempt (email_rag/sending/
+    outcome.py), in the page's language and the user's time zone."""
+    message, values = send_outcome(attempt, at=lambda v: when(context, v))
+    text = i18n.gettext(message)
+    return text % values if values else text
+
+
 def build_env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True,
@@ -107,7 +117,7 @@ def build_env() -> jinja2.Environment:
     env.policies["ext.i18n.trimmed"] = True
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
     env.filters.update(age=age, when=when, as_json=as_json, mail_html=safe_mail_html,
-                       reply_subject=reply_subject, who=who)
+                       reply_subject=reply_subject, who=who, send_outcome=outcome)
     return env
 
 

@@ -73,17 +73,18 @@ def resolve(request: Request, user: AdminUser, email_id: FormInt, note: FormStr 
 
 @router.post("/sends/{attempt_id}/decide")
 def decide_send(request: Request, user: AdminUser, attempt_id: int, decision: FormStr,
-                note: FormStr = "", kind: FormStr = ""):
+                note: FormStr = "", kind: FormStr = "", despite_evidence: FormStr = ""):
     if not note.strip():
         flash(request, "error", f"Send attempt #{attempt_id}: say how you know (a note is "
               "required). Nothing changed.")
         return RedirectResponse(_back(kind), status_code=303)
     try:
-        new = send_admin.resolve_unknown(_svc(request), attempt_id, user.actor, decision, note)
+        new = send_admin.resolve_unknown(_svc(request), attempt_id, user.actor, decision, note,
+                                         despite_evidence=bool(despite_evidence))
     except PermanentError as e:  # TransitionRefused included: says which move and why
         flash(request, "error", f"Send attempt #{attempt_id} not changed: {e}")
         return RedirectResponse(_back(kind), status_code=303)
-    text = {"mark_sent": "marked as sent; nothing is sent again",
+    text = {"mark_sent": "marked sent by you, not verified; nothing is sent again",
             "resend": "queued to be sent once more (same Message-ID)",
             "give_up": "given up: nothing is sent; the mail is resolved with your note",
             }.get(decision, decision)

@@ -16,11 +16,13 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from .. import desk, no_reply
 from ..console import review_filters
+from ..db import sql
 from ..desk import QueueQuery
 from ..errors import BadInputError
 from ..no_reply import NoReplyStateError
 from ..sending import regenerate as regen
 from ..sending import review
+from ..sending.outcome import local_text, send_outcome
 from ..sending.review import DraftConflictError, DraftStateError, seen_token
 from ..states import DraftStatus
 from . import i18n
@@ -38,6 +40,13 @@ def _tr(request: Request, user, message: str, **values: object) -> str:
     """A message for this user in their language (``email_rag.web.i18n``)."""
     language = user.ui_language or request.app.state.settings.web_language
     return i18n.translate(language, message, **values)
+
+
+def _outcome(request: Request, user, svc, draft_id: int) -> str:
+    attempt = svc.db.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
+    zone = _zone(request, user)
+    message, values = send_outcome(attempt, at=lambda v: local_text(v, zone))
+    return _tr(request, user, message, **values)
 
 
 def _happened(request: Request, user, draft: dict) -> str:
@@ -158,16 +167,21 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
     except (DraftStateError, BadInputError) as e:
         desk.save_edit(svc, draft_id, user.id, edited)
         return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not approved: {e}")
+    # what is said about the sending is read from the attempt's state (never "sent" before
+    # the relay answered): email_rag/sending/outcome.py
+    reply = _tr(request, user, "Reply: %(outcome)s.", outcome=_outcome(request, user, svc,
+                                                                       draft_id))
     if r.action == "already_approved":
         return _back_to_draft(request, draft_id, "warn", _tr(
             request, user, "Draft #%(id)s was already approved by %(who)s. Nothing changed: "
-            "the reply is sent once.", id=draft_id, who=r.detail.get("approved_by") or "?"))
+            "there is one send attempt only.", id=draft_id,
+            who=r.detail.get("approved_by") or "?") + " " + reply)
     desk.discard_edit(svc, draft_id, user.id)
     done = (_tr(request, user, "Draft #%(id)s approved with your edits.", id=draft_id)
             if r.detail.get("edited") else _tr(request, user, "Draft #%(id)s approved.",
                                                id=draft_id))
-    flash(request, "ok", done + " " + _tr(request, user, "The reply is queued and will be sent "
-                                          "exactly once."),
+    flash(request, "ok", done + " " + reply + " " + _tr(
+        request, user, "Its page shows when the relay has accepted it."),
           f"/drafts/{draft_id}", _tr(request, user, "View it"))
     return RedirectResponse(next_url, status_code=303)
 

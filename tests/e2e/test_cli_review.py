@@ -35,7 +35,7 @@ def test_drafts_list_show_approve_reject(env, db, tmp_path):
     missing = run_cli("drafts", "approve", "9999", "--by", "anna", "--json")
     assert missing.returncode == 1 and "DraftNotFoundError" in json.loads(missing.stdout)["data"]["error"]
     no_by = run_cli("drafts", "approve", str(d2))
-    assert no_by.returncode == 2 and "--by" in no_by.stderr
+    assert no_by.returncode == 1 and "--by" in no_by.stdout  # a usage error is an error, not 2
 
 
 def test_two_terminals_approving_at_once_create_one_attempt(env, db):
@@ -61,6 +61,7 @@ def test_unknown_send_is_decided_by_an_admin(env, db):
     res = run_cli("sends", "resolve", str(attempt["id"]), "--mark-sent", "--by", "root", "--note",
                   "customer confirmed", "--json")
     assert res.returncode == 0 and json.loads(res.stdout)["data"]["status"] == "sent"
+    assert json.loads(res.stdout)["data"]["outcome"] == "marked sent by root, not verified"
     assert db.fetchone("SELECT e.status FROM emails e JOIN drafts d ON d.email_id = e.id"
                        " WHERE d.id = %s", (draft,))["status"] == "sent"
     again = run_cli("sends", "resolve", str(attempt["id"]), "--resend", "--by", "root")

@@ -60,4 +60,4 @@ def test_broken_config_is_a_clear_error(env):
 
 def test_no_command_is_a_usage_error():
     result = run_cli()
-    assert result.returncode == 2 and "usage" in result.stderr
+    assert result.returncode == 1 and "usage" in result.stdout

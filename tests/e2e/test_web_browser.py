@@ -20,6 +20,7 @@ from email_rag import users
 from email_rag.app import Services
 from email_rag.sending import review
 from email_rag.testing.smtp_server import FaultSmtpServer
+from tests.e2e.test_cli_truthful import says_sent
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import ROOT
 from tests.webutil import PASSWORD, XSS_BODY, XSS_HTML, XSS_SUBJECT, serve_web
@@ -144,7 +145,14 @@ def test_staff_review_approve_send_reject_and_xss_is_inert(web, app_env, browser
     page.fill("#body", "Guten Tag Alice,\n\nbitte pruefen Sie den Toner.\n\nIhr Support\n")
     page.dblclick("#approve")  # a double click still approves once
     page.wait_for_url(f"**/drafts/{db_}")  # on to the next draft in the queue
-    assert f"Draft #{da} approved with your edits" in page.inner_text(".flash.ok")
+    flash = page.inner_text(".flash.ok")
+    assert f"Draft #{da} approved with your edits" in flash
+    # nothing says "sent" before the relay answered (issue 16)
+    assert "approved — queued to send, not sent yet" in flash and not says_sent(flash), flash
+    page.goto(f"{web}/drafts/{da}")
+    before = page.inner_text(".final-state")
+    assert "not sent yet" in before and not says_sent(before), before
+    page.goto(f"{web}/drafts/{db_}")
 
     run_worker(app_env, tmp_path)
     attempt = db.fetchone("SELECT * FROM send_attempts WHERE draft_id = %s", (da,))
@@ -152,7 +160,8 @@ def test_staff_review_approve_send_reject_and_xss_is_inert(web, app_env, browser
     assert relay.count(attempt["message_id"]) == 1 and len(relay.received) == 1
     assert b"bitte pruefen Sie den Toner" in relay.received[0].data
     page.goto(f"{web}/drafts/{da}")
-    assert "sent" in page.inner_text(".final-state")
+    assert "sent — accepted by the relay at " in page.inner_text(".final-state")
+    assert page.get_attribute(".send-status", "data-verified-by") == "relay_250"
 
     page.goto(f"{web}/drafts/{db_}")
     page.fill("input[name=reason]", "Duplikat, schon per Telefon geklaert")

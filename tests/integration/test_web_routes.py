@@ -339,7 +339,7 @@ def test_failure_console_retry_bulk_resolve_and_send_decision(client, db, settin
     assert "a note is required" in r.text
     r = c.post(f"/admin/sends/{send}/decide", data={"csrf_token": token, "decision": "mark_sent",
                                                       "note": "customer confirmed"})
-    assert f"Send attempt #{send} marked as sent" in r.text
+    assert f"Send attempt #{send} marked sent by you, not verified" in r.text
     assert db.fetchone("SELECT status FROM send_attempts")["status"] == "sent"
     actors = {e["actor"] for e in db.fetchall(
         "SELECT actor FROM audit_log WHERE event IN ('admin_retry', 'admin_mark_sent', 'state_changed')"

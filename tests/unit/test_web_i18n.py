@@ -18,8 +18,9 @@ def template_messages() -> set[str]:
                                   options_map={"**.html": {"trimmed": "true"}}))
     found += extract_from_dir(str(ROOT / "email_rag" / "web"), method_map=[("**.py", "python")],
                               keywords=KEYWORDS)
-    found += [(None, *m) for m in extract_from_file("python", str(ROOT / "email_rag" / "desk.py"),
-                                                     keywords=KEYWORDS)]
+    for shared in ("desk.py", "sending/outcome.py"):  # texts the web shows, made outside it
+        found += [(None, *m) for m in extract_from_file("python", str(ROOT / "email_rag" / shared),
+                                                         keywords=KEYWORDS)]
     return {msg if isinstance(msg, str) else msg[0] for _, _, msg, _, _ in found}
 
 
@@ -30,6 +31,7 @@ def test_every_marked_text_has_a_german_translation():
     missing = template_messages() - translated
     assert len(template_messages()) > 90
     assert "Draft #%(id)s approved." in template_messages()  # Python texts are included
+    assert "sent — accepted by the relay at %(at)s" in template_messages()  # send outcomes
     assert not missing, f"add German translations (see the .po header for the commands): {sorted(missing)}"
 
 
