@@ -46,7 +46,10 @@ SECOND_ADMIN = "chaos-admin-2"
 class Admin:
     env: dict[str, str]  # the run's settings (EMAIL_RAG_*), as every process gets them
     run_db: Callable[[], Any]  # a fresh connection to the run's database
-    svc: Any  # the harness's Services (for the staff's Regenerate)
+    # a fresh Services for the staff's Regenerate: acts run in their own threads, and a
+    # connection shared with the harness's main loop crashed a CI run (see
+    # db.connection.ConnectionSharedError)
+    new_services: Callable[[], Any]
     relay_drafts: Callable[[], set[int]]  # drafts whose reply the relay accepted
     stop: Any  # threading.Event of the run
     staff: Any  # chaos.staff.Staff (a draft kept for the staff member who regenerates it)
@@ -177,10 +180,13 @@ class Admin:
             if not drafts:
                 return "skipped: no draft came in for review", {}
             draft_id = drafts[0]
+            svc = self.new_services()
             try:
-                result = regenerate(self.svc, draft_id, "chaos-staff", "chaos: regenerate")
+                result = regenerate(svc, draft_id, "chaos-staff", "chaos: regenerate")
             except EmailRagError as err:
                 return f"refused: {type(err).__name__}: {err}", {"draft": draft_id}
+            finally:
+                svc.close()
             return "done", {"draft": draft_id,
                             "outcome": getattr(result, "action", str(result))}
         finally:

@@ -229,11 +229,12 @@ class Run:
         from ..app import Services
 
         # the harness's own view (staff, progress): straight to MariaDB, not through the proxy
-        self.svc = Services(Settings(
+        harness_settings = Settings(
             db_host="127.0.0.1", db_port=self.mariadb.port, db_user="root", db_password="",
             db_name=self.db_name, redis_url=self.redis_url,
             mailboxes=[mailbox], safeguards=safeguards,
-            audit_spool_path=self.run_dir / "spool" / "harness.jsonl"))
+            audit_spool_path=self.run_dir / "spool" / "harness.jsonl")
+        self.svc = Services(harness_settings)  # the main loop's thread only
         self.cleanups.append(self.svc.close)
         self.fleet = Fleet(self.env, self.run_dir, int(plan["workers"]["plain"]))
         self.cleanups.insert(0, self._shutdown_fleet)
@@ -252,8 +253,10 @@ class Run:
         self.staff.race_followups = {m.thread_root: m.raw for m in self.shared.mails
                                      if m.race and m.thread_root}
         self.staff.deliver = self._deliver_race
-        self.admin = Admin(self.env, lambda: self.server_db(self.db_name), self.svc,
-                           self._relay_drafts, self.stop, self.staff)
+        # acts run in fault threads: each gets its own Services (its own connection)
+        self.admin = Admin(self.env, lambda: self.server_db(self.db_name),
+                           lambda: Services(harness_settings), self._relay_drafts, self.stop,
+                           self.staff)
         self.injector.acts = self.admin
 
     def _deliver_race(self, raws: list[bytes]) -> int:

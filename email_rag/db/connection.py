@@ -8,6 +8,7 @@ is ``DuplicateKeyError``, anything else ``DatabaseError``.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -29,6 +30,7 @@ _CONNECTION_ERRNOS = {
     2006,  # server has gone away
     2013,  # lost connection during query
     2026,  # SSL connection error
+    2027,  # malformed packet: the server died mid-answer (found by a CI chaos run)
     2055,  # lost connection at handshake
     4031,  # disconnected by server because of inactivity
     # Connector/C network errors (CR_ERR_NET_READ / CR_ERR_NET_WRITE): a read or write on a
@@ -43,6 +45,15 @@ _BUSY_ERRNOS = {1205, 1213}  # lock wait timeout, deadlock
 
 class DuplicateKeyError(DatabaseError):
     """A row with this unique key already exists."""
+
+
+class ConnectionSharedError(DatabaseError):
+    """A second thread wanted a connection another thread is using (a programming error).
+
+    Connector/C connections are not thread-safe: two threads on one socket interleave their
+    packets ("Received malformed packet") and can crash the process. Each thread that works
+    at the same time as another needs its own ``Database`` (its own ``Services``).
+    """
 
 
 class DatabaseBusyError(TransientError):
@@ -91,6 +102,9 @@ class Database:
             self._params["database"] = database
         self.database = database
         self._conn: mariadb.Connection | None = None
+        self._user: int | None = None  # the thread inside a transaction (see _exclusive)
+        self._depth = 0
+        self._user_lock = threading.Lock()
         self.commits = 0  # counted for benchmarks (every transaction, reads included)
         self.statements = 0  # statements sent (execute/executemany), counted for benchmarks
 
@@ -118,7 +132,30 @@ class Database:
                 raise translate(e) from e
         return self._conn
 
+    @contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """One thread at a time (nested use by the same thread is fine); see
+        ConnectionSharedError."""
+        me = threading.get_ident()
+        with self._user_lock:
+            if self._user not in (None, me):
+                raise ConnectionSharedError(
+                    f"{self!r} is in use by another thread; two threads must not share one "
+                    "MariaDB connection (give each its own Services)")
+            self._user, self._depth = me, self._depth + 1
+        try:
+            yield
+        finally:
+            with self._user_lock:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._user = None
+
     def close(self) -> None:
+        with self._exclusive():
+            self._close()
+
+    def _close(self) -> None:
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -156,6 +193,11 @@ class Database:
     # --- statements ---
     @contextmanager
     def transaction(self) -> Iterator[Cursor]:
+        with self._exclusive(), self._transaction() as cur:
+            yield cur
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Cursor]:
         conn = self.connect()
         try:
             cur = conn.cursor(dictionary=True)

@@ -30,7 +30,7 @@ def test_small_plan_hardened_keeps_every_promise_and_naive_shows_every_defect():
     column shows duplicate mails, drafts and sends. Each check is on what happened, not
     on timing: faults that must meet work wait for it (see chaos.faults)."""
     proc = run_cli("chaos", "--mails", "60", "--seed", "7", "--json", timeout=1200)
-    assert proc.stdout, proc.stderr[-3000:]
+    assert proc.stdout, f"exit {proc.returncode}; stderr ends:\n{proc.stderr[-3000:]}"
     out = json.loads(proc.stdout)
     hardened = out["data"]["columns"]["hardened"]
     naive = out["data"]["columns"]["naive"]
