@@ -57,6 +57,22 @@ def attempt_of(db, draft):
     return db.fetchone("SELECT * FROM send_attempts WHERE draft_id = %s", (draft,))
 
 
+def send_with_lost_answer(base, db, sent) -> int:
+    """Approve a draft and send it through a relay that takes the whole message and then
+    stalls past the SMTP timeout (its answer is lost; it files nothing). Returns the draft."""
+    with FaultSmtpServer() as relay:
+        base.smtp_port = relay.port
+        relay.add_fault("stall", stage="data", seconds=2.5)
+        svc = Services(base)
+        try:
+            _, draft = draft_for(db)
+            review.approve(svc, draft, "anna")
+            assert MemoryRunner(svc, sent).run(send_job(db, draft)["id"]) == "done"
+        finally:
+            svc.close()
+    return draft
+
+
 @pytest.fixture
 def base(settings):
     settings.smtp_timeout = 1.0
@@ -150,16 +166,7 @@ def test_late_filing_relay_ends_sent_via_the_second_reconciliation(base, db):
 def test_never_filed_is_unknown_after_two_searches_and_says_what_is_known(base, db):
     base.reconcile_again_after_seconds = 0.1
     sent = LateSentFolder()
-    with FaultSmtpServer() as relay:  # files nothing
-        base.smtp_port = relay.port
-        relay.add_fault("stall", stage="data", seconds=2.5)
-        svc = Services(base)
-        try:
-            mail, draft = draft_for(db)
-            review.approve(svc, draft, "anna")
-            assert MemoryRunner(svc, sent).run(send_job(db, draft)["id"]) == "done"
-        finally:
-            svc.close()
+    draft = send_with_lost_answer(base, db, sent)
     a = attempt_of(db, draft)
     assert a["status"] == "unknown" and a["verified_by"] is None
     assert sent.searches == 2 and "2 searches, 0.1 s apart" in a["last_error"]
@@ -186,23 +193,17 @@ def test_resend_after_unknown_is_refused_while_there_is_evidence_of_delivery(bas
     """GIVEN an unknown send whose whole message was handed to the relay (its answer was lost)
     THEN `resend` is refused with that evidence, nothing changes; `despite_evidence` resends."""
     base.reconcile_sent_folder = False
-    sent = MemorySentFolder()
-    with FaultSmtpServer() as relay:
-        base.smtp_port = relay.port
-        relay.add_fault("stall", stage="data", seconds=2.5)
-        svc = Services(base)
-        try:
-            _, draft = draft_for(db)
-            review.approve(svc, draft, "anna")
-            MemoryRunner(svc, sent).run(send_job(db, draft)["id"])
-            a = attempt_of(db, draft)
-            assert a["status"] == "unknown"
-            with pytest.raises(admin.DeliveryEvidenceError, match="whole message was handed to the relay"):
-                admin.resolve_unknown(svc, a["id"], "root", "resend", "not in her inbox")
-            assert attempt_of(db, draft)["status"] == "unknown"
-            assert admin.resolve_unknown(svc, a["id"], "root", "resend", "checked with her",
-                                         despite_evidence=True) == "pending"
-        finally:
-            svc.close()
+    draft = send_with_lost_answer(base, db, MemorySentFolder())
+    a = attempt_of(db, draft)
+    assert a["status"] == "unknown"
+    svc = Services(base)
+    try:
+        with pytest.raises(admin.DeliveryEvidenceError, match="whole message was handed to the relay"):
+            admin.resolve_unknown(svc, a["id"], "root", "resend", "not in her inbox")
+        assert attempt_of(db, draft)["status"] == "unknown"
+        assert admin.resolve_unknown(svc, a["id"], "root", "resend", "checked with her",
+                                     despite_evidence=True) == "pending"
+    finally:
+        svc.close()
     decided = [e for e in events_for(db, "send_attempt", a["id"]) if e["event"] == "admin_resend"]
     assert len(decided) == 1 and "handed to the relay" in decided[0]["detail"]
