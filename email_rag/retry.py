@@ -25,8 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import EmailRagError, OutcomeUnknownError, PermanentError, TransientError
-
+from .errors import EmailRagError, OutcomeUnknownError, PermanentError
 
 UNEXPECTED = "unexpected error, not retried (a programming error or an unclassified failure)"
 

@@ -33,6 +33,42 @@ def make_user(db: Database, name: str = "anna", role: str = "staff",
     return users.add_user(db, name, role, password, "test")
 
 
+def web_app(settings, db: Database, people: dict[str, str] | None = None, **options):
+    """The web app on the test database with its users (name -> role; default anna, staff,
+    and root, admin) and settings ``options`` set."""
+    from email_rag.web import create_app
+
+    for name, value in options.items():
+        setattr(settings, name, value)
+    settings.web_secret_key = type(settings.web_secret_key)("test-secret")
+    for name, role in (people or {"anna": "staff", "root": "admin"}).items():
+        make_user(db, name, role)
+    return create_app(settings)
+
+
+@contextmanager
+def browsers(app, log_in: bool) -> Iterator:
+    """``new(name)`` opens a browser (its own cookie jar) on ``app``; with ``log_in`` it is
+    logged in as ``name`` (default anna) and carries its CSRF token as ``.csrf``."""
+    from fastapi.testclient import TestClient
+
+    opened: list[TestClient] = []
+
+    def new(name: str = "anna") -> TestClient:
+        c = TestClient(app, base_url="http://testserver")
+        c.__enter__()
+        opened.append(c)
+        if log_in:
+            c.csrf = login(c, name)
+        return c
+
+    try:
+        yield new
+    finally:
+        for c in opened:
+            c.__exit__(None, None, None)
+
+
 def csrf_of(html: str) -> str:
     m = re.search(r'name="csrf_token" value="([^"]+)"', html)
     assert m, "no CSRF token in the page"

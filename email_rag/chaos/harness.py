@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..db import Database, drop_database, sql
+from ..db import Database, sql
 from ..db.migrate import ensure_database, migrate
 from ..errors import EmailRagError
 from ..ingest.headers import normalise_message_id, parse_headers

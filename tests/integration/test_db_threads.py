@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from email_rag.db.connection import ConnectionSharedError
 
 

@@ -11,36 +11,21 @@ import json
 import re
 
 import pytest
-from fastapi.testclient import TestClient
 
 from email_rag.pipeline.draft import draft_task
-from email_rag.web import create_app
 from tests.factories import make_draft, make_email, make_job, make_mailbox
-from tests.webutil import login, make_user
+from tests.webutil import browsers, web_app
 
 
 @pytest.fixture
 def app(settings, db):
-    settings.web_secret_key = type(settings.web_secret_key)("test-secret")
-    make_user(db, "anna", "staff")
-    make_user(db, "bob", "staff")
-    return create_app(settings)
+    return web_app(settings, db, {"anna": "staff", "bob": "staff"})
 
 
 @pytest.fixture
 def client(app):
-    clients = []
-
-    def new(name="anna") -> TestClient:
-        c = TestClient(app, base_url="http://testserver")
-        c.__enter__()
-        clients.append(c)
-        c.csrf = login(c, name)
-        return c
-
-    yield new
-    for c in clients:
-        c.__exit__(None, None, None)
+    with browsers(app, log_in=True) as new:
+        yield new
 
 
 def seen_of(page: str) -> str:

@@ -14,31 +14,18 @@ from email_rag import users
 from email_rag.testing.tcp_proxy import TcpFaultProxy
 from email_rag.web import create_app
 from tests.factories import make_draft, make_email, make_mailbox
-from tests.webutil import PASSWORD, csrf_of, login, make_user
+from tests.webutil import PASSWORD, browsers, csrf_of, login, make_user, web_app
 
 
 @pytest.fixture
 def app(settings, db):
-    settings.web_login_max_failures = 3
-    settings.web_secret_key = type(settings.web_secret_key)("test-secret")
-    make_user(db, "anna", "staff")
-    make_user(db, "root", "admin")
-    return create_app(settings)
+    return web_app(settings, db, web_login_max_failures=3)
 
 
 @pytest.fixture
 def client(app):
-    clients = []
-
-    def new() -> TestClient:
-        c = TestClient(app, base_url="http://testserver")
-        c.__enter__()
-        clients.append(c)
-        return c
-
-    yield new
-    for c in clients:
-        c.__exit__(None, None, None)
+    with browsers(app, log_in=False) as new:
+        yield new
 
 
 def auth(db, name, password, client="10.0.0.1", max_failures=3, lockout=60, lock_max=3600):

@@ -23,36 +23,23 @@ from tests.webutil import (
     XSS_HTML,
     XSS_SUBJECT,
     assert_inert,
+    browsers,
     csrf_of,
     login,
     make_user,
+    web_app,
 )
 
 
 @pytest.fixture
 def app(settings, db):
-    settings.web_metrics_cache_seconds = 0
-    settings.web_login_max_failures = 3
-    settings.web_secret_key = type(settings.web_secret_key)("test-secret")
-    make_user(db, "anna", "staff")
-    make_user(db, "root", "admin")
-    return create_app(settings)
+    return web_app(settings, db, web_metrics_cache_seconds=0, web_login_max_failures=3)
 
 
 @pytest.fixture
 def client(app):
-    """A browser: its own cookie jar."""
-    clients = []
-
-    def new() -> TestClient:
-        c = TestClient(app, base_url="http://testserver")
-        c.__enter__()
-        clients.append(c)
-        return c
-
-    yield new
-    for c in clients:
-        c.__exit__(None, None, None)
+    with browsers(app, log_in=False) as new:
+        yield new
 
 
 def draft_row(db, draft_id):
