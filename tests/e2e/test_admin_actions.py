@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from fastapi.testclient import TestClient
 
 from email_rag.app import Services
 from email_rag.audit import events_for
@@ -25,54 +24,24 @@ from email_rag.states import Step
 from email_rag.testing.dovecot import mailboxes_json
 from email_rag.testing.mails import garbage
 from email_rag.testing.mails import mail as sample_mail
-from email_rag.testing.smtp_server import FaultSmtpServer
-from email_rag.web import create_app
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import run_cli
-from tests.integration.test_sending import MemorySentFolder
-from tests.webutil import login, make_user
+from tests.integration.test_sending import relay, sent, svc  # noqa: F401 - fixtures
+from tests.webutil import browsers, web_app
 
 DEAD_REDIS = "redis://127.0.0.1:9/0"
 
 
 @pytest.fixture
-def sent():
-    return MemorySentFolder()
-
-
-@pytest.fixture
-def relay(sent):
-    with FaultSmtpServer(file_to=sent.append) as server:
-        yield server
-
-
-@pytest.fixture
-def svc(settings, relay):
-    settings.smtp_port = relay.port
-    settings.smtp_timeout = 1.0
-    settings.retry_jitter = 0
-    s = Services(settings)
-    yield s
-    s.close()
-
-
-@pytest.fixture
 def web(settings, db):
-    settings.web_secret_key = type(settings.web_secret_key)("test-secret")
-    make_user(db, "root", "admin")
-    make_user(db, "rita", "admin")
-    app = create_app(settings)
-    clients = []
+    """``browser()``: a browser logged in as the admin root, and its CSRF token."""
+    app = web_app(settings, db, {"root": "admin", "rita": "admin"})
+    with browsers(app, log_in=True) as new:
+        def browser():
+            c = new("root")
+            return c, c.csrf
 
-    def browser() -> tuple[TestClient, str]:
-        c = TestClient(app, base_url="http://testserver")
-        c.__enter__()
-        clients.append(c)
-        return c, login(c, "root")
-
-    yield browser
-    for c in clients:
-        c.__exit__(None, None, None)
+        yield browser
 
 
 def runner(svc, sent, name="w1", sender=None):
