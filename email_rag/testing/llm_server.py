@@ -163,6 +163,16 @@ class _Plan:
         return chosen
 
 
+class _QuietHTTPServer(ThreadingHTTPServer):
+    """A client that goes away mid-request (a SIGKILLed worker, a timeout) is normal here:
+    counted by the stats, not printed as a traceback on stderr."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class ScriptedLLMServer:
     """The server, in-process (a thread) or as a process (``main``)."""
 
@@ -181,7 +191,7 @@ class ScriptedLLMServer:
         self._inflight: dict[int, dict[str, Any]] = {}
         self._inflight_seq = 0
         self._reset_stats()
-        self.httpd = ThreadingHTTPServer((host, port), _handler_for(self))
+        self.httpd = _QuietHTTPServer((host, port), _handler_for(self))
         self.httpd.daemon_threads = True
         self.httpd.block_on_close = False
         self._thread: threading.Thread | None = None
