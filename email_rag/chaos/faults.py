@@ -15,6 +15,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,12 +23,18 @@ from typing import Any
 import psutil
 
 from ..db import Database, sql
+from ..errors import QueueUnavailableError
 from .fleet import Fleet
 
 log = logging.getLogger(__name__)
 
 GATING = frozenset({"qdrant_outage"})  # faults the next delivery wave waits for (see gating)
 SERVER_FAULTS = frozenset({"db_crash", "db_hang", "redis_crash", "misroute"})
+# faults that talk to the run's MariaDB / Redis themselves: they wait out a planned crash or
+# hang of that server (which holds the server's lock while it is down) instead of failing
+# on "Connection refused" (found by a 20-seed run; the misroute waits per enqueue instead)
+USES_DB = frozenset({"db_kill_connections", "redeliver"})
+USES_REDIS = frozenset({"redis_flush", "redeliver"})
 
 
 @dataclass
@@ -138,7 +145,12 @@ class Injector:
             else:
                 if event["fault"] in SERVER_FAULTS:
                     self._after_outage()
-                getattr(self, f"_{event['fault']}")(event)
+                with ExitStack() as held:  # always MariaDB before Redis: no lock cycle
+                    if event["fault"] in USES_DB:
+                        held.enter_context(self.db_server_lock)
+                    if event["fault"] in USES_REDIS:
+                        held.enter_context(self.redis_server_lock)
+                    getattr(self, f"_{event['fault']}")(event)
         except Exception as e:  # noqa: BLE001 - a failing injector must not stop the run
             log.exception("chaos %s failed", event.get("fault") or event.get("act"))
             self.record(event, f"error: {type(e).__name__}: {e}")
@@ -378,8 +390,15 @@ class Injector:
                 db.close()
             fresh = [int(r["id"]) for r in rows if int(r["id"]) not in sent]
             if fresh:
-                self.t.queue.enqueue([(self.t.plain_queue, i) for i in fresh])
-                sent.update(fresh)
+                # a planned Redis crash may be under way: wait for its restart (the crash holds
+                # the lock while Redis is down), and try again if the enqueue still fails
+                # (found by a 20-seed run: the misroute died on "Connection refused")
+                with self.redis_server_lock:
+                    try:
+                        self.t.queue.enqueue([(self.t.plain_queue, i) for i in fresh])
+                        sent.update(fresh)
+                    except QueueUnavailableError as err:
+                        log.info("chaos misroute: enqueue failed (%s); trying again", err)
             self.stop.wait(0.3)
         self.t.fleet.hold("vectors", 0)
         self.record(e, "done" if sent else "no effect: no vector entry open while the owner "
