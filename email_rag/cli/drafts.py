@@ -5,9 +5,11 @@ The web UI calls the same functions (email_rag.sending.review).
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
+from .. import desk
 from ..db import sql
 from ..errors import BadInputError
 from ..sending import review
@@ -18,10 +20,16 @@ from .output import ExitCode, Outcome, table
 def register(sub, common) -> None:
     drafts = sub.add_parser("drafts", parents=[common], help="review reply drafts")
     dsub = drafts.add_subparsers(dest="drafts_command", metavar="SUBCOMMAND", required=True)
-    lst = dsub.add_parser("list", parents=[common], help="drafts waiting for review, oldest first")
+    lst = dsub.add_parser("list", parents=[common],
+                          help="drafts waiting for review (the web desk's queue), a page at a time")
     lst.add_argument("--mailbox")
     lst.add_argument("--category")
-    lst.add_argument("--limit", type=int, default=200)
+    lst.add_argument("--search", help="words in subject, sender or text (every word required)")
+    lst.add_argument("--sort", choices=desk.SORTS, default="waiting",
+                     help="waiting (longest first; default), priority or mailbox")
+    lst.add_argument("--limit", type=_page_size, default=200, help="drafts per page (1-1000)")
+    lst.add_argument("--after", metavar="CURSOR", help="the next page: the cursor the page "
+                     "before printed")
     lst.set_defaults(handler=list_drafts)
     show = dsub.add_parser("show", parents=[common], help="mail, sources and draft")
     show.add_argument("draft_id", type=int)
@@ -38,9 +46,31 @@ def register(sub, common) -> None:
     reject.set_defaults(handler=reject_draft)
 
 
+def _page_size(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number from 1 to 1000")
+    return n
+
+
 def list_drafts(args, svc) -> Outcome:
-    rows = review.list_pending(svc, args.mailbox, args.category, args.limit)
-    return Outcome(ExitCode.OK, f"{len(rows)} draft(s) waiting for review.", {"drafts": rows},
+    """One page of the review queue with the true count ("2 of 5"), the same query, order
+    and paging as the web desk (an admin's terminal: every mailbox)."""
+    query = desk.QueueQuery(args.mailbox or "", args.category or "", args.search or "",
+                            args.sort)
+    page = desk.queue_page(svc, None, query, after=args.after, limit=args.limit)
+    rows = [{k: v for k, v in r.items() if k != "sort_key"} for r in page.rows]
+    message = f"{len(rows)} of {page.total} draft(s) waiting for review"
+    if rows:
+        message += f" (positions {page.first_position}-{page.first_position + len(rows) - 1})"
+    if page.next_cursor:
+        message += f"; next page: --after {page.next_cursor}"
+    return Outcome(ExitCode.OK, message + ".",
+                   {"drafts": rows, "total": page.total, "first_position": page.first_position,
+                    "next_cursor": page.next_cursor},
                    table(rows, ["id", "email_id", "status", "mailbox", "category", "priority",
                                 "language", "age_s", "from_addr", "subject"]))
 

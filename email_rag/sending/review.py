@@ -66,12 +66,6 @@ class ReviewResult:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-def list_pending(svc: Services, mailbox: str | None = None, category: str | None = None,
-                 limit: int = 200) -> list[dict[str, Any]]:
-    return svc.db.fetchall(sql("drafts_pending"),
-                           {"mailbox": mailbox, "category": category, "limit": limit})
-
-
 def show(svc: Services, draft_id: int) -> dict[str, Any]:
     db = svc.db
     draft = db.fetchone(sql("drafts_get"), {"id": draft_id})

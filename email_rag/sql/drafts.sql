@@ -15,18 +15,6 @@ INSERT INTO drafts (email_id, version, status, subject, body_draft, sources, lan
 VALUES (%(email_id)s, %(version)s, 'pending_review', %(subject)s, %(body)s, %(sources)s,
         %(language)s, %(prompt_version)s, %(model)s, %(check_flags)s);
 
--- name: drafts_pending
-SELECT d.id, d.email_id, d.version, d.status, d.check_flags, d.created_at, e.subject,
-       e.from_addr,
-       e.category, e.priority, e.language, m.name AS mailbox,
-       TIMESTAMPDIFF(SECOND, e.received_at, NOW(6)) AS age_s
-  FROM drafts d JOIN emails e ON e.id = d.email_id JOIN mailboxes m ON m.id = e.mailbox_id
- WHERE d.status IN ('pending_review', 'stale')
-   AND (%(mailbox)s IS NULL OR m.name = %(mailbox)s)
-   AND (%(category)s IS NULL OR e.category = %(category)s)
- ORDER BY e.received_at, d.id
- LIMIT %(limit)s;
-
 -- name: drafts_approve
 UPDATE drafts SET status = %(to)s, approved_by = %(by)s, approved_at = NOW(6),
        body_final = %(body_final)s, edit_diff = %(edit_diff)s, stale_reason = NULL

@@ -66,3 +66,33 @@ def test_unknown_send_is_decided_by_an_admin(env, db):
                        " WHERE d.id = %s", (draft,))["status"] == "sent"
     again = run_cli("sends", "resolve", str(attempt["id"]), "--resend", "--by", "root")
     assert again.returncode == 1 and "not unknown" in again.stdout
+
+
+def test_drafts_list_tells_the_true_count_and_pages_on(env, db):
+    """GIVEN 5 drafts waiting in two mailboxes
+    WHEN `drafts list --limit 2` runs, then again with the cursor it printed
+    THEN it says "2 of 5" (not "2 drafts waiting"), the pages follow each other without a gap
+    or a repeat, and --mailbox / --search narrow the count the same way the web desk does."""
+    a, b = make_mailbox(db, "support"), make_mailbox(db, "billing")
+    drafts = [make_draft(db, make_email(db, a, subject=f"Drucker {i} defekt")) for i in range(3)]
+    drafts += [make_draft(db, make_email(db, b, subject=f"Rechnung {i}")) for i in range(2)]
+
+    first = json.loads(run_cli("drafts", "list", "--limit", "2", "--json").stdout)
+    assert first["data"]["total"] == 5 and len(first["data"]["drafts"]) == 2
+    assert first["message"].startswith("2 of 5 draft(s) waiting for review")
+    cursor = first["data"]["next_cursor"]
+    assert cursor and f"--after {cursor}" in first["message"]
+    seen = [d["id"] for d in first["data"]["drafts"]]
+    while cursor:
+        page = json.loads(run_cli("drafts", "list", "--limit", "2", "--after", cursor,
+                                  "--json").stdout)["data"]
+        seen += [d["id"] for d in page["drafts"]]
+        cursor = page["next_cursor"]
+    assert sorted(seen) == sorted(drafts) and len(seen) == 5
+
+    billing = json.loads(run_cli("drafts", "list", "--mailbox", "billing", "--json").stdout)
+    assert billing["data"]["total"] == 2
+    found = json.loads(run_cli("drafts", "list", "--search", "drucker", "--json").stdout)
+    assert found["data"]["total"] == 3
+    bad = run_cli("drafts", "list", "--limit", "0", "--json")
+    assert bad.returncode == 1 and json.loads(bad.stdout)["exit_code"] == 1
