@@ -21,11 +21,13 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from ..errors import DatabaseUnavailableError, EmailRagError
 from ..redact import redact_text
+from ..sending.outcome import N_
 from ..sending.review import AttachmentNotFoundError, DraftNotFoundError
 from ..settings import Settings, get_settings
 from . import views_admin, views_main, views_review
 from .pool import ServicesPool
 from .render import STATIC, page
+from .render import tr as _tr
 from .security import CsrfError, Forbidden, NotLoggedIn, SecurityHeaders, check_csrf, session_secret
 
 log = logging.getLogger(__name__)
@@ -69,51 +71,59 @@ def _handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Forbidden)
     async def forbidden(request: Request, exc: Forbidden):
-        return page(request, "error.html", 403, title="Admins only",
-                    message="This page is for admins. Your role lets you review drafts; "
-                            "ask an admin if you need this.")
+        return page(request, "error.html", 403, title=_tr(request, None, "Admins only"),
+                    message=_tr(request, None, "This page is for admins. Your role lets you "
+                                "review drafts; ask an admin if you need this."))
 
     @app.exception_handler(CsrfError)
     async def csrf_failed(request: Request, exc: CsrfError):
-        return page(request, "error.html", 403, title="Form expired",
-                    message="This form was not accepted (its security token is missing or "
-                            "old, e.g. after a new login or from another site). Nothing was "
-                            "changed. Go back, reload the page and try again.")
+        return page(request, "error.html", 403, title=_tr(request, None, "Form expired"),
+                    message=_tr(request, None, "This form was not accepted (its security token "
+                                "is missing or old, e.g. after a new login or from another "
+                                "site). Nothing was changed. Go back, reload the page and try "
+                                "again."))
 
     @app.exception_handler(DraftNotFoundError)
     @app.exception_handler(AttachmentNotFoundError)
     async def draft_missing(request: Request, exc: Exception):
-        return page(request, "error.html", 404, title="Not found", message=str(exc))
+        return page(request, "error.html", 404, title=_tr(request, None, "Not found"),
+                    message=str(exc))
 
     @app.exception_handler(DatabaseUnavailableError)
     async def db_down(request: Request, exc: DatabaseUnavailableError):
         request.app.state.pool.generation += 1  # every thread reconnects on its next request
         log.error("MariaDB unavailable during %s %s: %s", request.method, request.url.path, exc)
-        action = ("If you had just sent a form, it may or may not have been saved: reload the "
-                  "page to see the current state before repeating it (approving twice still "
-                  "sends once). " if request.method == "POST" else "")
-        return page(request, "error.html", 503, title="Database unreachable",
-                    message=f"MariaDB does not answer right now. {action}Stored work is safe; "
-                            "try again in a minute.")
+        parts = [_tr(request, None, "MariaDB does not answer right now.")]
+        if request.method == "POST":
+            parts.append(_tr(request, None, "If you had just sent a form, it may or may not "
+                             "have been saved: reload the page to see the current state before "
+                             "repeating it (approving twice still sends once)."))
+        parts.append(_tr(request, None, "Stored work is safe; try again in a minute."))
+        return page(request, "error.html", 503, title=_tr(request, None, "Database unreachable"),
+                    message=" ".join(parts))
 
     @app.exception_handler(EmailRagError)
     async def domain_error(request: Request, exc: EmailRagError):
-        return page(request, "error.html", 400, title="Not possible",
-                    message=f"{redact_text(str(exc))} Nothing was changed.")
+        return page(request, "error.html", 400, title=_tr(request, None, "Not possible"),
+                    message=_tr(request, None, "%(why)s Nothing was changed.",
+                                why=redact_text(str(exc))))
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError):
         """A number expected in the address, a form field missing: an HTML page, never
         FastAPI's JSON (nothing of the input is echoed)."""
         fields = sorted({str(e.get("loc", ["", "?"])[-1]) for e in exc.errors()})
-        return page(request, "error.html", 422, title="Not understood",
-                    message=f"This address or form has a value the page cannot use "
-                            f"({', '.join(fields)[:200]}). Nothing was changed. Go back and "
-                            "check it, or start again from the review queue.")
+        return page(request, "error.html", 422, title=_tr(request, None, "Not understood"),
+                    message=_tr(request, None, "This address or form has a value the page "
+                                "cannot use (%(fields)s). Nothing was changed. Go back and "
+                                "check it, or start again from the review queue.",
+                                fields=", ".join(fields)[:200]))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
-        titles = {404: "Not found", 405: "Not allowed", 400: "Bad request", 413: "Too large"}
+        titles = {404: N_("Not found"), 405: N_("Not allowed"), 400: N_("Bad request"),
+                  413: N_("Too large")}
         return page(request, "error.html", exc.status_code,
-                    title=titles.get(exc.status_code, "Error"),
-                    message="There is no such page." if exc.status_code == 404 else str(exc.detail))
+                    title=_tr(request, None, titles.get(exc.status_code, N_("Error"))),
+                    message=_tr(request, None, "There is no such page.")
+                    if exc.status_code == 404 else str(exc.detail))

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import jinja2
 import nh3
+from babel.numbers import format_decimal
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
@@ -74,7 +75,22 @@ def when(context: Any, value: Any) -> str:
         local = value.replace(tzinfo=UTC).astimezone(zone) if value.tzinfo is None \
             else value.astimezone(zone)
         return local.strftime("%Y-%m-%d %H:%M")
+    if isinstance(value, str):  # an ISO time from a JSON-shaped answer (the status data)
+        try:
+            return when(context, datetime.fromisoformat(value))
+        except ValueError:
+            return value
     return str(value)
+
+
+def num(value: Any) -> str:
+    """A count or measure in the page's language: 1,038 / 1.038; 0.85 / 0,85."""
+    if value is None or value == "":
+        return ""
+    try:
+        return format_decimal(value, locale=i18n.current())
+    except (TypeError, ValueError, ArithmeticError):
+        return str(value)
 
 
 def user_zone(user: Any, default: str) -> ZoneInfo:
@@ -117,18 +133,31 @@ def build_env() -> jinja2.Environment:
     env.policies["ext.i18n.trimmed"] = True
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
     env.filters.update(age=age, when=when, as_json=as_json, mail_html=safe_mail_html,
-                       reply_subject=reply_subject, who=who, send_outcome=outcome)
+                       reply_subject=reply_subject, who=who, send_outcome=outcome, num=num)
     return env
 
 
 ENV = build_env()
 
 
+def language(request: Request, user: Any = None) -> str | None:
+    """The language of the pages and messages for this request: the user's choice, else
+    the configured default."""
+    user = user or getattr(request.state, "user", None)
+    return getattr(user, "ui_language", None) or request.app.state.settings.web_language
+
+
+def tr(request: Request, user: Any, message: str, **values: object) -> str:
+    """A message made in Python (a flash, a refusal) in the user's language; ``message`` is
+    a msgid with ``%(name)s`` fields (extracted as ``_tr``, see babel.cfg)."""
+    return i18n.translate(language(request, user), message, **values)
+
+
 def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
     user = getattr(request.state, "user", None)
     settings = request.app.state.settings
     tz = user_zone(user, settings.web_time_zone)
-    with i18n.using(getattr(user, "ui_language", None) or settings.web_language) as lang:
+    with i18n.using(language(request, user)) as lang:
         html = ENV.get_template(template).render(
             request=request, user=user, csrf=csrf_token(request), flashes=pop_flashes(request),
             path=request.url.path, tz=tz, lang=lang, **context)

@@ -2,6 +2,9 @@
 
 Retry and resolve call ``console`` (which uses ``JobStore.retry/resolve``) and
 ``sending.admin.resolve_unknown``; every action is audited with the admin's name.
+The messages after an action are in the admin's language (``_tr``); the reason a
+domain function gives for a refusal (``TransitionRefused``, ...) is shown as it is,
+in English, inside the translated message.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from fastapi.responses import RedirectResponse
 from .. import console, timeline
 from ..errors import BadInputError, PermanentError
 from ..sending import admin as send_admin
+from ..sending.outcome import N_
 from .render import page
+from .render import tr as _tr
 from .security import AdminUser, FormInt, FormStr, flash
 
 router = APIRouter(prefix="/admin")
@@ -42,19 +47,23 @@ def retry(request: Request, user: AdminUser,
           job_id: Annotated[list[int] | None, Form()] = None, note: FormStr = "",
           kind: FormStr = ""):
     if not job_id:
-        flash(request, "warn", "Select at least one entry to retry.")
+        flash(request, "warn", _tr(request, user, "Select at least one entry to retry."))
         return RedirectResponse(_back(kind), status_code=303)
     r = console.retry_jobs(_svc(request), job_id, user.actor, note)
     if r.retried:
-        where = ("" if r.enqueued else " The queue (Redis) is unreachable: they start when "
-                 "re-dispatch runs.")
-        flash(request, "ok", f"Queued again: {_ids(r.retried)}. Each resumes at its first "
-              f"unconfirmed step.{where}")
+        text = _tr(request, user, "Queued again: %(ids)s. Each resumes at its first unconfirmed "
+                   "step.", ids=_ids(r.retried))
+        if not r.enqueued:
+            text += " " + _tr(request, user, "The queue (Redis) is unreachable: they start when "
+                              "re-dispatch runs.")
+        flash(request, "ok", text)
     if r.to_review:
-        flash(request, "ok", f"Back to review: {_ids(r.to_review)}. The relay refused the "
-              "reply; the draft waits for staff again with the refusal shown.")
+        flash(request, "ok", _tr(request, user, "Back to review: %(ids)s. The relay refused the "
+                                 "reply; the draft waits for staff again with the refusal shown.",
+                                 ids=_ids(r.to_review)))
     for refused_id, why in r.refused.items():
-        flash(request, "error", f"Not retried: #{refused_id}: {why}. Nothing changed for it.")
+        flash(request, "error", _tr(request, user, "Not retried: #%(id)s: %(why)s. Nothing "
+                                    "changed for it.", id=refused_id, why=why))
     return RedirectResponse(_back(kind), status_code=303)
 
 
@@ -64,31 +73,41 @@ def resolve(request: Request, user: AdminUser, email_id: FormInt, note: FormStr 
     try:
         r = console.resolve_mail(_svc(request), email_id, user.actor, note)
     except (BadInputError, PermanentError) as e:
-        flash(request, "error", f"Mail #{email_id} not resolved: {e}")
+        flash(request, "error", _tr(request, user, "Mail #%(id)s not resolved: %(why)s",
+                                    id=email_id, why=e))
         return RedirectResponse(_back(kind), status_code=303)
-    flash(request, "ok", f"Mail #{email_id} resolved by hand with your note (status "
-          f"{r['mail_status']}); audited.", f"/admin/mails/{email_id}", "Timeline")
+    flash(request, "ok", _tr(request, user, "Mail #%(id)s resolved by hand with your note "
+                             "(status %(status)s); audited.", id=email_id,
+                             status=r["mail_status"]),
+          f"/admin/mails/{email_id}", _tr(request, user, "Timeline"))
     return RedirectResponse(_back(kind), status_code=303)
+
+
+DECIDED = {  # what the flash says a send decision did (email_rag/sending/admin.py DECISIONS)
+    "mark_sent": N_("Send attempt #%(id)s marked sent by you, not verified; nothing is sent "
+                    "again (now %(status)s); audited."),
+    "resend": N_("Send attempt #%(id)s queued to be sent once more (same Message-ID) (now "
+                 "%(status)s); audited."),
+    "give_up": N_("Send attempt #%(id)s given up: nothing is sent; the mail is resolved with "
+                  "your note (now %(status)s); audited."),
+}
 
 
 @router.post("/sends/{attempt_id}/decide")
 def decide_send(request: Request, user: AdminUser, attempt_id: int, decision: FormStr,
                 note: FormStr = "", kind: FormStr = "", despite_evidence: FormStr = ""):
     if not note.strip():
-        flash(request, "error", f"Send attempt #{attempt_id}: say how you know (a note is "
-              "required). Nothing changed.")
+        flash(request, "error", _tr(request, user, "Send attempt #%(id)s: say how you know (a "
+                                    "note is required). Nothing changed.", id=attempt_id))
         return RedirectResponse(_back(kind), status_code=303)
     try:
         new = send_admin.resolve_unknown(_svc(request), attempt_id, user.actor, decision, note,
                                          despite_evidence=bool(despite_evidence))
     except PermanentError as e:  # TransitionRefused included: says which move and why
-        flash(request, "error", f"Send attempt #{attempt_id} not changed: {e}")
+        flash(request, "error", _tr(request, user, "Send attempt #%(id)s not changed: %(why)s",
+                                    id=attempt_id, why=e))
         return RedirectResponse(_back(kind), status_code=303)
-    text = {"mark_sent": "marked sent by you, not verified; nothing is sent again",
-            "resend": "queued to be sent once more (same Message-ID)",
-            "give_up": "given up: nothing is sent; the mail is resolved with your note",
-            }.get(decision, decision)
-    flash(request, "ok", f"Send attempt #{attempt_id} {text} (now {new}); audited.")
+    flash(request, "ok", _tr(request, user, DECIDED[decision], id=attempt_id, status=new))
     return RedirectResponse(_back(kind), status_code=303)
 
 

@@ -11,7 +11,7 @@ from fastapi.responses import PlainTextResponse, RedirectResponse
 from .. import health, metrics, users
 from ..errors import EmailRagError
 from . import i18n
-from .render import page
+from .render import language, page
 from .security import (
     FormStr,
     NotLoggedIn,
@@ -72,7 +72,7 @@ def logout(request: Request):
     if user is not None:
         users.end_sessions(_svc(request).db, user.id, user.actor)
     request.session.clear()
-    flash(request, "info", "You are logged out.")
+    flash(request, "info", i18n.translate(language(request, user), "You are logged out."))
     return RedirectResponse("/login", status_code=303)
 
 

@@ -25,8 +25,8 @@ from ..sending import review
 from ..sending.outcome import local_text, send_outcome
 from ..sending.review import DraftConflictError, DraftStateError, seen_token
 from ..states import DraftStatus
-from . import i18n
 from .render import page, user_zone
+from .render import tr as _tr
 from .security import FormStr, StaffUser, flash
 
 router = APIRouter()
@@ -34,12 +34,6 @@ router = APIRouter()
 
 def _svc(request: Request):
     return request.app.state.pool.get()
-
-
-def _tr(request: Request, user, message: str, **values: object) -> str:
-    """A message for this user in their language (``email_rag.web.i18n``)."""
-    language = user.ui_language or request.app.state.settings.web_language
-    return i18n.translate(language, message, **values)
 
 
 def _outcome(request: Request, user, svc, draft_id: int) -> str:
@@ -166,7 +160,8 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
         return _conflict(request, svc, user, e, draft_id, edited, query)
     except (DraftStateError, BadInputError) as e:
         desk.save_edit(svc, draft_id, user.id, edited)
-        return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not approved: {e}")
+        return _back_to_draft(request, draft_id, "error", _tr(
+            request, user, "Draft #%(id)s was not approved: %(why)s", id=draft_id, why=e))
     # what is said about the sending is read from the attempt's state (never "sent" before
     # the relay answered): email_rag/sending/outcome.py
     reply = _tr(request, user, "Reply: %(outcome)s.", outcome=_outcome(request, user, svc,
@@ -198,7 +193,8 @@ def reject(request: Request, user: StaffUser, draft_id: int, reason: FormStr = "
     except DraftConflictError as e:
         return _conflict(request, svc, user, e, draft_id, None, query)
     except (DraftStateError, BadInputError) as e:
-        return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not rejected: {e}")
+        return _back_to_draft(request, draft_id, "error", _tr(
+            request, user, "Draft #%(id)s was not rejected: %(why)s", id=draft_id, why=e))
     if r.action == "already_rejected":
         return _back_to_draft(request, draft_id, "warn", _tr(
             request, user, "Draft #%(id)s was already rejected. Nothing changed.", id=draft_id))
@@ -259,7 +255,8 @@ def regenerate(request: Request, user: StaffUser, draft_id: int, note: FormStr =
     try:
         r = regen.regenerate(svc, draft_id, user.name, note)
     except (DraftStateError, BadInputError) as e:
-        return _back_to_draft(request, draft_id, "error", f"Draft #{draft_id} was not regenerated: {e}")
+        return _back_to_draft(request, draft_id, "error", _tr(
+            request, user, "Draft #%(id)s was not regenerated: %(why)s", id=draft_id, why=e))
     if r.action == "already_superseded":
         flash(request, "warn", _tr(request, user, "Draft #%(id)s was already replaced; a new "
                                    "draft for this mail is on its way or in the queue.",
@@ -283,20 +280,23 @@ def no_reply_list(request: Request, user: StaffUser):
 @router.post("/no-reply/{email_id}/{action}")
 def no_reply_decide(request: Request, user: StaffUser, email_id: int, action: str):
     if action not in ("confirm", "reply"):
-        flash(request, "error", f"Unknown action {action!r}; nothing changed.")
+        flash(request, "error", _tr(request, user, "Unknown action %(action)s; nothing changed.",
+                                    action=repr(action)))
         return RedirectResponse("/no-reply", status_code=303)
     desk.require_mail(_svc(request), user.mailbox_ids, email_id)
     try:
         r = no_reply.decide(_svc(request), email_id, user.name, reply=action == "reply")
     except (NoReplyStateError, BadInputError) as e:
-        flash(request, "error", f"Mail #{email_id}: nothing changed: {e}")
+        flash(request, "error", _tr(request, user, "Mail #%(id)s: nothing changed: %(why)s",
+                                    id=email_id, why=e))
         return RedirectResponse("/no-reply", status_code=303)
     if r.action == "unchanged":
-        flash(request, "warn", f"Mail #{email_id} is {r.status}; someone decided already. "
-              "Nothing changed.")
+        flash(request, "warn", _tr(request, user, "Mail #%(id)s is %(status)s; someone decided "
+                                   "already. Nothing changed.", id=email_id, status=r.status))
     elif r.action == "confirmed":
-        flash(request, "ok", f"Mail #{email_id}: no reply, confirmed.")
+        flash(request, "ok", _tr(request, user, "Mail #%(id)s: no reply, confirmed.", id=email_id))
     else:
-        flash(request, "ok", f"Mail #{email_id} needs a reply: a draft is being written; it "
-              "appears in the review queue when it is ready.")
+        flash(request, "ok", _tr(request, user, "Mail #%(id)s needs a reply: a draft is being "
+                                 "written; it appears in the review queue when it is ready.",
+                                 id=email_id))
     return RedirectResponse("/no-reply", status_code=303)

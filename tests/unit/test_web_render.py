@@ -1,8 +1,11 @@
 """The HTML-mail sanitiser and the template filters (pure functions)."""
 
+from zoneinfo import ZoneInfo
+
 import pytest
 
 from email_rag.metrics import Exposition
+from email_rag.web import i18n
 from email_rag.web.render import ENV, age, safe_mail_html
 from email_rag.web.security import safe_next
 
@@ -55,3 +58,16 @@ def test_metric_label_values_are_escaped():
     out.declare("m", "gauge", "help")
     out.sample("m", 1.5, mailbox='a"b\\c\nd')
     assert out.text().splitlines()[-1] == 'm{mailbox="a\\"b\\\\c\\nd"} 1.5'
+
+
+def test_numbers_and_times_in_the_pages_language_and_zone():
+    """Counts follow the language (1,038 / 1.038); times are the user's zone, to the
+    minute, also when they come as ISO text (the status data)."""
+    template = ENV.from_string("{{ n|num }} {{ x|num }} {{ none|num }}|{{ t|when }}|{{ s|when }}")
+    values = {"n": 1038, "x": 0.85, "none": None, "s": "2026-11-30T08:00:00", "t": None,
+              "tz": ZoneInfo("Europe/Berlin")}
+    with i18n.using("en"):
+        assert template.render(**values) == "1,038 0.85 ||2026-11-30 09:00"
+    with i18n.using("de"):
+        assert template.render(**values) == "1.038 0,85 ||2026-11-30 09:00"
+    assert ENV.from_string("{{ s|when }}").render(s="not a time", tz=None) == "not a time"
