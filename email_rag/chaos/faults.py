@@ -197,7 +197,17 @@ class Injector:
 
     def _kill_llm_call(self, e: dict[str, Any]) -> None:
         kind = e.get("kind", "chat")
-        deadline = time.monotonic() + float(e.get("wait_s", 8.0))
+        wait_s = float(e.get("wait_s", 8.0))
+        deadline = time.monotonic() + wait_s
+        # the scripted model answers at once: the next call of this kind is held in flight
+        # until the kill (a 20-seed run skipped 26 of these faults: nothing was in flight)
+        self.t.llm.hold_next(kind, wait_s + 5.0)
+        try:
+            self._kill_in_flight(e, kind, deadline)
+        finally:
+            self.t.llm.release()
+
+    def _kill_in_flight(self, e: dict[str, Any], kind: str, deadline: float) -> None:
         while time.monotonic() < deadline and not self.stop.is_set():
             workers = self.t.fleet.worker_pids()
             for call in self.t.llm.inflight():

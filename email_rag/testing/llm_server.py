@@ -190,6 +190,7 @@ class ScriptedLLMServer:
         self._plan = _Plan(plan)
         self._inflight: dict[int, dict[str, Any]] = {}
         self._inflight_seq = 0
+        self._hold: dict[str, Any] | None = None  # see hold_next
         self._reset_stats()
         self.httpd = _QuietHTTPServer((host, port), _handler_for(self))
         self.httpd.daemon_threads = True
@@ -264,6 +265,30 @@ class ScriptedLLMServer:
         with self._lock:
             return [{"kind": c["kind"], "client": c["client"], "age_s": now - c["since"]}
                     for c in self._inflight.values()]
+
+    def hold_next(self, kind: str, seconds: float) -> None:
+        """The next call of ``kind`` (classify, draft, embed; chat = classify or draft) is
+        held unanswered for up to ``seconds`` or until ``release()``: a fault can act while a
+        call is surely in flight (an instant scripted model is hardly ever caught in one)."""
+        with self._lock:
+            self._hold = {"kind": kind, "seconds": seconds, "claimed": False,
+                          "release": threading.Event()}
+
+    def release(self) -> None:
+        with self._lock:
+            hold, self._hold = self._hold, None
+        if hold is not None:
+            hold["release"].set()
+
+    def _wait_if_held(self, kind: str) -> None:
+        with self._lock:
+            hold = self._hold
+            if hold is None or hold["claimed"] or not (
+                    hold["kind"] == kind
+                    or hold["kind"] == "chat" and kind in ("classify", "draft")):
+                return
+            hold["claimed"] = True
+        hold["release"].wait(hold["seconds"])
 
     def _enter(self, kind: str, client: Any) -> int:
         with self._lock:
@@ -413,8 +438,10 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 return self._send(400, _error_body(400, "request body is not a JSON object"))
             if path.endswith("/chat/completions") or path.endswith("/embeddings"):
                 chat = path.endswith("/chat/completions")
-                token = server._enter(_chat_kind(body) if chat else "embed", self.client_address)
+                kind = _chat_kind(body) if chat else "embed"
+                token = server._enter(kind, self.client_address)
                 try:
+                    server._wait_if_held(kind)
                     return self._chat(path, body, raw) if chat else self._embed(path, body, raw)
                 finally:
                     server._leave(token)

@@ -153,3 +153,33 @@ def test_runs_as_a_process_and_prints_its_url_first(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=5)
+
+
+def test_a_held_call_stays_in_flight_until_released(srv):
+    """GIVEN hold_next("draft") (the chaos fault kill_llm_call uses it: an instant scripted
+    model left it nothing in flight to kill - 26 of its runs in a 20-seed run were skipped)
+    WHEN a draft call comes in THEN it is listed in flight and unanswered until release(); an
+    embedding call meanwhile is not held; after release the held call is answered."""
+    import threading
+
+    srv.hold_next("draft", seconds=20)
+    answered: list[str] = []
+
+    def call() -> None:
+        c = client(srv.url)
+        answered.append(c.chat_text([{"role": "system", "content": "TASK: draft a reply"},
+                                     {"role": "user", "content": "Hallo"}]).text)
+        c.close()
+
+    th = threading.Thread(target=call)
+    th.start()
+    deadline = time.monotonic() + 10
+    while not srv.inflight() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [c["kind"] for c in srv.inflight()] == ["draft"]
+    status, _, body = _http(srv.url + "/embeddings", {"model": "scripted", "input": ["x"]})
+    assert status == 200 and not answered  # other calls are served; the held one waits
+    srv.release()
+    th.join(10)
+    assert answered and answered[0]
+    assert srv.inflight() == []
