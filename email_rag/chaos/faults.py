@@ -201,11 +201,11 @@ class Injector:
         deadline = time.monotonic() + wait_s
         # the scripted model answers at once: the next call of this kind is held in flight
         # until the kill (a 20-seed run skipped 26 of these faults: nothing was in flight)
-        self.t.llm.hold_next(kind, wait_s + 5.0)
+        hold = self.t.llm.hold_next(kind, wait_s + 5.0)
         try:
             self._kill_in_flight(e, kind, deadline)
         finally:
-            self.t.llm.release()
+            self.t.llm.release(hold)
 
     def _kill_in_flight(self, e: dict[str, Any], kind: str, deadline: float) -> None:
         while time.monotonic() < deadline and not self.stop.is_set():

@@ -190,7 +190,7 @@ class ScriptedLLMServer:
         self._plan = _Plan(plan)
         self._inflight: dict[int, dict[str, Any]] = {}
         self._inflight_seq = 0
-        self._hold: dict[str, Any] | None = None  # see hold_next
+        self._holds: list[dict[str, Any]] = []  # see hold_next
         self._reset_stats()
         self.httpd = _QuietHTTPServer((host, port), _handler_for(self))
         self.httpd.daemon_threads = True
@@ -266,26 +266,31 @@ class ScriptedLLMServer:
             return [{"kind": c["kind"], "client": c["client"], "age_s": now - c["since"]}
                     for c in self._inflight.values()]
 
-    def hold_next(self, kind: str, seconds: float) -> None:
-        """The next call of ``kind`` (classify, draft, embed; chat = classify or draft) is
-        held unanswered for up to ``seconds`` or until ``release()``: a fault can act while a
-        call is surely in flight (an instant scripted model is hardly ever caught in one)."""
+    def hold_next(self, kind: str, seconds: float) -> object:
+        """The next call of ``kind`` (classify, draft, embed; chat = classify or draft) not
+        held yet is held unanswered for up to ``seconds`` or until ``release()``: a fault can
+        act while a call is surely in flight (an instant scripted model is hardly ever caught
+        in one). Holds of overlapping faults are separate; returns this one's handle."""
+        hold = {"kind": kind, "seconds": seconds, "claimed": False,
+                "release": threading.Event()}
         with self._lock:
-            self._hold = {"kind": kind, "seconds": seconds, "claimed": False,
-                          "release": threading.Event()}
+            self._holds.append(hold)
+        return hold
 
-    def release(self) -> None:
+    def release(self, hold: object | None = None) -> None:
+        """Answer the call ``hold`` holds (every held call when None)."""
         with self._lock:
-            hold, self._hold = self._hold, None
-        if hold is not None:
-            hold["release"].set()
+            gone = [h for h in self._holds if hold is None or h is hold]
+            self._holds = [h for h in self._holds if h not in gone]
+        for h in gone:
+            h["release"].set()
 
     def _wait_if_held(self, kind: str) -> None:
         with self._lock:
-            hold = self._hold
-            if hold is None or hold["claimed"] or not (
-                    hold["kind"] == kind
-                    or hold["kind"] == "chat" and kind in ("classify", "draft")):
+            hold = next((h for h in self._holds if not h["claimed"] and (
+                h["kind"] == kind or h["kind"] == "chat" and kind in ("classify", "draft"))),
+                None)
+            if hold is None:
                 return
             hold["claimed"] = True
         hold["release"].wait(hold["seconds"])

@@ -162,7 +162,9 @@ def test_a_held_call_stays_in_flight_until_released(srv):
     embedding call meanwhile is not held; after release the held call is answered."""
     import threading
 
+    other = srv.hold_next("classify", seconds=20)  # an overlapping fault's hold
     srv.hold_next("draft", seconds=20)
+    srv.release(other)  # releasing it leaves the draft hold in force
     answered: list[str] = []
 
     def call() -> None:
