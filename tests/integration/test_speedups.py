@@ -217,11 +217,16 @@ def test_counters_count_what_is_sent(redis_url, db):
     finally:
         q.close()
     db.execute("CREATE TABLE counted (n INT)")
-    commits, statements = db.commits, db.statements
+    commits, statements, writes = db.commits, db.statements, db.write_commits
     with db.transaction() as cur:
         cur.execute("SELECT 1")
         cur.executemany("INSERT INTO counted (n) VALUES (?)", [(1,), (2,)])
     assert (db.commits - commits, db.statements - statements) == (1, 2)
+    assert db.write_commits - writes == 1
+    with db.transaction() as cur:  # reads only, a locking read too: no write commit
+        cur.execute("SELECT n FROM counted FOR UPDATE")
+    db.fetchone("SELECT 1")
+    assert (db.commits - commits, db.write_commits - writes) == (3, 1)
 
 
 def test_llm_server_reports_calls_in_flight_at_once():
