@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     import bench.bare as jobs  # RQ imported the job module by name (this file runs as __main__)
 
     if jobs._db is not None:
-        data.update(db_commits=jobs._db.commits, db_statements=jobs._db.statements)
+        data.update(db_commits=jobs._db.commits, db_write_commits=jobs._db.write_commits,
+                    db_statements=jobs._db.statements)
     print(json.dumps({"ok": True, "exit_code": 0, "message": "bare worker stopped",
                       "data": data}, indent=2))
     return 0

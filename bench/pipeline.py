@@ -90,6 +90,9 @@ def fleet_args(k: int, profile: Path | None = None) -> list[tuple[str, list[str]
     return out
 
 
+COUNTERS = ("db_commits", "db_write_commits", "db_statements", "redis_round_trips")
+
+
 def sum_counters(procs: list[Proc], keys: tuple[str, ...]) -> dict[str, float]:
     totals: dict[str, float] = defaultdict(float)
     for p in procs:
@@ -192,11 +195,11 @@ def run_fleet(ws: Workspace, llm: LLMServerProcess, raws: list[bytes], mails: in
     finally:
         stop(procs)
         r.close()
-    counters = sum_counters(procs, ("db_commits", "db_statements", "redis_round_trips"))
+    counters = sum_counters(procs, COUNTERS)
     processed = mails + samples
     run = FleetRun(k, mails, t_end - t0, counters,
                    {key: round(counters.get(key, 0) / processed, 1)
-                    for key in ("db_commits", "db_statements", "redis_round_trips")})
+                    for key in COUNTERS})
     run.jobs_per_mail = round(sum(v for key, v in counters.items() if key.startswith("jobs_"))
                               / processed, 2)
     run.llm = {"calls": sum((llm_stats.get("calls") or {}).values()),
@@ -332,10 +335,10 @@ def run_bare(ws: Workspace, mails: int, k: int, samples: int, commits: int, rows
     got = {key: int(check.get(key) or 0) for key in want}
     if got != want:
         raise CheckFailed(f"bare baseline wrote {got}, expected {want}")
-    counters = sum_counters(procs, ("db_commits", "db_statements", "redis_round_trips"))
+    counters = sum_counters(procs, COUNTERS)
     run = BareRun(k, mails, t_end - t0, counters,
                   {key: round(counters.get(key, 0) / total, 1)
-                   for key in ("db_commits", "db_statements", "redis_round_trips")})
+                   for key in COUNTERS})
     started = {int(row["job"]): float(row["started"]) for row in
                db.fetchall(sql("bench_rows_started"))}
     run.dispatch_ms = [round((started[j] - t) * 1000, 2) for j, t in sent.items() if j in started]

@@ -31,14 +31,16 @@ from .indexing import sync as index_sync
 from .jobs import JobStore
 from .pipeline.contract import StepSpec
 from .pipeline.registry import default_pipeline
-from .pipeline.runner import ClaimLostError, Handoff, PipelineRunner
+from .pipeline.runner import FINISHED, ClaimLostError, Finished, Handoff, PipelineRunner
 from .retry import UNEXPECTED, retry_policy
 from .states import Actor, JobKind
 from .timing import JobHeartbeat
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[dict[str, Any], str], Handoff | None]
+# None: the job runner finishes the entry; FINISHED: the handler did, in its own last
+# transaction; a Handoff: the entry moves to another queue
+Handler = Callable[[dict[str, Any], str], Handoff | Finished | None]
 
 
 def worker_name() -> str:
@@ -134,7 +136,7 @@ class JobRunner:
                 raise PermanentError(f"no handler for job kind {job['kind']!r}")
             with JobHeartbeat(self.services.coordination, int(job["id"]),
                               self.services.settings.stuck_after_seconds):
-                handoff = handler(job, self.name)
+                result = handler(job, self.name)
         except DatabaseUnavailableError:
             raise
         except ClaimLostError as e:
@@ -147,11 +149,14 @@ class JobRunner:
                           "fix the cause, then `email-rag failed retry %s`", job["id"],
                           job["kind"], type(e).__name__, e, job["id"], exc_info=e)
             return "failed" if decision.retry else "dead"
-        if handoff is not None:
-            if self.jobs.handoff(job, self.name, handoff.queue, handoff.reason):
+        if result is FINISHED:
+            return "done"
+        if isinstance(result, Handoff):
+            if result.recorded or self.jobs.handoff(job, self.name, result.queue,
+                                                    result.reason):
                 from .dispatch import hand_off
 
-                hand_off(self.services, job, handoff.queue, Actor.WORKER)
+                hand_off(self.services, job, result.queue, Actor.WORKER)
             return "handed_off"
         return "done" if self.jobs.finish(job, self.name) else "lost"
 

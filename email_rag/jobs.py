@@ -73,22 +73,41 @@ class JobStore:
 
     def finish(self, job: dict[str, Any], worker: str, detail: dict[str, Any] | None = None) -> bool:
         with self.db.transaction() as cur:
-            done = cur.execute(sql("jobs_finish"), {"id": job["id"], "worker": worker}) == 1
-            if done:
-                write_events(cur, [AuditEvent(
-                    Actor.WORKER, "job", job["id"], "state_changed", JobState.PROCESSING,
-                    JobState.DONE, attempt=job["attempts"], detail=detail)])
+            events: list[AuditEvent] = []
+            done = self.finish_in(cur, job, worker, events, detail)
+            write_events(cur, events)
+        return done
+
+    def finish_in(self, cur: Any, job: dict[str, Any], worker: str, events: list[AuditEvent],
+                  detail: dict[str, Any] | None = None) -> bool:
+        """``finish`` inside the caller's transaction (the pipeline's last checkpoint): the
+        compare-and-set UPDATE, its event appended to ``events`` (the caller writes them
+        before its commit). False: the entry is no longer this worker's, nothing written."""
+        done = cur.execute(sql("jobs_finish"), {"id": job["id"], "worker": worker}) == 1
+        if done:
+            events.append(AuditEvent(
+                Actor.WORKER, "job", job["id"], "state_changed", JobState.PROCESSING,
+                JobState.DONE, attempt=job["attempts"], detail=detail))
         return done
 
     def handoff(self, job: dict[str, Any], worker: str, queue: str, reason: str) -> bool:
         with self.db.transaction() as cur:
-            moved = cur.execute(sql("jobs_handoff"),
-                                {"id": job["id"], "worker": worker, "queue": queue}) == 1
-            if moved:
-                write_events(cur, [AuditEvent(
-                    Actor.WORKER, "job", job["id"], "handed_off", JobState.PROCESSING,
-                    JobState.QUEUED, attempt=job["attempts"],
-                    detail={"queue": queue, "reason": reason})])
+            events: list[AuditEvent] = []
+            moved = self.handoff_in(cur, job, worker, queue, reason, events)
+            write_events(cur, events)
+        return moved
+
+    def handoff_in(self, cur: Any, job: dict[str, Any], worker: str, queue: str, reason: str,
+                   events: list[AuditEvent]) -> bool:
+        """``handoff`` inside the caller's transaction, like ``finish_in``; the caller
+        enqueues the hand-off in Redis after its commit (``dispatch.hand_off``)."""
+        moved = cur.execute(sql("jobs_handoff"),
+                            {"id": job["id"], "worker": worker, "queue": queue}) == 1
+        if moved:
+            events.append(AuditEvent(
+                Actor.WORKER, "job", job["id"], "handed_off", JobState.PROCESSING,
+                JobState.QUEUED, attempt=job["attempts"],
+                detail={"queue": queue, "reason": reason}))
         return moved
 
     # --- failure ---

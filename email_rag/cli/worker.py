@@ -79,6 +79,7 @@ def run(args, svc) -> Outcome:
     data = {"queues": queues, "worker_class": svc.settings.worker_class}
     if runner is not None:  # a forking worker's jobs ran (and were counted) in its children
         data.update(jobs=dict(runner.results), db_commits=svc.db.commits,
+                    db_write_commits=svc.db.write_commits,
                     db_statements=svc.db.statements, redis_round_trips=svc.queue.round_trips)
     return Outcome(ExitCode.OK, f"Worker stopped (queues {', '.join(queues)}). Entries it did not "
                    "finish stay in MariaDB and are resumed by other workers or re-dispatch.",

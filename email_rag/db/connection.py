@@ -107,6 +107,9 @@ class Database:
         self._user_lock = threading.Lock()
         self.commits = 0  # counted for benchmarks (every transaction, reads included)
         self.statements = 0  # statements sent (execute/executemany), counted for benchmarks
+        self.write_commits = 0  # commits of transactions that wrote (the ones that flush the
+        # redo log to disk); counted for benchmarks
+        self._wrote = False  # the open transaction sent a statement other than a SELECT
 
     @classmethod
     def from_settings(cls, settings: Any, database: str | None = None) -> Database:
@@ -204,10 +207,12 @@ class Database:
         except mariadb.Error as e:
             self.close()
             raise translate(e) from e
+        self._wrote = False
         try:
             yield Cursor(cur, self)
             conn.commit()
             self.commits += 1
+            self.write_commits += self._wrote
         except mariadb.Error as e:
             self._rollback_quietly()
             err = translate(e)
@@ -244,6 +249,11 @@ class Database:
             return cur.execute(query, params)
 
 
+def _reads(query: str) -> bool:
+    """A statement that writes nothing (a locking read writes nothing either)."""
+    return query.lstrip()[:6].upper() in ("SELECT", "(SELEC", "WITH ", "SHOW ")
+
+
 class Cursor:
     """A thin cursor inside a transaction; returns rows as dicts."""
 
@@ -251,9 +261,14 @@ class Cursor:
         self._cur = cur
         self._counts = counts
 
-    def execute(self, query: str, params: Any = None) -> int:
+    def _count(self, query: str) -> None:
         if self._counts is not None:
             self._counts.statements += 1
+            if not self._counts._wrote and not _reads(query):
+                self._counts._wrote = True
+
+    def execute(self, query: str, params: Any = None) -> int:
+        self._count(query)
         try:
             self._cur.execute(query, params or ())
         except mariadb.Error as e:
@@ -263,8 +278,7 @@ class Cursor:
     def executemany(self, query: str, rows: Sequence[Any]) -> int:
         if not rows:
             return 0
-        if self._counts is not None:
-            self._counts.statements += 1
+        self._count(query)
         try:
             self._cur.executemany(query, rows)
         except mariadb.Error as e:

@@ -8,7 +8,10 @@ the outside work and before the checkpoint repeats it.
 The worker then writes, in ONE MariaDB transaction: the checkpoint row
 (``email_steps``, only if ``confirmed``), the ``email_updates`` columns, the
 new mail status, whatever ``write(cur)`` adds (e.g. a draft row) and the
-audit events. Only then does the next step start.
+audit events. That transaction may hold several steps (a group: see
+``email_rag.pipeline.runner``); it commits before the next step whose
+``StepSpec.commit_before`` is set starts (by default every step: one
+checkpoint per step).
 
 A step raises a domain error (``TransientError`` / ``PermanentError``) to fail
 the attempt; the worker's retry policy decides what happens next. A step that
@@ -74,3 +77,7 @@ class StepSpec:
     step: Step
     run: StepFn
     needs_vectors: bool = False  # runs on the vector queue (the one process owning local Qdrant)
+    # the steps before must be committed before this one runs: it changes an outside
+    # system with their results (a vector upsert). False: it may share their checkpoint
+    # transaction (it only reads, or its outside call may be repeated: an LLM call)
+    commit_before: bool = True

@@ -2,6 +2,12 @@
 
 Index and retrieve need the vector store: in local Qdrant mode they run on the
 vector queue (one owning process); the worker hands the job over and back.
+
+Checkpoint groups (``commit_before``): classify's LLM call only reads, so it shares
+parse's transaction; index upserts into the vector store from the classification,
+so parse + classify are committed before it; retrieve only reads and draft's LLM
+call may be repeated (the draft row is written in the checkpoint itself), so they
+share index's transaction, with the entry's finish.
 """
 
 from __future__ import annotations
@@ -15,8 +21,8 @@ def default_pipeline() -> list[StepSpec]:
 
     return [
         StepSpec(Step.PARSE, parse.run),
-        StepSpec(Step.CLASSIFY, classify.run),
+        StepSpec(Step.CLASSIFY, classify.run, commit_before=False),
         StepSpec(Step.INDEX, index.run, needs_vectors=True),
-        StepSpec(Step.RETRIEVE, retrieve.run, needs_vectors=True),
-        StepSpec(Step.DRAFT, draft.run),
+        StepSpec(Step.RETRIEVE, retrieve.run, needs_vectors=True, commit_before=False),
+        StepSpec(Step.DRAFT, draft.run, commit_before=False),
     ]

@@ -1,16 +1,36 @@
-"""Runs the steps of one mail's process_email job, with a checkpoint per step.
+"""Runs the steps of one mail's process_email job, with checkpoints.
 
 A step's confirmed result is committed (email_steps row, mail columns, status,
-audit events: one transaction) before the next step starts; a re-run skips
-confirmed steps. Steps that need the vector store run on the vector queue:
-when the next step needs another queue, the job is handed off there - unless
-this process may run that queue's steps itself (``also_runs``: the worker that
-owns the local vector store runs vector steps of any job it holds, without a
-hand-off; steps of the default queue after them are still handed back, so the
-LLM work spreads over all workers). Continuing in-process changes nothing in
-the guarantees: the claim is the same, every step still has its checkpoint,
-and a failure retries the job from its own queue, where the confirmed steps
-are skipped and the vector step is handed off again if needed.
+audit events: one transaction) before anything depends on it outside the
+transaction; a re-run skips confirmed steps. Steps that run one after the other
+in this process share one checkpoint transaction (a group) unless a step says
+it changes an outside system with the results before it (``StepSpec.
+commit_before``, e.g. the index step's vector upsert): then the group so far
+is committed first. A group is also committed before a hand-off (in the same
+transaction as the hand-off itself), when a step raises (the steps before it
+stay done, the retry starts at the failed step), and at the end, where the
+entry's finish is part of the last group's transaction. The default pipeline
+has two groups: parse + classify (the LLM call only reads), then index +
+retrieve + draft (+ finish).
+
+| situation | retry? | state known? | resume? |
+|---|---|---|---|
+| crash (kill) inside a group, before its commit | by cleanup (stuck reset) | yes: the group's steps are not confirmed, nothing of them written | the group runs again from its first step: a pure step recomputes, an LLM call is made again (costs tokens only), the vector upsert repeats with the same ids and data; nothing is written twice |
+| a step raises (transient, permanent, unexpected) | per the retry policy | yes: the earlier steps of its group are committed first | at the failed step |
+| claim lost (entry reset while a group ran) | - | yes: the group's commit is refused, nothing written (not the finish either) | by whoever holds the entry now |
+| MariaDB lost mid-group | reconnect, wait | yes: the group's transaction rolled back | the run continues from the first unconfirmed step (the group is repeated) |
+| crash after the last group's commit | - | yes: steps, draft and the entry's done committed together | nothing to do (before, the entry stayed processing until cleanup) |
+| deadlock / lock wait timeout at a commit | repeated in place (3 tries), audited | yes | - |
+
+Steps that need the vector store run on the vector queue: when the next step
+needs another queue, the job is handed off there - unless this process may run
+that queue's steps itself (``also_runs``: the worker that owns the local vector
+store runs vector steps of any job it holds, without a hand-off; steps of the
+default queue after them are still handed back, so the LLM work spreads over
+all workers). Continuing in-process changes nothing in the guarantees: the claim
+is the same, every group still has its checkpoint, and a failure retries the job
+from its own queue, where the confirmed steps are skipped and the vector step is
+handed off again if needed.
 """
 
 from __future__ import annotations
@@ -24,7 +44,7 @@ from typing import Any
 from ..audit import AuditEvent, write_events
 from ..db import sql, update_emails
 from ..db.connection import DatabaseBusyError
-from ..errors import PermanentError
+from ..errors import DatabaseUnavailableError, PermanentError
 from ..routing import queues
 from ..states import Actor, Step
 from .contract import StepContext, StepOutcome, StepSpec
@@ -42,6 +62,25 @@ class ClaimLostError(Exception):
 class Handoff:
     queue: str
     reason: str
+    recorded: bool = False  # the entry's move to ``queue`` is committed already (in the
+    # last checkpoint's transaction): the job runner only enqueues it in Redis
+
+
+class Finished:
+    """The handler finished the entry itself, in its last checkpoint's transaction."""
+
+
+FINISHED = Finished()
+
+
+@dataclass
+class StepDone:
+    """One step's outcome waiting for its group's checkpoint transaction."""
+
+    step: Step
+    outcome: StepOutcome
+    status_before: Any  # the mail status the step started from (the store's ``current``)
+    event: AuditEvent  # step_confirmed / step_not_confirmed, stamped when the step ended
 
 
 class PipelineRunner:
@@ -51,7 +90,7 @@ class PipelineRunner:
         self.pipeline = pipeline
         self.also_runs = also_runs  # queues whose steps this process runs without a hand-off
 
-    def run(self, job: dict[str, Any], worker: str) -> Handoff | None:
+    def run(self, job: dict[str, Any], worker: str) -> Handoff | Finished | None:
         db = self.services.db
         email_id = job["email_id"]
         if email_id is None:
@@ -61,32 +100,53 @@ class PipelineRunner:
                 r["step"]: json.loads(r["detail"]) if r["detail"] else {}
                 for r in cur.fetchall(sql("steps_confirmed"), {"email_id": email_id})
             }
-            # read once per run; each checkpoint's columns are applied below
+            # read once per run; each step's columns are applied below
             email = cur.fetchone(sql("emails_get"), {"id": email_id})
         default_q, vector_q = queues(self.services.settings)
         naive = self.services.stores.naive  # the chaos counter-check's variant, chosen once
+        group: list[StepDone] = []  # done in this process, not committed yet
         for spec in self.pipeline:
             target = vector_q if spec.needs_vectors else default_q
             # naive (chaos counter-check only): confirmed steps of this queue run again
             if spec.step in confirmed and (not naive or target != job["queue"]):
                 continue
             if target != job["queue"] and target not in self.also_runs:
-                return Handoff(target, f"step {spec.step} runs on queue {target}")
+                handoff = Handoff(target, f"step {spec.step} runs on queue {target}")
+                if not group:
+                    return handoff
+                self.checkpoint(job, worker, email, group, handoff=handoff)
+                return Handoff(handoff.queue, handoff.reason, recorded=True)
             if email is None:
                 raise PermanentError(f"email {email_id} of job {job['id']} does not exist")
+            if group and spec.commit_before:
+                self.checkpoint(job, worker, email, group)
+                group = []
             ctx = StepContext(self.services, email, job, spec.step, dict(confirmed))
-            outcome = spec.run(ctx)
-            self.checkpoint(job, worker, email, spec.step, outcome)
+            try:
+                outcome = spec.run(ctx)
+            except (DatabaseUnavailableError, ClaimLostError):
+                raise
+            except Exception:
+                if group:  # the steps before the failed one stay done
+                    self.checkpoint(job, worker, email, group)
+                raise
+            group.append(StepDone(spec.step, outcome, email["status"],
+                                  step_event(job, email, spec.step, outcome)))
             email = {**email, **checkpoint_columns(outcome)}
             if outcome.confirmed:
                 confirmed[spec.step] = outcome.detail
             if outcome.stop:
                 break
-        return None
+        if not group:
+            return None  # nothing ran here (all confirmed): the job runner finishes
+        self.checkpoint(job, worker, email, group, finish=True)
+        return FINISHED
 
-    def checkpoint(self, job: dict[str, Any], worker: str, email: dict[str, Any], step: Step,
-                   outcome: StepOutcome) -> None:
-        """One transaction: checkpoint row, mail columns and status, extra writes, audit.
+    def checkpoint(self, job: dict[str, Any], worker: str, email: dict[str, Any],
+                   group: list[StepDone], finish: bool = False,
+                   handoff: Handoff | None = None) -> None:
+        """One transaction for a group of steps: checkpoint rows, mail columns and
+        statuses, extra writes, audit - and with ``finish`` / ``handoff`` the entry's move.
 
         A deadlock or lock wait timeout (two workers writing drafts of different mails
         took gap locks in the same index range: seen with two processes in the worker
@@ -95,52 +155,75 @@ class PipelineRunner:
         After that the error fails the attempt like any transient error.
         """
         retried: list[AuditEvent] = []
+        steps = ",".join(str(d.step) for d in group)
         for attempt in range(1, CHECKPOINT_TRIES + 1):
             try:
-                return self._checkpoint(job, worker, email, step, outcome, retried)
+                return self._checkpoint(job, worker, email, group, retried, finish, handoff)
             except DatabaseBusyError as e:
                 if attempt == CHECKPOINT_TRIES:
                     raise
                 log.warning("checkpoint of step %s (job %s) hit %s; repeating it (try %d of %d)",
-                            step, job["id"], e, attempt + 1, CHECKPOINT_TRIES)
+                            steps, job["id"], e, attempt + 1, CHECKPOINT_TRIES)
                 retried.append(AuditEvent(
                     Actor.WORKER, "email", email["id"], "checkpoint_retried",
                     attempt=job["attempts"],
-                    detail={"step": str(step), "job_id": job["id"], "error": str(e),
+                    detail={"step": steps, "job_id": job["id"], "error": str(e),
                             "try": attempt + 1}))
                 time.sleep(0.01 * attempt)
 
-    def _checkpoint(self, job: dict[str, Any], worker: str, email: dict[str, Any], step: Step,
-                    outcome: StepOutcome, retried: list[AuditEvent]) -> None:
+    def _checkpoint(self, job: dict[str, Any], worker: str, email: dict[str, Any],
+                    group: list[StepDone], retried: list[AuditEvent], finish: bool,
+                    handoff: Handoff | None) -> None:
+        jobs = self.services.jobs
         with self.services.db.transaction() as cur:
-            if cur.fetchone(sql("jobs_still_mine_for_update"),
-                            {"id": job["id"], "worker": worker}) is None:
+            events = list(retried)
+            # the claim fence: the entry's own compare-and-set move when the group ends the
+            # run here, else a lock on the entry; either refuses a late worker (nothing
+            # written) and locks the job row first, as every checkpoint did
+            if finish:
+                mine = jobs.finish_in(cur, job, worker, events)
+            elif handoff is not None:
+                mine = jobs.handoff_in(cur, job, worker, handoff.queue, handoff.reason, events)
+            else:
+                mine = cur.fetchone(sql("jobs_still_mine_for_update"),
+                                    {"id": job["id"], "worker": worker}) is not None
+            if not mine:
                 raise ClaimLostError(f"job {job['id']} is no longer claimed by {worker}")
-            updates = {c: _db_value(v) for c, v in outcome.email_updates.items()}
+            updates: dict[str, Any] = {}  # later steps' columns win, as sequential UPDATEs
+            for done in group:
+                updates.update({c: _db_value(v) for c, v in done.outcome.email_updates.items()})
             if updates:
                 cur.execute(*update_emails(email["id"], updates))
-            if outcome.confirmed:
-                cur.execute(sql("steps_confirm"), {
-                    "email_id": email["id"], "step": str(step),
-                    "detail": json.dumps(outcome.detail, default=str)})
-            if outcome.write is not None:
-                outcome.write(cur)
-            events = [*retried, *outcome.events]
-            events.append(AuditEvent(
-                Actor.WORKER, "email", email["id"],
-                "step_confirmed" if outcome.confirmed else "step_not_confirmed",
-                attempt=job["attempts"],
-                detail={"step": str(step), "job_id": job["id"],
-                        **({"reason": outcome.status_reason} if outcome.status_reason else {})}))
-            if outcome.mail_status is not None:  # the entry is ours (locked above): the
-                # status this run read is current unless someone else moved it; the
-                # store's conditional UPDATE refuses the move then
-                self.services.stores.mails.move(
-                    cur, email["id"], outcome.mail_status, actor=Actor.WORKER,
-                    reason=outcome.status_reason, attempt=job["attempts"],
-                    current=email["status"], events=events,
-                    detail={"step": str(step), "job_id": job["id"]})
+            rows = [{"email_id": email["id"], "step": str(d.step),
+                     "detail": json.dumps(d.outcome.detail, default=str)}
+                    for d in group if d.outcome.confirmed]
+            if rows:
+                cur.executemany(sql("steps_confirm"), rows)
+            for done in group:
+                outcome = done.outcome
+                if outcome.write is not None:
+                    outcome.write(cur)
+                events += [*outcome.events, done.event]
+                if outcome.mail_status is not None:  # the entry is ours (locked above):
+                    # the status this run read is current unless someone else moved it;
+                    # the store's conditional UPDATE refuses the move then
+                    self.services.stores.mails.move(
+                        cur, email["id"], outcome.mail_status, actor=Actor.WORKER,
+                        reason=outcome.status_reason, attempt=job["attempts"],
+                        current=done.status_before, events=events,
+                        detail={"step": str(done.step), "job_id": job["id"]})
             write_events(cur, events)
+
+
+def step_event(job: dict[str, Any], email: dict[str, Any], step: Step,
+               outcome: StepOutcome) -> AuditEvent:
+    """The step's own audit event, made when it ended (the benchmark's step times)."""
+    return AuditEvent(
+        Actor.WORKER, "email", email["id"],
+        "step_confirmed" if outcome.confirmed else "step_not_confirmed",
+        attempt=job["attempts"],
+        detail={"step": str(step), "job_id": job["id"],
+                **({"reason": outcome.status_reason} if outcome.status_reason else {})})
 
 
 def checkpoint_columns(outcome: StepOutcome) -> dict[str, Any]:

@@ -33,7 +33,8 @@ class Steps:
         self.failures = failures or {}
         self.hooks: dict[Step, object] = {}
 
-    def spec(self, step: Step, needs_vectors: bool = False, **outcome) -> StepSpec:
+    def spec(self, step: Step, needs_vectors: bool = False, commit_before: bool = True,
+             **outcome) -> StepSpec:
         def run(ctx):
             self.calls[step] = self.calls.get(step, 0) + 1
             hook = self.hooks.get(step)
@@ -43,7 +44,7 @@ class Steps:
             if pending:
                 raise pending.pop(0)
             return StepOutcome(detail={"step": str(step), "n": self.calls[step]}, **outcome)
-        return StepSpec(step, run, needs_vectors)
+        return StepSpec(step, run, needs_vectors, commit_before)
 
     def pipeline(self, vector_step: bool = False) -> list[StepSpec]:
         return [self.spec(Step.PARSE),
