@@ -81,6 +81,17 @@ def test_two_groups_and_the_finish_take_two_checkpoint_commits(services, db):
         "classified"
 
 
+def killed_at_first_call(services, steps, job, step) -> None:
+    """Worker w1 runs the entry and is killed (``Crash``) at the first call of ``step``."""
+    def kill(ctx):
+        if steps.calls[step] == 1:
+            raise Crash()
+
+    steps.hooks[step] = kill
+    with pytest.raises(Crash):
+        JobRunner(services, "w1", grouped(steps)).run(job)
+
+
 def test_a_crash_inside_a_group_repeats_the_group_and_doubles_nothing(services, db):
     """GIVEN a worker killed in classify, after parse ran in the same group WHEN cleanup
     resets the entry and it runs again THEN nothing of the group had been written, the run
@@ -88,13 +99,7 @@ def test_a_crash_inside_a_group_repeats_the_group_and_doubles_nothing(services, 
     email, steps = make_email(db), Steps()
     job = make_job(db, email)
 
-    def kill(ctx):
-        if steps.calls[Step.CLASSIFY] == 1:
-            raise Crash()
-
-    steps.hooks[Step.CLASSIFY] = kill
-    with pytest.raises(Crash):
-        JobRunner(services, "w1", grouped(steps)).run(job)
+    killed_at_first_call(services, steps, job, Step.CLASSIFY)
     assert confirmed(db, email) == []
     assert job_row(db, job)["state"] == "processing"
     crash_then_cleanup(db, job)
@@ -112,13 +117,7 @@ def test_a_crash_in_the_last_group_resumes_after_the_committed_group(services, d
     email, steps = make_email(db), Steps()
     job = make_job(db, email)
 
-    def kill(ctx):
-        if steps.calls[Step.RETRIEVE] == 1:
-            raise Crash()
-
-    steps.hooks[Step.RETRIEVE] = kill
-    with pytest.raises(Crash):
-        JobRunner(services, "w1", grouped(steps)).run(job)
+    killed_at_first_call(services, steps, job, Step.RETRIEVE)
     assert confirmed(db, email) == ["classify", "parse"]
     crash_then_cleanup(db, job)
     assert JobRunner(services, "w2", grouped(steps)).run(job) == "done"
