@@ -86,9 +86,6 @@ SELECT entity_id, JSON_VALUE(detail, '$.step') AS step, JSON_VALUE(detail, '$.jo
        at FROM audit_log
  WHERE entity_type = 'email' AND event = 'step_confirmed' ORDER BY at, id;
 
--- name: bench_sends_per_draft
-SELECT s.status, COUNT(*) AS n FROM send_attempts s GROUP BY s.status;
-
 -- name: bench_jobs_failed
 SELECT id, kind, state, attempts, last_error FROM jobs WHERE state IN ('failed', 'dead')
  ORDER BY id LIMIT 5;

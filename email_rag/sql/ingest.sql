@@ -108,9 +108,6 @@ UPDATE emails SET content_hash = %(content_hash)s WHERE id = %(id)s AND content_
 INSERT IGNORE INTO jobs (kind, job_key, email_id, queue, state) VALUES {rows}
 RETURNING id, email_id;
 
--- name: ingest_jobs_by_key
-SELECT id, email_id, queue FROM jobs WHERE job_key IN ({keys});
-
 -- name: ingest_mark_enqueued
 UPDATE jobs SET enqueued_at = NOW(6) WHERE id IN ({ids});
 

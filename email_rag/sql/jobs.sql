@@ -58,13 +58,6 @@ UPDATE jobs SET state = %(state)s, worker = NULL, finished_at = NOW(6), last_err
  WHERE id = %(id)s AND state = 'processing' AND worker <=> %(worker)s
    AND started_at <=> %(started_at)s;
 
--- name: jobs_dispatchable
--- Entries that should be in Redis now: queued, or failed and due.
-SELECT id, queue, state FROM jobs
- WHERE (state = 'queued' OR (state = 'failed' AND next_run_at <= NOW(6)))
-   AND id > %(after)s
- ORDER BY id LIMIT %(limit)s;
-
 -- name: jobs_insert
 INSERT IGNORE INTO jobs (kind, job_key, email_id, draft_id, queue, state)
 VALUES (%(kind)s, %(job_key)s, %(email_id)s, %(draft_id)s, %(queue)s, 'queued');

@@ -9,9 +9,6 @@ SELECT * FROM users WHERE name = %(name)s;
 -- name: web_user_by_name_for_update
 SELECT * FROM users WHERE name = %(name)s FOR UPDATE;
 
--- name: web_user_by_id
-SELECT id, name, role, disabled FROM users WHERE id = %(id)s;
-
 -- name: web_users_list
 SELECT u.id, u.name, u.role, u.disabled, u.last_login_at, u.created_at,
        COALESCE((SELECT GROUP_CONCAT(m.name ORDER BY m.name SEPARATOR ', ')

@@ -153,6 +153,30 @@ def test_every_named_query_uses_named_placeholders():
         f"{n}: {b}" for n, b in found.items())
 
 
+def unused_queries(names: list[str], code: str) -> list[str]:
+    """Named queries that no code names: literally (``sql("x")``) or through an f-string
+    whose fixed start they begin with (``sql(f"web_metrics_{n}")``)."""
+    literal = set(re.findall(r"""["']([a-z_0-9]+)["']""", code))
+    prefixes = re.findall(r"""sql\(\s*f["']([a-z_0-9]+)\{""", code)
+    return [n for n in names if n not in literal and not n.startswith(tuple(prefixes))]
+
+
+def test_the_unused_query_check_sees_literal_and_f_string_names():
+    code = 'sql("a_one")\nsql(f"metrics_{n}")\n'
+    assert unused_queries(["a_one", "metrics_mails", "b_two"], code) == ["b_two"]
+
+
+def test_every_named_query_is_used():
+    """One way to do each thing: a named query nobody calls is a second copy waiting to be
+    used by mistake (four were found: ingest_jobs_by_key, jobs_dispatchable,
+    bench_sends_per_draft, web_user_by_id)."""
+    from email_rag.db.queries import all_queries
+
+    code = "\n".join(p.read_text() for d in [*PYTHON_DIRS, "tests"] if (ROOT / d).exists()
+                     for p in (ROOT / d).rglob("*.py") if p.name != "test_code_rules.py")
+    assert unused_queries(sorted(all_queries()), code) == []
+
+
 def test_the_linter_passes():
     """GIVEN the project's ruff rules (pyproject.toml) THEN the whole tree passes them: an unused
     import or a shadowed name is a finding here, not in a reviewer's eye."""
