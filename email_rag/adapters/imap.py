@@ -131,16 +131,16 @@ class ImapMailbox:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _call(self, action: str, fn: Callable[[IMAPClient], T]) -> T:
+    def _call(self, action: str, fn: Callable[[IMAPClient], T], folder: str | None = None) -> T:
+        """Run an IMAP command (``action``: its name, for error texts; ``folder`` it acts on)."""
         self.connect()
         assert self._client is not None
-        with self._translate(action):
+        with self._translate(action if folder is None else f"{action} {folder!r}"):
             return fn(self._client)
 
     # --- folders ---
     def select(self, folder: str, readonly: bool = True) -> FolderState:
-        info = self._call(f"SELECT {folder!r}",
-                          lambda c: c.select_folder(folder, readonly=readonly))
+        info = self._call("SELECT", lambda c: c.select_folder(folder, readonly=readonly), folder)
         self.selected = folder
         try:
             return FolderState(folder, int(info[b"UIDVALIDITY"]),
@@ -154,14 +154,14 @@ class ImapMailbox:
 
     def create_folder(self, folder: str) -> None:
         if not self.folder_exists(folder):
-            self._call(f"CREATE {folder!r}", lambda c: c.create_folder(folder))
+            self._call("CREATE", lambda c: c.create_folder(folder), folder)
 
     def delete_folder(self, folder: str) -> None:
         if self.selected == folder:
             self._call("CLOSE", lambda c: c.unselect_folder())
             self.selected = None
         if self.folder_exists(folder):
-            self._call(f"DELETE {folder!r}", lambda c: c.delete_folder(folder))
+            self._call("DELETE", lambda c: c.delete_folder(folder), folder)
 
     # --- reading ---
     def uids_after(self, folder: str, last_uid: int) -> list[int]:
@@ -279,8 +279,8 @@ class ImapMailbox:
     def append(self, folder: str, raw: bytes, flags: Iterable[str] = (),
                when: datetime | None = None) -> int | None:
         """APPEND one mail; returns its UID when the server reports APPENDUID."""
-        answer = self._call(f"APPEND {folder!r}",
-                            lambda c: c.append(folder, raw, flags=tuple(flags), msg_time=when))
+        answer = self._call(
+            "APPEND", lambda c: c.append(folder, raw, flags=tuple(flags), msg_time=when), folder)
         m = _APPENDUID.search(answer if isinstance(answer, bytes) else str(answer).encode())
         return int(m.group(2)) if m else None
 
@@ -302,7 +302,7 @@ class ImapMailbox:
         return count
 
     def _multiappend(self, folder: str, raws: list[bytes]) -> int:
-        self._call(f"MULTIAPPEND {folder!r}", lambda c: c.multiappend(folder, raws))
+        self._call("MULTIAPPEND", lambda c: c.multiappend(folder, raws), folder)
         return len(raws)
 
 
@@ -354,7 +354,7 @@ class IdleSession:
         return True
 
     def _enter(self) -> None:
-        self.imap._call(f"IDLE {self.folder!r}", lambda c: c.idle())
+        self.imap._call("IDLE", lambda c: c.idle(), self.folder)
         self.idling = True
         self.started_at = time.monotonic()
         self._empty_reads = 0
@@ -396,7 +396,7 @@ class IdleSession:
     def refresh(self) -> IdleNews:
         """DONE and IDLE again; raises ``ImapError`` when DONE is not answered in time."""
         self.idling = False
-        _, responses = self.imap._call(f"DONE {self.folder!r}", lambda c: c.idle_done())
+        _, responses = self.imap._call("DONE", lambda c: c.idle_done(), self.folder)
         self._enter()
         new = any(len(r) >= 2 and r[1] in (b"EXISTS", b"RECENT") for r in responses or ())
         return IdleNews(new_mail=new, responses=len(responses or ()))
