@@ -4,21 +4,7 @@ and right-to-left overrides isolated."""
 
 from __future__ import annotations
 
-import pytest
-
 from tests.factories import make_draft, make_email, make_mailbox
-from tests.webutil import browsers, web_app
-
-
-@pytest.fixture
-def app(settings, db):
-    return web_app(settings, db)
-
-
-@pytest.fixture
-def client(app):
-    with browsers(app, log_in=True) as new:
-        yield new
 
 
 def test_bad_input_gets_an_html_page_not_json(client):

@@ -6,21 +6,7 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from email_rag import users
-from tests.webutil import browsers, web_app
-
-
-@pytest.fixture
-def app(settings, db):
-    return web_app(settings, db)
-
-
-@pytest.fixture
-def client(app):
-    with browsers(app, log_in=True) as new:
-        yield new
 
 
 def bulk_drafts(db, n, mailbox="support", start="2026-11-01 00:00:00", **cols):
