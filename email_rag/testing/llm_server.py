@@ -376,6 +376,7 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
         # --- plumbing ---
         def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()
+            self._land()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -387,6 +388,13 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True  # the client gave up (timeout, killed worker)
+
+        def _land(self) -> None:
+            """The call leaves the in-flight list before its answer is written: a client
+            holding its answer never sees its own call still in flight."""
+            token, self._flight = getattr(self, "_flight", None), None
+            if token is not None:
+                server._leave(token)
 
         def _hang_up(self) -> None:
             self.close_connection = True
@@ -444,12 +452,12 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
             if path.endswith("/chat/completions") or path.endswith("/embeddings"):
                 chat = path.endswith("/chat/completions")
                 kind = _chat_kind(body) if chat else "embed"
-                token = server._enter(kind, self.client_address)
+                self._flight = server._enter(kind, self.client_address)
                 try:
                     server._wait_if_held(kind)
                     return self._chat(path, body, raw) if chat else self._embed(path, body, raw)
                 finally:
-                    server._leave(token)
+                    self._land()
             return self._send(404, _error_body(404, f"no route {path}"))
 
         def _model_ok(self, body: dict[str, Any]) -> bool:
@@ -475,6 +483,7 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 return True
             elif fault == "malformed":
                 data = b"<html><body>502 proxy says hello</body></html>"
+                self._land()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -29,20 +29,22 @@ def test_second_caller_waits_for_the_slot_instead_of_timing_out(r):
     a = EndpointSlots(r, URL, limit=1, lease=30, wait=10)
     b = EndpointSlots(r, URL, limit=1, lease=30, wait=10)
     order = []
+    holding = threading.Event()
 
     def first():
         with a.slot():
             order.append("a-start")
+            holding.set()
             time.sleep(0.5)
             order.append("a-end")
 
     t = threading.Thread(target=first)
     t.start()
-    time.sleep(0.1)
+    assert holding.wait(10), "the first caller never got the slot"
     with b.slot() as waited:
         order.append("b-start")
     t.join()
-    assert order == ["a-start", "a-end", "b-start"] and waited >= 0.3
+    assert order == ["a-start", "a-end", "b-start"] and waited > 0
 
 
 def test_no_slot_within_the_wait_is_a_transient_busy_error(r):

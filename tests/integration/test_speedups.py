@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -132,16 +133,24 @@ def test_a_checkpoint_that_hits_a_lock_wait_timeout_is_repeated_and_audited(sett
     other = Database.from_settings(settings)
     email = make_email(db)
     job = make_job(db, email)
-    hold = threading.Event()
+    hold, timed_out = threading.Event(), threading.Event()
 
-    def hook(ctx):  # while the step runs, someone else locks the job row for 1.5 s
-        def locker():
+    class Repeat(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "repeating it" in record.getMessage():
+                timed_out.set()
+
+    def hook(ctx):  # while the step runs, someone else locks the job row until the
+        def locker():  # checkpoint's first lock wait timed out (no timing luck)
             with other.transaction() as cur:
                 cur.execute("SELECT id FROM jobs WHERE id = %s FOR UPDATE", (job,))
                 hold.set()
-                time.sleep(1.5)
+                timed_out.wait(60)
         threading.Thread(target=locker, daemon=True).start()
         hold.wait(5)
+
+    repeat = Repeat()
+    logging.getLogger("email_rag.pipeline.runner").addHandler(repeat)
 
     def step(ctx):
         hook(ctx)
@@ -151,6 +160,7 @@ def test_a_checkpoint_that_hits_a_lock_wait_timeout_is_repeated_and_audited(sett
         svc.db.execute("SET SESSION innodb_lock_wait_timeout = 1")
         assert JobRunner(svc, "w1", [StepSpec(Step.PARSE, step)]).run(job) == "done"
     finally:
+        logging.getLogger("email_rag.pipeline.runner").removeHandler(repeat)
         svc.close()
         other.close()
     row = db.fetchone("SELECT state, attempts FROM jobs WHERE id = %s", (job,))
