@@ -61,7 +61,7 @@ def test_timeout_then_success(srv, llm):
     assert r.outcome is TaskOutcome.OK and r.attempts == 2
     assert attempts(r) == [("timeout", "retry"), ("ok", "none")]
     assert r.events[0].detail["duration_ms"] >= TIMEOUT * 1000 * 0.9
-    assert time.monotonic() - started < TIMEOUT + 1.0
+    assert time.monotonic() - started < STALL  # gave up at the timeout, not after the stall
     assert srv.stats()["produced"] == {"classify": 1}
 
 
@@ -140,13 +140,20 @@ def test_schema_violation_twice_gives_defaults(srv, llm):
 
 def test_429_with_retry_after_is_waited_out_then_success(srv, llm):
     srv.set_plan({"rules": [{"fault": "http_429", "retry_after": 0.2, "calls": [1]}]})
-    r = classify(llm)
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:  # really waits; records how long it was asked to
+        waits.append(seconds)
+        time.sleep(seconds)
+
+    r = classify(llm, sleep=sleep)
     assert r.outcome is TaskOutcome.OK
     assert attempts(r) == [("rate_limited", "wait_retry_after"), ("ok", "none")]
     assert r.events[0].detail["retry_after"] == pytest.approx(0.2)
+    assert waits == [pytest.approx(0.2)]  # exactly the Retry-After, not a default backoff
     log = srv.stats()["log"]
     gap = log[1]["at"] - log[0]["at"]  # measured by the server: request 1 to request 2
-    assert 0.2 <= gap < 0.2 + 0.5, gap
+    assert gap >= 0.2, gap  # (no upper bound: a busy machine may add to any wait)
 
 
 def test_429_with_retry_after_as_http_date(srv, llm):
@@ -161,10 +168,10 @@ def test_429_with_retry_after_as_http_date(srv, llm):
 def test_429_beyond_max_retry_after_goes_to_the_job_cycle_at_once(srv, llm):
     srv.set_plan({"rules": [{"fault": "http_429", "retry_after": 5}]})
     audit = Recorder()
-    started = time.monotonic()
+    waits: list[float] = []
     with pytest.raises(LLMRateLimitedError) as ei:
-        classify(llm, audit=audit, limits=PolicyLimits(max_retry_after=1.0))
-    assert time.monotonic() - started < 1.0  # did not sleep 5 s in-process
+        classify(llm, audit=audit, limits=PolicyLimits(max_retry_after=1.0), sleep=waits.append)
+    assert waits == []  # did not sleep 5 s (nor any time) in-process
     assert ei.value.retry_after == 5
     assert attempts(audit.events) == [("rate_limited", "job_retry")]  # recorded before raising
     decision = RetryPolicy(delays=[0.01], max_attempts=3).decide(1, ei.value)
