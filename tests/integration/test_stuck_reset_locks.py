@@ -24,22 +24,30 @@ POLICY = RetryPolicy(delays=(0.0,), max_attempts=10_000)
 def test_cleanup_running_beside_busy_workers_causes_no_deadlock(db):
     """GIVEN three workers claiming and failing entries in a tight loop
     WHEN the cleanup scans for stuck entries over and over at the same time
-    THEN neither side ever gets a deadlock (DatabaseBusyError)."""
+    THEN neither side ever gets a deadlock (DatabaseBusyError).
+
+    The run lasts until the workers did 300 claim cycles and the cleanup 30 scans beside
+    them (about 4 s on an idle machine), not a fixed time: a busy machine does fewer."""
     jobs = [make_job(db, make_email(db)) for _ in range(45)]
-    stop = time.monotonic() + 4
+    stop = threading.Event()
     busy: list[str] = []
-    cycles = [0]
+    lock = threading.Lock()
+    counts = {"cycles": 0, "scans": 0}
+
+    def count(what: str) -> None:
+        with lock:
+            counts[what] += 1
 
     def worker(k: int) -> None:
         store = JobStore(Database(port=3306, database=db.database), POLICY)
         try:
-            while time.monotonic() < stop:
+            while not stop.is_set():
                 for j in jobs[k::3]:
                     try:
                         job = store.claim(j, f"w{k}")
                         if job:
                             store.fail(job, f"w{k}", RuntimeError("again"))
-                        cycles[0] += 1
+                        count("cycles")
                     except DatabaseBusyError as e:
                         busy.append(f"worker {k}: {e}")
         finally:
@@ -48,9 +56,10 @@ def test_cleanup_running_beside_busy_workers_causes_no_deadlock(db):
     def cleanup() -> None:
         store = JobStore(Database(port=3306, database=db.database), POLICY)
         try:
-            while time.monotonic() < stop:
+            while not stop.is_set():
                 try:
                     store.reset_stuck(3600)  # scans every processing entry, resets none
+                    count("scans")
                 except DatabaseBusyError as e:
                     busy.append(f"cleanup: {e}")
         finally:
@@ -60,9 +69,19 @@ def test_cleanup_running_beside_busy_workers_causes_no_deadlock(db):
     threads.append(threading.Thread(target=cleanup))
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
-    assert cycles[0] > 300 and busy == []
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline and not busy:
+            with lock:
+                if counts["cycles"] >= 300 and counts["scans"] >= 30:
+                    break
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(120)
+    assert busy == []
+    assert counts["cycles"] >= 300 and counts["scans"] >= 30, counts
 
 
 def test_entry_reclaimed_after_the_scan_is_not_reset(db):
