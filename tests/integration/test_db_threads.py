@@ -25,10 +25,10 @@ def test_a_second_thread_on_a_connection_in_use_gets_a_clear_error(db):
             cur.execute("CREATE TABLE t_threads (id INT PRIMARY KEY)")
             cur.execute("INSERT INTO t_threads (id) VALUES (1)")
             inside.set()
-            b_done.wait(10)
+            b_done.wait(60)
 
     def thread_b() -> None:
-        inside.wait(10)
+        inside.wait(60)
         try:
             outcome["b"] = db.fetchone("SELECT 1 AS one")
         except Exception as e:  # noqa: BLE001 - the error is what the test checks
@@ -37,7 +37,7 @@ def test_a_second_thread_on_a_connection_in_use_gets_a_clear_error(db):
 
     a, b = threading.Thread(target=thread_a), threading.Thread(target=thread_b)
     a.start(), b.start()
-    a.join(20), b.join(20)
+    a.join(120), b.join(120)
     assert isinstance(outcome["b"], ConnectionSharedError), outcome["b"]
     assert "two threads" in str(outcome["b"])
     assert db.fetchone("SELECT COUNT(*) AS n FROM t_threads")["n"] == 1
@@ -53,7 +53,7 @@ def test_one_thread_may_nest_and_threads_may_take_turns(db):
     result: list[object] = []
     th = threading.Thread(target=lambda: result.append(db.fetchone("SELECT 2 AS two")))
     th.start()
-    th.join(10)
+    th.join(60)
     assert result == [{"two": 2}]
 
 
@@ -67,11 +67,11 @@ def test_closing_a_connection_another_thread_uses_is_refused(db):
         with db.transaction() as cur:
             cur.execute("CREATE TABLE t_close (id INT PRIMARY KEY)")
             inside.set()
-            b_done.wait(10)
+            b_done.wait(60)
             cur.execute("INSERT INTO t_close (id) VALUES (7)")
 
     def thread_b() -> None:
-        inside.wait(10)
+        inside.wait(60)
         try:
             db.close()
         except ConnectionSharedError as e:
@@ -80,6 +80,6 @@ def test_closing_a_connection_another_thread_uses_is_refused(db):
 
     a, b = threading.Thread(target=thread_a), threading.Thread(target=thread_b)
     a.start(), b.start()
-    a.join(20), b.join(20)
+    a.join(120), b.join(120)
     assert len(errors) == 1
     assert db.fetchone("SELECT id FROM t_close")["id"] == 7
