@@ -83,7 +83,7 @@ mailbox is full
 def world(settings, mailbox, db):
     sent = MemorySentFolder()
     with FaultSmtpServer(file_to=sent.append) as relay:
-        svc = services_for(settings, mailbox, smtp_port=relay.port, smtp_timeout=1.0,
+        svc = services_for(settings, mailbox, smtp_port=relay.port, smtp_timeout=5.0,
                            retry_jitter=0)
         try:
             yield svc, relay, sent

@@ -16,7 +16,13 @@ from email_rag.sending.outcome import send_outcome_text
 from email_rag.sending.sender import SendService
 from email_rag.testing.smtp_server import FaultSmtpServer
 from email_rag.testing.tcp_proxy import TcpFaultProxy
-from tests.integration.test_sending import MemorySentFolder, draft_for, send_job
+from tests.integration.test_sending import (
+    SMTP_STALL,
+    SMTP_TIMEOUT,
+    MemorySentFolder,
+    draft_for,
+    send_job,
+)
 
 
 class MemoryRunner(JobRunner):
@@ -62,7 +68,7 @@ def send_with_lost_answer(base, db, sent) -> int:
     stalls past the SMTP timeout (its answer is lost; it files nothing). Returns the draft."""
     with FaultSmtpServer() as relay:
         base.smtp_port = relay.port
-        relay.add_fault("stall", stage="data", seconds=2.5)
+        relay.add_fault("stall", stage="data", seconds=SMTP_STALL)
         svc = Services(base)
         try:
             _, draft = draft_for(db)
@@ -75,7 +81,7 @@ def send_with_lost_answer(base, db, sent) -> int:
 
 @pytest.fixture
 def base(settings):
-    settings.smtp_timeout = 1.0
+    settings.smtp_timeout = SMTP_TIMEOUT
     settings.retry_jitter = 0
     return settings
 
@@ -112,7 +118,8 @@ def test_relay_250_then_mariadb_lost_before_sent_is_committed_ends_sent_not_unkn
 
     def lose_mariadb(_message: bytes) -> None:  # the relay has the message; 250 follows
         proxy.down()
-        threading.Timer(1.5, lambda: (proxy.up(), restored.set())).start()
+        # set before up(): the run cannot finish before it is set (nor before MariaDB is up)
+        threading.Timer(1.5, lambda: (restored.set(), proxy.up())).start()
 
     try:
         with FaultSmtpServer(file_to=lose_mariadb) as relay:
@@ -145,7 +152,7 @@ def test_late_filing_relay_ends_sent_via_the_second_reconciliation(base, db):
     sent = LateSentFolder()
     with FaultSmtpServer(file_to=sent.file_late) as relay:
         base.smtp_port = relay.port
-        relay.add_fault("stall", stage="data", seconds=2.5)
+        relay.add_fault("stall", stage="data", seconds=SMTP_STALL)
         svc = Services(base)
         try:
             _, draft = draft_for(db)

@@ -16,6 +16,12 @@ from email_rag.sending.sender import SendService
 from email_rag.testing.smtp_server import FaultSmtpServer
 from tests.factories import make_draft, make_email, make_mailbox
 
+# seconds per SMTP command, and how long a stalled relay holds its answer: a healthy answer
+# must come within the timeout on a busy 2-core machine (1 s left little room), a stalled
+# one well after it
+SMTP_TIMEOUT = 2.0
+SMTP_STALL = 6.0
+
 
 class MemorySentFolder:
     """Stands in for the IMAP Sent folder in these tests (the IMAP adapter has its own)."""
@@ -50,7 +56,7 @@ def relay(sent):
 @pytest.fixture
 def svc(settings, relay):
     settings.smtp_port = relay.port
-    settings.smtp_timeout = 1.0
+    settings.smtp_timeout = SMTP_TIMEOUT
     settings.retry_jitter = 0
     s = Services(settings)
     yield s
@@ -196,7 +202,7 @@ def test_550_fails_the_draft_with_the_server_answer_and_is_not_retried(svc, db, 
 def test_timeout_after_accept_is_reconciled_from_the_sent_folder(svc, db, relay, sent):
     _, draft = draft_for(db)
     result = review.approve(svc, draft, "anna")
-    relay.add_fault("stall", stage="data", seconds=2.5)
+    relay.add_fault("stall", stage="data", seconds=SMTP_STALL)
     assert runner(svc, sent).run(send_job(db, draft)["id"]) == "done"
     attempt = db.fetchone("SELECT * FROM send_attempts WHERE draft_id = %s", (draft,))
     assert (attempt["status"], attempt["reconciled"]) == ("sent", 1)
@@ -209,7 +215,7 @@ def test_timeout_after_accept_without_reconciliation_ends_unknown_and_is_not_res
     svc.settings.reconcile_sent_folder = False
     mail, draft = draft_for(db)
     result = review.approve(svc, draft, "anna")
-    relay.add_fault("stall", stage="data", seconds=2.5)
+    relay.add_fault("stall", stage="data", seconds=SMTP_STALL)
     job = send_job(db, draft)
     assert runner(svc, sent).run(job["id"]) == "done"
     attempt = db.fetchone("SELECT * FROM send_attempts WHERE draft_id = %s", (draft,))
