@@ -143,7 +143,9 @@ def test_qdrant_that_hangs_gives_partially_indexed_within_the_timeouts(services,
         elapsed = time.monotonic() - started
         assert hang.connections >= 3
     _assert_partially_indexed(db, email, "vectors", "timed out")
-    assert elapsed < 10  # 3 tries x 1 s for the index step, the same for retrieval
+    # 3 tries x 1 s for the index step, the same for retrieval, plus the pipeline's own work
+    # (9-11 s measured under two CPU hogs); Qdrant's default 10 s timeout would take >= 30 s
+    assert elapsed < 25, elapsed
     services.settings.qdrant_url = ""
     services.reset()
     assert index_sync.sync(services).reindexed == [email]
@@ -191,7 +193,9 @@ def test_arangodb_that_hangs_times_out_and_sync_completes_once_the_graph_is_off(
         elapsed = time.monotonic() - started
         # python-arango reports a read timeout of a GET as "Can't connect to host(s)"
         _assert_partially_indexed(db, email, "graph", "unreachable")
-        assert hang.connections >= 3 and 3 * 0.3 <= elapsed < 6
+        # >= 3 tries x 0.3 s plus the pipeline's own work (3.7 s measured under two CPU hogs);
+        # ArangoDB's default 5 s timeout would take >= 15 s
+        assert hang.connections >= 3 and 3 * 0.3 <= elapsed < 12, elapsed
         report = index_sync.sync(services)  # still hanging: stays partially_indexed
         assert report.still_missing == {email: ["graph"]}
     # an operator turns the graph store off: nothing is missing any more

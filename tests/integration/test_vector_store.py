@@ -107,7 +107,7 @@ def test_server_url_with_closed_port_is_unavailable():
     started = time.monotonic()
     with pytest.raises(StoreUnavailableError, match="unreachable"):
         s.replace_mail(1, points(1, ["x"]))
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 8  # no wait (took 3.4 s once under two CPU hogs)
     s.close()
 
 
@@ -117,7 +117,8 @@ def test_server_that_hangs_times_out_as_unavailable():
         started = time.monotonic()
         with pytest.raises(StoreUnavailableError, match="timed out"):
             s.search(EMB.embed(["x"])[0])
-        assert 0.9 < time.monotonic() - started < 3
+        # the 1 s timeout, not the default 10 s (2.6 s measured under two CPU hogs)
+        assert 0.9 < time.monotonic() - started < 8
         assert hang.connections >= 1
         s.close()
 
