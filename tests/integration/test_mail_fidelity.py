@@ -225,7 +225,7 @@ def web(path, tmp_path):
             return False
 
     try:
-        wait_for(up, 20, what="email-rag web")
+        wait_for(up, 120, what="email-rag web")  # a subprocess starting on a busy machine
         yield base
     finally:
         stop(proc)
