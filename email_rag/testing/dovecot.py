@@ -261,7 +261,7 @@ class Dovecot:
         return pwd.getpwnam(self.mail_user).pw_uid, grp.getgrnam(self.mail_group).gr_gid
 
     # --- lifecycle ---
-    def start(self, timeout: float = 10.0) -> Dovecot:
+    def start(self, timeout: float = 30.0) -> Dovecot:
         if not Path(DOVECOT_BIN).exists():
             raise ConfigError("dovecot is not installed (apt-get install -y dovecot-imapd "
                               "dovecot-core, see scripts/bootstrap.sh)")

@@ -9,9 +9,11 @@ import redis
 from email_rag.testing.servers import PrivateMariaDB, PrivateRedis
 
 
-def _connect(port: int):
+def _connect(port: int, read_timeout: int = 30):
+    """Generous timeouts for a server that should answer (a busy machine); the test of a
+    halted server passes a short read_timeout, the time it waits for no answer."""
     return mariadb.connect(host="127.0.0.1", port=port, user="root", password="",
-                           connect_timeout=3, read_timeout=3)
+                           connect_timeout=30, read_timeout=read_timeout)
 
 
 def test_a_committed_row_survives_kill_9_of_mariadbd_and_a_restart():
@@ -46,7 +48,7 @@ def test_a_committed_row_survives_kill_9_of_mariadbd_and_a_restart():
 
 def test_a_halted_mariadbd_answers_nothing_until_it_is_resumed():
     with PrivateMariaDB() as server:
-        conn = _connect(server.port)
+        conn = _connect(server.port, read_timeout=3)
         server.halt()
         cur = conn.cursor()
         with pytest.raises(mariadb.Error):
