@@ -12,11 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
+import redis
+from rq.job import Job
 
+from email_rag.adapters.queue import rq_job_id
 from email_rag.adapters.vectors import QdrantStore, holder
 from tests.e2e.test_vector_worker import VQ, enqueue, job_states, venv, worker  # noqa: F401
 from tests.factories import make_email, make_job, make_mailbox
-from tests.helpers import run_cli
+from tests.helpers import run_cli, wait_for
 from tests.index_helpers import confirm_steps
 
 pytestmark = pytest.mark.slow
@@ -40,17 +43,22 @@ def test_a_misrouted_vector_entry_is_not_run_by_a_plain_worker_and_the_folder_st
     owner = None
     try:
         enqueue(venv, [item], queue="email-rag")  # the wrong queue
-        time.sleep(6)
+        # the plain worker has taken the delivery and finished with it: RQ deletes a
+        # finished job (result_ttl=0); a failed one would stay (failure_ttl)
+        conn = redis.Redis.from_url(venv["EMAIL_RAG_REDIS_URL"])
+        try:
+            wait_for(lambda: not Job.exists(rq_job_id(item[1], "email-rag"), connection=conn),
+                     timeout=120, what="the plain worker to take the misrouted delivery")
+        finally:
+            conn.close()
         state = job_states(db, [item])[0]
         assert state["state"] == "queued" and state["attempts"] == 0, state
         assert holder(Path(venv["EMAIL_RAG_QDRANT_PATH"])) is None
         owner = worker("--with-vectors", extra_env=venv)
         proc = run_cli("redispatch", "--grace", "0", "--json", env_extra=venv)
         assert proc.returncode == 0, proc.stderr[-2000:]
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and job_states(db, [item])[0]["state"] != "done":
-            time.sleep(0.3)
-        assert job_states(db, [item])[0]["state"] == "done", job_states(db, [item])
+        wait_for(lambda: job_states(db, [item])[0]["state"] == "done", timeout=120,
+                 what="the vector owner to run the re-dispatched entry")
         assert plain.poll() is None and owner.poll() is None
     finally:
         for p in (plain, owner):
@@ -114,7 +122,7 @@ def test_a_vector_owner_that_cannot_start_raises_an_alarm_in_status_and_a_runnin
         squatter.close()
     owner = worker("--with-vectors", extra_env=venv)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         check = _owner_check(venv)
         while time.monotonic() < deadline and f"pid {owner.pid}" not in check["detail"]:
             time.sleep(0.5)
