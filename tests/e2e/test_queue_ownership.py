@@ -64,7 +64,7 @@ def test_a_misrouted_vector_entry_is_not_run_by_a_plain_worker_and_the_folder_st
         for p in (plain, owner):
             if p is not None:
                 p.terminate()
-                p.wait(timeout=30)
+                p.wait(timeout=60)
 
 
 def test_a_process_that_is_not_the_vector_owner_never_opens_the_local_store(tmp_path):
@@ -85,7 +85,7 @@ def test_a_process_that_is_not_the_vector_owner_never_opens_the_local_store(tmp_
         "    print('refused:', e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60)
+                         timeout=120)
     assert "refused:" in out.stdout and "never opens it" in out.stdout, out.stderr[-1500:]
     assert holder(tmp_path / "qdrant") is None
     store = QdrantStore(path=tmp_path / "qdrant")  # this process may (a CLI command, a test)
@@ -113,7 +113,7 @@ def test_a_vector_owner_that_cannot_start_raises_an_alarm_in_status_and_a_runnin
     squatter.open()
     try:
         proc = worker("--with-vectors", extra_env=venv)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=180)
         assert proc.returncode != 0
         assert "ALARM vector owner cannot start" in err
         check = _owner_check(venv)
@@ -130,7 +130,7 @@ def test_a_vector_owner_that_cannot_start_raises_an_alarm_in_status_and_a_runnin
         assert f"worker pid {owner.pid}" in check["detail"], check
     finally:
         owner.terminate()
-        owner.wait(timeout=30)
+        owner.wait(timeout=60)
 
 
 def test_the_web_status_page_shows_a_vector_owner_that_cannot_start(venv, db, settings):  # noqa: F811
@@ -144,7 +144,7 @@ def test_the_web_status_page_shows_a_vector_owner_that_cannot_start(venv, db, se
     squatter.open()
     try:
         proc = worker("--with-vectors", extra_env=venv)
-        proc.communicate(timeout=60)
+        proc.communicate(timeout=180)
         assert proc.returncode != 0
     finally:
         squatter.close()
