@@ -133,7 +133,7 @@ def serve_web(env: dict, cwd: Path) -> Iterator[str]:
                              "--port", str(port)], env=env, stdout=log,
                             stderr=subprocess.STDOUT, cwd=cwd)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # a hang, not a slow start on a busy CI machine
     while True:
         try:
             with urllib.request.urlopen(base + "/healthz", timeout=1) as r:

@@ -160,7 +160,7 @@ class DovecotUser:
         """The JSON for EMAIL_RAG_MAILBOXES with just this mailbox."""
         return mailboxes_json([self.config])
 
-    def imap(self, timeout: float = 10.0) -> ImapMailbox:
+    def imap(self, timeout: float = 60.0) -> ImapMailbox:
         return ImapMailbox(self.config, timeout)
 
     # --- putting mail in ---
@@ -261,7 +261,7 @@ class Dovecot:
         return pwd.getpwnam(self.mail_user).pw_uid, grp.getgrnam(self.mail_group).gr_gid
 
     # --- lifecycle ---
-    def start(self, timeout: float = 30.0) -> Dovecot:
+    def start(self, timeout: float = 60.0) -> Dovecot:  # a hang: a busy CI machine is slow
         if not Path(DOVECOT_BIN).exists():
             raise ConfigError("dovecot is not installed (apt-get install -y dovecot-imapd "
                               "dovecot-core, see scripts/bootstrap.sh)")

@@ -71,7 +71,7 @@ def _start_poll(env: dict, *args: str) -> subprocess.Popen:
                             env={**os.environ, **env, "PYTHONPATH": str(ROOT)})
 
 
-def _wait_rows(db, at_least: int, timeout: float = 20) -> int:
+def _wait_rows(db, at_least: int, timeout: float = 120) -> int:  # a poller process's start
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         n = db.fetchone("SELECT COUNT(*) n FROM emails")["n"]
@@ -115,7 +115,7 @@ def test_two_poller_processes_started_at_once_store_each_mail_once(env, db, mail
     mailbox.deliver(bulk_mails(1_000, tag="pair"))
     e = _env(env, mailbox.config, EMAIL_RAG_IMAP_FETCH_BATCH="50")
     procs = [_start_poll(e, "--once", "--json") for _ in range(2)]
-    outs = [p.communicate(timeout=60)[0] for p in procs]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     results = [json.loads(o)["data"] for o in outs]
     assert sum(r["totals"]["fetched"] for r in results) == 1_000  # never both on one mail
@@ -134,7 +134,7 @@ def test_sigterm_finishes_the_batch_in_hand_and_releases_the_lease(env, db, mail
     try:
         _wait_rows(db, 100)
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=10)
+        out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()

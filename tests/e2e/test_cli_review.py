@@ -46,7 +46,7 @@ def test_two_terminals_approving_at_once_create_one_attempt(env, db):
     e = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [subprocess.Popen(cmd + ["--by", f"user{i}"], stdout=subprocess.PIPE, text=True, env=e)
              for i in range(3)]
-    actions = sorted(json.loads(p.communicate(timeout=60)[0])["data"]["action"] for p in procs)
+    actions = sorted(json.loads(p.communicate(timeout=180)[0])["data"]["action"] for p in procs)
     assert actions == ["already_approved", "already_approved", "approved"]
     assert db.fetchone("SELECT COUNT(*) AS n FROM send_attempts")["n"] == 1
     assert db.fetchone("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'send_draft'")["n"] == 1

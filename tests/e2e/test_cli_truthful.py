@@ -38,7 +38,7 @@ def test_no_sent_wording_before_the_relay_answered_then_accepted_by_the_relay(en
 
     # the relay answers 250: now, and only now, it says sent, and how we know
     with FaultSmtpServer() as relay:
-        settings.smtp_port, settings.smtp_timeout = relay.port, 2.0
+        settings.smtp_port, settings.smtp_timeout = relay.port, 30.0  # the relay: a thread
         svc = Services(settings)
         try:
             job = db.fetchone("SELECT id FROM jobs WHERE draft_id = %s", (draft,))["id"]

@@ -36,7 +36,9 @@ def stack(env, mailbox, tmp_path):
     extra = {
         "EMAIL_RAG_MAILBOXES": mailbox.env_value(),
         "EMAIL_RAG_LLM_BASE_URL": llm.url,
-        "EMAIL_RAG_LLM_TIMEOUT": "2",
+        # the scripted LLM answers from a thread of this test process: give it what a busy
+        # 2-core CI machine needs (2 s timed calls out, so jobs took an extra attempt)
+        "EMAIL_RAG_LLM_TIMEOUT": "30",
         "EMAIL_RAG_SMTP_PORT": str(relay.port),
         "EMAIL_RAG_SMTP_TIMEOUT": "2",
         "EMAIL_RAG_POLL_INTERVAL_SECONDS": "1",
@@ -78,9 +80,9 @@ def test_polled_mail_is_drafted_approved_and_received_once(stack, db):
     scheduler = stack.start("scheduler")
     worker = stack.start("worker", "--with-vectors")
 
-    wait_for(lambda: mail_status(db, "<order-1@customer.example>") == "draft_ready", 60,
+    wait_for(lambda: mail_status(db, "<order-1@customer.example>") == "draft_ready", 180,
              what="the support mail to get a draft")
-    wait_for(lambda: mail_status(db, "<news-1@shop.example>") == "no_reply", 10,
+    wait_for(lambda: mail_status(db, "<news-1@shop.example>") == "no_reply", 90,
              what="the newsletter to be recorded without a draft")
     drafts = json.loads(run_cli("drafts", "list", "--json").stdout)["data"]["drafts"]
     assert len(drafts) == 1
@@ -88,7 +90,7 @@ def test_polled_mail_is_drafted_approved_and_received_once(stack, db):
     assert approved.returncode == 0, approved.stdout
     message_id = json.loads(approved.stdout)["data"]["message_id"]
 
-    wait_for(lambda: mail_status(db, "<order-1@customer.example>") == "sent", 30,
+    wait_for(lambda: mail_status(db, "<order-1@customer.example>") == "sent", 90,
              what="the reply to be sent")
     assert stack.relay.count(message_id) == 1
     with stack.mailbox.imap() as imap:
@@ -102,11 +104,15 @@ def test_polled_mail_is_drafted_approved_and_received_once(stack, db):
 
 
 def test_worker_killed_mid_step_is_recovered_by_cleanup_exactly_once(stack, db):
-    stack.llm.set_plan({"rules": [{"fault": "slow", "kind": "classify", "delay": 30, "times": 1}]})
+    # the classify call is held far longer than the test needs to see it and kill the worker
+    # (delay > llm_timeout: the worker never gets an answer); the server's stop ends the hold
+    stack.llm.set_plan({"rules": [{"fault": "slow", "kind": "classify", "delay": 300, "times": 1}]})
     stack.mailbox.append(SUPPORT)
     assert run_cli("poll", "--once").returncode == 0
-    worker = stack.start("worker", "--with-vectors")
-    wait_for(lambda: stack.llm.stats()["calls"].get("classify"), 30, what="the classify call")
+    # no call slot for the worker that dies: its slot's lease (llm_timeout + 30 s) would make
+    # the next worker wait; the call slots are not what this test is about
+    worker = stack.start("worker", "--with-vectors", EMAIL_RAG_LLM_MAX_CONCURRENT="0")
+    wait_for(lambda: stack.llm.stats()["calls"].get("classify"), 120, what="the classify call")
     os.killpg(worker.pid, signal.SIGKILL)  # dies in the middle of the classify step
     worker.wait(5)
     job = db.fetchone("SELECT * FROM jobs WHERE kind = 'process_email'")
@@ -117,8 +123,8 @@ def test_worker_killed_mid_step_is_recovered_by_cleanup_exactly_once(stack, db):
     db.execute("UPDATE jobs SET next_run_at = NOW(6) WHERE id = %s", (job["id"],))
     assert run_cli("redispatch", "--grace", "0").returncode == 0
     burst = stack.start("worker", "--with-vectors", "--burst")
-    burst.wait(60)
-    wait_for(lambda: mail_status(db, "<order-1@customer.example>") == "draft_ready", 30,
+    burst.wait(180)
+    wait_for(lambda: mail_status(db, "<order-1@customer.example>") == "draft_ready", 90,
              what="another worker to finish the mail")
     assert db.fetchone("SELECT COUNT(*) AS n FROM drafts")["n"] == 1
     job = db.fetchone("SELECT * FROM jobs WHERE kind = 'process_email'")
@@ -137,7 +143,7 @@ def test_redis_flushed_with_work_pending_is_recovered_by_redispatch(stack, db, r
     redis_lib.Redis.from_url(redis_url).flushdb()  # Redis restarted without persistence
     scheduler = stack.start("scheduler")
     stack.start("worker", "--with-vectors")
-    wait_for(lambda: mail_status(db, "<order-1@customer.example>") == "draft_ready", 60,
+    wait_for(lambda: mail_status(db, "<order-1@customer.example>") == "draft_ready", 180,
              what="re-dispatch to recover the lost job")
     assert db.fetchone("SELECT COUNT(*) AS n FROM audit_log WHERE event = 'redispatched'")["n"] >= 1
     assert stop(scheduler) == 0
@@ -148,15 +154,18 @@ def test_worker_killed_after_smtp_accept_is_received_once(stack, db, reconcile):
     stack.mailbox.append(SUPPORT)
     assert run_cli("poll", "--once").returncode == 0
     burst = stack.start("worker", "--with-vectors", "--burst")
-    burst.wait(60)
+    burst.wait(180)
     draft = db.fetchone("SELECT id FROM drafts")["id"]
     approved = json.loads(run_cli("drafts", "approve", str(draft), "--by", "anna", "--json").stdout)
     message_id = approved["data"]["message_id"]
-    stack.relay.add_fault("stall", stage="data", seconds=3)
-    env = {"EMAIL_RAG_SMTP_TIMEOUT": "20",
+    # the relay records the message, then holds its 250 for 30 s: the window in which the
+    # test sees it received and kills the worker (a stall shorter than the client's
+    # timeout: the worker would mark it sent if it lived)
+    stack.relay.add_fault("stall", stage="data", seconds=30)
+    env = {"EMAIL_RAG_SMTP_TIMEOUT": "60",
            "EMAIL_RAG_RECONCILE_SENT_FOLDER": "true" if reconcile else "false"}
     worker = stack.start("worker", **env)
-    wait_for(lambda: stack.relay.count(message_id), 30, what="the relay to accept the reply")
+    wait_for(lambda: stack.relay.count(message_id), 120, what="the relay to accept the reply")
     os.killpg(worker.pid, signal.SIGKILL)  # between the relay's accept and marking sent
     worker.wait(5)
     attempt = db.fetchone("SELECT * FROM send_attempts WHERE draft_id = %s", (draft,))
@@ -165,7 +174,7 @@ def test_worker_killed_after_smtp_accept_is_received_once(stack, db, reconcile):
     run_cli("cleanup", env_extra={"EMAIL_RAG_STUCK_AFTER_SECONDS": "0"})
     db.execute("UPDATE jobs SET next_run_at = NOW(6) WHERE kind = 'send_draft'")
     run_cli("redispatch", "--grace", "0")
-    stack.start("worker", "--burst", **env).wait(60)
+    stack.start("worker", "--burst", **env).wait(180)
     attempt = db.fetchone("SELECT * FROM send_attempts WHERE draft_id = %s", (draft,))
     assert stack.relay.count(message_id) == 1  # never sent twice
     if reconcile:
@@ -220,7 +229,7 @@ def test_mariadb_connections_killed_during_a_batch_lose_nothing_and_double_nothi
         return len(rows) == 12 and all(r["status"] == "draft_ready" for r in rows)
 
     try:
-        wait_for(settled, 120, interval=0.5, what="all 12 mails to get their draft")
+        wait_for(settled, 240, interval=0.5, what="all 12 mails to get their draft")
     finally:
         stop_killing.set()
         thread.join(5)

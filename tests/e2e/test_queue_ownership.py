@@ -12,11 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
+import redis
+from rq.job import Job
 
+from email_rag.adapters.queue import rq_job_id
 from email_rag.adapters.vectors import QdrantStore, holder
 from tests.e2e.test_vector_worker import VQ, enqueue, job_states, venv, worker  # noqa: F401
 from tests.factories import make_email, make_job, make_mailbox
-from tests.helpers import run_cli
+from tests.helpers import run_cli, wait_for
 from tests.index_helpers import confirm_steps
 
 pytestmark = pytest.mark.slow
@@ -40,23 +43,28 @@ def test_a_misrouted_vector_entry_is_not_run_by_a_plain_worker_and_the_folder_st
     owner = None
     try:
         enqueue(venv, [item], queue="email-rag")  # the wrong queue
-        time.sleep(6)
+        # the plain worker has taken the delivery and finished with it: RQ deletes a
+        # finished job (result_ttl=0); a failed one would stay (failure_ttl)
+        conn = redis.Redis.from_url(venv["EMAIL_RAG_REDIS_URL"])
+        try:
+            wait_for(lambda: not Job.exists(rq_job_id(item[1], "email-rag"), connection=conn),
+                     timeout=120, what="the plain worker to take the misrouted delivery")
+        finally:
+            conn.close()
         state = job_states(db, [item])[0]
         assert state["state"] == "queued" and state["attempts"] == 0, state
         assert holder(Path(venv["EMAIL_RAG_QDRANT_PATH"])) is None
         owner = worker("--with-vectors", extra_env=venv)
         proc = run_cli("redispatch", "--grace", "0", "--json", env_extra=venv)
         assert proc.returncode == 0, proc.stderr[-2000:]
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and job_states(db, [item])[0]["state"] != "done":
-            time.sleep(0.3)
-        assert job_states(db, [item])[0]["state"] == "done", job_states(db, [item])
+        wait_for(lambda: job_states(db, [item])[0]["state"] == "done", timeout=120,
+                 what="the vector owner to run the re-dispatched entry")
         assert plain.poll() is None and owner.poll() is None
     finally:
         for p in (plain, owner):
             if p is not None:
                 p.terminate()
-                p.wait(timeout=30)
+                p.wait(timeout=60)
 
 
 def test_a_process_that_is_not_the_vector_owner_never_opens_the_local_store(tmp_path):
@@ -77,7 +85,7 @@ def test_a_process_that_is_not_the_vector_owner_never_opens_the_local_store(tmp_
         "    print('refused:', e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60)
+                         timeout=120)
     assert "refused:" in out.stdout and "never opens it" in out.stdout, out.stderr[-1500:]
     assert holder(tmp_path / "qdrant") is None
     store = QdrantStore(path=tmp_path / "qdrant")  # this process may (a CLI command, a test)
@@ -105,7 +113,7 @@ def test_a_vector_owner_that_cannot_start_raises_an_alarm_in_status_and_a_runnin
     squatter.open()
     try:
         proc = worker("--with-vectors", extra_env=venv)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=180)
         assert proc.returncode != 0
         assert "ALARM vector owner cannot start" in err
         check = _owner_check(venv)
@@ -114,7 +122,7 @@ def test_a_vector_owner_that_cannot_start_raises_an_alarm_in_status_and_a_runnin
         squatter.close()
     owner = worker("--with-vectors", extra_env=venv)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         check = _owner_check(venv)
         while time.monotonic() < deadline and f"pid {owner.pid}" not in check["detail"]:
             time.sleep(0.5)
@@ -122,7 +130,7 @@ def test_a_vector_owner_that_cannot_start_raises_an_alarm_in_status_and_a_runnin
         assert f"worker pid {owner.pid}" in check["detail"], check
     finally:
         owner.terminate()
-        owner.wait(timeout=30)
+        owner.wait(timeout=60)
 
 
 def test_the_web_status_page_shows_a_vector_owner_that_cannot_start(venv, db, settings):  # noqa: F811
@@ -136,7 +144,7 @@ def test_the_web_status_page_shows_a_vector_owner_that_cannot_start(venv, db, se
     squatter.open()
     try:
         proc = worker("--with-vectors", extra_env=venv)
-        proc.communicate(timeout=60)
+        proc.communicate(timeout=180)
         assert proc.returncode != 0
     finally:
         squatter.close()
