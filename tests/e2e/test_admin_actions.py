@@ -26,7 +26,7 @@ from email_rag.testing.mails import garbage
 from email_rag.testing.mails import mail as sample_mail
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import run_cli
-from tests.integration.test_sending import relay, sent, svc  # noqa: F401 - fixtures
+from tests.integration.test_sending import SMTP_STALL, relay, sent, svc  # noqa: F401 - fixtures
 from tests.webutil import browsers, web_app
 
 DEAD_REDIS = "redis://127.0.0.1:9/0"
@@ -102,7 +102,7 @@ def test_failed_retry_refuses_an_unknown_send_and_names_sends_resolve(env, svc, 
     and `failed list` still lists it."""
     svc.settings.reconcile_sent_folder = False
     mail, draft, job = approved_draft(db, svc)
-    relay.add_fault("stall", stage="data", seconds=2.5)
+    relay.add_fault("stall", stage="data", seconds=SMTP_STALL)
     assert runner(svc, sent).run(job["id"]) == "done"
     assert status(db, "emails", mail) == "manual"
     code, out = cli_json("failed", "retry", str(job["id"]), "--by", "root")

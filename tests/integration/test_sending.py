@@ -56,9 +56,7 @@ def relay(sent):
 @pytest.fixture
 def svc(settings, relay):
     settings.smtp_port = relay.port
-    # 1 s, not SMTP_TIMEOUT: tests/e2e/test_admin_actions.py uses this fixture with a 2.5 s
-    # stall of its own; raise both together
-    settings.smtp_timeout = 1.0
+    settings.smtp_timeout = SMTP_TIMEOUT
     settings.retry_jitter = 0
     s = Services(settings)
     yield s
