@@ -7,7 +7,7 @@ its drafts and their send attempts, in time order. Reads only.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from .app import Services
@@ -39,12 +39,14 @@ def mail_timeline(svc: Services, email_id: int) -> dict[str, Any]:
 def search_audit(svc: Services, entity_type: str | None = None, entity_id: str | None = None,
                  event: str | None = None, actor: str | None = None,
                  since: datetime | str | None = None, until: datetime | str | None = None,
-                 limit: int = 200) -> list[dict[str, Any]]:
-    """Newest first. ``actor`` matches as a prefix; ``since``/``until`` are ISO times (UTC)."""
+                 limit: int = 200, zone: tzinfo = UTC) -> list[dict[str, Any]]:
+    """Newest first. ``actor`` matches as a prefix; ``since``/``until`` are ISO times, read
+    in ``zone`` (the reader's time zone, as the page shows every time) unless they carry an
+    offset of their own."""
     params = {
         "entity_type": entity_type or None, "entity_id": entity_id or None,
         "event": event or None, "actor": _like_prefix(actor) if actor else None,
-        "since": _time(since, "since"), "until": _time(until, "until"),
+        "since": _time(since, "since", zone), "until": _time(until, "until", zone),
         "limit": max(1, min(int(limit), 1000)),
     }
     return [_with_detail(e) for e in svc.db.fetchall(sql("web_audit_search"), params)]
@@ -58,18 +60,19 @@ def _like_prefix(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _time(value: datetime | str | None, name: str) -> datetime | None:
+def _time(value: datetime | str | None, name: str, zone: tzinfo) -> datetime | None:
+    """An ISO time as the database stores it: naive UTC."""
     if value in (None, ""):
         return None
     if isinstance(value, datetime):
-        return value
+        return value  # a caller's datetime is naive UTC already
     try:
         parsed = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
     except ValueError as e:
         raise BadInputError(f"{name}: {value!r} is not a time like 2026-11-30T09:00") from e
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
-    return parsed
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=zone)
+    return parsed.astimezone(UTC).replace(tzinfo=None)
 
 
 def _with_detail(event: dict[str, Any]) -> dict[str, Any]:

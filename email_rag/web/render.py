@@ -153,10 +153,14 @@ def tr(request: Request, user: Any, message: str, **values: object) -> str:
     return i18n.translate(language(request, user), message, **values)
 
 
+def page_zone(request: Request) -> ZoneInfo:
+    """The time zone the page shows times in, and reads times typed into it in."""
+    return user_zone(getattr(request.state, "user", None), request.app.state.settings.web_time_zone)
+
+
 def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
     user = getattr(request.state, "user", None)
-    settings = request.app.state.settings
-    tz = user_zone(user, settings.web_time_zone)
+    tz = page_zone(request)
     with i18n.using(language(request, user)) as lang:
         html = ENV.get_template(template).render(
             request=request, user=user, csrf=csrf_token(request), flashes=pop_flashes(request),

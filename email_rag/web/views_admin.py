@@ -18,7 +18,7 @@ from .. import console, timeline
 from ..errors import BadInputError, PermanentError
 from ..sending import admin as send_admin
 from ..sending.outcome import N_
-from .render import page
+from .render import page, page_zone
 from .render import tr as _tr
 from .security import AdminUser, FormInt, FormStr, flash
 
@@ -124,7 +124,7 @@ def audit(request: Request, user: AdminUser, entity_type: str = "", entity_id: s
     error, rows = None, []
     try:
         rows = timeline.search_audit(svc, entity_type, entity_id.strip(), event.strip(),
-                                     actor.strip(), since, until, limit)
+                                     actor.strip(), since, until, limit, page_zone(request))
     except BadInputError as e:
         error = str(e)
     return page(request, "audit.html", rows=rows, error=error, event_names=timeline.event_names(svc),

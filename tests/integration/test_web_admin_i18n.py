@@ -163,3 +163,27 @@ def test_the_message_after_an_admin_action_is_in_the_admins_language(admins, mai
     assert "jemand hat schon entschieden. Nichts wurde geändert." in again.text
     assert db.fetchone("SELECT status FROM emails WHERE id = %s",
                        (mails["quiet"],))["status"] == "no_reply"
+
+
+def test_the_audit_search_reads_from_and_to_in_the_admins_zone(admins, db, settings):
+    """GIVEN an event at 10:00 UTC (12:00 in Berlin, summer time) and karl, whose zone is
+    Europe/Berlin and who sees it listed at 12:00 WHEN he searches from 11:30 to 12:30
+    (his clock, as every time on the page) THEN it is found, and from 12:30 it is not; the
+    fields name his zone. root, who chose New York, finds it from 05:30 to 06:30 his time."""
+    from datetime import datetime
+
+    karl, root = admins
+    at = datetime(2026, 6, 1, 10, 0, 0)
+    AuditLog(db, settings.audit_spool_path).record(
+        AuditEvent("user:zoe", "system", 0, "zone_probe", at=at))
+    found = karl.get("/admin/audit?event=zone_probe&since=2026-06-01T11:30&until=2026-06-01T12:30")
+    assert "<b>zone_probe</b>" in found.text and "2026-06-01 12:00" in found.text
+    assert "Von (Europe/Berlin)" in found.text and "Bis (Europe/Berlin)" in found.text
+    later = karl.get("/admin/audit?event=zone_probe&since=2026-06-01T12:30").text
+    assert "<b>zone_probe</b>" not in later
+    assert root.post("/me", data={"csrf_token": root.csrf, "time_zone": "America/New_York",
+                                  "ui_language": "en"}).status_code == 200
+    ny = root.get("/admin/audit?event=zone_probe&since=2026-06-01T05:30&until=2026-06-01T06:30")
+    assert "<b>zone_probe</b>" in ny.text and "From (America/New_York)" in ny.text
+    assert "<b>zone_probe</b>" not in root.get(
+        "/admin/audit?event=zone_probe&until=2026-06-01T05:30").text
