@@ -369,6 +369,7 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True  # headers and body are separate writes: no 40 ms stall
         server_version = "email-rag-scripted-llm"
+        _flight: int | None = None  # the in-flight token of the call being served
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
@@ -392,7 +393,7 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
         def _land(self) -> None:
             """The call leaves the in-flight list before its answer is written: a client
             holding its answer never sees its own call still in flight."""
-            token, self._flight = getattr(self, "_flight", None), None
+            token, self._flight = self._flight, None
             if token is not None:
                 server._leave(token)
 
