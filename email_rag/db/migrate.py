@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ConfigError, DatabaseError
+from ..core.errors import ConfigError, DatabaseError
 from .connection import Database
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"

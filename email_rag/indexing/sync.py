@@ -29,11 +29,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..audit import AuditEvent, write_events
+from ..core.errors import PermanentError, QueueUnavailableError
+from ..core.routing import job_key
+from ..core.states import Actor, IndexStatus, JobKind
 from ..db import sql
-from ..errors import PermanentError, QueueUnavailableError
-from ..routing import job_key
-from ..states import Actor, IndexStatus, JobKind
+from ..db.audit import AuditEvent, write_events
 from .indexer import STORES, Indexer, IndexResult
 
 log = logging.getLogger(__name__)

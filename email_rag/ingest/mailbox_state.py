@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..audit import AuditEvent, write_events
+from ..core.errors import ImapAuthError, TransientError
+from ..core.redact import redact_text
+from ..core.retry import ExponentialBackoff
+from ..core.settings import MailboxConfig
+from ..core.states import Actor
 from ..db import Database, sql
+from ..db.audit import AuditEvent, write_events
 from ..db.connection import Cursor
-from ..errors import ImapAuthError, TransientError
-from ..redact import redact_text
-from ..retry import ExponentialBackoff
-from ..settings import MailboxConfig
-from ..states import Actor
 
 log = logging.getLogger(__name__)
 

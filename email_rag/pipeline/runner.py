@@ -41,12 +41,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..audit import AuditEvent, write_events
+from ..core.errors import DatabaseUnavailableError, PermanentError
+from ..core.routing import queues
+from ..core.states import Actor, Step
 from ..db import sql, update_emails
+from ..db.audit import AuditEvent, write_events
 from ..db.connection import DatabaseBusyError
-from ..errors import DatabaseUnavailableError, PermanentError
-from ..routing import queues
-from ..states import Actor, Step
 from .contract import StepContext, StepOutcome, StepSpec
 
 log = logging.getLogger(__name__)

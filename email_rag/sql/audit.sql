@@ -1,4 +1,4 @@
--- The append-only audit log (email_rag/audit.py).
+-- The append-only audit log (email_rag/db/audit.py).
 
 -- name: audit_insert
 -- One row per event; event_uid makes a repeated flush of the spool harmless.

@@ -1,4 +1,4 @@
--- `email-rag status` and the web status page (email_rag/health.py).
+-- `email-rag status` and the web status page (email_rag/ops/health.py).
 
 -- name: health_jobs_by_state
 SELECT state, COUNT(*) AS n FROM jobs GROUP BY state;

@@ -1,4 +1,4 @@
--- Mails (emails table). Status moves only through MailStore (email_rag/stores.py).
+-- Mails (emails table). Status moves only through MailStore (email_rag/db/stores.py).
 
 -- name: emails_get
 SELECT * FROM emails WHERE id = %(id)s;

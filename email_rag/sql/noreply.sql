@@ -1,4 +1,4 @@
--- Mails the LLM suggested need no reply, with no header confirming it (email_rag.no_reply).
+-- Mails the LLM suggested need no reply, with no header confirming it (email_rag.review.no_reply).
 
 -- name: noreply_suggested
 SELECT e.id, e.received_at, e.from_addr, e.subject, e.category, e.priority, e.language,

@@ -1,4 +1,4 @@
--- Send attempts. Status moves only through SendStore (email_rag/stores.py).
+-- Send attempts. Status moves only through SendStore (email_rag/db/stores.py).
 
 -- name: sends_insert
 INSERT IGNORE INTO send_attempts (draft_id, message_id, status, recipients)

@@ -5,7 +5,7 @@
   caller (``sql(...) + ...``, ``sql(...).format``): list slots are expanded by
   ``sql(name, ids=n)`` inside email_rag/db/.
 - The chaos counter-check's switch (``settings.safeguards``) is read where the
-  services are built (email_rag/app.py) and by the harness that sets it, never in
+  services are built (email_rag/wiring/services.py) and by the harness that sets it, never in
   a domain module.
 - Every named query uses one placeholder style, named pyformat (``%(mailbox_id)s``):
   no ``?``, no bare ``%s``; list slots expand in the same style (``%(ids_0)s``).
@@ -85,8 +85,8 @@ def test_no_named_query_is_extended_by_its_caller():
 
 
 DOMAIN_ALLOWED = {
-    Path("email_rag/app.py"),  # builds the services: chooses the variant once
-    Path("email_rag/settings.py"),  # defines the switch
+    Path("email_rag/wiring/services.py"),  # builds the services: chooses the variant once
+    Path("email_rag/core/settings.py"),  # defines the switch
 }
 
 

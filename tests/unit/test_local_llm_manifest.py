@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from email_rag.local_llm import LocalLLMMissingError, LocalModel
+from email_rag.llm.local_server import LocalLLMMissingError, LocalModel
 
 ROOT = Path(__file__).resolve().parents[2]
 
