@@ -1,6 +1,6 @@
 """The interfaces the domain sees for IMAP, SMTP, the LLM and the queue; adapters implement them.
 
-Like ``indexing/ports.py`` for the stores: Protocols and value types only, no
+Like ``index_ports.py`` for the stores: Protocols and value types only, no
 client library imported (importing this module is cheap). The domain (poller,
 pipeline steps, sender, dispatch) is written against these; ``Services``
 (email_rag/wiring/services.py) builds the adapters:

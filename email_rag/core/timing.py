@@ -127,3 +127,8 @@ def alive_jobs(redis: Any, job_ids: list[int], within: float) -> set[int]:
         except ValueError:
             continue
     return alive
+
+
+def micros(seconds: float) -> int:
+    """Seconds as whole microseconds (never negative), the unit of the SQL interval slots."""
+    return max(0, int(seconds * 1_000_000))

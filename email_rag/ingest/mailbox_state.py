@@ -28,6 +28,7 @@ from ..core.redact import redact_text
 from ..core.retry import ExponentialBackoff
 from ..core.settings import MailboxConfig
 from ..core.states import Actor
+from ..core.timing import micros
 from ..db import Database, sql
 from ..db.audit import AuditEvent, write_events
 from ..db.connection import Cursor
@@ -58,10 +59,6 @@ def owner_is_dead(owner: str | None) -> bool:
     except PermissionError:
         return False
     return False
-
-
-def micros(seconds: float) -> int:
-    return max(0, int(seconds * 1_000_000))
 
 
 def ensure_mailbox(db: Database, config: MailboxConfig) -> dict[str, Any]:

@@ -46,13 +46,14 @@ from ..core.settings import MailboxConfig
 from ..core.states import Actor
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
+from ..jobs.store import mark_enqueued
 from ..wiring.services import Services
 from . import mailbox_state as ms
+from .bounces import link_bounces
 from .store import (
     BatchTarget,
     MissingUids,
     PrepareOptions,
-    mark_enqueued,
     missing_body_mail,
     prepare,
     store_batch_retrying,
@@ -343,8 +344,6 @@ class Poller:
 
     def _link_bounces(self, cur: Any, new: list[tuple[int, Any]]) -> list[AuditEvent]:
         """A stored bounce moves the send attempt it names (email_rag/ingest/bounces.py)."""
-        from .bounces import link_bounces
-
         return link_bounces(cur, self.svc.stores, self.settings, new)
 
     def _cursor(self, row: dict[str, Any], state: FolderState, fres: FolderResult) -> int:

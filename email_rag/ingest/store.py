@@ -44,6 +44,7 @@ from ..core.states import Actor, IndexStatus, JobKind, JobState, MailStatus, Par
 from ..db import Database, slot_params, sql
 from ..db.audit import AuditEvent, write_events
 from ..db.connection import Cursor, DatabaseBusyError
+from ..jobs.store import mark_enqueued
 from ..mail import mime
 from ..mail.addresses import ReplyChoice, choose_reply
 from ..mail.headers import (
@@ -266,11 +267,6 @@ def write_missing(cur: Cursor, t: BatchTarget, missing: MissingUids) -> list[Aud
         events.append(AuditEvent(Actor.POLLER, "mailbox", t.mailbox_name, event, detail={
             "folder": t.folder, "uid": uid, "uidvalidity": t.uidvalidity, "misses": misses}))
     return events
-
-
-def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
-    if job_ids:
-        cur.execute(sql("ingest_mark_enqueued", ids=len(job_ids)), slot_params(ids=job_ids))
 
 
 def store_batch_retrying(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],

@@ -23,20 +23,34 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
+from ..adapters.queue import JobQueue
 from ..core.errors import QueueUnavailableError
 from ..core.states import Actor, JobState
-from ..db import sql
-from ..db.audit import AuditEvent, write_events
-from ..ingest.mailbox_state import micros
-from ..ingest.store import mark_enqueued
-from ..wiring.services import Services
+from ..core.timing import micros
+from ..db import Database, sql
+from ..db.audit import AuditEvent, AuditLog, write_events
+from .store import mark_enqueued
 
 log = logging.getLogger(__name__)
 
 
-def enqueue(services: Services, jobs: Iterable[dict[str, Any]], actor: str) -> bool:
+class QueueServices(Protocol):
+    """What dispatch needs of a process's services (``Services`` provides it): the
+    database that holds the job rows, its audit log, and the queue that carries them."""
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def audit(self) -> AuditLog: ...
+
+    @property
+    def queue(self) -> JobQueue: ...
+
+
+def enqueue(services: QueueServices, jobs: Iterable[dict[str, Any]], actor: str) -> bool:
     """Put committed job rows on Redis, or leave them for re-dispatch.
 
     The rows are already ``queued`` in MariaDB (the truth); when Redis is unreachable
@@ -55,7 +69,7 @@ def enqueue(services: Services, jobs: Iterable[dict[str, Any]], actor: str) -> b
         return False
 
 
-def hand_off(services: Services, job: dict[str, Any], to_queue: str, actor: str) -> bool:
+def hand_off(services: QueueServices, job: dict[str, Any], to_queue: str, actor: str) -> bool:
     """Enqueue a hand-off of a job row already moved to ``to_queue``; or leave it for
     re-dispatch, audited like ``enqueue``."""
     try:
@@ -66,7 +80,7 @@ def hand_off(services: Services, job: dict[str, Any], to_queue: str, actor: str)
         return False
 
 
-def _enqueue_failed(services: Services, rows: list[dict[str, Any]], actor: str, error: str,
+def _enqueue_failed(services: QueueServices, rows: list[dict[str, Any]], actor: str, error: str,
                     what: str) -> None:
     log.warning("%s of job(s) %s failed; the rows stay queued in MariaDB and re-dispatch "
                 "enqueues them: %s", what, [int(r["id"]) for r in rows], error)
@@ -77,7 +91,7 @@ def _enqueue_failed(services: Services, rows: list[dict[str, Any]], actor: str, 
                     "resume": "re-dispatch enqueues the queued row"}))
 
 
-def redispatch(services: Services, *, batch_size: int = 500, grace_seconds: float = 5.0) -> int:
+def redispatch(services: QueueServices, *, batch_size: int = 500, grace_seconds: float = 5.0) -> int:
     """Enqueue due jobs that Redis no longer holds; returns how many were enqueued."""
     db, queue = services.db, services.queue
     total, after_id = 0, 0

@@ -28,6 +28,7 @@ and ``resolve`` and the README's "Admin actions per state".
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,8 +44,9 @@ from ..core.states import (
     MailStatus,
     SendStatus,
 )
-from ..db import Database, sql
+from ..db import Database, slot_params, sql
 from ..db.audit import AuditEvent, write_events
+from ..db.connection import Cursor
 from ..db.stores import Stores
 
 log = logging.getLogger(__name__)
@@ -364,3 +366,9 @@ class JobStore:
     def list(self, states: list[str] | None = None, limit: int = 100) -> list[dict[str, Any]]:
         return self.db.fetchall(sql("jobs_list"), {
             "states": ",".join(map(str, states or [])), "limit": limit})
+
+
+def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
+    """Stamp job rows as handed to Redis (``enqueued_at``), in the caller's transaction."""
+    if job_ids:
+        cur.execute(sql("ingest_mark_enqueued", ids=len(job_ids)), slot_params(ids=job_ids))

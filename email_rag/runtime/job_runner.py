@@ -30,10 +30,11 @@ from ..core.timing import JobHeartbeat
 from ..db import sql
 from ..db.audit import AuditEvent
 from ..indexing import sync as index_sync
+from ..jobs.handoff import FINISHED, Finished, Handoff
 from ..jobs.store import JobStore
 from ..pipeline.contract import StepSpec
 from ..pipeline.registry import default_pipeline
-from ..pipeline.runner import FINISHED, ClaimLostError, Finished, Handoff, PipelineRunner
+from ..pipeline.runner import ClaimLostError, PipelineRunner
 from ..wiring.services import Services
 
 log = logging.getLogger(__name__)
