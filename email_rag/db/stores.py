@@ -3,7 +3,7 @@
 ``move(cur, id, to, ...)`` runs inside the caller's transaction: it locks the row,
 checks the record's transition table (email_rag/core/states.py), runs the record's
 conditional UPDATE (``... WHERE id = %(id)s AND <status> = %(from)s``, from
-email_rag/sql/) and writes the audit event - so the change and its event commit
+email_rag/db/sql/) and writes the audit event - so the change and its event commit
 together or not at all. A move the table does not allow raises
 ``TransitionRefused`` naming the record, both statuses and why; nothing is written.
 

@@ -1,6 +1,6 @@
 """The draft step: a reply draft from the mail, its thread and similar past cases (LLM).
 
-``run(ctx)`` asks the LLM (prompts/draft.v2.txt) under the same policy as the
+``run(ctx)`` asks the LLM (email_rag/llm/prompts/draft.v2.txt) under the same policy as the
 classification (``email_rag.llm.policy``) and, in the checkpoint transaction,
 stores the draft as pending review with the sources it used; the mail becomes
 ``draft_ready``. An earlier open draft of the mail (a regenerate) is superseded.

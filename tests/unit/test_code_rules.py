@@ -1,6 +1,6 @@
 """Rules of the codebase that a reviewer should not have to check by hand.
 
-- SQL lives in email_rag/sql/*.sql: Python outside email_rag/db/ holds no SQL text
+- SQL lives in email_rag/db/sql/*.sql: Python outside email_rag/db/ holds no SQL text
   (string literals and f-strings alike), and no named query is extended by the
   caller (``sql(...) + ...``, ``sql(...).format``): list slots are expanded by
   ``sql(name, ids=n)`` inside email_rag/db/.
@@ -65,7 +65,7 @@ def sql_literals(source: str):
 def test_no_sql_in_python_outside_the_db_package():
     found = [f"{rel}:{line}: {text!r}" for rel, src in python_files()
              for line, text in sql_literals(src)]
-    assert found == [], "SQL belongs in email_rag/sql/*.sql:\n" + "\n".join(found)
+    assert found == [], "SQL belongs in email_rag/db/sql/*.sql:\n" + "\n".join(found)
 
 
 def test_no_string_outside_the_db_package_starts_like_sql():

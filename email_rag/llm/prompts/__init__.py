@@ -1,6 +1,6 @@
-"""Prompts are files in ``prompts/``, loaded by name through this one loader.
+"""Prompts are files in this package (package data), loaded by name through this one loader.
 
-A file is ``prompts/<name>.v<N>.txt``; ``load_prompt("classify")`` takes the
+A file is ``email_rag/llm/prompts/<name>.v<N>.txt``; ``load_prompt("classify")`` takes the
 highest N. Its version is ``<name>.v<N>+<first 8 hex of sha256(text)>``, so
 an edit without a new tag still changes the version stored with each result.
 Placeholders are ``$name`` (``string.Template``), so JSON braces in a prompt
@@ -17,10 +17,12 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from string import Template
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+PROMPTS_DIR: Traversable = resources.files(__name__)
 _FILE = re.compile(r"^(?P<name>[a-z0-9_]+)\.v(?P<n>\d+)\.txt$")
 
 
@@ -44,18 +46,19 @@ class Prompt:
         return Template(self.text).substitute(values)
 
 
-def _versions(name: str, directory: Path) -> dict[int, Path]:
+def _versions(name: str, directory: Traversable) -> dict[int, Traversable]:
     found = {}
-    for p in directory.glob(f"{name}.v*.txt"):
+    for p in directory.iterdir():
         m = _FILE.match(p.name)
         if m and m.group("name") == name:
             found[int(m.group("n"))] = p
     return found
 
 
-def load_prompt(name: str, version: int | None = None, directory: Path | None = None) -> Prompt:
+def load_prompt(name: str, version: int | None = None,
+                directory: Traversable | str | None = None) -> Prompt:
     """The prompt ``name`` (highest version, or ``version``) from ``directory``."""
-    directory = Path(directory or PROMPTS_DIR)
+    directory = Path(directory) if isinstance(directory, str) else directory or PROMPTS_DIR
     found = _versions(name, directory)
     if not found:
         raise PromptNotFoundError(f"no prompt file {name}.v<N>.txt in {directory}")
