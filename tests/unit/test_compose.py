@@ -43,3 +43,13 @@ def test_migrations_prompts_and_queries_ship_inside_the_package():
         assert pattern in patterns
         assert list((ROOT / "email_rag").glob(pattern)), pattern
     assert not (ROOT / "migrations").exists() and not (ROOT / "prompts").exists()
+
+
+def test_the_benchmarks_are_not_in_the_product_wheel_or_image():
+    """GIVEN bench/ (run on demand from a checkout) THEN the wheel installs no top-level
+    ``bench`` package and the image does not copy it."""
+    import tomllib
+
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert not any(p.startswith("bench") for p in find["packages"]["find"]["include"])
+    assert "COPY bench" not in (ROOT / "Dockerfile").read_text()
