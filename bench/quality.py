@@ -55,7 +55,7 @@ def _endpoint(stack: ExitStack, mode: str, settings: Settings) -> tuple[Settings
 
         srv = stack.enter_context(LocalLLMServer())
         return (settings.model_copy(update={"llm_base_url": srv.url, "llm_model": srv.model_id}),
-                f"local {srv.model_id} (llama-server, started in {srv.started_in:.1f} s)")
+                f"local {srv.model_id} (llama-server, started in {srv.started_in:.1f} s, {srv.flags})")
     return settings, f"configured {settings.llm_model} at {settings.llm_base_url}"
 
 

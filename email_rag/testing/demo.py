@@ -63,7 +63,7 @@ def _llm_endpoint(stack: ExitStack, scripted: bool, work: Path) -> tuple[dict[st
     return ({"EMAIL_RAG_LLM_BASE_URL": server.url, "EMAIL_RAG_LLM_MODEL": server.model_id},
             f"local LLM {server.model_id} (llama.cpp llama-server, {server.threads} threads, "
             f"context {server.context // server.parallel} tokens per slot) at {server.url}, "
-            f"started in {server.started_in:.1f} s")
+            f"started in {server.started_in:.1f} s with {server.flags}")
 
 
 def run_demo(settings: Settings, say: Any = print, database: str = DEMO_DB,

