@@ -364,11 +364,11 @@ def prove(local: LocalModel, log: Path, say: Any = print) -> ProbeResult:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m email_rag.local_llm probe --candidate NEW --manifest PATH [--force]``:
+    """``python -m email_rag.llm.local_server probe --candidate NEW --manifest PATH [--force]``:
     the install's readiness check. Writes the manifest only when a probe answered on this
     CPU (flags recorded per CPU, earlier CPUs' records kept for the same runtime and model);
     exit 1 and no manifest when nothing answers."""
-    parser = argparse.ArgumentParser(prog="python -m email_rag.local_llm")
+    parser = argparse.ArgumentParser(prog="python -m email_rag.llm.local_server")
     parser.add_argument("command", choices=["probe"])
     parser.add_argument("--candidate", type=Path, required=True,
                         help="the manifest the install assembled (server, model, ...)")
