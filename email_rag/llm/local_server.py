@@ -31,10 +31,12 @@ CPU in the manifest (``cpus``: CPU fingerprint -> flags); every start uses them.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import hashlib
 import json
 import os
 import platform
+import signal
 import socket
 import subprocess
 import sys
@@ -160,6 +162,15 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the process that started it dies (Linux), so a
+    killed demo, bench or test run leaves no model server holding 2 GB and both cores."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -236,7 +247,7 @@ class LocalLLMServer:
         return self
 
     def _advice(self, e: LocalLLMStartError) -> LocalLLMStartError:
-        if not e.died:
+        if not (e.died and self.fallback):  # a probe of given flags reports the bare failure
             return e
         return LocalLLMStartError(
             f"{e.message} -- this llama-server build cannot run on this CPU even with "
@@ -249,7 +260,8 @@ class LocalLLMServer:
         started = time.monotonic()
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+                                         stdin=subprocess.DEVNULL, start_new_session=True,
+                                         preexec_fn=_die_with_parent)
         deadline = started + self.start_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

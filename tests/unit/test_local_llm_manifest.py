@@ -193,3 +193,40 @@ def test_a_server_that_dies_with_the_safe_flags_too_says_what_to_do(tmp_path):
         LocalLLMServer(local, log=tmp_path / "log", start_timeout=60).start()
     assert "exited with -11" in err.value.message and "--no-repack" in err.value.message
     assert "install.sh --check" in err.value.message and "EMAIL_RAG_LLAMA_ISA" in err.value.message
+
+
+def test_the_server_dies_with_the_process_that_started_it(tmp_path):
+    """A demo or bench killed by a signal runs no cleanup: its model server must not live on."""
+    import signal
+    import sys
+    import time
+
+    started = tmp_path / "pid"
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from email_rag.local_llm import LocalLLMServer, LocalModel\n"
+        f"srv = LocalLLMServer(LocalModel.installed(Path({str(_fake_install(tmp_path, 'ok'))!r})),"
+        f" log=Path({str(tmp_path / 'log')!r}), start_timeout=60).start()\n"
+        f"Path({str(started)!r}).write_text(str(srv.proc.pid))\n"
+        "import time; time.sleep(600)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pid = int(started.read_text())
+        os.kill(pid, 0)  # the server runs
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the model server outlived the process that started it")
