@@ -205,7 +205,7 @@ def test_the_server_dies_with_the_process_that_started_it(tmp_path):
     script = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from email_rag.local_llm import LocalLLMServer, LocalModel\n"
+        "from email_rag.llm.local_server import LocalLLMServer, LocalModel\n"
         f"srv = LocalLLMServer(LocalModel.installed(Path({str(_fake_install(tmp_path, 'ok'))!r})),"
         f" log=Path({str(tmp_path / 'log')!r}), start_timeout=60).start()\n"
         f"Path({str(started)!r}).write_text(str(srv.proc.pid))\n"
