@@ -8,10 +8,7 @@ COPY pyproject.toml README.md ./
 COPY email_rag ./email_rag
 COPY workers ./workers
 COPY cron ./cron
-COPY bench ./bench
-COPY migrations ./migrations
-COPY prompts ./prompts
-RUN pip install --no-cache-dir -e .
+RUN pip install --no-cache-dir .
 ENV EMAIL_RAG_AUDIT_SPOOL_PATH=/var/lib/email-rag/audit-spool.jsonl
 VOLUME /var/lib/email-rag
 ENTRYPOINT ["email-rag"]

@@ -19,8 +19,8 @@ import sys
 from typing import Any
 
 from email_rag.adapters.queue import JobQueue
+from email_rag.core.settings import get_settings
 from email_rag.db import Database, sql
-from email_rag.settings import get_settings
 
 PAYLOAD = "x" * 300  # about an audit row's detail
 _db: Database | None = None

@@ -29,10 +29,10 @@ from typing import Any
 import redis
 
 from email_rag.adapters.imap import FetchedMail
+from email_rag.core.settings import ENV_PREFIX, Settings
 from email_rag.db import Database, drop_database, sql
 from email_rag.db.migrate import ensure_database, migrate
 from email_rag.ingest.store import BatchTarget, PrepareOptions, prepare, store_batch
-from email_rag.settings import ENV_PREFIX, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 MARIADB = dict(host="127.0.0.1", port=3306, user="root", password="")

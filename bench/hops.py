@@ -27,12 +27,12 @@ from collections import Counter
 from types import FrameType
 from typing import Any
 
-from email_rag.app import Services
 from email_rag.db import sql
 from email_rag.ingest.poller import Poller
 from email_rag.sending.review import approve
 from email_rag.testing.dovecot import Dovecot
 from email_rag.testing.mails import mail
+from email_rag.wiring.services import Services
 
 from .common import CheckFailed, LLMServerProcess, Report, Workspace
 from .send import Relay
@@ -75,7 +75,7 @@ class HopCounter:
 
 def run(args: Any) -> Report:
     try:
-        from email_rag.job_runner import JobRunner
+        from email_rag.runtime.job_runner import JobRunner
     except ImportError:  # before issue 13 the job runner was email_rag/worker.py
         from email_rag.worker import JobRunner  # type: ignore[no-redef]
 

@@ -17,11 +17,11 @@ import hashlib
 import time
 from typing import Any
 
-from email_rag.app import Services
 from email_rag.db import sql
 from email_rag.indexing.chunking import mail_chunks
 from email_rag.indexing.indexer import Indexer
 from email_rag.indexing.retrieval import Retriever
+from email_rag.wiring.services import Services
 
 from .common import CheckFailed, Report, Workspace, rate, ratio
 

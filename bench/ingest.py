@@ -40,11 +40,11 @@ from typing import Any
 from imapclient import IMAPClient
 
 from email_rag.adapters.queue import JobQueue
-from email_rag.app import Services
 from email_rag.db import Database, slot_params, sql
 from email_rag.ingest.poller import Poller
 from email_rag.testing.corpus import deliveries, generate
 from email_rag.testing.dovecot import Dovecot, DovecotUser, mailboxes_json
+from email_rag.wiring.services import Services
 
 from .common import CheckFailed, Report, Target, Workspace, rate, ratio
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from email_rag.app import Services
 from email_rag.db import sql
-from email_rag.job_runner import JobRunner
 from email_rag.pipeline.contract import StepSpec
 from email_rag.pipeline.registry import default_pipeline
+from email_rag.runtime.job_runner import JobRunner
+from email_rag.wiring.services import Services
 
 from .common import CheckFailed, LLMServerProcess, Report, Target, Workspace, store_mails
 

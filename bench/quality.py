@@ -9,7 +9,7 @@
   ``no_reply`` would be silent);
 - retrieval: every mail embedded with the configured embedder (and the hashing
   test embedder as the baseline); each paraphrase is the query: hit@1 and hit@3;
-- drafts: the draft task with its checks (email_rag.draft_checks) for DRAFT_IDS:
+- drafts: the draft task with its checks (email_rag.llm.draft_checks) for DRAFT_IDS:
   passed on the first try, passed after the one regeneration, flagged;
 - latency p50/p95 per LLM call, per task.
 
@@ -26,11 +26,11 @@ from collections import Counter
 from contextlib import ExitStack
 from typing import Any
 
-from email_rag.audit import AuditEvent
-from email_rag.llm_policy import PolicyLimits, TaskOutcome, run_task
+from email_rag.core.settings import Settings
+from email_rag.db.audit import AuditEvent
+from email_rag.llm.policy import PolicyLimits, TaskOutcome, run_task
 from email_rag.pipeline.classify import classification_task, no_reply_outcome
 from email_rag.pipeline.draft import draft_task
-from email_rag.settings import Settings
 
 from .common import Report, Target, percentile
 from .quality_corpus import DRAFT_IDS, MAILS, PARAPHRASES
@@ -51,7 +51,7 @@ def _endpoint(stack: ExitStack, mode: str, settings: Settings) -> tuple[Settings
         srv = stack.enter_context(ScriptedLLMServer())
         return settings.model_copy(update={"llm_base_url": srv.url}), "scripted test double"
     if mode == "local":
-        from email_rag.local_llm import LocalLLMServer
+        from email_rag.llm.local_server import LocalLLMServer
 
         srv = stack.enter_context(LocalLLMServer())
         return (settings.model_copy(update={"llm_base_url": srv.url, "llm_model": srv.model_id}),
@@ -168,7 +168,7 @@ def drafts(llm: Any, settings: Settings, ids: list[str], context: int) -> dict[s
 def run(args: Any) -> Report:
     from email_rag.adapters.embeddings import HashingEmbedder, build_embedder
     from email_rag.adapters.llm import LLMClient
-    from email_rag.llm_budget import context_tokens
+    from email_rag.llm.budget import context_tokens
 
     mode = getattr(args, "llm", None) or "local"
     settings = Settings()

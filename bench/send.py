@@ -32,13 +32,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from email_rag.app import Services
 from email_rag.db import Database, sql
 from email_rag.sending.compose import build_reply
 from email_rag.sending.review import approve
 from email_rag.testing import llm_rules
 from email_rag.testing.corpus import generate
 from email_rag.testing.dovecot import Dovecot, DovecotUser
+from email_rag.wiring.services import Services
 
 from .common import (
     ROOT,

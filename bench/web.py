@@ -24,8 +24,8 @@ from typing import Any
 
 import httpx
 
-from email_rag import users
 from email_rag.db import Database, sql
+from email_rag.review import users
 
 from .common import CheckFailed, Report, Target, Workspace, percentile, spawn, stop, wait_until
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from email_rag.core.settings import ENV_PREFIX, Settings, get_settings
 from email_rag.db import Database
 from email_rag.db.migrate import ensure_database, migrate
-from email_rag.settings import ENV_PREFIX, Settings, get_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 MARIADB = dict(host="127.0.0.1", port=3306, user="root", password="")

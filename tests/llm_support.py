@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from email_rag.adapters.llm import LLMClient
-from email_rag.audit import AuditEvent
-from email_rag.llm_policy import PolicyLimits, TaskResult, run_task
+from email_rag.db.audit import AuditEvent
+from email_rag.llm.policy import PolicyLimits, TaskResult, run_task
 from email_rag.pipeline.classify import classification_task
 
 # client timeout in tests: a stalled answer costs TIMEOUT s. Every healthy answer must come

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from email_rag import users
 from email_rag.db import Database
+from email_rag.review import users
 
 PASSWORD = "correct horse 42"
 XSS_SUBJECT = '<script>alert("subject")</script> Drucker <img src=x onerror=alert(1)>'

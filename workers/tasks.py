@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from email_rag.app import Services
-from email_rag.job_runner import JobRunner
+from email_rag.runtime.job_runner import JobRunner
+from email_rag.wiring.services import Services
 
 _runner: JobRunner | None = None
 

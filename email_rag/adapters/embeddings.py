@@ -32,8 +32,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import EmbeddingRejectedError, EmbeddingUnavailableError
-from ..redact import redact_text
+from ..core.errors import EmbeddingRejectedError, EmbeddingUnavailableError
+from ..core.redact import redact_text
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

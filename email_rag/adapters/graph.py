@@ -37,9 +37,9 @@ from arango.database import StandardDatabase
 from arango.exceptions import ArangoClientError, ArangoServerError
 from arango.http import DefaultHTTPClient
 
-from ..errors import StoreRejectedError, StoreUnavailableError
-from ..indexing.ports import GraphMail
-from ..redact import redact_text
+from ..core.errors import StoreRejectedError, StoreUnavailableError
+from ..core.index_ports import GraphMail
+from ..core.redact import redact_text
 
 T = TypeVar("T")
 

@@ -40,10 +40,10 @@ from typing import TypeVar
 from imapclient import IMAPClient, SocketTimeout
 from imapclient.exceptions import LoginError
 
-from ..errors import ImapAuthError, ImapError
-from ..ports import FetchBatch, FetchedMail, FolderState
-from ..redact import redact_text
-from ..settings import MailboxConfig
+from ..core.errors import ImapAuthError, ImapError
+from ..core.ports import FetchBatch, FetchedMail, FolderState
+from ..core.redact import redact_text
+from ..core.settings import MailboxConfig
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp, the scripted
 test server) through the official client. The client never retries on its
-own (``max_retries=0``): retries are decisions of ``email_rag.llm_policy`` and
+own (``max_retries=0``): retries are decisions of ``email_rag.llm.policy`` and
 of the job retry cycle.
 
 Error translation (what the caller sees):
@@ -19,7 +19,7 @@ Error translation (what the caller sees):
 | 400/401/403/404/422 (and other 4xx)  | LLMRequestRejectedError   | permanent; message names the  |
 |                                      |                           | likely cause (key/model/URL)  |
 
-Call slots: with ``slots`` set (``email_rag.llm_slots.EndpointSlots``, shared by
+Call slots: with ``slots`` set (``email_rag.llm.slots.EndpointSlots``, shared by
 all workers through Redis), every chat call first takes one of the endpoint's
 slots; waiting for a slot is not part of the call's timeout.
 
@@ -38,7 +38,7 @@ from typing import Any
 
 import openai
 
-from ..errors import (
+from ..core.errors import (
     ConfigError,
     LLMContextOverflowError,
     LLMError,
@@ -46,8 +46,8 @@ from ..errors import (
     LLMRequestRejectedError,
     LLMTimeoutError,
 )
-from ..ports import LLMResult
-from ..redact import redact_text
+from ..core.ports import LLMResult
+from ..core.redact import redact_text
 
 RESPONSE_FORMATS = ("json_schema", "json_object", "none")
 
@@ -219,7 +219,7 @@ class LLMClient:
 
 
 class _Translate:
-    """Context manager: openai errors -> email_rag.errors (``raise ... from e``)."""
+    """Context manager: openai errors -> email_rag.core.errors (``raise ... from e``)."""
 
     def __init__(self, client: LLMClient, response_format: dict[str, Any] | None) -> None:
         self.c = client

@@ -16,7 +16,7 @@ from rq import Queue
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job
 
-from ..errors import QueueCallFailedError, QueueCallTimeoutError, QueueUnavailableError
+from ..core.errors import QueueCallFailedError, QueueCallTimeoutError, QueueUnavailableError
 
 TASK = "workers.tasks.run_job"
 

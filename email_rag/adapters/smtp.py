@@ -18,7 +18,7 @@ import re
 import smtplib
 from dataclasses import dataclass
 
-from ..errors import SmtpOutcomeUnknownError, SmtpPermanentError, SmtpTransientError
+from ..core.errors import SmtpOutcomeUnknownError, SmtpPermanentError, SmtpTransientError
 
 
 @dataclass(frozen=True)

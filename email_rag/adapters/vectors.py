@@ -40,14 +40,14 @@ from typing import Any
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from ..errors import (
+from ..core.errors import (
     StoreLockedError,
     StoreNotOwnedError,
     StoreRejectedError,
     StoreUnavailableError,
 )
-from ..indexing.ports import VectorHit, VectorPoint
-from ..redact import redact_text
+from ..core.index_ports import VectorHit, VectorPoint
+from ..core.redact import redact_text
 
 log = logging.getLogger(__name__)
 

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.errors import EmailRagError
 from ..db import sql
-from ..errors import EmailRagError
 from .fleet import ROOT
 
 log = logging.getLogger(__name__)

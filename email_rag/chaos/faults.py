@@ -22,8 +22,8 @@ from typing import Any
 
 import psutil
 
+from ..core.errors import QueueUnavailableError
 from ..db import Database, sql
-from ..errors import QueueUnavailableError
 from .fleet import Fleet
 
 log = logging.getLogger(__name__)

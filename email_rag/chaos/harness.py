@@ -44,11 +44,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import EmailRagError
+from ..core.settings import MailboxConfig, Settings
 from ..db import Database, sql
 from ..db.migrate import ensure_database, migrate
-from ..errors import EmailRagError
-from ..ingest.headers import normalise_message_id, parse_headers
-from ..settings import MailboxConfig, Settings
+from ..mail.headers import normalise_message_id, parse_headers
 from ..testing import corpus as corpus_mod
 from ..testing.dovecot import Dovecot, DovecotUser, mailboxes_json
 from . import plan as chaos_plan
@@ -226,7 +226,7 @@ class Run:
             "EMAIL_RAG_WORKER_CLASS": "simple", "EMAIL_RAG_RECONCILE_SENT_FOLDER": "true",
             "EMAIL_RAG_SAFEGUARDS": "true" if safeguards else "false",
         }
-        from ..app import Services
+        from ..wiring.services import Services
 
         # the harness's own view (staff, progress): straight to MariaDB, not through the proxy
         harness_settings = Settings(

@@ -16,8 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.errors import EmailRagError
 from ..db import sql
-from ..errors import EmailRagError
 from ..sending import review
 from . import plan as chaos_plan
 from .verify import TruthMail

@@ -33,7 +33,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..states import MAIL_REVIEW, MAIL_TERMINAL, IndexStatus, JobState, MailStatus, SendStatus
+from ..core.states import MAIL_REVIEW, MAIL_TERMINAL, IndexStatus, JobState, MailStatus, SendStatus
 
 MAIL_STATES = frozenset(str(s) for s in MailStatus)
 AT_REST = frozenset(str(s) for s in MAIL_TERMINAL | MAIL_REVIEW)

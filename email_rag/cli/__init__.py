@@ -11,8 +11,8 @@ import importlib
 import logging
 import sys
 
-from ..errors import EmailRagError
-from ..redact import redact_text
+from ..core.errors import EmailRagError
+from ..core.redact import redact_text
 from .output import ExitCode, Outcome, Parser, UsageError, common_parser
 
 COMMAND_MODULES = [
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         return Outcome(ExitCode.ERROR, f"Usage error: {e}. Nothing was done.\n{e.usage.strip()}",
                        {"error": "usage", "detail": str(e)}).render("--json" in raw)
     as_json = getattr(args, "json", False)
-    from ..settings import get_settings
+    from ..core.settings import get_settings
 
     try:
         settings = get_settings()
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                        {"error": "config"}).render(as_json)
     logging.basicConfig(level=settings.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from ..app import Services
+    from ..wiring.services import Services
 
     services = Services(settings)
     try:

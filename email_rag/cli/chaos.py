@@ -122,7 +122,7 @@ def run_one(args, svc) -> Outcome:
 
     from ..chaos.harness import HarnessError, Shared, run_mode
     from ..chaos.report import render
-    from ..errors import EmailRagError
+    from ..core.errors import EmailRagError
     from ..testing.dovecot import Dovecot
 
     try:

@@ -1,10 +1,10 @@
-"""``email-rag demo``: the main job end to end with the local defaults (see email_rag.demo)."""
+"""``email-rag demo``: the main job end to end with the local defaults (see email_rag.testing.demo)."""
 
 from __future__ import annotations
 
 import sys
 
-from ..demo import DEMO_DB, run_demo
+from ..testing.demo import DEMO_DB, run_demo
 from .output import ExitCode, Outcome, table
 
 

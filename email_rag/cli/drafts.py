@@ -9,9 +9,9 @@ import argparse
 import json
 from pathlib import Path
 
-from .. import desk
+from ..core.errors import BadInputError
 from ..db import sql
-from ..errors import BadInputError
+from ..review import desk
 from ..sending import review
 from ..sending.outcome import send_outcome_text
 from .output import ExitCode, Outcome, table

@@ -19,8 +19,8 @@ import getpass
 import time
 from typing import Any
 
+from ..core.errors import PermanentError, QueueCallTimeoutError, StoreUnavailableError
 from ..db import sql
-from ..errors import PermanentError, QueueCallTimeoutError, StoreUnavailableError
 from ..indexing.local_store import is_local, try_open
 from ..indexing.sync import arm, sync, sync_queue
 from .output import ExitCode, Outcome, table

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import getpass
 
-from .. import console
-from ..errors import PermanentError
-from ..maintenance import cleanup_stuck
-from ..states import JobState
+from ..core.errors import PermanentError
+from ..core.states import JobState
+from ..review import console
+from ..runtime.maintenance import cleanup_stuck
 from .output import ExitCode, Outcome, table
 
 COLUMNS = ["id", "kind", "email_id", "state", "attempts", "next_run_at", "mail_status",
@@ -145,7 +145,7 @@ def run_cleanup(args, svc) -> Outcome:
 
 
 def run_redispatch(args, svc) -> Outcome:
-    from ..dispatch import redispatch
+    from ..jobs.dispatch import redispatch
 
     n = redispatch(svc, grace_seconds=args.grace)
     return Outcome(ExitCode.OK, f"Enqueued {n} waiting entr{'y' if n == 1 else 'ies'} that Redis "

@@ -1,9 +1,9 @@
 """``email-rag mails no-reply list|confirm|reply``: staff decide on mails the LLM
-suggested need no reply (email_rag.no_reply). The web UI calls the same functions."""
+suggested need no reply (email_rag.review.no_reply). The web UI calls the same functions."""
 
 from __future__ import annotations
 
-from .. import no_reply
+from ..review import no_reply
 from .output import ExitCode, Outcome, table
 
 

@@ -22,7 +22,7 @@ def run(args, svc) -> Outcome:
     if problems:
         return Outcome(ExitCode.VERIFY_FAILED,
                        "Migrations ran but the schema is not what the code expects: "
-                       + "; ".join(problems) + ". Do not start workers; check migrations/.", data)
+                       + "; ".join(problems) + ". Do not start workers; check email_rag/db/migrations/.", data)
     if result.applied:
         msg = (f"Applied {len(result.applied)} migration(s) {result.applied} to "
                f"{svc.settings.db_name}; schema is at version {result.current}.")

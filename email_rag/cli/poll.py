@@ -16,9 +16,9 @@ import signal
 import threading
 from typing import Any
 
-from ..errors import EmailRagError
+from ..core.errors import EmailRagError
+from ..core.redact import redact_text
 from ..ingest.poller import COUNTERS, Poller, PollResult
-from ..redact import redact_text
 from .output import ExitCode, Outcome, table
 
 log = logging.getLogger(__name__)

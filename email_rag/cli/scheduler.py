@@ -14,7 +14,7 @@ def register(sub, common) -> None:
 def run(args, svc) -> Outcome:
     from cron.scheduler import run_forever
 
-    from ..timing import check
+    from ..core.timing import check
 
     check(svc.settings)  # refuse time limits that would kill or reset healthy jobs
     if not svc.settings.qdrant_url:

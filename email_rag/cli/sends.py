@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+from ..core.states import SendStatus
 from ..db import sql
 from ..sending import admin
 from ..sending.outcome import send_outcome_text
-from ..states import SendStatus
 from .output import ExitCode, Outcome, table
 
 

@@ -5,7 +5,7 @@ Exit 0 when every required dependency (MariaDB, Redis) is up, 1 otherwise.
 
 from __future__ import annotations
 
-from ..health import status
+from ..ops.health import status
 from .output import ExitCode, Outcome, table
 
 

@@ -12,9 +12,9 @@ import os
 import sys
 from pathlib import Path
 
-from .. import users
-from ..errors import BadInputError
-from ..states import UserRole
+from ..core.errors import BadInputError
+from ..core.states import UserRole
+from ..review import users
 from .output import ExitCode, Outcome, table
 
 PASSWORD_ENV = "EMAIL_RAG_NEW_USER_PASSWORD"

@@ -23,8 +23,8 @@ from __future__ import annotations
 import logging
 import time
 
-from ..errors import QueueUnavailableError
-from ..job_runner import build_rq_worker, listen_queues
+from ..core.errors import QueueUnavailableError
+from ..runtime.job_runner import build_rq_worker, listen_queues
 from .output import ExitCode, Outcome
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ def register(sub, common) -> None:
 def run(args, svc) -> Outcome:
     from workers.tasks import use_services
 
-    from ..timing import check
+    from ..core.timing import check
 
     check(svc.settings)  # refuse time limits that would kill or reset healthy jobs
     queues = listen_queues(svc.settings, args.with_vectors)
@@ -51,7 +51,7 @@ def run(args, svc) -> Outcome:
     if args.with_vectors and not svc.settings.qdrant_url:
         # own the local Qdrant folder from the start (jobs of this process use it); the
         # beacon makes a missing or crash-looping owner visible (status, web, ALARM)
-        from ..errors import StoreLockedError
+        from ..core.errors import StoreLockedError
         from ..indexing import owner_beacon
         from ..indexing.local_store import take
 

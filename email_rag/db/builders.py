@@ -1,9 +1,9 @@
 """The few statements whose column list depends on the call, built here (and only here).
 
-Named queries (email_rag/sql/*.sql) cover everything with a fixed shape; a step's
+Named queries (email_rag/db/sql/*.sql) cover everything with a fixed shape; a step's
 checkpoint writes the mail columns its outcome names, so that one UPDATE is built
 from a checked column list. Status columns are not accepted: they move only
-through a store (email_rag/stores.py).
+through a store (email_rag/db/stores.py).
 """
 
 from __future__ import annotations

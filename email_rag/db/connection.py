@@ -16,7 +16,7 @@ from typing import Any
 
 import mariadb
 
-from ..errors import DatabaseError, DatabaseUnavailableError, TransientError
+from ..core.errors import DatabaseError, DatabaseUnavailableError, TransientError
 
 log = logging.getLogger(__name__)
 

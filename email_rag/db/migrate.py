@@ -1,4 +1,4 @@
-"""Ordered SQL migrations from the top-level ``migrations/`` folder.
+"""Ordered SQL migrations, package data in ``email_rag/db/migrations/``.
 
 Files are named ``NNNN_description.sql``. Each is applied once and recorded in
 ``schema_migrations`` with its checksum. A named MariaDB lock (GET_LOCK)
@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from importlib import resources
+from importlib.resources.abc import Traversable
 
-from ..errors import ConfigError, DatabaseError
+from ..core.errors import ConfigError, DatabaseError
 from .connection import Database
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+MIGRATIONS_DIR: Traversable = resources.files(__package__) / "migrations"
 _FILE = re.compile(r"^(\d{4})_([\w-]+)\.sql$")
 LOCK_NAME = "email_rag_migrate"
 
@@ -26,7 +27,7 @@ LOCK_NAME = "email_rag_migrate"
 class Migration:
     version: int
     name: str
-    path: Path
+    path: Traversable
 
     @property
     def text(self) -> str:
@@ -47,9 +48,10 @@ class MigrateResult:
         return max(self.applied + self.already, default=0)
 
 
-def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
+def discover(directory: Traversable = MIGRATIONS_DIR) -> list[Migration]:
     found: list[Migration] = []
-    for path in sorted(directory.glob("*.sql")):
+    for path in sorted((p for p in directory.iterdir() if p.name.endswith(".sql")),
+                       key=lambda p: p.name):
         m = _FILE.match(path.name)
         if not m:
             raise ConfigError(f"migration file {path.name} is not named NNNN_name.sql")
@@ -100,7 +102,7 @@ def applied_versions(db: Database) -> dict[int, str]:
     return {int(r["version"]): r["checksum"] for r in rows}
 
 
-def migrate(db: Database, directory: Path = MIGRATIONS_DIR, lock_timeout: int = 120) -> MigrateResult:
+def migrate(db: Database, directory: Traversable = MIGRATIONS_DIR, lock_timeout: int = 120) -> MigrateResult:
     migrations = discover(directory)
     result = MigrateResult()
     got = db.fetchone("SELECT GET_LOCK(%s, %s) AS got", (LOCK_NAME, lock_timeout))
@@ -138,7 +140,7 @@ def migrate(db: Database, directory: Path = MIGRATIONS_DIR, lock_timeout: int = 
     return result
 
 
-def pending(db: Database, directory: Path = MIGRATIONS_DIR) -> list[int]:
+def pending(db: Database, directory: Traversable = MIGRATIONS_DIR) -> list[int]:
     try:
         done = applied_versions(db)
     except DatabaseError:

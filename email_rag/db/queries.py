@@ -1,4 +1,4 @@
-"""Named SQL queries, loaded from ``email_rag/sql/*.sql``.
+"""Named SQL queries, loaded from ``email_rag/db/sql/*.sql`` (package data).
 
 A file holds blocks that start with ``-- name: some_name``; names are unique
 across files. ``sql("some_name")`` returns the statement text. Every named query
@@ -19,11 +19,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from importlib import resources
+from importlib.resources.abc import Traversable
 from itertools import chain
-from pathlib import Path
 from typing import Any
 
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+SQL_DIR: Traversable = resources.files(__package__) / "sql"
 _NAME = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
 
 
@@ -42,7 +43,8 @@ def parse_named_queries(text: str, origin: str = "") -> dict[str, str]:
 @lru_cache(maxsize=1)
 def all_queries() -> dict[str, str]:
     queries: dict[str, str] = {}
-    for path in sorted(SQL_DIR.glob("*.sql")):
+    for path in sorted((p for p in SQL_DIR.iterdir() if p.name.endswith(".sql")),
+                       key=lambda p: p.name):
         for name, statement in parse_named_queries(path.read_text(), path.name).items():
             if name in queries:
                 raise ValueError(f"query name {name!r} defined twice (again in {path.name})")

@@ -32,12 +32,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.errors import EmailRagError, PermanentError, StoreUnavailableError
+from ..core.index_ports import GraphMail, VectorPoint
+from ..core.retry import RetryPolicy
+from ..core.states import IndexStatus
 from ..db import sql
-from ..errors import EmailRagError, PermanentError, StoreUnavailableError
-from ..retry import RetryPolicy
-from ..states import IndexStatus
 from .chunking import MAX_CHUNKS, attachment_chunks, mail_chunks
-from .ports import GraphMail, VectorPoint
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ def with_tries(store: str, fn: Callable[[], dict[str, Any] | None], policy: Retr
 
 
 def _is_store_error(e: BaseException) -> bool:
-    from ..errors import EmbeddingRejectedError, StoreRejectedError
+    from ..core.errors import EmbeddingRejectedError, StoreRejectedError
 
     return isinstance(e, StoreRejectedError | EmbeddingRejectedError)
 

@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Any
 
-from ..errors import StoreLockedError, StoreUnavailableError
+from ..core.errors import StoreLockedError, StoreUnavailableError
 
 log = logging.getLogger(__name__)
 

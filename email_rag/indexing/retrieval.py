@@ -28,10 +28,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..core.index_ports import VectorHit
 from ..db import slot_params, sql
 from .chunking import clean_body, mail_chunks
 from .indexer import StoreResult, _iso, store_policy, with_tries
-from .ports import VectorHit
 
 SNIPPET = 300
 REPLY_CHARS = 4000

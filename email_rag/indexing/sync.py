@@ -29,11 +29,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..audit import AuditEvent, write_events
+from ..core.errors import PermanentError, QueueUnavailableError
+from ..core.routing import job_key, queues
+from ..core.states import Actor, IndexStatus, JobKind
 from ..db import sql
-from ..errors import PermanentError, QueueUnavailableError
-from ..routing import job_key
-from ..states import Actor, IndexStatus, JobKind
+from ..db.audit import AuditEvent, write_events
+from ..jobs.handoff import Handoff
 from .indexer import STORES, Indexer, IndexResult
 
 log = logging.getLogger(__name__)
@@ -154,8 +155,6 @@ def _result_event(actor: str, mail: dict[str, Any], result: IndexResult, before:
 # --- queue side: the scheduler and CLI arm a run for the vector worker ---
 
 def sync_queue(settings: Any) -> str:
-    from ..pipeline.runner import queues
-
     return queues(settings)[1]
 
 
@@ -193,8 +192,6 @@ def schedule(services: Any) -> dict[str, Any]:
 
 def run_job(services: Any, job: dict[str, Any], worker: str) -> Any:
     """Handler of ``index_sync`` queue entries (in the worker that owns the vector store)."""
-    from ..pipeline.runner import Handoff
-
     queue = sync_queue(services.settings)
     if job["queue"] != queue:
         return Handoff(queue, f"index sync runs on queue {queue}")

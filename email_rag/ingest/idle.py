@@ -53,10 +53,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..adapters.imap import IdleSession
-from ..app import Services
-from ..errors import ConfigError, DatabaseUnavailableError, EmailRagError, ImapError
-from ..redact import redact_text
-from ..settings import MailboxConfig, Settings
+from ..core.errors import ConfigError, DatabaseUnavailableError, EmailRagError, ImapError
+from ..core.redact import redact_text
+from ..core.settings import MailboxConfig, Settings
+from ..wiring.services import Services
 from . import mailbox_state as ms
 from .poller import MailboxResult, Poller
 

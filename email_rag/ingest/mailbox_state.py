@@ -23,14 +23,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..audit import AuditEvent, write_events
+from ..core.errors import ImapAuthError, TransientError
+from ..core.redact import redact_text
+from ..core.retry import ExponentialBackoff
+from ..core.settings import MailboxConfig
+from ..core.states import Actor
+from ..core.timing import micros
 from ..db import Database, sql
+from ..db.audit import AuditEvent, write_events
 from ..db.connection import Cursor
-from ..errors import ImapAuthError, TransientError
-from ..redact import redact_text
-from ..retry import ExponentialBackoff
-from ..settings import MailboxConfig
-from ..states import Actor
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +59,6 @@ def owner_is_dead(owner: str | None) -> bool:
     except PermissionError:
         return False
     return False
-
-
-def micros(seconds: float) -> int:
-    return max(0, int(seconds * 1_000_000))
 
 
 def ensure_mailbox(db: Database, config: MailboxConfig) -> dict[str, Any]:

@@ -39,20 +39,21 @@ from typing import Any
 
 from ..adapters.imap import FolderState, ImapMailbox
 from ..adapters.imap import connect as imap_connect
-from ..app import Services
-from ..audit import AuditEvent, write_events
+from ..core.errors import DatabaseUnavailableError, EmailRagError, ImapError, QueueUnavailableError
+from ..core.redact import redact_text
+from ..core.retry import ExponentialBackoff
+from ..core.settings import MailboxConfig
+from ..core.states import Actor
 from ..db import sql
-from ..errors import DatabaseUnavailableError, EmailRagError, ImapError, QueueUnavailableError
-from ..redact import redact_text
-from ..retry import ExponentialBackoff
-from ..settings import MailboxConfig
-from ..states import Actor
+from ..db.audit import AuditEvent, write_events
+from ..jobs.store import mark_enqueued
+from ..wiring.services import Services
 from . import mailbox_state as ms
+from .bounces import link_bounces
 from .store import (
     BatchTarget,
     MissingUids,
     PrepareOptions,
-    mark_enqueued,
     missing_body_mail,
     prepare,
     store_batch_retrying,
@@ -342,9 +343,7 @@ class Poller:
                  fres.skipped, fres.failed)
 
     def _link_bounces(self, cur: Any, new: list[tuple[int, Any]]) -> list[AuditEvent]:
-        """A stored bounce moves the send attempt it names (email_rag/sending/bounces.py)."""
-        from ..sending.bounces import link_bounces
-
+        """A stored bounce moves the send attempt it names (email_rag/ingest/bounces.py)."""
         return link_bounces(cur, self.svc.stores, self.settings, new)
 
     def _cursor(self, row: dict[str, Any], state: FolderState, fres: FolderResult) -> int:

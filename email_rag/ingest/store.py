@@ -38,15 +38,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .. import routing
-from ..audit import AuditEvent, write_events
+from ..core import routing
+from ..core.ports import FetchedMail
+from ..core.states import Actor, IndexStatus, JobKind, JobState, MailStatus, ParseStatus
 from ..db import Database, slot_params, sql
+from ..db.audit import AuditEvent, write_events
 from ..db.connection import Cursor, DatabaseBusyError
-from ..ports import FetchedMail
-from ..states import Actor, IndexStatus, JobKind, JobState, MailStatus, ParseStatus
-from . import mime
-from .addresses import ReplyChoice, choose_reply
-from .headers import (
+from ..jobs.store import mark_enqueued
+from ..mail import mime
+from ..mail.addresses import ReplyChoice, choose_reply
+from ..mail.headers import (
     MailHeaders,
     clean,
     clip_bytes,
@@ -231,7 +232,7 @@ def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMa
     is set here too, which saves a commit per batch (a crash before it leaves it NULL:
     redispatch then finds the job pending in Redis and leaves it alone).
     ``link``: what the new rows change elsewhere, in this transaction (a bounce moves the
-    send attempt it names: email_rag/sending/bounces.py); returns its audit events.
+    send attempt it names: email_rag/ingest/bounces.py); returns its audit events.
     """
     with db.transaction() as cur:
         if target.lease_owner:
@@ -266,11 +267,6 @@ def write_missing(cur: Cursor, t: BatchTarget, missing: MissingUids) -> list[Aud
         events.append(AuditEvent(Actor.POLLER, "mailbox", t.mailbox_name, event, detail={
             "folder": t.folder, "uid": uid, "uidvalidity": t.uidvalidity, "misses": misses}))
     return events
-
-
-def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
-    if job_ids:
-        cur.execute(sql("ingest_mark_enqueued", ids=len(job_ids)), slot_params(ids=job_ids))
 
 
 def store_batch_retrying(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],

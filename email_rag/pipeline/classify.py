@@ -2,7 +2,7 @@
 
 ``run(ctx)`` reads subject, sender and text as the parse step stored them
 (``mail_input.mail_content``: body and attachment text; never the raw mail), asks the LLM under the policy of
-``email_rag.llm_policy`` and returns the outcome for the worker's checkpoint.
+``email_rag.llm.policy`` and returns the outcome for the worker's checkpoint.
 The mail text goes to the LLM only inside the delimited user message; the
 system prompt declares it untrusted. The step writes nothing itself: it is
 safe to repeat (an LLM call changes nothing on our side).
@@ -35,12 +35,12 @@ import email.parser
 import email.policy
 from typing import Any
 
-from .. import classification as cl
+from ..core.states import IndexStatus, MailStatus
 from ..db import sql
-from ..llm_budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
-from ..llm_policy import LLMTask, PolicyLimits, TaskOutcome, run_task
-from ..prompts import load_prompt, mail_block, set_version
-from ..states import IndexStatus, MailStatus
+from ..llm import classification as cl
+from ..llm.budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
+from ..llm.policy import LLMTask, PolicyLimits, TaskOutcome, run_task
+from ..llm.prompts import load_prompt, mail_block, set_version
 from . import mail_input
 from .contract import StepContext, StepOutcome
 

@@ -26,12 +26,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..audit import AuditEvent
-from ..states import Actor, MailStatus, Step
+from ..core.states import Actor, MailStatus, Step
+from ..db.audit import AuditEvent
 
 if TYPE_CHECKING:
-    from ..app import Services
     from ..db.connection import Cursor
+    from ..wiring.services import Services
 
 
 @dataclass

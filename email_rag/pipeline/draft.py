@@ -1,7 +1,7 @@
 """The draft step: a reply draft from the mail, its thread and similar past cases (LLM).
 
-``run(ctx)`` asks the LLM (prompts/draft.v2.txt) under the same policy as the
-classification (``email_rag.llm_policy``) and, in the checkpoint transaction,
+``run(ctx)`` asks the LLM (email_rag/llm/prompts/draft.v2.txt) under the same policy as the
+classification (``email_rag.llm.policy``) and, in the checkpoint transaction,
 stores the draft as pending review with the sources it used; the mail becomes
 ``draft_ready``. An earlier open draft of the mail (a regenerate) is superseded.
 The step is safe to repeat: the draft row is written only with the checkpoint.
@@ -13,7 +13,7 @@ The step is safe to repeat: the draft row is written only with the checkpoint.
 | valid reply | - | yes | draft pending_review, mail draft_ready |
 | timeout twice | policy: once | yes | MANUAL, not confirmed: admin retry re-runs it |
 | empty answer twice | policy: once, adjusted prompt | yes | MANUAL (no default reply exists), not confirmed |
-| a draft that fails the draft checks (cut off, echo, placeholder, refusal, wrong language: email_rag.draft_checks) | policy: regenerated once, the problem named | yes | fails again: stored FLAGGED with the reason (draft_ready, status_reason says so); never a normal draft, cannot be approved unchanged |
+| a draft that fails the draft checks (cut off, echo, placeholder, refusal, wrong language: email_rag.llm.draft_checks) | policy: regenerated once, the problem named | yes | fails again: stored FLAGGED with the reason (draft_ready, status_reason says so); never a normal draft, cannot be approved unchanged |
 | the prompt does not fit the context | trimmed before sending (references, thread, body end; audited); a 400 overflow: once with less | yes | still too long: MANUAL |
 | 429 beyond the bound, 5xx, connection | job retry cycle | yes | re-run later |
 | 400/401/403/404 | never | yes | job dead, mail failed with the reason |
@@ -26,15 +26,15 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .. import draft_checks
-from ..classification import LANGUAGE_NAMES, Language
+from ..core.errors import LLMInvalidOutputError
+from ..core.states import Actor, MailStatus, Step
 from ..db import sql
-from ..errors import LLMInvalidOutputError
-from ..ingest.addresses import stored_reply
-from ..llm_budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
-from ..llm_policy import LLMTask, PolicyLimits, TaskOutcome, run_task
-from ..prompts import load_prompt, mail_block, set_version
-from ..states import Actor, MailStatus, Step
+from ..llm import draft_checks
+from ..llm.budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
+from ..llm.classification import LANGUAGE_NAMES, Language
+from ..llm.policy import LLMTask, PolicyLimits, TaskOutcome, run_task
+from ..llm.prompts import load_prompt, mail_block, set_version
+from ..mail.addresses import stored_reply
 from .classify import mail_content
 from .contract import StepContext, StepOutcome
 
@@ -62,7 +62,7 @@ def parse_reply(text: str) -> str:
 
 def checked_reply(body: str, language: str | None,
                   sender: str | None = None) -> Callable[[str], str]:
-    """``parse_reply`` plus the draft checks (email_rag.draft_checks): a draft that fails
+    """``parse_reply`` plus the draft checks (email_rag.llm.draft_checks): a draft that fails
     one is unusable output, so the policy regenerates it once, naming the problem."""
 
     def parse(text: str) -> str:

@@ -11,8 +11,8 @@ table are in ``email_rag.indexing.indexer``.
 
 from __future__ import annotations
 
+from ..core.states import IndexStatus
 from ..indexing.indexer import Indexer
-from ..states import IndexStatus
 from .contract import StepContext, StepOutcome
 
 

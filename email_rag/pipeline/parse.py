@@ -2,7 +2,7 @@
 
 Pure and repeatable: it reads ``emails.raw`` and returns the columns to set;
 a repeat after a crash yields the same result. It never raises on bad input
-(``email_rag.ingest.mime`` never does).
+(``email_rag.mail.mime`` never does).
 
   parse result | mail status          | later steps | index_status
   -------------|----------------------|-------------|-------------
@@ -16,9 +16,9 @@ can see why a body looks odd.
 
 from __future__ import annotations
 
+from ..core.states import IndexStatus, MailStatus, ParseStatus
 from ..db import sql
-from ..ingest import mime
-from ..states import IndexStatus, MailStatus, ParseStatus
+from ..mail import mime
 from .contract import StepContext, StepOutcome
 
 

@@ -12,7 +12,7 @@ share index's transaction, with the entry's finish.
 
 from __future__ import annotations
 
-from ..states import Step
+from ..core.states import Step
 from .contract import StepSpec
 
 

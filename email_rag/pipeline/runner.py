@@ -41,12 +41,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..audit import AuditEvent, write_events
+from ..core.errors import DatabaseUnavailableError, PermanentError
+from ..core.routing import queues
+from ..core.states import Actor, Step
 from ..db import sql, update_emails
+from ..db.audit import AuditEvent, write_events
 from ..db.connection import DatabaseBusyError
-from ..errors import DatabaseUnavailableError, PermanentError
-from ..routing import queues
-from ..states import Actor, Step
+from ..jobs.handoff import FINISHED, Finished, Handoff
 from .contract import StepContext, StepOutcome, StepSpec
 
 log = logging.getLogger(__name__)
@@ -56,21 +57,6 @@ CHECKPOINT_TRIES = 3  # a deadlock / lock wait timeout is retried in place this 
 
 class ClaimLostError(Exception):
     """The entry is no longer ours (reset by cleanup); stop without writing anything."""
-
-
-@dataclass(frozen=True)
-class Handoff:
-    queue: str
-    reason: str
-    recorded: bool = False  # the entry's move to ``queue`` is committed already (in the
-    # last checkpoint's transaction): the job runner only enqueues it in Redis
-
-
-class Finished:
-    """The handler finished the entry itself, in its last checkpoint's transaction."""
-
-
-FINISHED = Finished()
 
 
 @dataclass

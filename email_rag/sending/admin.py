@@ -24,12 +24,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..app import Services
+from ..core.errors import PermanentError, TransitionRefused
+from ..core.routing import job_key
+from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus, SendVerifiedBy
 from ..db import sql
-from ..dispatch import enqueue
-from ..errors import PermanentError, TransitionRefused
-from ..routing import job_key
-from ..states import DraftStatus, JobKind, MailStatus, SendStatus, SendVerifiedBy
+from ..jobs.dispatch import enqueue
+from ..wiring.services import Services
 from .journal import SendJournal
 
 log = logging.getLogger(__name__)

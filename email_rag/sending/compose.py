@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, formataddr, parseaddr
 
-from ..errors import HeaderInjectionError
+from ..core.errors import HeaderInjectionError
 
 LOOP_GUARD_HEADER = "X-Email-RAG"
 

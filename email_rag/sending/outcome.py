@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ..states import SendStatus, SendVerifiedBy
+from ..core.states import SendStatus, SendVerifiedBy
 
 
 def N_(message: str) -> str:  # noqa: N802 - marks a text for translation (the web UI's catalog)

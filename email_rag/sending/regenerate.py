@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..app import Services
+from ..core.routing import job_key
+from ..core.states import DraftStatus, JobKind, JobState, MailStatus
 from ..db import sql
-from ..dispatch import enqueue
-from ..routing import job_key
-from ..states import DraftStatus, JobKind, JobState, MailStatus
+from ..jobs.dispatch import enqueue
+from ..wiring.services import Services
 from .review import DraftNotFoundError, DraftStateError, _actor
 
 

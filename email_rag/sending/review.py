@@ -13,14 +13,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..app import Services
-from ..audit import AuditEvent, write_events
+from ..core.errors import BadInputError, PermanentError
+from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus
 from ..db import sql
-from ..dispatch import enqueue
-from ..errors import BadInputError, PermanentError
-from ..ingest.addresses import stored_reply
-from ..ingest.mime import attachment_bytes, find_part, human_size
-from ..states import DraftStatus, JobKind, MailStatus, SendStatus
+from ..db.audit import AuditEvent, write_events
+from ..jobs.dispatch import enqueue
+from ..mail.addresses import stored_reply
+from ..mail.mime import attachment_bytes, find_part, human_size
+from ..wiring.services import Services
 from .compose import new_message_id
 
 

@@ -39,18 +39,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..audit import AuditEvent, utcnow, write_events
-from ..db import sql
-from ..errors import (
+from ..core.errors import (
     PermanentError,
     SmtpOutcomeUnknownError,
     SmtpPermanentError,
     SmtpTransientError,
     TransitionRefused,
 )
-from ..ingest.addresses import stored_reply
-from ..ports import MailSender, SentFolder
-from ..states import Actor, DraftStatus, MailStatus, SendStatus, SendVerifiedBy
+from ..core.ports import MailSender, SentFolder
+from ..core.states import Actor, DraftStatus, MailStatus, SendStatus, SendVerifiedBy
+from ..db import sql
+from ..db.audit import AuditEvent, utcnow, write_events
+from ..mail.addresses import stored_reply
 from .compose import build_reply
 from .journal import Acceptance, SendJournal
 

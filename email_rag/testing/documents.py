@@ -1,7 +1,7 @@
 """Small real documents for tests and the mail corpus: PDF, DOCX, XLSX, PPTX bytes.
 
 The PDF is written by hand (one page, Helvetica, WinAnsi text); the Office files are
-made with the same maintained libraries that read them in ``email_rag.ingest.documents``
+made with the same maintained libraries that read them in ``email_rag.mail.documents``
 (python-docx, openpyxl, python-pptx). Office files are zip archives with timestamps:
 their bytes differ between runs, their text does not.
 """

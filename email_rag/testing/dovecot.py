@@ -34,8 +34,8 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from ..adapters.imap import ImapMailbox
-from ..errors import ConfigError
-from ..settings import MailboxConfig
+from ..core.errors import ConfigError
+from ..core.settings import MailboxConfig
 
 DOVECOT_BIN = shutil.which("dovecot") or "/usr/sbin/dovecot"
 

@@ -14,7 +14,7 @@ import re
 import struct
 from typing import Any
 
-from ..classification import STOP_WORDS, Category, Language, Priority
+from ..llm.classification import STOP_WORDS, Category, Language, Priority
 
 # (category, keywords). First match wins, in this order.
 CATEGORY_KEYWORDS: list[tuple[Category, tuple[str, ...]]] = [
@@ -61,7 +61,7 @@ def _has(text: str, words: tuple[str, ...]) -> bool:
 
 
 def classify(subject: str, body: str) -> dict[str, Any]:
-    """A classification dict (valid for ``email_rag.classification.Classification``)."""
+    """A classification dict (valid for ``email_rag.llm.classification.Classification``)."""
     text = f"{subject}\n{body}".lower()
     category = next((c for c, words in CATEGORY_KEYWORDS if _has(text, words)), Category.OTHER)
     if category is Category.FEEDBACK and "?" in text:

@@ -26,7 +26,7 @@ bodies), ``POST /_control/reset`` (plan, stats and requests cleared).
 A chat call is of kind ``classify`` when the system prompt contains
 ``TASK: classify``, the json_schema is named ``email_classification`` or the
 schema has a ``category`` property; otherwise ``draft``. The mail is read from
-the ``<mail-TAG>`` block of the user message (``email_rag.prompts.mail_block``),
+the ``<mail-TAG>`` block of the user message (``email_rag.llm.prompts.mail_block``),
 else the whole last user message.
 
 Fault plan (JSON; this format is stable, the chaos harness depends on it)::
@@ -91,8 +91,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlparse
 
-from ..classification import SCHEMA_NAME
-from ..prompts import parse_mail_block
+from ..llm.classification import SCHEMA_NAME
+from ..llm.prompts import parse_mail_block
 from . import llm_rules
 
 MODEL_LABEL = "scripted-test-double"

@@ -39,7 +39,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..errors import EmailRagError
+from ..core.errors import EmailRagError
 from .dovecot import free_port
 
 MARIADBD = shutil.which("mariadbd") or "/usr/sbin/mariadbd"

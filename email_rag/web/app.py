@@ -19,11 +19,11 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
-from ..errors import DatabaseUnavailableError, EmailRagError
-from ..redact import redact_text
+from ..core.errors import DatabaseUnavailableError, EmailRagError
+from ..core.redact import redact_text
+from ..core.settings import Settings, get_settings
 from ..sending.outcome import N_
 from ..sending.review import AttachmentNotFoundError, DraftNotFoundError
-from ..settings import Settings, get_settings
 from . import views_admin, views_main, views_review
 from .pool import ServicesPool
 from .render import STATIC, page

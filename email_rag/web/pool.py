@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import threading
 
-from ..app import Services
-from ..settings import Settings
+from ..core.settings import Settings
+from ..wiring.services import Services
 
 
 class ServicesPool:

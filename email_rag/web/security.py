@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Form, Request
 
-from ..users import User, active_user
+from ..review.users import User, active_user
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse
 
-from .. import console, timeline
-from ..errors import BadInputError, PermanentError
+from ..core.errors import BadInputError, PermanentError
+from ..review import console, timeline
 from ..sending import admin as send_admin
 from ..sending.outcome import N_
 from .render import page, page_zone

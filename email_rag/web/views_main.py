@@ -8,8 +8,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse
 
-from .. import health, metrics, users
-from ..errors import EmailRagError
+from ..core.errors import EmailRagError
+from ..ops import health, metrics
+from ..review import users
 from . import i18n
 from .render import language, page
 from .security import (

@@ -14,17 +14,17 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
-from .. import desk, no_reply
-from ..console import review_filters
+from ..core.errors import BadInputError
+from ..core.states import DraftStatus
 from ..db import sql
-from ..desk import QueueQuery
-from ..errors import BadInputError
-from ..no_reply import NoReplyStateError
+from ..review import desk, no_reply
+from ..review.console import review_filters
+from ..review.desk import QueueQuery
+from ..review.no_reply import NoReplyStateError
 from ..sending import regenerate as regen
 from ..sending import review
 from ..sending.outcome import local_text, send_outcome
 from ..sending.review import DraftConflictError, DraftStateError, seen_token
-from ..states import DraftStatus
 from .render import page, user_zone
 from .render import tr as _tr
 from .security import FormStr, StaffUser, flash

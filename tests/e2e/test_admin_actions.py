@@ -12,18 +12,18 @@ import json
 
 import pytest
 
-from email_rag.app import Services
-from email_rag.audit import events_for
-from email_rag.job_runner import JobRunner
-from email_rag.jobs import JobStore
+from email_rag.core.retry import retry_policy
+from email_rag.core.states import Step
+from email_rag.db.audit import events_for
+from email_rag.jobs.store import JobStore
 from email_rag.pipeline.contract import StepOutcome, StepSpec
-from email_rag.retry import retry_policy
+from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending import review
 from email_rag.sending.sender import SendService
-from email_rag.states import Step
 from email_rag.testing.dovecot import mailboxes_json
 from email_rag.testing.mails import garbage
 from email_rag.testing.mails import mail as sample_mail
+from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import run_cli
 from tests.integration.test_sending import SMTP_STALL, relay, sent, svc  # noqa: F401 - fixtures

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from email_rag.adapters.vectors import QdrantStore
-from email_rag.app import Services
 from email_rag.indexing.indexer import Indexer
 from email_rag.testing.hang import closed_port
+from email_rag.wiring.services import Services
 from tests.factories import make_email, make_mailbox
 from tests.helpers import run_cli
 

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from email_rag.app import Services
 from email_rag.testing.smtp_server import FaultSmtpServer
+from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import run_cli
 from tests.integration.test_send_outcomes import MemoryRunner

@@ -76,7 +76,7 @@ def test_a_process_that_is_not_the_vector_owner_never_opens_the_local_store(tmp_
     code = (
         "from pathlib import Path\n"
         "from email_rag.adapters.vectors import QdrantStore, forbid_local_open\n"
-        "from email_rag.errors import StoreNotOwnedError\n"
+        "from email_rag.core.errors import StoreNotOwnedError\n"
         "forbid_local_open()\n"
         f"store = QdrantStore(path=Path({str(tmp_path / 'qdrant')!r}))\n"
         "try:\n"

@@ -12,12 +12,12 @@ import json
 
 import pytest
 
-from email_rag import classification as cl
 from email_rag.adapters.llm import LLMClient
-from email_rag.llm_policy import PolicyLimits, TaskOutcome, run_task
-from email_rag.local_llm import LocalLLMServer
+from email_rag.core.states import MailStatus
+from email_rag.llm import classification as cl
+from email_rag.llm.local_server import LocalLLMServer
+from email_rag.llm.policy import PolicyLimits, TaskOutcome, run_task
 from email_rag.pipeline.classify import classification_task, no_reply_outcome
-from email_rag.states import MailStatus
 from tests.helpers import run_cli
 from tests.llm_support import INJECTION, event
 
@@ -64,7 +64,7 @@ def test_one_mail_goes_through_poll_classify_and_draft_with_the_real_model(env, 
     [draft] = db.fetchall("SELECT * FROM drafts WHERE email_id = %s", (mail["id"],))
     print("draft:", draft["body_draft"][:500], "| flags:", draft["check_flags"])
     if draft["check_flags"] is None:
-        from email_rag.draft_checks import problems
+        from email_rag.llm.draft_checks import problems
 
         assert problems(draft["body_draft"], "", "de") == []
     else:

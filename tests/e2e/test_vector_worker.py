@@ -15,7 +15,7 @@ import pytest
 
 from email_rag.adapters.queue import JobQueue
 from email_rag.adapters.vectors import QdrantStore, holder
-from email_rag.audit import events_for
+from email_rag.db.audit import events_for
 from tests.factories import make_email, make_job, make_mailbox
 from tests.helpers import ROOT, run_cli, wait_for
 from tests.index_helpers import confirm_steps, make_sent_draft

@@ -94,7 +94,7 @@ def open_as(browser, base, name):
 def desk_data(db):
     """A realistic queue: a thread with our sent reply and a follow-up carrying a PDF and a
     source, an urgent mail, a subject with a right-to-left override, and 60 ordinary ones."""
-    from email_rag.ingest.mime import parse_mail
+    from email_rag.mail.mime import parse_mail
     from email_rag.testing import documents
 
     mb = make_mailbox(db)

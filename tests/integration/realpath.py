@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from email_rag.ingest.poller import Poller, PollResult
-from email_rag.job_runner import JobRunner
+from email_rag.runtime.job_runner import JobRunner
 from tests.helpers import run_job
 from tests.integration.ingest_helpers import services_for
 

@@ -2,8 +2,8 @@
 
 import json
 
-from email_rag.audit import AuditEvent, AuditLog, events_for
 from email_rag.db import Database
+from email_rag.db.audit import AuditEvent, AuditLog, events_for
 
 
 def _unreachable() -> Database:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from email_rag.audit import events_for
-from email_rag.desk import QueueQuery, queue_page
+from email_rag.db.audit import events_for
 from email_rag.ingest.poller import Poller
+from email_rag.review.desk import QueueQuery, queue_page
 from email_rag.sending import review
 from email_rag.sending.outcome import send_outcome_text
 from email_rag.testing.smtp_server import FaultSmtpServer

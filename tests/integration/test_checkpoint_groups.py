@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from email_rag.app import Services
-from email_rag.audit import events_for
-from email_rag.errors import TransientError
-from email_rag.job_runner import JobRunner
-from email_rag.jobs import JobStore
+from email_rag.core.errors import TransientError
+from email_rag.core.retry import RetryPolicy
+from email_rag.core.states import MailStatus, Step
+from email_rag.db.audit import events_for
+from email_rag.jobs.store import JobStore
 from email_rag.pipeline.registry import default_pipeline
-from email_rag.retry import RetryPolicy
-from email_rag.states import MailStatus, Step
+from email_rag.runtime.job_runner import JobRunner
+from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job
 from tests.integration.test_worker import Steps, force_due, job_row
 

@@ -10,15 +10,15 @@ from datetime import datetime
 
 import pytest
 
-from email_rag import classification as cl
-from email_rag.app import Services
-from email_rag.audit import events_for, write_events
+from email_rag.core.errors import LLMError, LLMRequestRejectedError
+from email_rag.core.states import MailStatus, Step
 from email_rag.db import sql
-from email_rag.errors import LLMError, LLMRequestRejectedError
+from email_rag.db.audit import events_for, write_events
+from email_rag.llm import classification as cl
 from email_rag.pipeline import classify
 from email_rag.pipeline.contract import StepContext, StepOutcome
-from email_rag.states import MailStatus, Step
 from email_rag.testing.llm_server import ScriptedLLMServer
+from email_rag.wiring.services import Services
 from tests.llm_support import BILLING, INJECTION, NEWSLETTER, STALL, TIMEOUT
 
 

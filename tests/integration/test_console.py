@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from rq import Queue
 
-from email_rag import console, timeline
 from email_rag.adapters.queue import rq_job_id
-from email_rag.app import Services
-from email_rag.audit import AuditEvent
-from email_rag.errors import BadInputError, PermanentError
+from email_rag.core.errors import BadInputError, PermanentError
+from email_rag.db.audit import AuditEvent
+from email_rag.review import console, timeline
+from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 
 

@@ -19,9 +19,9 @@ import pytest
 from pydantic import SecretStr
 
 from email_rag.adapters.graph import EDGES, GRAPH, VERTICES, ArangoGraph, person_key
-from email_rag.app import Services
 from email_rag.indexing.indexer import Indexer
 from email_rag.indexing.retrieval import Retriever
+from email_rag.wiring.services import Services
 from tests.factories import make_email, make_mailbox
 from tests.index_helpers import ArangoRecorder, make_sent_draft
 

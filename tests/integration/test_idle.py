@@ -10,13 +10,13 @@ from contextlib import contextmanager
 
 import pytest
 
-from email_rag.app import Services
+from email_rag.core.settings import MailboxConfig, get_settings
 from email_rag.ingest.idle import IdleWatcher
-from email_rag.settings import MailboxConfig, get_settings
 from email_rag.testing.dovecot import Dovecot
 from email_rag.testing.imap_proxy import ImapHidingProxy
 from email_rag.testing.mails import mail
 from email_rag.testing.tcp_proxy import TcpFaultProxy
+from email_rag.wiring.services import Services
 
 QUIET = {  # no safety poll, no re-issue, no backoff worth waiting for, unless a test says so
     "EMAIL_RAG_POLL_INTERVAL_SECONDS": "3600",
@@ -71,7 +71,7 @@ def started(watcher: IdleWatcher) -> bool:
 
 
 def mailbox_health() -> dict:
-    from email_rag.health import counts
+    from email_rag.ops.health import counts
 
     svc = Services(get_settings())
     try:

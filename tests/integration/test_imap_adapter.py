@@ -4,7 +4,7 @@ import pytest
 from pydantic import SecretStr
 
 from email_rag.adapters.imap import ImapMailbox, sent_folder
-from email_rag.errors import ImapAuthError, ImapError
+from email_rag.core.errors import ImapAuthError, ImapError
 from email_rag.testing.mails import mail
 from tests.integration.ingest_helpers import closed_port, silent_server, with_port
 

@@ -7,15 +7,15 @@ import time
 
 import pytest
 
-from email_rag.classification import Category, default_classification
-from email_rag.errors import (
+from email_rag.core.errors import (
     LLMError,
     LLMRateLimitedError,
     LLMRequestRejectedError,
     LLMTimeoutError,
 )
-from email_rag.llm_policy import PolicyLimits, TaskOutcome
-from email_rag.retry import RetryPolicy
+from email_rag.core.retry import RetryPolicy
+from email_rag.llm.classification import Category, default_classification
+from email_rag.llm.policy import PolicyLimits, TaskOutcome
 from email_rag.testing.llm_server import ScriptedLLMServer
 from tests.llm_support import BILLING, STALL, TIMEOUT, Recorder, attempts, classify, client
 

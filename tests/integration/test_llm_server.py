@@ -11,8 +11,8 @@ import urllib.request
 
 import pytest
 
-from email_rag.errors import LLMError
-from email_rag.prompts import mail_block
+from email_rag.core.errors import LLMError
+from email_rag.llm.prompts import mail_block
 from email_rag.testing.llm_server import MODEL_LABEL, ScriptedLLMServer
 from tests.helpers import ROOT
 from tests.llm_support import client

@@ -8,10 +8,10 @@ import time
 import pytest
 import redis
 
-from email_rag.errors import ConfigError, LLMBusyError
-from email_rag.llm_slots import EndpointSlots
-from email_rag.settings import Settings
-from email_rag.timing import JobHeartbeat, alive_jobs, check, problems, required_job_timeout
+from email_rag.core.errors import ConfigError, LLMBusyError
+from email_rag.core.settings import Settings
+from email_rag.core.timing import JobHeartbeat, alive_jobs, check, problems, required_job_timeout
+from email_rag.llm.slots import EndpointSlots
 
 URL = "http://127.0.0.1:8089/v1"
 
@@ -97,10 +97,10 @@ def test_stuck_cleanup_resets_a_dead_job_but_never_one_whose_worker_beats(settin
     """GIVEN two jobs processing for longer than stuck_after_seconds, one whose worker still
     beats (a long CPU LLM call) and one whose worker died WHEN the cleanup runs THEN only
     the dead one is reset: a healthy job is never reset, however long it runs."""
-    from email_rag.app import Services
-    from email_rag.jobs import JobStore
-    from email_rag.maintenance import cleanup_stuck
-    from email_rag.retry import RetryPolicy
+    from email_rag.core.retry import RetryPolicy
+    from email_rag.jobs.store import JobStore
+    from email_rag.runtime.maintenance import cleanup_stuck
+    from email_rag.wiring.services import Services
     from tests.factories import make_email, make_job
 
     store = JobStore(db, RetryPolicy())

@@ -19,8 +19,8 @@ import os
 import pytest
 
 from email_rag.adapters.llm import LLMClient
-from email_rag.classification import Classification
-from email_rag.llm_policy import PolicyLimits, TaskOutcome
+from email_rag.llm.classification import Classification
+from email_rag.llm.policy import PolicyLimits, TaskOutcome
 from tests.llm_support import BILLING, INJECTION, NEWSLETTER, attempts, classify
 
 # read at import: the autouse fixture clears EMAIL_RAG_* variables before each test

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from email_rag.local_llm import LocalLLMServer, LocalModel, cache_dir, cpu_fingerprint
+from email_rag.llm.local_server import LocalLLMServer, LocalModel, cache_dir, cpu_fingerprint
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_model]
 
@@ -51,7 +51,7 @@ def _crashing_install(tmp_path: Path, installed: dict, cpus: dict | None) -> Pat
 
 def test_the_install_probe_finds_and_records_the_safe_flags(tmp_path, installed):
     manifest = tmp_path / "local-llm.json"
-    res = subprocess.run([sys.executable, "-m", "email_rag.local_llm", "probe", "--candidate",
+    res = subprocess.run([sys.executable, "-m", "email_rag.llm.local_server", "probe", "--candidate",
                           str(_crashing_install(tmp_path, installed, None)), "--manifest",
                           str(manifest)], capture_output=True, text=True, timeout=900, cwd=ROOT)
     print(res.stdout)

@@ -5,10 +5,10 @@ import uuid
 
 import pytest
 
+from email_rag.core.errors import ConfigError, DatabaseError
 from email_rag.db import Database
 from email_rag.db.migrate import discover, ensure_database, migrate
 from email_rag.db.schema import EXPECTED, verify
-from email_rag.errors import ConfigError, DatabaseError
 from tests.conftest import MARIADB
 
 

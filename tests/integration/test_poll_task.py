@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import workers.tasks as tasks
-from email_rag.settings import get_settings
+from email_rag.core.settings import get_settings
 from email_rag.testing.mails import mail
 
 

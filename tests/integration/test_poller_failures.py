@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from email_rag.health import counts
 from email_rag.ingest.poller import Poller
+from email_rag.ops.health import counts
 from email_rag.testing.mails import mail
 from email_rag.testing.tcp_proxy import TcpFaultProxy
 from tests.integration.ingest_helpers import (

@@ -6,14 +6,14 @@ import pytest
 from rq import Queue
 
 from email_rag.adapters.queue import rq_job_id
-from email_rag.app import Services
-from email_rag.audit import events_for
+from email_rag.core.states import Step
 from email_rag.db import sql
-from email_rag.job_runner import JobRunner
+from email_rag.db.audit import events_for
 from email_rag.pipeline.contract import StepOutcome, StepSpec
+from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending.regenerate import regenerate
 from email_rag.sending.review import DraftStateError, approve
-from email_rag.states import Step
+from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 
 STEPS = ("parse", "classify", "index", "retrieve", "draft")

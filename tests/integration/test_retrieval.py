@@ -10,16 +10,16 @@ import json
 
 import pytest
 
-from email_rag.app import Services
-from email_rag.audit import events_for
+from email_rag.core.states import Step
+from email_rag.db.audit import events_for
 from email_rag.indexing.indexer import Indexer
 from email_rag.indexing.retrieval import Retriever
-from email_rag.job_runner import JobRunner
 from email_rag.pipeline import index, retrieve
 from email_rag.pipeline.contract import StepSpec
 from email_rag.pipeline.runner import queues
-from email_rag.states import Step
+from email_rag.runtime.job_runner import JobRunner
 from email_rag.testing.hang import closed_port
+from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job, make_mailbox
 from tests.index_helpers import make_sent_draft
 

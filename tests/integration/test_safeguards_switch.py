@@ -6,11 +6,11 @@ off does (the chaos run's naive column depends on it) and that the default keeps
 
 from __future__ import annotations
 
-from email_rag.app import Services
-from email_rag.jobs import JobStore
-from email_rag.retry import RetryPolicy
+from email_rag.core.retry import RetryPolicy
+from email_rag.core.settings import Settings
+from email_rag.jobs.store import JobStore
 from email_rag.sending import review
-from email_rag.settings import Settings
+from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 
 

@@ -7,13 +7,13 @@ import threading
 
 import pytest
 
-from email_rag.app import Services
-from email_rag.audit import events_for
-from email_rag.errors import BadInputError
-from email_rag.job_runner import JobRunner
+from email_rag.core.errors import BadInputError
+from email_rag.db.audit import events_for
+from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending import review
 from email_rag.sending.sender import SendService
 from email_rag.testing.smtp_server import FaultSmtpServer
+from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_mailbox
 
 # seconds per SMTP command, and how long a stalled relay holds its answer: a healthy answer
@@ -32,7 +32,7 @@ class MemorySentFolder:
 
     def contains(self, message_id: str) -> bool:
         if self.fail:
-            from email_rag.errors import ImapError
+            from email_rag.core.errors import ImapError
 
             raise ImapError("IMAP down")
         return any(email.message_from_bytes(m)["Message-ID"] == message_id for m in self.messages)
@@ -177,8 +177,8 @@ def test_four_transient_failures_leave_the_draft_approved_for_the_next_attempt(s
         assert runner(svc, sent).run(job["id"]) == expected
     assert db.fetchone("SELECT status FROM drafts WHERE id = %s", (draft,))["status"] == "approved"
     assert relay.received == []
-    from email_rag.jobs import JobStore
-    from email_rag.retry import RetryPolicy
+    from email_rag.core.retry import RetryPolicy
+    from email_rag.jobs.store import JobStore
 
     assert JobStore(db, RetryPolicy()).retry(job["id"], "cli:admin")
     assert db.fetchone("SELECT e.status FROM emails e JOIN drafts d ON d.email_id = e.id"

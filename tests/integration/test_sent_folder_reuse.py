@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from email_rag.adapters.imap import sent_folder
-from email_rag.errors import ImapError
+from email_rag.core.errors import ImapError
 from email_rag.testing.mails import mail
 
 

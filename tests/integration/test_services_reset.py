@@ -8,8 +8,8 @@ import os
 import pytest
 
 from email_rag.adapters.vectors import QdrantStore, holder
-from email_rag.app import Services
-from email_rag.errors import StoreLockedError
+from email_rag.core.errors import StoreLockedError
+from email_rag.wiring.services import Services
 
 
 def test_reset_keeps_the_local_vector_store_and_rebuilds_the_rest(settings, tmp_path):

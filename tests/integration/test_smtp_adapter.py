@@ -3,7 +3,7 @@
 import pytest
 
 from email_rag.adapters.smtp import SmtpConfig, SmtpSender
-from email_rag.errors import SmtpOutcomeUnknownError, SmtpPermanentError, SmtpTransientError
+from email_rag.core.errors import SmtpOutcomeUnknownError, SmtpPermanentError, SmtpTransientError
 from email_rag.testing.smtp_server import FaultSmtpServer, free_port
 
 MSG = (b"Message-ID: <m1@email-rag.invalid>\r\nFrom: support@example.com\r\n"

@@ -23,14 +23,14 @@ from qdrant_client import models
 
 from email_rag.adapters.queue import JobQueue, rq_job_id
 from email_rag.adapters.vectors import QdrantStore, _match
-from email_rag.app import Services
-from email_rag.audit import events_for
+from email_rag.core.index_ports import VectorPoint
+from email_rag.core.states import MailStatus, Step
 from email_rag.db import Database
-from email_rag.indexing.ports import VectorPoint
-from email_rag.job_runner import JobRunner
+from email_rag.db.audit import events_for
 from email_rag.pipeline.contract import StepOutcome, StepSpec
-from email_rag.states import MailStatus, Step
+from email_rag.runtime.job_runner import JobRunner
 from email_rag.testing.llm_server import ScriptedLLMServer
+from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job
 
 VQ = "email-rag-vectors"

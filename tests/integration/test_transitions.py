@@ -1,6 +1,6 @@
 """The transition tables, exhaustively: every allowed move works, every other is refused.
 
-Each record's store (email_rag/stores.py) is driven against the real MariaDB from
+Each record's store (email_rag/db/stores.py) is driven against the real MariaDB from
 every status to every status: an allowed move changes the row and writes one
 ``state_changed`` event; any other move raises ``TransitionRefused`` naming the
 record, both statuses and why, and writes nothing.
@@ -12,8 +12,8 @@ import itertools
 
 import pytest
 
-from email_rag.errors import TransitionRefused
-from email_rag.states import (
+from email_rag.core.errors import TransitionRefused
+from email_rag.core.states import (
     DRAFT_MOVES,
     JOB_MOVES,
     MAIL_MOVES,
@@ -24,7 +24,7 @@ from email_rag.states import (
     MailStatus,
     SendStatus,
 )
-from email_rag.stores import Stores
+from email_rag.db.stores import Stores
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 
 TABLES = {"email": (MailStatus, MAIL_MOVES), "draft": (DraftStatus, DRAFT_MOVES),

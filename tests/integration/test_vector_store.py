@@ -10,14 +10,14 @@ import pytest
 
 from email_rag.adapters.embeddings import HashingEmbedder, OpenAIEmbedder
 from email_rag.adapters.vectors import QdrantStore, holder
-from email_rag.errors import (
+from email_rag.core.errors import (
     EmbeddingRejectedError,
     EmbeddingUnavailableError,
     StoreLockedError,
     StoreRejectedError,
     StoreUnavailableError,
 )
-from email_rag.indexing.ports import VectorPoint
+from email_rag.core.index_ports import VectorPoint
 from email_rag.testing.hang import HangingServer, closed_port
 from tests.index_helpers import EmbeddingsServer
 

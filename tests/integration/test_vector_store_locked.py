@@ -8,8 +8,8 @@ import sqlite3
 
 from email_rag.adapters.embeddings import HashingEmbedder
 from email_rag.adapters.vectors import QdrantStore
-from email_rag.errors import StoreUnavailableError
-from email_rag.indexing.ports import VectorPoint
+from email_rag.core.errors import StoreUnavailableError
+from email_rag.core.index_ports import VectorPoint
 
 EMB = HashingEmbedder(384)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from email_rag.audit import AuditEvent, AuditLog
+from email_rag.db.audit import AuditEvent, AuditLog
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.webutil import XSS_SUBJECT, assert_inert, browsers, web_app
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from email_rag import users
+from email_rag.review import users
 
 
 def bulk_drafts(db, n, mailbox="support", start="2026-11-01 00:00:00", **cols):
@@ -155,8 +155,8 @@ def test_no_reply_list_and_decisions_respect_the_mailbox_scope(client, db):
 def test_the_sort_index_follows_every_change_of_a_draft_or_its_mail(client, db, settings):
     """review_queue_keys is derived by triggers: after approve, reject, stale, regenerate
     and a corrected priority it holds exactly the waiting drafts, with their new keys."""
-    from email_rag.app import Services
     from email_rag.sending import review
+    from email_rag.wiring.services import Services
 
     ids = bulk_drafts(db, 6)
 

@@ -10,7 +10,7 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from email_rag import users
+from email_rag.review import users
 from email_rag.testing.tcp_proxy import TcpFaultProxy
 from email_rag.web import create_app
 from tests.factories import make_draft, make_email, make_mailbox

@@ -12,16 +12,16 @@ import time
 
 import pytest
 
-from email_rag.app import Services
-from email_rag.audit import events_for
+from email_rag.core.errors import LLMRateLimitedError, PermanentError, TransientError
+from email_rag.core.retry import RetryPolicy
+from email_rag.core.states import MailStatus, Step
 from email_rag.db import Database
-from email_rag.errors import LLMRateLimitedError, PermanentError, TransientError
-from email_rag.job_runner import JobRunner
-from email_rag.jobs import JobStore
+from email_rag.db.audit import events_for
+from email_rag.jobs.store import JobStore
 from email_rag.pipeline.contract import StepOutcome, StepSpec
-from email_rag.retry import RetryPolicy
-from email_rag.states import MailStatus, Step
+from email_rag.runtime.job_runner import JobRunner
 from email_rag.testing.tcp_proxy import TcpFaultProxy
+from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job
 
 

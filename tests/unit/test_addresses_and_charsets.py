@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from email_rag.ingest.addresses import choose_reply, parse_addresses, stored_reply
-from email_rag.ingest.headers import decode_bytes, decode_header_value
-from email_rag.ingest.mime import decode_base64
+from email_rag.mail.addresses import choose_reply, parse_addresses, stored_reply
+from email_rag.mail.headers import decode_bytes, decode_header_value
+from email_rag.mail.mime import decode_base64
 
 
 @pytest.mark.parametrize(("value", "expected"), [

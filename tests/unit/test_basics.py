@@ -1,11 +1,11 @@
 import pytest
 from pydantic import ValidationError
 
+from email_rag.core.errors import EmailRagError, LLMTimeoutError, PermanentError, TransientError
+from email_rag.core.redact import redact, redact_text
+from email_rag.core.settings import Settings
 from email_rag.db.migrate import split_statements
 from email_rag.db.queries import all_queries, parse_named_queries, slot_params, sql
-from email_rag.errors import EmailRagError, LLMTimeoutError, PermanentError, TransientError
-from email_rag.redact import redact, redact_text
-from email_rag.settings import Settings
 
 
 def test_error_message_defaults_to_docstring():

@@ -1,8 +1,8 @@
-"""Reading bounces (email_rag/sending/bounces.py, pure): which of our messages failed, why."""
+"""Reading bounces (email_rag/ingest/bounces.py, pure): which of our messages failed, why."""
 
 from __future__ import annotations
 
-from email_rag.sending.bounces import read_bounce
+from email_rag.ingest.bounces import read_bounce
 
 OURS = "email-rag.invalid"
 

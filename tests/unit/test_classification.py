@@ -8,10 +8,10 @@ from email.utils import format_datetime
 
 import pytest
 
-from email_rag import classification as cl
 from email_rag.adapters.llm import LLMClient, parse_retry_after
-from email_rag.errors import ConfigError, LLMInvalidOutputError
-from email_rag.prompts import (
+from email_rag.core.errors import ConfigError, LLMInvalidOutputError
+from email_rag.llm import classification as cl
+from email_rag.llm.prompts import (
     PromptNotFoundError,
     load_prompt,
     mail_block,

@@ -4,7 +4,7 @@ import threading
 from types import SimpleNamespace
 
 from email_rag.cli import poll
-from email_rag.errors import DatabaseUnavailableError
+from email_rag.core.errors import DatabaseUnavailableError
 from email_rag.ingest.poller import FolderResult, MailboxResult, PollResult
 
 

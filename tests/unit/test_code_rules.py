@@ -1,11 +1,11 @@
 """Rules of the codebase that a reviewer should not have to check by hand.
 
-- SQL lives in email_rag/sql/*.sql: Python outside email_rag/db/ holds no SQL text
+- SQL lives in email_rag/db/sql/*.sql: Python outside email_rag/db/ holds no SQL text
   (string literals and f-strings alike), and no named query is extended by the
   caller (``sql(...) + ...``, ``sql(...).format``): list slots are expanded by
   ``sql(name, ids=n)`` inside email_rag/db/.
 - The chaos counter-check's switch (``settings.safeguards``) is read where the
-  services are built (email_rag/app.py) and by the harness that sets it, never in
+  services are built (email_rag/wiring/services.py) and by the harness that sets it, never in
   a domain module.
 - Every named query uses one placeholder style, named pyformat (``%(mailbox_id)s``):
   no ``?``, no bare ``%s``; list slots expand in the same style (``%(ids_0)s``).
@@ -13,6 +13,11 @@
   status (``... AND status = %(from)s``, ``state IN (...)``, ``IF(state IN ...)``):
   a late writer cannot overwrite a newer status (issue 13, defect 4). Only the
   chaos counter-check's naive queries are exempt, by name.
+- The package's folders are its layers (``LAYERS``, lowest first): a module imports
+  from its own first-level group or a lower one, never a higher one; no two groups
+  import each other and no cycle runs through several. Imports inside functions
+  count; ``if TYPE_CHECKING:`` blocks do not (they are annotations, not imports).
+  Modules live in a layer: none at the package's top besides ``__init__``/``__main__``.
 """
 
 from __future__ import annotations
@@ -60,7 +65,7 @@ def sql_literals(source: str):
 def test_no_sql_in_python_outside_the_db_package():
     found = [f"{rel}:{line}: {text!r}" for rel, src in python_files()
              for line, text in sql_literals(src)]
-    assert found == [], "SQL belongs in email_rag/sql/*.sql:\n" + "\n".join(found)
+    assert found == [], "SQL belongs in email_rag/db/sql/*.sql:\n" + "\n".join(found)
 
 
 def test_no_string_outside_the_db_package_starts_like_sql():
@@ -85,8 +90,8 @@ def test_no_named_query_is_extended_by_its_caller():
 
 
 DOMAIN_ALLOWED = {
-    Path("email_rag/app.py"),  # builds the services: chooses the variant once
-    Path("email_rag/settings.py"),  # defines the switch
+    Path("email_rag/wiring/services.py"),  # builds the services: chooses the variant once
+    Path("email_rag/core/settings.py"),  # defines the switch
 }
 
 
@@ -193,3 +198,155 @@ def test_the_linter_passes():
     proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
+
+
+# The layers of email_rag, lowest first. A group imports only itself and groups before it.
+LAYERS = [
+    "core",  # states, records, errors, retry policy, settings, timing, routing, ports: no I/O
+    "mail",  # reading mail: headers, MIME, addresses, attachments (pure)
+    "db",  # MariaDB: connection, named queries (sql/), migrations, audit log, status stores
+    "adapters",  # one module per outside system (IMAP, SMTP, LLM, queue, vectors, graph)
+    "llm",  # policy, budget, call slots, local server, prompts, classification, draft checks
+    "jobs",  # JobStore, dispatch (the outbox), what a job handler returns
+    "wiring",  # Services: the composition root, builds adapters and stores from settings
+    "indexing",  # stage: chunk, embed, store, retrieve, the periodic sync
+    "ingest",  # stage: poll / IDLE a mailbox, store new mail and its job in one transaction
+    "pipeline",  # stage: the steps of one mail (parse, classify, index, retrieve, draft)
+    "sending",  # stage: review decisions, compose, send exactly once, reconcile
+    "review",  # what staff and admins do: desk, no-reply list, console, timeline, users
+    "runtime",  # the job runner (RQ), maintenance
+    "ops",  # health and metrics
+    "testing",  # harness: test doubles, local servers, the demo fixture
+    "chaos",  # harness: the chaos run
+    "web",  # interface: the web UI
+    "cli",  # interface: the command line (starts the web, worker, scheduler, chaos, demo)
+    "__main__",  # python -m email_rag
+]
+# Imports from a group to a higher one that are allowed for now: (from, to) -> why.
+# Empty: any back edge is a finding.
+KNOWN_BACK_EDGES: dict[tuple[str, str], str] = {}
+
+
+def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
+    """Absolute names of everything ``module`` imports, inside functions too, ``if
+    TYPE_CHECKING:`` blocks excepted (``from a import b`` yields ``a`` and ``a.b``)."""
+    tree = ast.parse(source)
+    typing_only = {id(n) for block in ast.walk(tree)
+                   if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+                   for n in ast.walk(block)}
+    package = module if is_package else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + [node.module or ""])
+                base = base.rstrip(".")
+            else:
+                base = node.module or ""
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+    return found
+
+
+def group_edges(package: str = "email_rag") -> dict[tuple[str, str], list[str]]:
+    """(group, imported group) -> the modules that import across, for the package's
+    first-level groups (a sub-package, or a module at its top)."""
+    root = ROOT / package
+    edges: dict[tuple[str, str], list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        is_package = rel.name == "__init__"
+        module = ".".join(rel.parts[:-1] if is_package else rel.parts)
+        if module == package:
+            continue
+        group = module.split(".")[1]
+        for target in imported_modules(path.read_text(), module, is_package):
+            parts = target.split(".")
+            if parts[0] == package and len(parts) > 1 and parts[1] != group:
+                edges.setdefault((group, parts[1]), []).append(module)
+    return edges
+
+
+def cycles(edges) -> list[list[str]]:
+    """The strongly connected components of more than one group (Tarjan)."""
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_import_scanner_resolves_relative_imports_and_skips_type_checking():
+    src = ("from typing import TYPE_CHECKING\n"
+           "from ..db import sql\n"
+           "from . import sibling\n"
+           "if TYPE_CHECKING:\n    from ..web.app import App\n"
+           "def f():\n    from ..cli import main\n")
+    found = imported_modules(src, "email_rag.jobs.store", is_package=False)
+    assert {"email_rag.db", "email_rag.db.sql", "email_rag.jobs.sibling", "email_rag.cli"} <= found
+    assert not any(m.startswith("email_rag.web") for m in found)
+
+
+def test_the_cycle_finder_sees_two_way_pairs_and_longer_rings():
+    assert cycles({("a", "b"), ("b", "a"), ("c", "a")}) == [["a", "b"]]
+    assert cycles({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == [["a", "b", "c"]]
+    assert cycles({("a", "b"), ("b", "c")}) == []
+
+
+def test_every_module_of_the_package_lives_in_a_declared_layer():
+    top_modules = sorted(p.name for p in (ROOT / "email_rag").glob("*.py")
+                         if p.name not in {"__init__.py", "__main__.py"})
+    assert top_modules == [], "put each module in the folder of its layer"
+    groups = sorted({p.name for p in (ROOT / "email_rag").iterdir()
+                     if p.is_dir() and (p / "__init__.py").exists()} | {"__main__"})
+    assert sorted(set(groups) - set(LAYERS)) == [], "add the new package to LAYERS"
+    assert sorted(set(LAYERS) - set(groups)) == [], "a declared layer has no package"
+
+
+def test_imports_point_down_the_layers():
+    """GIVEN the layers in LAYERS THEN no group imports a higher one (except the listed
+    KNOWN_BACK_EDGES), no two groups import each other, and no cycle joins several."""
+    edges = group_edges()
+    rank = {g: i for i, g in enumerate(LAYERS)}
+    upward = {e: sorted(set(m)) for e, m in edges.items()
+              if rank[e[0]] < rank[e[1]] and e not in KNOWN_BACK_EDGES}
+    assert upward == {}, "a lower layer imports a higher one: move the code down, or pass " \
+        "a callable / a port in from the higher layer:\n" + "\n".join(
+            f"{a} -> {b}: {', '.join(m)}" for (a, b), m in sorted(upward.items()))
+    two_way = sorted({tuple(sorted(e)) for e in edges if (e[1], e[0]) in edges})
+    assert two_way == []
+    assert cycles(edges) == []
+    stale = sorted(e for e in KNOWN_BACK_EDGES if e not in edges)
+    assert stale == [], "this back edge is gone: remove it from KNOWN_BACK_EDGES"

@@ -27,6 +27,29 @@ def test_compose_has_the_production_services_wired_to_each_other():
 
 def test_dockerfile_copies_every_runtime_folder():
     dockerfile = (ROOT / "Dockerfile").read_text()
-    for folder in ("email_rag", "workers", "cron", "migrations", "prompts"):
+    for folder in ("email_rag", "workers", "cron"):
         assert f"COPY {folder} " in dockerfile
     assert 'ENTRYPOINT ["email-rag"]' in dockerfile
+
+
+def test_migrations_prompts_and_queries_ship_inside_the_package():
+    """GIVEN a non-editable install THEN migrations, prompts and named queries come with the
+    package: pyproject.toml declares them as package data and each pattern finds files."""
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = data["package-data"]["email_rag"]
+    for pattern in ("db/migrations/*.sql", "llm/prompts/*.txt", "db/sql/*.sql"):
+        assert pattern in patterns
+        assert list((ROOT / "email_rag").glob(pattern)), pattern
+    assert not (ROOT / "migrations").exists() and not (ROOT / "prompts").exists()
+
+
+def test_the_benchmarks_are_not_in_the_product_wheel_or_image():
+    """GIVEN bench/ (run on demand from a checkout) THEN the wheel installs no top-level
+    ``bench`` package and the image does not copy it."""
+    import tomllib
+
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert not any(p.startswith("bench") for p in find["packages"]["find"]["include"])
+    assert "COPY bench" not in (ROOT / "Dockerfile").read_text()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from email_rag import draft_checks as dc
+from email_rag.llm import draft_checks as dc
 
 MAIL = ("Guten Tag, meine Bestellung 5521 ist nach zwei Wochen immer noch nicht angekommen. "
         "Können Sie bitte nachsehen, wo das Paket ist? Vielen Dank, Jana Roth")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from email_rag.errors import ConfigError
+from email_rag.core.errors import ConfigError
+from email_rag.core.settings import Settings
 from email_rag.ingest.idle import check
-from email_rag.settings import Settings
 
 
 def test_the_defaults_are_accepted():

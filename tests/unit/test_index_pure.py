@@ -6,16 +6,16 @@ import pytest
 
 from email_rag.adapters.embeddings import HashingEmbedder, build_embedder
 from email_rag.adapters.graph import addresses, documents, person_key
-from email_rag.errors import (
+from email_rag.core.errors import (
     DatabaseUnavailableError,
     EmbeddingRejectedError,
     StoreRejectedError,
     StoreUnavailableError,
 )
+from email_rag.core.index_ports import GraphMail, point_id
+from email_rag.core.retry import RetryPolicy
+from email_rag.core.settings import Settings
 from email_rag.indexing.indexer import with_tries
-from email_rag.indexing.ports import GraphMail, point_id
-from email_rag.retry import RetryPolicy
-from email_rag.settings import Settings
 
 
 def test_point_ids_are_deterministic_uuids_per_mail_and_chunk():

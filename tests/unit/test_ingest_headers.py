@@ -2,7 +2,7 @@
 
 import pytest
 
-from email_rag.ingest.headers import (
+from email_rag.mail.headers import (
     dedup_key,
     loop_guard,
     message_ids,

@@ -1,8 +1,8 @@
 """What the poller makes of each fetched mail before storing it (pure)."""
 
 from email_rag.adapters.imap import FetchedMail
+from email_rag.core.states import MailStatus, ParseStatus
 from email_rag.ingest.store import PrepareOptions, prepare
-from email_rag.states import MailStatus, ParseStatus
 from email_rag.testing.mails import garbage, mail, zoo
 
 OPTS = PrepareOptions("email-rag.invalid", frozenset({"support@example.com"}),

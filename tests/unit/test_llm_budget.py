@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from email_rag.llm_budget import Fitted, prompt_tokens
+from email_rag.llm.budget import Fitted, prompt_tokens
 from email_rag.pipeline.classify import classification_task
 from email_rag.pipeline.draft import draft_task
 

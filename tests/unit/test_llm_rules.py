@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from email_rag.classification import Classification, json_schema
+from email_rag.llm.classification import Classification, json_schema
 from email_rag.testing import llm_rules
 from email_rag.testing.llm_server import _Plan, normalise_plan
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from email_rag.local_llm import LocalLLMMissingError, LocalModel
+from email_rag.llm.local_server import LocalLLMMissingError, LocalModel
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -106,7 +106,7 @@ def _fake_install(tmp_path: Path, mode: str, cpus: dict | None = None) -> Path:
 def _probe(tmp_path: Path, candidate: Path, *extra: str) -> subprocess.CompletedProcess:
     import sys
 
-    return subprocess.run([sys.executable, "-m", "email_rag.local_llm", "probe", "--candidate",
+    return subprocess.run([sys.executable, "-m", "email_rag.llm.local_server", "probe", "--candidate",
                            str(candidate), "--manifest", str(tmp_path / "local-llm.json"),
                            *extra], capture_output=True, text=True, timeout=120, cwd=ROOT)
 
@@ -115,7 +115,7 @@ def test_install_probe_records_the_safe_flags_when_the_default_crashes_on_load(t
     """GIVEN a runtime that dies with SIGSEGV while loading unless --no-repack WHEN the
     install probes it THEN it is ready with --no-repack recorded for this CPU, and the
     crash of the default flags is in the record and the output."""
-    from email_rag.local_llm import cpu_fingerprint
+    from email_rag.llm.local_server import cpu_fingerprint
 
     res = _probe(tmp_path, _fake_install(tmp_path, "crash-without-safe"))
     assert res.returncode == 0, res.stdout + res.stderr
@@ -158,7 +158,7 @@ def test_a_proven_cpu_is_not_probed_again_and_a_new_runtime_is(tmp_path):
 
 
 def test_every_start_uses_the_flags_recorded_for_this_cpu(tmp_path):
-    from email_rag.local_llm import LocalLLMServer, cpu_fingerprint
+    from email_rag.llm.local_server import LocalLLMServer, cpu_fingerprint
 
     recorded = _fake_install(tmp_path, "ok", cpus={cpu_fingerprint(): {"args": ["--no-repack"]},
                                                     "other-cpu": {"args": ["--weird"]}})
@@ -173,7 +173,7 @@ def test_a_server_that_dies_while_starting_is_started_once_more_with_the_safe_fl
     """GIVEN an install not proven on this CPU (a new CPU) whose server crashes on load
     without --no-repack WHEN the pipeline starts it THEN it starts with --no-repack, answers,
     and the flags are recorded for the next start."""
-    from email_rag.local_llm import LocalLLMServer
+    from email_rag.llm.local_server import LocalLLMServer
 
     manifest = _fake_install(tmp_path, "crash-without-safe", cpus={})
     local = LocalModel.installed(manifest)
@@ -186,7 +186,7 @@ def test_a_server_that_dies_while_starting_is_started_once_more_with_the_safe_fl
 
 
 def test_a_server_that_dies_with_the_safe_flags_too_says_what_to_do(tmp_path):
-    from email_rag.local_llm import LocalLLMServer, LocalLLMStartError
+    from email_rag.llm.local_server import LocalLLMServer, LocalLLMStartError
 
     local = LocalModel.installed(_fake_install(tmp_path, "always-crash", cpus={}))
     with pytest.raises(LocalLLMStartError) as err:
@@ -205,7 +205,7 @@ def test_the_server_dies_with_the_process_that_started_it(tmp_path):
     script = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from email_rag.local_llm import LocalLLMServer, LocalModel\n"
+        "from email_rag.llm.local_server import LocalLLMServer, LocalModel\n"
         f"srv = LocalLLMServer(LocalModel.installed(Path({str(_fake_install(tmp_path, 'ok'))!r})),"
         f" log=Path({str(tmp_path / 'log')!r}), start_timeout=60).start()\n"
         f"Path({str(started)!r}).write_text(str(srv.proc.pid))\n"

@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from email_rag.ingest.mime import parse_mail
-from email_rag.states import ParseStatus
+from email_rag.core.states import ParseStatus
+from email_rag.mail.mime import parse_mail
 from email_rag.testing.mails import ZOO_EXPECTED, mail, zoo
 
 ZOO = zoo()

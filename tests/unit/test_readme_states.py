@@ -1,10 +1,10 @@
-"""The README's transition tables are the code's (email_rag/states.py), row for row."""
+"""The README's transition tables are the code's (email_rag/core/states.py), row for row."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from email_rag.states import MOVES
+from email_rag.core.states import MOVES
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -2,14 +2,14 @@ import random
 
 import pytest
 
-from email_rag.errors import (
+from email_rag.core.errors import (
     LLMRateLimitedError,
     LLMRequestRejectedError,
     OutcomeUnknownError,
     SmtpTransientError,
     TransientError,
 )
-from email_rag.retry import ExponentialBackoff, RetryPolicy
+from email_rag.core.retry import ExponentialBackoff, RetryPolicy
 
 
 def test_job_schedule_is_30_120_600_then_stop():
@@ -21,7 +21,7 @@ def test_job_schedule_is_30_120_600_then_stop():
 
 
 def test_the_defaults_use_every_delay_first_attempt_and_three_retries_then_dead():
-    from email_rag.settings import Settings
+    from email_rag.core.settings import Settings
 
     s = Settings()
     policy = RetryPolicy(delays=tuple(s.retry_delays), max_attempts=s.max_attempts)

@@ -4,7 +4,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from email_rag.metrics import Exposition
+from email_rag.ops.metrics import Exposition
 from email_rag.web import i18n
 from email_rag.web.render import ENV, age, safe_mail_html
 from email_rag.web.security import safe_next

@@ -1,0 +1,1 @@
+"""The kernel: states, records, errors, retry policy, settings, timing, ports. No I/O."""

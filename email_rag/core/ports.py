@@ -1,0 +1,111 @@
+"""The interfaces the domain sees for IMAP, SMTP, the LLM and the queue; adapters implement them.
+
+Like ``index_ports.py`` for the stores: Protocols and value types only, no
+client library imported (importing this module is cheap). The domain (poller,
+pipeline steps, sender, dispatch) is written against these; ``Services``
+(email_rag/wiring/services.py) builds the adapters:
+
+| port | adapter | client library |
+|---|---|---|
+| ``Mailbox`` (read a folder in batches, append, search) | ``adapters.imap.ImapMailbox`` | imaplib |
+| ``SentFolder`` (is a Message-ID there? file a copy) | ``adapters.imap.ImapSentFolder`` | imaplib |
+| ``MailSender`` (hand one message to the relay) | ``adapters.smtp.SmtpSender`` | smtplib |
+| ``ChatModel`` (JSON or text from an OpenAI-compatible endpoint) | ``adapters.llm.LLMClient`` | openai |
+| ``WorkQueue`` (put committed job ids on Redis) | ``adapters.queue.JobQueue`` | redis, rq |
+
+Errors cross a port only as email_rag.core.errors classes (adapters translate with
+``raise ... from e``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+# --- IMAP ---
+@dataclass(frozen=True)
+class FolderState:
+    folder: str
+    uidvalidity: int
+    uidnext: int
+    exists: int
+
+
+@dataclass
+class FetchedMail:
+    uid: int
+    raw: bytes  # whole mail, or only its header block when headers_only
+    size: int  # RFC822.SIZE as the server reports it
+    headers_only: bool = False
+
+
+@dataclass
+class FetchBatch:
+    mails: list[FetchedMail] = field(default_factory=list)
+    last_uid: int = 0  # highest UID this batch covers (also missing ones)
+    listed: list[int] = field(default_factory=list)  # the UIDs SEARCH listed for this batch
+    missing: list[int] = field(default_factory=list)  # listed, but the FETCH had no body
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(m.raw) for m in self.mails)
+
+
+class Mailbox(Protocol):
+    def select(self, folder: str, readonly: bool = True) -> FolderState: ...
+
+    def uids_after(self, folder: str, last_uid: int) -> list[int]: ...
+
+    def find_message_id(self, folder: str, message_id: str) -> list[int]: ...
+
+    def append(self, folder: str, raw: bytes, flags: Iterable[str] = (),
+               when: Any = None) -> int | None: ...
+
+    def close(self) -> None: ...
+
+
+class SentFolder(Protocol):
+    def contains(self, message_id: str) -> bool: ...
+
+    def append(self, message: bytes) -> None: ...
+
+
+# --- SMTP ---
+class MailSender(Protocol):
+    def send(self, message: bytes, mail_from: str, rcpt_to: list[str]) -> str:
+        """The relay's answer; raises SmtpTransientError / SmtpPermanentError /
+        SmtpOutcomeUnknownError."""
+        ...
+
+
+# --- LLM ---
+@dataclass
+class LLMResult:
+    text: str
+    duration: float  # seconds, request to parsed response
+    model: str = ""  # the model the endpoint says answered
+    usage: dict[str, int] = field(default_factory=dict)
+    finish_reason: str | None = None
+    waited: float = 0.0  # seconds spent waiting for a call slot of the endpoint
+
+
+class ChatModel(Protocol):
+    def context_size(self, default: int = 4096) -> int: ...
+
+    def chat_json(self, messages: list[dict[str, str]], schema: dict[str, Any], name: str,
+                  **kw: Any) -> LLMResult: ...
+
+    def chat_text(self, messages: list[dict[str, str]], **kw: Any) -> LLMResult: ...
+
+
+# --- queue ---
+class WorkQueue(Protocol):
+    def enqueue(self, items: Iterable[tuple[str, int]]) -> int:
+        """Put (queue name, job id) pairs on the queue; raises QueueUnavailableError."""
+        ...
+
+    def hand_off(self, job_id: int, to_queue: str, from_queue: str) -> None: ...
+
+    def is_pending(self, job_id: int, queue: str | None = None) -> bool: ...

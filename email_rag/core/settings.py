@@ -1,0 +1,365 @@
+"""All configuration of email-rag, in one typed place.
+
+Every key is read from the environment with the prefix ``EMAIL_RAG_`` (for
+example ``EMAIL_RAG_DB_HOST``) or from an optional ``.env`` file in the working
+directory. Nested values (the mailbox list) are JSON. Secrets are ``SecretStr``:
+they never show in ``repr``, logs, audit entries or error messages.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "EMAIL_RAG_"
+
+
+class MailboxConfig(BaseModel):
+    """One IMAP mailbox the poller reads and the sender replies from."""
+
+    name: str = Field(description="Stable name, used in the database and on the CLI.")
+    host: str = "127.0.0.1"
+    port: int = 143
+    ssl: bool = False
+    username: str
+    password: SecretStr = SecretStr("")
+    folders: list[str] = Field(default_factory=lambda: ["INBOX"], description="Folders to poll.")
+    sent_folder: str = Field("Sent", description="Where sent replies are appended and reconciled.")
+    address: str = Field("", description="From/Reply-To address of replies; defaults to username.")
+
+    @property
+    def reply_address(self) -> str:
+        return self.address or self.username
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    # --- MariaDB (source of truth) ---
+    db_host: str = Field("127.0.0.1", description="MariaDB host.")
+    db_port: int = Field(3306, description="MariaDB port.")
+    db_user: str = Field("root", description="MariaDB user.")
+    db_password: SecretStr = Field(SecretStr(""), description="MariaDB password.")
+    db_name: str = Field("email_rag", description="Database (schema) name.")
+    db_connect_timeout: int = Field(5, description="Seconds to wait for a MariaDB connection.")
+    db_read_timeout: int = Field(
+        0, description="Seconds to wait for a MariaDB answer (0 = no limit; the web UI uses "
+        "web_db_timeout_seconds)."
+    )
+    db_outage_backoff_max: float = Field(
+        30.0, description="Cap (s) of the wait between reconnects while MariaDB is down."
+    )
+
+    # --- Redis / RQ (carries work only) ---
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis URL for RQ.")
+    queue_name: str = Field("email-rag", description="RQ queue for mail processing jobs.")
+    vector_queue_name: str = Field(
+        "email-rag-vectors",
+        description="RQ queue for steps that open the vector store; with a local Qdrant path "
+        "exactly one worker process must listen on it.",
+    )
+    worker_class: str = Field(
+        "simple", description="'simple' (jobs run in the worker process) or 'fork' (RQ Worker)."
+    )
+
+    # --- Job retry cycle ---
+    retry_delays: list[float] = Field(
+        default_factory=lambda: [30.0, 120.0, 600.0],
+        description="Seconds before the retry after failed attempt 1, 2, 3 (last value repeats).",
+    )
+    max_attempts: int = Field(
+        4, description="Failed attempts after which a queue entry is dead: the first attempt "
+        "and three retries, after each of the retry_delays.")
+    retry_jitter: float = Field(
+        0.1, description="Relative jitter on retry delays (0 = exact, 0.1 = +/-10 %)."
+    )
+    stuck_after_seconds: int = Field(600, description="Processing longer than this is stuck.")
+    cleanup_interval_seconds: int = Field(3600, description="How often the stuck-job reset runs.")
+    redispatch_interval_seconds: int = Field(
+        30, description="How often queued/due entries missing in Redis are enqueued again."
+    )
+    reindex_interval_seconds: int = Field(300, description="How often partially_indexed is synced.")
+    job_timeout_seconds: int = Field(
+        0, description="RQ job timeout (s); 0 = derived from the LLM settings "
+        "(email_rag.core.timing.required_job_timeout). A value below that is refused at start-up.",
+    )
+
+    # --- Audit ---
+    audit_spool_path: Path = Field(
+        Path("var/audit-spool.jsonl"),
+        description="Audit events that could not reach MariaDB wait here until it is back.",
+    )
+
+    # --- IMAP ingestion ---
+    mailboxes: list[MailboxConfig] = Field(
+        default_factory=list, description="JSON list of mailboxes (see MailboxConfig)."
+    )
+    poll_interval_seconds: int = Field(60, description="How often the scheduler polls.")
+    imap_timeout: float = Field(30.0, description="Seconds for IMAP connect and each command.")
+    imap_fetch_batch: int = Field(200, description="UIDs fetched per IMAP FETCH.")
+    imap_fetch_batch_bytes: int = Field(
+        16_000_000, description="A fetch batch is cut earlier when its mails reach this many "
+        "bytes (memory bound of the poller: one batch)."
+    )
+    imap_backoff_base: float = Field(30.0, description="First backoff (s) after an IMAP failure.")
+    imap_backoff_cap: float = Field(3600.0, description="Largest IMAP backoff (s).")
+    imap_alarm_after_seconds: int = Field(
+        3600, description="A mailbox without a successful poll for this long raises an alarm."
+    )
+    poll_lease_seconds: int = Field(300, description="Lease of one poll run; expires if it dies.")
+    idle_refresh_seconds: float = Field(
+        1500.0, description="`email-rag idle` ends and re-issues each IDLE command after this "
+        "long (RFC 2177: servers may drop an IDLE after 30 min, so stay below 29 min); each "
+        "re-issue is followed by a poll of the folder. A re-issue the server does not answer "
+        "within imap_timeout is logged as ALARM and the connection is opened again.",
+    )
+    idle_wait_seconds: float = Field(
+        15.0, description="How often an `email-rag idle` process that found another one "
+        "holding the mailbox's lease tries to take it again.",
+    )
+    max_mail_bytes: int = Field(25_000_000, description="Mails above this are stored headers-only.")
+    max_attachment_bytes: int = Field(
+        10_000_000, description="Attachments above this are recorded as too large."
+    )
+    message_id_domain: str = Field(
+        "email-rag.invalid", description="Domain of Message-IDs we generate (loop guard)."
+    )
+    loop_guard_list_headers: bool = Field(
+        True, description="Mail with List-Id/List-Unsubscribe/List-Post headers (a mailing "
+        "list's mail) gets no draft. Set false when the support address itself is a list or "
+        "a group (e.g. a Google Group) that adds these headers to every customer mail."
+    )
+    missing_uid_polls: int = Field(
+        3, description="Polls in which the IMAP server may list a UID without returning its "
+        "body before the mail is stored as a row for a human (the cursor waits below it).",
+    )
+
+    # --- LLM ---
+    # Defaults fit the main job: the local llama.cpp server of `email-rag llm serve`
+    # (scripts/local-llm/install.sh) on CPU, where one call can take minutes.
+    llm_base_url: str = Field("http://127.0.0.1:8089/v1", description="OpenAI-compatible base URL.")
+    llm_api_key: SecretStr = Field(SecretStr("not-needed"), description="API key for the LLM.")
+    llm_model: str = Field("qwen2.5-coder-1.5b-instruct-q4_k_m",
+                           description="Model name sent to the endpoint.")
+    llm_timeout: float = Field(
+        240.0, description="Seconds per LLM request, from when it is sent (a slot wait is "
+        "not counted). CPU inference: a long mail took 64 s, a cold start up to 87 s.",
+    )
+    llm_max_retry_after: float = Field(
+        60.0, description="Longest Retry-After (s) honoured in-process; longer goes to the job."
+    )
+    llm_rate_limit_retries: int = Field(3, description="429 answers waited out per call.")
+    llm_response_format: str = Field(
+        "json_schema", description="'json_schema', 'json_object' or 'none' (prompt only)."
+    )
+    llm_max_input_chars: int = Field(
+        8000, description="Characters of a mail body sent to the LLM (the rest is cut, said so)."
+    )
+    llm_context_tokens: int = Field(
+        0, description="Context window per request in tokens; 0 = ask the server (llama.cpp "
+        "/props), else 4096. Prompts are trimmed to fit it (recorded).",
+    )
+    llm_max_concurrent: int = Field(
+        1, description="Calls at once per LLM endpoint, shared by all workers (Redis); "
+        "0 = no limit (a hosted API).",
+    )
+    llm_slot_wait_seconds: float = Field(
+        0.0, description="Longest wait for a call slot before the job retry cycle takes over; "
+        "0 = 2 x llm_timeout.",
+    )
+
+    # --- Embeddings and vector store ---
+    embedding_backend: str = Field(
+        "local", description="'local' (a model shipped in a PyPI package, offline), 'openai' "
+        "(an embeddings endpoint) or 'hashing' (tests only, no semantics).",
+    )
+    embedding_model: str = Field("all-MiniLM-L6-v2", description="Model for the 'openai' backend.")
+    embedding_base_url: str = Field("", description="Embeddings endpoint; defaults to llm_base_url.")
+    embedding_local_model: str = Field(
+        "wordllama", description="Model of the 'local' backend: 'wordllama' (WordLlama "
+        "l2_supercat, 256 dims, weights inside the PyPI wheel, multilingual token vocabulary, "
+        "no torch) or 'minilm' (all-MiniLM-L6-v2, English, needs torch: the optional extra).",
+    )
+    embedding_dim: int = Field(
+        0, description="Vector size; 0 = the backend's own (wordllama 256, minilm 384, hashing "
+        "384; openai 384 unless set).",
+    )
+    qdrant_url: str = Field("", description="Qdrant server URL; empty = local mode at qdrant_path.")
+    qdrant_api_key: SecretStr = Field(SecretStr(""), description="Qdrant API key (server mode).")
+    qdrant_path: Path = Field(Path("var/qdrant"), description="Local Qdrant storage folder.")
+    qdrant_collection: str = Field("emails", description="Qdrant collection.")
+    store_tries: int = Field(3, description="Tries per index store before partially_indexed.")
+    store_backoff: float = Field(1.0, description="First backoff (s) between store tries.")
+    qdrant_timeout: float = Field(10.0, description="Seconds per Qdrant request (server mode).")
+    embedding_api_key: SecretStr = Field(
+        SecretStr(""), description="API key of the embeddings endpoint; empty = llm_api_key."
+    )
+    embedding_timeout: float = Field(30.0, description="Seconds per embeddings request.")
+    chunk_chars: int = Field(1200, description="Largest chunk of mail text embedded as one vector.")
+    chunk_overlap: int = Field(200, description="Characters shared by neighbouring chunks.")
+    vector_lock_wait_seconds: float = Field(
+        60.0, description="How long a vector worker waits at start for a local Qdrant folder "
+        "held by another process before it exits with an error.",
+    )
+    search_timeout: float = Field(
+        30.0, description="Seconds `email-rag search` waits for the vector worker to answer "
+        "when that worker holds the local Qdrant folder.",
+    )
+    retrieve_limit: int = Field(3, description="Similar past cases (with their sent reply) per mail.")
+    retrieve_candidates: int = Field(
+        40, description="Nearest chunks fetched before keeping only mails with a sent reply."
+    )
+    retrieve_context_limit: int = Field(
+        10, description="Most mails of the same thread / of the sender's history retrieved."
+    )
+
+    # --- ArangoDB (optional) ---
+    arango_url: str = Field("", description="ArangoDB URL; empty = graph store off.")
+    arango_db: str = Field("email_rag", description="ArangoDB database.")
+    arango_user: str = Field("root", description="ArangoDB user.")
+    arango_password: SecretStr = Field(SecretStr(""), description="ArangoDB password.")
+    arango_timeout: float = Field(5.0, description="Seconds per ArangoDB request.")
+
+    # --- SMTP ---
+    smtp_host: str = Field("127.0.0.1", description="SMTP relay host.")
+    smtp_port: int = Field(25, description="SMTP relay port.")
+    smtp_user: str = Field("", description="SMTP user; empty = no AUTH.")
+    smtp_password: SecretStr = Field(SecretStr(""), description="SMTP password.")
+    smtp_starttls: bool = Field(False, description="Use STARTTLS.")
+    smtp_timeout: float = Field(30.0, description="Seconds per SMTP command.")
+    reconcile_sent_folder: bool = Field(
+        True, description="Search the Sent folder for the Message-ID before any resend."
+    )
+    reconcile_again_after_seconds: float = Field(
+        5.0, ge=0, description="Before a send is declared unknown, wait this long and search "
+        "the Sent folder once more (a relay may file its copy late); 0 = search only once.",
+    )
+    send_journal_dir: Path = Field(
+        Path("var/send-journal"), description="The relay's 250 is written here (fsync) before "
+        "MariaDB records it, so an acceptance survives a MariaDB outage at that moment.",
+    )
+    bounce_match_days: int = Field(
+        14, ge=1, description="A bounce without the original Message-ID is matched to the "
+        "newest send to its recipient within this many days.",
+    )
+
+    # --- Web ---
+    web_host: str = Field("127.0.0.1", description="Web UI bind address.")
+    web_port: int = Field(8080, description="Web UI port.")
+    web_secret_key: SecretStr = Field(
+        SecretStr(""),
+        description="Session signing key; empty = a random key per process (sessions end on "
+        "restart; a warning is logged).",
+    )
+    web_cookie_secure: bool = Field(
+        False, description="Send the session cookie only over https (set true behind TLS)."
+    )
+    web_session_max_age_seconds: int = Field(
+        43200, description="A login (session cookie) expires after this many seconds."
+    )
+    web_login_max_failures: int = Field(
+        5, description="Failed logins in a row after which the user is locked for a while."
+    )
+    web_login_lockout_seconds: int = Field(
+        300, description="How long (s) a name is locked for one client address after "
+        "web_login_max_failures failed logins from it; each further lock lasts twice as long."
+    )
+    web_login_lockout_max_seconds: int = Field(
+        3600, description="The longest lock (s) of a name for one client address."
+    )
+    web_trusted_proxies: str = Field(
+        "", description="Comma-separated addresses of reverse proxies whose X-Forwarded-For / "
+        "X-Forwarded-Proto headers are believed; empty = none (the peer address is the client)."
+    )
+    web_db_timeout_seconds: int = Field(
+        5, description="Read/write timeout (s) of the web UI's MariaDB connections: a hung "
+        "database gives a 503 page after this long instead of a hanging page."
+    )
+    web_time_zone: str = Field(
+        "Europe/Berlin", description="Time zone the web UI shows times in (an IANA name); "
+        "each user can choose their own on the Preferences page."
+    )
+    web_language: str = Field(
+        "en", description="Language of the web UI (en or de) for users who chose none."
+    )
+    web_staff_see_unassigned: bool = Field(
+        True, description="Staff without any mailbox assignment (`email-rag users assign`) "
+        "see every mailbox; false = they see none until an admin assigns mailboxes."
+    )
+    web_metrics_cache_seconds: float = Field(
+        5.0, description="/metrics answers from a cache this fresh (s); 0 = always recompute."
+    )
+
+    # --- Chaos harness counter-check ---
+    safeguards: bool = Field(
+        True, description="Idempotency, claims, dedup, reconciliation and approval locks. "
+        "False ONLY for the chaos harness's counter-check column (`email-rag chaos`), which "
+        "proves the harness detects the defects they prevent; never in production.",
+    )
+
+    log_level: str = Field("INFO", description="Python log level.")
+
+    @field_validator("worker_class")
+    @classmethod
+    def _worker_class(cls, v: str) -> str:
+        if v not in ("simple", "fork"):
+            raise ValueError("worker_class must be 'simple' or 'fork'")
+        return v
+
+    @field_validator("embedding_backend")
+    @classmethod
+    def _embedding_backend(cls, v: str) -> str:
+        if v not in ("openai", "local", "hashing"):
+            raise ValueError("embedding_backend must be 'openai', 'local' or 'hashing' (tests only)")
+        return v
+
+    @field_validator("embedding_local_model")
+    @classmethod
+    def _local_model(cls, v: str) -> str:
+        if v not in ("wordllama", "minilm"):
+            raise ValueError("embedding_local_model must be 'wordllama' or 'minilm'")
+        return v
+
+    @field_validator("retry_delays")
+    @classmethod
+    def _delays(cls, v: list[float]) -> list[float]:
+        if not v or any(d < 0 for d in v):
+            raise ValueError("retry_delays must be a non-empty list of non-negative seconds")
+        return v
+
+    @property
+    def vector_dim(self) -> int:
+        """The size of the vectors (the setting, or the backend's own)."""
+        if self.embedding_dim:
+            return self.embedding_dim
+        if self.embedding_backend == "local" and self.embedding_local_model == "wordllama":
+            return 256
+        return 384
+
+    @property
+    def slot_wait(self) -> float:
+        return self.llm_slot_wait_seconds or 2 * self.llm_timeout
+
+    @property
+    def job_timeout(self) -> int:
+        """The RQ job timeout in force (the setting, or the one the LLM settings need)."""
+        from .timing import required_job_timeout
+
+        return self.job_timeout_seconds or required_job_timeout(self)
+
+    def mailbox(self, name: str) -> MailboxConfig:
+        for mb in self.mailboxes:
+            if mb.name == name:
+                return mb
+        raise KeyError(name)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings (read once). Tests call ``get_settings.cache_clear()``."""
+    return Settings()

@@ -1,0 +1,179 @@
+"""The audit log: append-only, in MariaDB, never lost.
+
+Every error, retry, fallback and state change is an ``AuditEvent``. Inside a
+transaction that changes state, write the events with ``write_events(cur, ...)``
+so the change and its record commit together. On its own, ``AuditLog.record``
+writes them in a short transaction; if MariaDB is unreachable the events go to
+a local spool file (JSON lines) and ``flush_spool`` writes them later. Each
+event has a unique ``event_uid``, so a flush that is repeated after a crash
+inserts nothing twice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import uuid
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import DatabaseUnavailableError
+from ..core.redact import redact
+from .connection import Cursor, Database
+from .queries import sql
+
+log = logging.getLogger(__name__)
+
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+@dataclass
+class AuditEvent:
+    actor: str
+    entity_type: str  # email, job, draft, send_attempt, mailbox, system
+    entity_id: str
+    event: str  # e.g. state_changed, retry_scheduled, fallback_defaults, dead_letter
+    from_state: str | None = None
+    to_state: str | None = None
+    attempt: int | None = None
+    detail: dict[str, Any] | None = None
+    at: datetime = field(default_factory=utcnow)
+    event_uid: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def __post_init__(self) -> None:
+        self.entity_id = str(self.entity_id)
+        self.actor = str(self.actor)
+        if self.detail is not None:
+            self.detail = redact(self.detail)
+
+    def row(self) -> dict[str, Any]:
+        """The parameters of ``audit_insert``."""
+        return {
+            "event_uid": self.event_uid, "at": self.at, "actor": self.actor,
+            "entity_type": self.entity_type, "entity_id": self.entity_id, "event": self.event,
+            "from_state": _s(self.from_state), "to_state": _s(self.to_state),
+            "attempt": self.attempt,
+            "detail": json.dumps(self.detail, default=str) if self.detail is not None else None,
+        }
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["at"] = self.at.isoformat()
+        return json.dumps(d, default=str)
+
+    @classmethod
+    def from_json(cls, line: str) -> AuditEvent:
+        d = json.loads(line)
+        d["at"] = datetime.fromisoformat(d["at"])
+        return cls(**d)
+
+
+def _s(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+def write_events(cur: Cursor, events: Iterable[AuditEvent]) -> int:
+    """Insert events inside the caller's transaction (one round trip)."""
+    rows = [e.row() for e in events]
+    return cur.executemany(sql("audit_insert"), rows) if rows else 0
+
+
+class AuditLog:
+    def __init__(self, db: Database, spool_path: Path) -> None:
+        self.db = db
+        self.spool_path = Path(spool_path)
+
+    def record(self, *events: AuditEvent) -> bool:
+        """Write events now; if MariaDB is down, spool them. True when written to MariaDB."""
+        if not events:
+            return True
+        try:
+            with self.db.transaction() as cur:
+                write_events(cur, events)
+            return True
+        except DatabaseUnavailableError as e:
+            self.spool(events, reason=str(e))
+            return False
+
+    # --- spool ---
+    def spool(self, events: Iterable[AuditEvent], reason: str = "") -> None:
+        events = list(events)
+        self.spool_path.parent.mkdir(parents=True, exist_ok=True)
+        data = "".join(e.to_json() + "\n" for e in events).encode()
+        fd = os.open(self.spool_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        log.warning("MariaDB unavailable; %d audit event(s) spooled to %s (%s)",
+                    len(events), self.spool_path, reason)
+
+    def spooled_count(self) -> int:
+        return sum(
+            sum(1 for ln in p.read_text().splitlines() if ln.strip())
+            for p in self._spool_files()
+        )
+
+    def _spool_files(self) -> list[Path]:
+        d = self.spool_path.parent
+        if not d.exists():
+            return []
+        files = sorted(d.glob(self.spool_path.name + ".flushing.*"))
+        if self.spool_path.exists():
+            files.append(self.spool_path)
+        return files
+
+    def flush_spool(self) -> int:
+        """Write spooled events to MariaDB; returns how many lines were flushed.
+
+        The spool is renamed to a ``.flushing.<pid>`` file under the lock, so
+        appends during the flush go to a new spool. A file is deleted only after
+        its events are committed; a crash leaves it to be flushed again (the
+        unique event_uid makes that a no-op).
+        """
+        if self.spool_path.exists():
+            fd = os.open(self.spool_path, os.O_RDWR)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                if os.fstat(fd).st_size:
+                    os.rename(self.spool_path,
+                              f"{self.spool_path}.flushing.{os.getpid()}.{uuid.uuid4().hex[:6]}")
+            finally:
+                os.close(fd)
+        flushed = 0
+        for path in self._spool_files():
+            if path == self.spool_path:
+                continue
+            events, bad = [], []
+            for line in path.read_text().splitlines():
+                if not line.strip():
+                    continue
+                try:
+                    events.append(AuditEvent.from_json(line))
+                except (ValueError, TypeError) as e:  # torn line from a crash mid-write
+                    bad.append((line, str(e)))
+            with self.db.transaction() as cur:
+                write_events(cur, events)
+                if bad:
+                    write_events(cur, [AuditEvent(
+                        "system", "system", "audit_spool", "spool_line_unreadable",
+                        detail={"line": ln[:2000], "error": err}) for ln, err in bad])
+            path.unlink()
+            flushed += len(events)
+        if flushed:
+            log.info("flushed %d spooled audit event(s) to MariaDB", flushed)
+        return flushed
+
+
+def events_for(db: Database, entity_type: str, entity_id: str | int) -> list[dict[str, Any]]:
+    return db.fetchall(sql("audit_of_entity"), {"type": entity_type, "id": str(entity_id)})

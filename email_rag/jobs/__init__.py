@@ -1,0 +1,1 @@
+"""The job queue's record: JobStore and dispatch to RQ."""

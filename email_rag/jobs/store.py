@@ -1,0 +1,374 @@
+"""Queue entries in MariaDB: claim, finish, fail, hand off, reset, retry, resolve.
+
+Failure table of one job attempt:
+
+| situation | retry? | state known? | resume? |
+|---|---|---|---|
+| duplicate RQ delivery (entry not queued/failed, or not due) | no | yes | nothing to do: claim fails, no-op |
+| step raises TransientError / unexpected error | yes, 30/120/600 s | yes (failed, next_run_at) | re-dispatch when due; confirmed steps skipped |
+| third failed attempt | no | yes (dead, mail failed) | admin: `failed retry` (a refused send: back to review) |
+| step raises PermanentError | no | yes (dead at once, mail failed) | admin: `failed retry` after fixing the cause |
+| MariaDB lost mid-job | reconnect, wait | yes (entry still processing, ours) | continue in-process once back; not counted as an attempt |
+| worker killed mid-step | by cleanup | entry stays processing | cleanup (> stuck_after_seconds) -> failed -> retry cycle |
+| Redis lost the RQ job | yes | yes (queued/failed row) | re-dispatch enqueues it again |
+
+Every transition writes an audit event in the same transaction. The admin moves
+(retry, resolve, back to review) are defined on the business state; see ``retry``
+and ``resolve`` and the README's "Admin actions per state".
+
+| admin action | refused when | message says |
+|---|---|---|
+| retry | mail resolved/sent/rejected/no_reply | it is final |
+| retry | send outcome unknown | decide it with `sends resolve` |
+| retry | entry queued/running, or done with nothing failed | nothing to retry |
+| retry of a refused send (5xx) | - | back to review: draft pending, refusal shown |
+| resolve | mail final, send unknown, entry running | why, and what to do |
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.errors import PermanentError, TransientError, TransitionRefused
+from ..core.retry import RetryDecision, RetryPolicy
+from ..core.routing import job_key
+from ..core.states import (
+    MAIL_TERMINAL,
+    Actor,
+    DraftStatus,
+    JobKind,
+    JobState,
+    MailStatus,
+    SendStatus,
+)
+from ..db import Database, slot_params, sql
+from ..db.audit import AuditEvent, write_events
+from ..db.connection import Cursor
+from ..db.stores import Stores
+
+log = logging.getLogger(__name__)
+
+
+class StuckJobError(TransientError):
+    """The entry was processing longer than the stuck limit; its worker is presumed dead."""
+
+
+@dataclass
+class JobStore:
+    db: Database
+    policy: RetryPolicy
+    stores: Stores = field(default_factory=Stores.build)
+    claim_query: str = "jobs_claim"  # the chaos counter-check's Services: "jobs_claim_naive"
+
+    # --- claim / finish ---
+    def claim(self, job_id: int, worker: str, queue: str | None = None) -> dict[str, Any] | None:
+        """Atomically take the entry; None if another worker has it, it is not due, or it
+        belongs to another queue than ``queue`` (the one the delivery came on)."""
+        with self.db.transaction() as cur:
+            if cur.execute(sql(self.claim_query),
+                           {"id": job_id, "worker": worker, "queue": queue}) != 1:
+                return None
+            job = cur.fetchone(sql("jobs_get"), {"id": job_id})
+            assert job is not None
+            write_events(cur, [AuditEvent(
+                Actor.WORKER, "job", job_id, "claimed", None, JobState.PROCESSING,
+                attempt=job["attempts"], detail={"worker": worker, "kind": job["kind"]})])
+        return job
+
+    def still_mine(self, job_id: int, worker: str) -> bool:
+        return self.db.fetchone(sql("jobs_still_mine"), {"id": job_id, "worker": worker}) is not None
+
+    def finish(self, job: dict[str, Any], worker: str, detail: dict[str, Any] | None = None) -> bool:
+        with self.db.transaction() as cur:
+            events: list[AuditEvent] = []
+            done = self.finish_in(cur, job, worker, events, detail)
+            write_events(cur, events)
+        return done
+
+    def finish_in(self, cur: Any, job: dict[str, Any], worker: str, events: list[AuditEvent],
+                  detail: dict[str, Any] | None = None) -> bool:
+        """``finish`` inside the caller's transaction (the pipeline's last checkpoint): the
+        compare-and-set UPDATE, its event appended to ``events`` (the caller writes them
+        before its commit). False: the entry is no longer this worker's, nothing written."""
+        done = cur.execute(sql("jobs_finish"), {"id": job["id"], "worker": worker}) == 1
+        if done:
+            events.append(AuditEvent(
+                Actor.WORKER, "job", job["id"], "state_changed", JobState.PROCESSING,
+                JobState.DONE, attempt=job["attempts"], detail=detail))
+        return done
+
+    def handoff(self, job: dict[str, Any], worker: str, queue: str, reason: str) -> bool:
+        with self.db.transaction() as cur:
+            events: list[AuditEvent] = []
+            moved = self.handoff_in(cur, job, worker, queue, reason, events)
+            write_events(cur, events)
+        return moved
+
+    def handoff_in(self, cur: Any, job: dict[str, Any], worker: str, queue: str, reason: str,
+                   events: list[AuditEvent]) -> bool:
+        """``handoff`` inside the caller's transaction, like ``finish_in``; the caller
+        enqueues the hand-off in Redis after its commit (``dispatch.hand_off``)."""
+        moved = cur.execute(sql("jobs_handoff"),
+                            {"id": job["id"], "worker": worker, "queue": queue}) == 1
+        if moved:
+            events.append(AuditEvent(
+                Actor.WORKER, "job", job["id"], "handed_off", JobState.PROCESSING,
+                JobState.QUEUED, attempt=job["attempts"],
+                detail={"queue": queue, "reason": reason}))
+        return moved
+
+    # --- failure ---
+    def fail(self, job: dict[str, Any], worker: str, error: BaseException) -> RetryDecision:
+        """Record a failed attempt: failed with a retry time, or dead (mail failed)."""
+        decision = self.policy.decide(int(job["attempts"]), error)
+        text = f"{type(error).__name__}: {error}"[:4000]
+        with self.db.transaction() as cur:
+            state = JobState.FAILED if decision.retry else JobState.DEAD
+            changed = cur.execute(sql("jobs_fail"), {
+                "id": job["id"], "worker": worker, "state": state, "error": text,
+                "delay": decision.delay if decision.retry else 0})
+            if changed != 1:  # no longer ours (reset by cleanup): nothing to record
+                return decision
+            events = [AuditEvent(
+                Actor.WORKER, "job", job["id"],
+                "retry_scheduled" if decision.retry else "dead_letter",
+                JobState.PROCESSING, state, attempt=job["attempts"],
+                detail={"error": text, "reason": decision.reason,
+                        "retry_in_s": round(decision.delay, 3) if decision.retry else None})]
+            write_events(cur, events)
+            if not decision.retry:
+                self._mail_failed(cur, job, decision.reason)
+        if decision.retry:
+            log.warning("job %s attempt %s failed, retry in %.0f s: %s",
+                        job["id"], job["attempts"], decision.delay, text)
+        else:
+            log.error("ALARM dead letter: job %s (%s, email %s) after attempt %s: %s",
+                      job["id"], job["kind"], job.get("email_id"), job["attempts"], decision.reason)
+        return decision
+
+    def _mail_failed(self, cur: Any, job: dict[str, Any], reason: str) -> None:
+        """The mail of a dead entry becomes failed (unless it already rests somewhere final)."""
+        if not job.get("email_id"):
+            return
+        mail = cur.fetchone(sql("emails_get_for_update"), {"id": job["email_id"]})
+        if not mail or mail["status"] in MAIL_TERMINAL or mail["status"] == MailStatus.FAILED:
+            return
+        self.stores.mails.move(cur, job["email_id"], MailStatus.FAILED, actor=Actor.WORKER,
+                               reason=reason[:4000], attempt=job["attempts"], row=mail,
+                               detail={"job_id": job["id"]})
+
+    # --- maintenance ---
+    def reset_stuck(self, older_than_s: int, limit: int = 500,
+                    alive: Any = None) -> list[dict[str, Any]]:
+        """Entries processing longer than ``older_than_s`` go back into the retry cycle;
+        ``alive(ids)`` names those whose worker still beats: they are left alone."""
+        reset = []
+        stuck = self.db.fetchall(sql("jobs_stuck"), {"seconds": older_than_s, "limit": limit})
+        beating = alive([int(j["id"]) for j in stuck]) if alive is not None and stuck else set()
+        for job in stuck:
+            if int(job["id"]) in beating:
+                continue  # one short transaction per entry: no range locks held
+            with self.db.transaction() as cur:
+                err = StuckJobError(
+                    f"processing since {job['started_at']} (> {older_than_s} s) on worker "
+                    f"{job['worker']}; presumed dead")
+                decision = self.policy.decide(int(job["attempts"]), err)
+                state = JobState.FAILED if decision.retry else JobState.DEAD
+                if cur.execute(sql("jobs_reset_stuck"), {
+                        "id": job["id"], "state": state, "error": f"StuckJobError: {err}",
+                        "delay": decision.delay if decision.retry else 0,
+                        "worker": job["worker"], "started_at": job["started_at"]}) != 1:
+                    continue  # finished or re-claimed since the read: not stuck after all
+                write_events(cur, [AuditEvent(
+                    Actor.SCHEDULER, "job", job["id"], "stuck_reset", JobState.PROCESSING, state,
+                    attempt=job["attempts"],
+                    detail={"worker": job["worker"], "reason": decision.reason})])
+                if not decision.retry:
+                    self._mail_failed(cur, job, decision.reason)
+                reset.append({**job, "state": state})
+        for job in reset:
+            log.warning("reset stuck job %s (worker %s) to %s", job["id"], job["worker"], job["state"])
+        return reset
+
+    # --- moves used by admin actions and approvals (all along JOB_MOVES) ---
+    def requeue(self, cur: Any, job: dict[str, Any], actor: str, event: str,
+                queue: str | None = None, detail: dict[str, Any] | None = None) -> None:
+        """A fresh retry cycle from now (approved again, regenerate, resend, admin retry).
+        A processing entry is requeued too: its worker's own finish then finds it no longer
+        its own and writes nothing (used when a draft is approved again while the run that
+        marked it stale is finishing; the send attempt's own moves keep the send single)."""
+        self.stores.jobs.move(cur, int(job["id"]), JobState.QUEUED, actor=actor, event=event,
+                              query="jobs_move_requeue", row=job, attempt=job["attempts"],
+                              detail=detail, queue=queue)
+
+    def queue_work(self, cur: Any, kind: JobKind, ref: int | str, *, actor: str, event: str,
+                   queue: str, email_id: int | None = None, draft_id: int | None = None,
+                   detail: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The one way to ask for work on a mail or draft: its job row (natural key
+        ``routing.job_key``) is created queued, or the existing one gets a fresh cycle
+        (``requeue``); audited either way. Returns the row; the caller enqueues it after
+        its commit (``dispatch.enqueue``: or leaves it for re-dispatch, audited)."""
+        key = job_key(kind, ref)
+        created = cur.execute(sql("jobs_insert"), {
+            "kind": kind, "job_key": key, "email_id": email_id, "draft_id": draft_id,
+            "queue": queue}) == 1
+        job = cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": key})
+        if created:
+            write_events(cur, [AuditEvent(actor, "job", job["id"], event, None, JobState.QUEUED,
+                                          detail=detail)])
+        else:  # a fresh cycle (also of a queued row: its attempts start again, audited)
+            self.requeue(cur, job, actor, event, queue=queue, detail=detail)
+            job = cur.fetchone(sql("jobs_by_key"), {"job_key": key})
+        return job
+
+    # --- admin: defined on the business state ---
+    def retry(self, job_id: int, actor: str, note: str = "") -> str:
+        """Admin retry. Returns ``queued`` (the entry resumes at its first unconfirmed
+        step, a failed/manual mail resumes with it) or ``back_to_review`` (a send the relay
+        refused: the draft is pending review again with the refusal shown). Raises
+        ``TransitionRefused`` saying why when the business state does not allow it."""
+        with self.db.transaction() as cur:
+            job = self.stores.jobs.lock(cur, job_id)
+            mail = (cur.fetchone(sql("emails_get_for_update"), {"id": job["email_id"]})
+                    if job.get("email_id") else None)
+            if mail and mail["status"] in MAIL_TERMINAL:
+                raise TransitionRefused("email", mail["id"], mail["status"], "retry",
+                                        f"the mail is {mail['status']}, which is final; "
+                                        "nothing to retry")
+            if job["kind"] == JobKind.SEND_DRAFT:
+                attempt = cur.fetchone(sql("sends_by_draft_for_update"),
+                                       {"draft_id": job["draft_id"]})
+                if attempt and attempt["status"] == SendStatus.UNKNOWN:
+                    raise TransitionRefused(
+                        "send_attempt", attempt["id"], attempt["status"], "retry",
+                        "whether the reply left is unknown; decide it with `email-rag sends "
+                        f"resolve {attempt['id']} --mark-sent|--resend|--give-up` (web: the "
+                        "send decision), never by a job retry")
+                if attempt and attempt["status"] == SendStatus.FAILED and mail:
+                    self._back_to_review(cur, job, mail, attempt, actor, note)
+                    return "back_to_review"
+            if job["state"] in (JobState.QUEUED, JobState.PROCESSING):
+                raise TransitionRefused("job", job_id, job["state"], JobState.QUEUED,
+                                        f"the entry is {job['state']} already")
+            open_mail = bool(mail) and mail["status"] in (MailStatus.FAILED, MailStatus.MANUAL)
+            if job["state"] == JobState.DONE and not open_mail:
+                raise TransitionRefused("job", job_id, job["state"], JobState.QUEUED,
+                                        "the entry is done and its mail is "
+                                        f"{mail['status'] if mail else 'gone'}: nothing failed")
+            self.requeue(cur, job, actor, "admin_retry",
+                         detail={"note": note, "last_error": job["last_error"]})
+            if open_mail:
+                self.stores.mails.move(cur, mail["id"], self._resume_status(cur, job),
+                                       actor=actor, row=mail, reason=None,
+                                       detail={"why": "admin retry", "job_id": job_id})
+        return "queued"
+
+    def _back_to_review(self, cur: Any, job: dict[str, Any], mail: dict[str, Any],
+                        attempt: dict[str, Any], actor: str, note: str) -> None:
+        """A refused send: the draft waits for staff again, the refusal is the mail's
+        reason (staff fix the address and approve, or reject); the entry is closed."""
+        answer = attempt["smtp_response"] or attempt["last_error"] or "refused"
+        reason = (f"the relay refused the reply ({answer[:500]}); check the address, then "
+                  "approve again or reject")
+        detail = {"note": note, "send_attempt": attempt["id"], "job_id": job["id"]}
+        self.stores.drafts.move(cur, int(job["draft_id"]), DraftStatus.PENDING_REVIEW,
+                                actor=actor, event="returned_to_review", reason=reason,
+                                detail=detail)
+        self.stores.mails.move(cur, mail["id"], MailStatus.DRAFT_READY, actor=actor, row=mail,
+                               reason=reason, detail=detail)
+        if job["state"] != JobState.DONE:
+            self.stores.jobs.move(cur, int(job["id"]), JobState.DONE, actor=actor, row=job,
+                                  event="returned_to_review", query="jobs_move_close",
+                                  detail=detail)
+
+    @staticmethod
+    def _resume_status(cur: Any, job: dict[str, Any]) -> MailStatus:
+        """The status a mail resumes in: approved for a send, else by its confirmed steps."""
+        if job["kind"] == JobKind.SEND_DRAFT:
+            return MailStatus.APPROVED
+        steps = {r["step"] for r in cur.fetchall(sql("steps_confirmed"),
+                                                  {"email_id": job["email_id"]})}
+        return MailStatus.CLASSIFIED if "classify" in steps else MailStatus.RECEIVED
+
+    def resolve(self, job_id: int, actor: str, note: str) -> int | None:
+        """Admin: close the entry's mail by hand (see ``resolve_mail``); an entry without a
+        mail is closed alone. Returns the mail id (None for a mail-less entry)."""
+        job = self.db.fetchone(sql("jobs_get"), {"id": job_id})
+        if job is None:
+            raise PermanentError(f"queue entry {job_id} does not exist")
+        if job.get("email_id"):
+            self.resolve_mail(int(job["email_id"]), actor, note)
+            return int(job["email_id"])
+        with self.db.transaction() as cur:
+            self._close(cur, self.stores.jobs.lock(cur, job_id), actor, note)
+        return None
+
+    def resolve_mail(self, email_id: int, actor: str, note: str) -> dict[str, Any]:
+        """Admin: close a mail that needs a human, with a note: its open entries are
+        closed (dead, with the note) and a failed/manual mail becomes resolved."""
+        note = (note or "").strip()
+        if not note:
+            raise PermanentError("a note is required to resolve (say what was done)")
+        with self.db.transaction() as cur:
+            mail = cur.fetchone(sql("emails_get_for_update"), {"id": email_id})
+            if mail is None:
+                raise PermanentError(f"mail {email_id} does not exist")
+            if mail["status"] in MAIL_TERMINAL:
+                raise TransitionRefused("email", email_id, mail["status"], MailStatus.RESOLVED,
+                                        f"the mail is {mail['status']} already, which is final")
+            if cur.fetchall(sql("web_mail_unknown_sends"), {"email_id": email_id}):
+                raise TransitionRefused(
+                    "email", email_id, mail["status"], MailStatus.RESOLVED,
+                    "it has a send attempt with an unknown outcome: decide it (`email-rag "
+                    "sends resolve`: mark sent, resend or give up) instead")
+            jobs = cur.fetchall(sql("jobs_open_of_mail_for_update"), {"email_id": email_id})
+            running = [j["id"] for j in jobs if j["state"] == JobState.PROCESSING]
+            if running:
+                raise TransitionRefused("job", running[0], JobState.PROCESSING, JobState.DEAD,
+                                        "the entry is running right now; try again when it "
+                                        "has finished")
+            resolved = mail["status"] in (MailStatus.FAILED, MailStatus.MANUAL)
+            if jobs and not resolved:
+                # closing the entry of a mail that does not wait for a human (e.g. approved,
+                # its send in the retry cycle) would strand it: nothing would move it again
+                # (found by the 500-mail chaos run: a reply never sent, mail left approved)
+                waiting = jobs[0]
+                raise TransitionRefused(
+                    "email", email_id, mail["status"], MailStatus.RESOLVED,
+                    f"the mail is {mail['status']} and its entry {waiting['id']} "
+                    f"({waiting['kind']}) is in its retry cycle (attempt {waiting['attempts']}), "
+                    "not waiting for a human; it ends dead with the mail failed if it keeps "
+                    "failing; resolve it then")
+            closed = [int(j["id"]) for j in jobs]
+            for job in jobs:
+                self._close(cur, job, actor, note)
+            if resolved:
+                self.stores.mails.move(cur, email_id, MailStatus.RESOLVED, actor=actor, row=mail,
+                                       reason=note[:4000],
+                                       detail={"why": "admin resolve", "jobs": closed})
+            if not closed and not resolved:
+                raise TransitionRefused("email", email_id, mail["status"], MailStatus.RESOLVED,
+                                        "nothing failed or waits for a human here")
+        return {"email_id": email_id, "resolved_jobs": closed,
+                "mail_status": MailStatus.RESOLVED if resolved else mail["status"]}
+
+    def _close(self, cur: Any, job: dict[str, Any], actor: str, note: str) -> None:
+        if job["state"] not in (JobState.DEAD, JobState.FAILED, JobState.QUEUED):
+            raise TransitionRefused("job", job["id"], job["state"], JobState.DEAD,
+                                    f"the entry is {job['state']}: nothing to close")
+        self.stores.jobs.move(cur, int(job["id"]), JobState.DEAD, actor=actor, row=job,
+                              event="admin_resolved", query="jobs_move_resolve",
+                              detail={"note": note}, note=note[:500])
+
+    def list(self, states: list[str] | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        return self.db.fetchall(sql("jobs_list"), {
+            "states": ",".join(map(str, states or [])), "limit": limit})
+
+
+def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
+    """Stamp job rows as handed to Redis (``enqueued_at``), in the caller's transaction."""
+    if job_ids:
+        cur.execute(sql("ingest_mark_enqueued", ids=len(job_ids)), slot_params(ids=job_ids))

@@ -1,0 +1,1 @@
+"""Talking to the language model: policy, budget, slots, prompts, classification, draft checks."""

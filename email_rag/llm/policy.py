@@ -1,0 +1,280 @@
+"""The LLM policy: how one LLM task (classify a mail, draft a reply) survives
+a slow, rate-limited, failing or wrong endpoint.
+
+``run_task(llm, task, limits, event=..., audit=...)`` makes the attempts and
+returns a ``TaskResult`` (outcome ok / defaulted / invalid / manual) or raises
+for the job retry cycle. Every attempt yields an ``llm_attempt`` audit event
+(task, try, prompt, prompt version, model, duration_ms, outcome, fallback,
+error, usage). Returned events belong in the step's ``StepOutcome.events`` so
+they commit with the checkpoint; before raising, the events so far are written
+at once with ``audit.record`` (they must survive the failed attempt).
+
+Failure table (one task run; counters are per run):
+
+| situation                          | retry?                              | state known?              | resume?                                       |
+|------------------------------------|-------------------------------------|---------------------------|-----------------------------------------------|
+| timeout (1st)                      | yes, once, same prompt              | yes: an LLM call changes  | -                                             |
+|                                    |                                     | nothing on our side       |                                               |
+| timeout (2nd)                      | no                                  | yes                       | outcome MANUAL (returned): mail -> manual,    |
+|                                    |                                     |                           | step not confirmed; an admin retry re-runs it |
+| timeout after the server did the   | as timeout: the answer is lost, the | yes: nothing was stored   | as above; repeating is harmless (no side      |
+| work                               | repeat costs tokens only            |                           | effects)                                      |
+| invalid JSON / schema violation    | yes, once, adjusted prompt naming   | yes                       | -                                             |
+| (1st)                              | the error                           |                           |                                               |
+| invalid JSON / schema violation    | no                                  | yes                       | DEFAULTED (task has defaults: flagged) or     |
+| (2nd)                              |                                     |                           | INVALID (no defaults: the caller decides)     |
+| 429 with Retry-After <= max        | yes, after waiting Retry-After      | yes                       | -                                             |
+| (at most llm_rate_limit_retries)   | (no header: 1 s, 2 s, 4 s ...)      |                           |                                               |
+| 429 beyond the bound (too many, or | no (in-process)                     | yes                       | raises LLMRateLimitedError(retry_after): the  |
+| Retry-After > llm_max_retry_after) |                                     |                           | job retry cycle waits at least retry_after    |
+| 5xx, 408, 409, connection refused  | no (in-process)                     | yes                       | raises LLMError: job retry cycle              |
+| or dropped, malformed response     |                                     |                           |                                               |
+| 400/401/403/404/422                | never                               | yes                       | raises LLMRequestRejectedError (permanent,    |
+|                                    |                                     |                           | says: key, model, URL or response_format)     |
+| answer cut off (finish_reason      | yes, once: max_tokens doubled (up   | yes                       | then as invalid output twice: DEFAULTED /     |
+| "length"): never a valid answer    | to max_tokens_cap), or with less    |                           | INVALID (a draft is flagged, never a normal   |
+|                                    | context when the budget is full     |                           | draft)                                        |
+| 400 context overflow (the prompt   | yes, once, with less context        | yes                       | still too long / nothing left to trim:        |
+| does not fit the model)            | (task.shrink)                       |                           | MANUAL with the reason (not a config error)   |
+| all call slots of the endpoint     | no (in-process: the wait was the    | yes                       | raises LLMBusyError (transient): job retry    |
+| taken for llm_slot_wait_seconds    | retry)                              |                           | cycle                                         |
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from ..core.errors import (
+    LLMContextOverflowError,
+    LLMError,
+    LLMInvalidOutputError,
+    LLMRateLimitedError,
+    LLMRequestRejectedError,
+    LLMTimeoutError,
+)
+from ..core.redact import redact_text
+from ..db.audit import AuditEvent
+
+if TYPE_CHECKING:
+    from ..core.ports import ChatModel, LLMResult
+    from ..db.audit import AuditLog
+
+T = TypeVar("T")
+NO_HEADER_WAIT = 1.0  # first wait after a 429 without Retry-After (doubles each time)
+
+
+class TaskOutcome(StrEnum):
+    OK = "ok"  # a valid answer
+    DEFAULTED = "defaulted"  # output unusable twice; the task's defaults, flagged as such
+    INVALID = "invalid"  # output unusable twice and the task has no defaults: caller decides
+    MANUAL = "manual"  # timed out twice: a human must look (mail -> manual)
+
+
+@dataclass(frozen=True)
+class PolicyLimits:
+    timeout_attempts: int = 2  # a timeout is retried once
+    invalid_attempts: int = 2  # invalid output is retried once with the adjusted prompt
+    overflow_attempts: int = 2  # a context overflow is retried once with less context
+    rate_limit_retries: int = 3  # 429 answers waited out in-process per task
+    max_retry_after: float = 60.0  # longer Retry-After goes to the job retry cycle
+
+    @classmethod
+    def from_settings(cls, s: Any) -> PolicyLimits:
+        return cls(rate_limit_retries=s.llm_rate_limit_retries,
+                   max_retry_after=s.llm_max_retry_after)
+
+
+@dataclass
+class LLMTask(Generic[T]):
+    """One LLM task. ``messages(error)`` builds the request: ``error`` is None for
+    the first prompt, else the description of what was wrong (the adjusted prompt)."""
+
+    name: str  # "classify", "draft": audit label and prompt name
+    prompt_version: str
+    messages: Callable[[str | None], list[dict[str, str]]]
+    parse: Callable[[str], T]  # raises LLMInvalidOutputError
+    schema: dict[str, Any] | None = None  # JSON answer wanted (structured output)
+    schema_name: str = ""
+    default: Callable[[], T] | None = None
+    max_tokens: int | None = None
+    max_tokens_cap: int | None = None  # a cut-off answer is retried with up to this many
+    shrink: Callable[[], str | None] | None = None  # less context for the next try: says
+    # what it dropped, or None when nothing is left to drop
+    trimmed: dict[str, Any] = field(default_factory=dict)  # what the budget cut (recorded)
+
+
+@dataclass
+class TaskResult(Generic[T]):
+    outcome: TaskOutcome
+    value: T | None
+    prompt_version: str
+    events: list[AuditEvent] = field(default_factory=list)
+    attempts: int = 0
+    duration: float = 0.0  # seconds spent in LLM calls (waits excluded)
+    model: str = ""
+    reason: str = ""  # why not OK, in words for status_reason
+    last_error: str = ""
+    last_text: str = ""  # the last answer's text (a flagged draft shows it to staff)
+    last_kind: str = ""  # kind of the last unusable answer (length, echo, placeholder ...)
+    waited: float = 0.0  # seconds spent waiting for call slots
+
+
+EventFactory = Callable[[str, dict[str, Any]], AuditEvent]
+
+
+def _call(llm: ChatModel, task: LLMTask[Any], messages: list[dict[str, str]],
+          max_tokens: int | None) -> LLMResult:
+    kw = {"max_tokens": max_tokens} if max_tokens else {}
+    if task.schema is not None:
+        return llm.chat_json(messages, task.schema, task.schema_name or task.name, **kw)
+    return llm.chat_text(messages, **kw)
+
+
+def cut_off(answer: LLMResult, max_tokens: int | None) -> LLMInvalidOutputError | None:
+    """A cut-off answer (``finish_reason: length``) is never a valid answer."""
+    if answer.finish_reason != "length":
+        return None
+    return LLMInvalidOutputError(
+        f"the answer was cut off at max_tokens {max_tokens} (finish_reason length): "
+        "incomplete", kind="length")
+
+
+def run_task(llm: ChatModel, task: LLMTask[T], limits: PolicyLimits, *, event: EventFactory,
+             audit: AuditLog | None = None,
+             sleep: Callable[[float], None] = time.sleep) -> TaskResult[T]:
+    """Run ``task`` under the policy (see the module's failure table)."""
+    result: TaskResult[T] = TaskResult(TaskOutcome.OK, None, task.prompt_version,
+                                       model=llm.model)
+    timeouts = invalids = waits = overflows = 0
+    error_for_prompt: str | None = None
+    max_tokens = task.max_tokens
+    if task.trimmed:
+        result.events.append(event("llm_input_trimmed", {"task": task.name, **task.trimmed}))
+
+    def attempt(outcome: str, fallback: str, started: float, **extra: Any) -> float:
+        duration = time.monotonic() - started
+        result.duration += duration
+        detail = {
+            "task": task.name, "try": result.attempts,
+            "prompt": task.name if error_for_prompt is None else f"{task.name}_retry",
+            "prompt_version": task.prompt_version, "model": llm.model,
+            "duration_ms": round(duration * 1000, 1), "outcome": outcome, "fallback": fallback,
+            **{k: v for k, v in extra.items() if v is not None},
+        }
+        result.events.append(event("llm_attempt", detail))
+        return duration
+
+    def fail(err: Exception, outcome: str, fallback: str, started: float, **extra: Any) -> None:
+        attempt(outcome, fallback, started, error=redact_text(str(err))[:300], **extra)
+        if audit is not None:
+            audit.record(*result.events)
+        result.events.clear()
+
+    while True:
+        result.attempts += 1
+        messages = task.messages(error_for_prompt)
+        started = time.monotonic()
+        try:
+            answer = _call(llm, task, messages, max_tokens)
+        except LLMContextOverflowError as e:
+            overflows += 1
+            result.last_error = str(e)
+            dropped = task.shrink() if task.shrink is not None else None
+            if overflows < limits.overflow_attempts and dropped:
+                attempt("context_overflow", "retry_less_context", started, error=str(e)[:300],
+                        dropped=dropped)
+                continue
+            attempt("context_overflow", "manual", started, error=str(e)[:300])
+            result.outcome = TaskOutcome.MANUAL
+            result.reason = (f"LLM {task.name}: the prompt does not fit the model's context "
+                             "even with less reference material; a human must answer, or use "
+                             "an endpoint with a larger context (EMAIL_RAG_LLM_CONTEXT_TOKENS)")
+            result.events.append(event("llm_manual", {"task": task.name, "reason": result.reason,
+                                                      "prompt_version": task.prompt_version}))
+            return result
+        except LLMTimeoutError as e:
+            timeouts += 1
+            result.last_error = str(e)
+            if timeouts < limits.timeout_attempts:
+                attempt("timeout", "retry", started, error=str(e)[:300])
+                continue
+            attempt("timeout", "manual", started, error=str(e)[:300])
+            result.outcome = TaskOutcome.MANUAL
+            result.reason = (f"LLM {task.name}: timed out {timeouts} times "
+                             f"({llm.timeout:g} s each); a human must decide or retry the mail")
+            result.events.append(event("llm_manual", {"task": task.name, "reason": result.reason,
+                                                      "prompt_version": task.prompt_version}))
+            return result
+        except LLMRateLimitedError as e:
+            wait = e.retry_after if e.retry_after is not None else NO_HEADER_WAIT * 2 ** waits
+            if waits >= limits.rate_limit_retries or wait > limits.max_retry_after:
+                why = ("Retry-After above llm_max_retry_after"
+                       if wait > limits.max_retry_after else
+                       f"{waits} rate-limit wait(s) already used")
+                fail(e, "rate_limited", "job_retry", started, retry_after=e.retry_after,
+                     why=why)
+                raise LLMRateLimitedError(
+                    f"{e} ({why}); the job retry cycle takes over",
+                    retry_after=e.retry_after if e.retry_after is not None else wait,
+                ) from e
+            waits += 1
+            attempt("rate_limited", "wait_retry_after", started, retry_after=e.retry_after,
+                    wait_s=round(wait, 3))
+            sleep(wait)
+            continue
+        except LLMRequestRejectedError as e:
+            fail(e, "rejected", "permanent", started, status=e.context.get("status"))
+            raise
+        except LLMError as e:
+            fail(e, "error", "job_retry", started, status=e.context.get("status"))
+            raise
+        # not "*_tokens": the audit redaction masks keys that look like secrets ("token")
+        usage = {"input": answer.usage.get("prompt_tokens", 0),
+                 "output": answer.usage.get("completion_tokens", 0)} if answer.usage else None
+        result.waited += answer.waited
+        waited = round(answer.waited, 3) if answer.waited else None
+        try:
+            cut = cut_off(answer, max_tokens)
+            if cut is not None:
+                raise cut
+            value = task.parse(answer.text)
+        except LLMInvalidOutputError as e:
+            invalids += 1
+            kind = str(e.context.get("kind", "invalid_output"))
+            result.last_error, result.last_text, result.last_kind = str(e), answer.text, kind
+            if invalids < limits.invalid_attempts:
+                fix = "retry_adjusted_prompt"
+                if kind == "length":  # more room for the answer, or less context around it
+                    doubled = 2 * (max_tokens or 512)
+                    grown = min(doubled, task.max_tokens_cap or doubled)
+                    if grown > (max_tokens or 0):
+                        max_tokens, fix = grown, "retry_more_tokens"
+                    elif task.shrink is not None and task.shrink():
+                        fix = "retry_less_context"
+                attempt(kind, fix, started, error=str(e)[:300], usage=usage,
+                        finish_reason=answer.finish_reason, slot_wait_s=waited)
+                error_for_prompt = str(e)
+                continue
+            if task.default is None:
+                attempt(kind, "invalid", started, error=str(e)[:300], usage=usage,
+                        finish_reason=answer.finish_reason, slot_wait_s=waited)
+                result.outcome = TaskOutcome.INVALID
+                result.reason = f"LLM {task.name}: output unusable {invalids} times ({e})"
+                return result
+            attempt(kind, "defaults", started, error=str(e)[:300], usage=usage)
+            result.outcome = TaskOutcome.DEFAULTED
+            result.value = task.default()
+            result.reason = (f"LLM {task.name}: output unusable {invalids} times, default "
+                             f"values used ({str(e)[:200]})")
+            result.events.append(event("llm_fallback_defaults", {
+                "task": task.name, "reason": result.reason,
+                "prompt_version": task.prompt_version}))
+            return result
+        attempt("ok", "none", started, usage=usage, finish_reason=answer.finish_reason,
+                answered_by=answer.model or None, slot_wait_s=waited)
+        result.value = value
+        return result

@@ -1,0 +1,1 @@
+"""Reading mail: headers, MIME, addresses, attachments. Pure functions, no I/O."""

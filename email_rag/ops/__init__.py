@@ -1,0 +1,1 @@
+"""Operations views: health and metrics."""

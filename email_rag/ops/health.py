@@ -1,0 +1,199 @@
+"""Reachability and version of every dependency, plus queue and mail counts.
+
+Used by ``email-rag status`` and the web status page. A check never raises:
+it returns a ``Check`` that says what failed, in words an operator can act on.
+"""
+
+from __future__ import annotations
+
+import smtplib
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..core.errors import EmailRagError
+from ..core.redact import redact_text
+from ..db import sql
+from ..wiring.services import Services
+
+
+@dataclass
+class Check:
+    name: str
+    required: bool
+    ok: bool
+    version: str = ""
+    detail: str = ""
+    latency_ms: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _timed(name: str, required: bool, fn: Callable[[], tuple[str, str]]) -> Check:
+    started = time.perf_counter()
+    try:
+        version, detail = fn()
+        ok = True
+    except Exception as e:  # noqa: BLE001 - a health check reports, it does not crash
+        version, detail, ok = "", redact_text(f"{type(e).__name__}: {e}"), False
+    return Check(name, required, ok, version, detail, round((time.perf_counter() - started) * 1000, 1))
+
+
+def check_mariadb(svc: Services) -> Check:
+    def probe() -> tuple[str, str]:
+        return svc.db.ping(), f"{svc.settings.db_host}:{svc.settings.db_port}/{svc.settings.db_name}"
+    return _timed("mariadb", True, probe)
+
+
+def check_redis(svc: Services) -> Check:
+    def probe() -> tuple[str, str]:
+        return svc.queue.ping(), redact_text(svc.settings.redis_url)
+    return _timed("redis", True, probe)
+
+
+def check_imap(svc: Services) -> list[Check]:
+    from ..adapters.imap import ImapMailbox
+
+    checks = []
+    for mb in svc.settings.mailboxes:
+        def probe(mb=mb) -> tuple[str, str]:
+            with ImapMailbox(mb, timeout=5) as imap:
+                greeting = imap.greeting
+            return greeting[:80], f"{mb.host}:{mb.port} as {mb.username}"
+        checks.append(_timed(f"imap:{mb.name}", False, probe))
+    if not checks:
+        checks.append(Check("imap", False, False, detail="no mailboxes configured (EMAIL_RAG_MAILBOXES)"))
+    return checks
+
+
+def check_smtp(svc: Services) -> Check:
+    s = svc.settings
+
+    def probe() -> tuple[str, str]:
+        with smtplib.SMTP(s.smtp_host, s.smtp_port, timeout=5) as smtp:
+            code, banner = smtp.noop()
+            if code != 250:
+                raise EmailRagError(f"NOOP answered {code}")
+            return "", f"{s.smtp_host}:{s.smtp_port}"
+    return _timed("smtp", False, probe)
+
+
+def check_llm(svc: Services) -> Check:
+    s = svc.settings
+
+    def probe() -> tuple[str, str]:
+        from ..adapters.llm import LLMClient
+
+        client = LLMClient(s.llm_base_url, s.llm_api_key.get_secret_value(), s.llm_model,
+                           timeout=5, response_format=s.llm_response_format)
+        try:
+            models = client.list_models()
+        finally:
+            client.close()
+        found = "model found" if s.llm_model in models else f"model {s.llm_model!r} NOT listed"
+        return s.llm_model, f"{s.llm_base_url} ({found})"
+    return _timed("llm", False, probe)
+
+
+def check_qdrant(svc: Services) -> Check:
+    s = svc.settings
+
+    def probe() -> tuple[str, str]:
+        from ..adapters.vectors import QdrantStore
+
+        store = QdrantStore.from_settings(s)
+        store.timeout = min(store.timeout, 5.0)
+        return store.mode, store.probe()
+    return _timed("qdrant", False, probe)
+
+
+def check_vector_owner(svc: Services) -> Check:
+    """Local Qdrant only: the one worker that may open the folder is running and stable."""
+    s = svc.settings
+    if s.qdrant_url:
+        return Check("vector owner", False, True, "server", "Qdrant server: any worker indexes")
+    from ..indexing import owner_beacon
+
+    started = time.monotonic()
+    try:
+        row = svc.db.fetchone(sql("vector_queue_waiting"),
+                              {"queue": s.vector_queue_name, "grace": 30})
+        ok, detail = owner_beacon.state(svc.coordination, int((row or {}).get("n") or 0))
+    except Exception as e:  # noqa: BLE001 - Redis down: the redis check says so
+        ok, detail = False, f"unknown (Redis: {type(e).__name__})"
+    return Check("vector owner", False, ok, "local", detail,
+                 round((time.monotonic() - started) * 1000, 1))
+
+
+def check_arango(svc: Services) -> Check:
+    s = svc.settings
+    if not s.arango_url:
+        return Check("arangodb", False, True, "off", "graph store off (EMAIL_RAG_ARANGO_URL unset)")
+
+    def probe() -> tuple[str, str]:
+        from ..adapters.graph import ArangoGraph
+
+        graph = ArangoGraph(s.arango_url, s.arango_db, s.arango_user,
+                            s.arango_password.get_secret_value(), min(s.arango_timeout, 5.0))
+        try:
+            return graph.server_version(), redact_text(s.arango_url)
+        finally:
+            graph.close()
+    return _timed("arangodb", False, probe)
+
+
+def counts(svc: Services) -> dict[str, Any]:
+    """Queue entries per state, mails per status and index status, mailbox poll health."""
+    db = svc.db
+    jobs = {r["state"]: int(r["n"]) for r in db.fetchall(sql("health_jobs_by_state"))}
+    mails = {r["status"]: int(r["n"]) for r in db.fetchall(sql("health_mails_by_status"))}
+    index = {r["index_status"]: int(r["n"]) for r in db.fetchall(sql("health_mails_by_index"))}
+    sends = {r["status"]: int(r["n"]) for r in db.fetchall(sql("health_sends_by_status"))}
+    alarm_after = svc.settings.imap_alarm_after_seconds
+    mailboxes = [
+        {
+            "name": r["name"],
+            "last_success_at": _iso(r["last_success_at"]),
+            "failing_since": _iso(r["failing_since"]),
+            "consecutive_failures": int(r["consecutive_failures"]),
+            "backoff_until": _iso(r["backoff_until"]),
+            "needs_attention": bool(r["needs_attention"]),
+            "last_error": r["last_error"],
+            "alarm": bool(r["alarm"]),
+            # an `email-rag idle` process holds the lease for as long as it runs
+            "lease_owner": r["lease_owner"] if r["lease_until"] and not r["lease_expired"]
+            else None,
+        }
+        for r in db.fetchall(sql("health_mailboxes"), {"alarm_after": alarm_after})
+    ]
+    return {"jobs": jobs, "mails": mails, "index": index, "sends": sends, "mailboxes": mailboxes}
+
+
+def _iso(v: Any) -> str | None:
+    return v.isoformat() if v is not None else None
+
+
+def status(svc: Services) -> dict[str, Any]:
+    checks = [check_mariadb(svc), check_redis(svc), *check_imap(svc), check_smtp(svc),
+              check_llm(svc), check_qdrant(svc), check_vector_owner(svc), check_arango(svc)]
+    result: dict[str, Any] = {
+        "ok": all(c.ok for c in checks if c.required),
+        "dependencies": [c.as_dict() for c in checks],
+        "counts": None,
+        "queues": None,
+    }
+    if checks[0].ok:
+        try:
+            result["counts"] = counts(svc)
+        except EmailRagError as e:
+            result["counts_error"] = redact_text(str(e))
+            result["ok"] = False
+    if checks[1].ok:
+        s = svc.settings
+        try:
+            result["queues"] = svc.queue.depths([s.queue_name, s.vector_queue_name])
+        except EmailRagError as e:
+            result["queues_error"] = str(e)
+    return result

@@ -1,0 +1,126 @@
+"""The failure console's domain: what needs a human, and the admin's retry/resolve.
+
+The web UI and the CLI call these; the decisions themselves are defined on the
+business state in ``JobStore.retry`` / ``JobStore.resolve_mail`` and the send
+decision (``sending.admin.resolve_unknown``). What this module adds: one list
+across mails, queue entries, index state and send attempts (the same for
+`failed list` and the web console), and bulk retry that puts the entries on Redis.
+
+| situation | retry? | state known? | resume? |
+|---|---|---|---|
+| retry of an entry that is not retryable (done, running, gone, mail final, send unknown) | no | yes: refused with the reason | - |
+| some entries of a bulk retry refused | - | yes: the others are queued | the result names both lists |
+| Redis down after a retry | yes | yes: rows queued in MariaDB | re-dispatch enqueues them (result says enqueued=False) |
+| resolve of a mail whose send outcome is unknown | no | yes: refused | decide the send attempt (mark sent / resend) |
+| resolve with an empty note | no | yes: refused | give a note |
+| resolve of a mail with nothing open | no | yes: refused, nothing changed | - |
+| MariaDB down | yes | yes: each retry/resolve is one transaction | ask again; a repeat is refused or a no-op |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.errors import BadInputError, PermanentError
+from ..core.states import MAIL_TERMINAL, JobState, MailStatus, SendStatus
+from ..db import sql
+from ..jobs.dispatch import enqueue
+from ..wiring.services import Services
+
+# Kinds of attention, in the order the console shows them.
+KINDS = ("failed", "manual", "dead", "send_unknown", "retrying", "partially_indexed")
+
+
+@dataclass
+class RetryResult:
+    retried: list[int] = field(default_factory=list)  # queued again
+    to_review: list[int] = field(default_factory=list)  # refused sends: back to staff review
+    refused: dict[int, str] = field(default_factory=dict)  # job id -> why
+    enqueued: bool = False
+
+
+def attention_items(svc: Services, kind: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+    """One row per mail that needs a human or is degraded, oldest first.
+
+    Each row has ``kinds`` (why it is listed), ``last_error``, ``attempts`` and which
+    actions apply: ``can_retry`` (job id), ``can_resolve``, ``can_decide_send``.
+    """
+    rows = svc.db.fetchall(sql("web_attention_items"), {"limit": limit})
+    items = [_describe(r) for r in rows]
+    if kind:
+        items = [i for i in items if kind in i["kinds"]]
+    return items
+
+
+def counts_by_kind(items: list[dict[str, Any]]) -> dict[str, int]:
+    return {k: sum(1 for i in items if k in i["kinds"]) for k in KINDS}
+
+
+def _describe(r: dict[str, Any]) -> dict[str, Any]:
+    kinds = []
+    if r["status"] in (MailStatus.FAILED, MailStatus.MANUAL):
+        kinds.append(str(r["status"]))
+    if r["job_state"] == JobState.DEAD and r["status"] != MailStatus.RESOLVED:
+        kinds.append("dead")
+    if r["send_status"] == SendStatus.UNKNOWN:
+        kinds.append("send_unknown")
+    if r["job_state"] == JobState.FAILED:
+        kinds.append("retrying")
+    if r["index_status"] == "partially_indexed":
+        kinds.append("partially_indexed")
+    send_unknown = "send_unknown" in kinds
+    if send_unknown:
+        last_error, attempts = r["send_error"], r["send_tries"]
+    elif r["job_state"] in (JobState.DEAD, JobState.FAILED):
+        last_error, attempts = r["job_error"] or r["status_reason"], r["attempts"]
+    else:
+        last_error, attempts = r["status_reason"] or r["job_error"], r["attempts"]
+    if not last_error and r["index_status"] == "partially_indexed":
+        last_error = f"missing in: {r['index_missing'] or 'unknown store'}"
+    open_mail = r["status"] in (MailStatus.FAILED, MailStatus.MANUAL)
+    can_retry = bool(r["job_id"]) and not send_unknown and r["status"] not in MAIL_TERMINAL and (
+        r["job_state"] in (JobState.DEAD, JobState.FAILED)
+        or (r["job_state"] == JobState.DONE and open_mail))
+    can_resolve = not send_unknown and (
+        open_mail or r["job_state"] in (JobState.DEAD, JobState.FAILED))
+    return {**r, "kinds": kinds, "last_error": last_error, "attempts": attempts,
+            "can_retry": can_retry, "can_resolve": can_resolve, "can_decide_send": send_unknown}
+
+
+def retry_jobs(svc: Services, job_ids: list[int], actor: str, note: str = "") -> RetryResult:
+    """Admin retry of several entries, each decided on its business state
+    (``JobStore.retry``): queued again, back to review, or refused with the reason."""
+    result = RetryResult()
+    for job_id in dict.fromkeys(job_ids):  # once each, in the given order
+        try:
+            outcome = svc.jobs.retry(job_id, actor, note)
+        except PermanentError as e:
+            result.refused[job_id] = str(e)
+            continue
+        (result.retried if outcome == "queued" else result.to_review).append(job_id)
+    queued = [row for i in result.retried
+              if (row := svc.db.fetchone(sql("web_jobs_by_ids_queue"), {"id": i}))]
+    result.enqueued = enqueue(svc, queued, actor)
+    return result
+
+
+def resolve_mail(svc: Services, email_id: int, actor: str, note: str) -> dict[str, Any]:
+    """Close a mail that needs a human by hand, with a note (``JobStore.resolve_mail``)."""
+    if not (note or "").strip():
+        raise BadInputError("a note is required to resolve (say what was done)")
+    return svc.jobs.resolve_mail(email_id, actor, note)
+
+
+def resolve_job(svc: Services, job_id: int, actor: str, note: str) -> dict[str, Any]:
+    """Close by job id: the entry's mail is resolved (an entry without a mail alone)."""
+    if not (note or "").strip():
+        raise BadInputError("a note is required to resolve (say what was done)")
+    email_id = svc.jobs.resolve(job_id, actor, note)
+    return {"job_id": job_id, "email_id": email_id}
+
+
+def review_filters(svc: Services) -> dict[str, list[str]]:
+    """Mailbox names and categories for the review queue's filters."""
+    return {"mailboxes": [r["name"] for r in svc.db.fetchall(sql("web_mailbox_names"))],
+            "categories": [r["category"] for r in svc.db.fetchall(sql("web_categories"))]}

@@ -1,0 +1,319 @@
+"""The review desk's queue: true counts, keyset paging, sorting, search, mailbox scope.
+
+The queue is the view ``review_queue`` (migration 0185). A page is found by its sort key
+and draft id (keyset), so a position survives drafts before it being approved by others,
+and "x of N" is one COUNT over the same filters. Every query takes the user's mailbox
+scope: staff only see, open and act on the mailboxes they are assigned to
+(``require_draft``/``require_mail`` are called before every action); admins see all.
+
+| situation | retry? | state known? | resume? |
+|---|---|---|---|
+| draft of a mailbox outside the user's scope | no | yes: answered as "not found", nothing changed | an admin assigns the mailbox |
+| cursor from an old link points at a draft that left the queue | - | yes | the page starts after that key (keys are values, not rows) |
+| search words shorter than 3 characters | - | yes: ignored (the index does not hold them) | the page says so |
+| MariaDB down | yes | yes: read only | 503 page |
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..db import sql
+from ..sending.review import DraftNotFoundError
+from ..wiring.services import Services
+
+SORTS = ("waiting", "priority", "mailbox")
+PAGE_SIZE = 50
+# waiting time colours: ok below WARN, warn below LATE, late after (hours since the
+# customer sent the mail)
+WAITING_WARN_HOURS = 4
+WAITING_LATE_HOURS = 24
+MIN_WORD = 3  # innodb_ft_min_token_size: shorter words are not in the index
+
+
+@dataclass(frozen=True)
+class QueueQuery:
+    mailbox: str = ""
+    category: str = ""
+    search: str = ""
+    sort: str = "waiting"
+
+    def __post_init__(self) -> None:
+        if self.sort not in SORTS:
+            object.__setattr__(self, "sort", "waiting")
+
+    def params(self, scope: frozenset[int] | None) -> dict[str, Any]:
+        return {"mailbox": self.mailbox or None, "category": self.category or None,
+                "scope": None if scope is None else ",".join(map(str, sorted(scope))) or "0",
+                "search": fulltext_query(self.search), "sort": self.sort}
+
+    def url_params(self) -> dict[str, str]:
+        values = {"mailbox": self.mailbox, "category": self.category, "q": self.search,
+                  "sort": "" if self.sort == "waiting" else self.sort}
+        return {k: v for k, v in values.items() if v}
+
+
+@dataclass
+class QueuePage:
+    rows: list[dict[str, Any]]
+    total: int
+    first_position: int  # 1-based position of rows[0] in the whole filtered queue
+    next_cursor: str | None
+    prev_cursor: str | None
+
+
+def fulltext_query(text: str) -> str | None:
+    """Every word required, as a prefix (``+rechnung* +4711*``); operators typed by the
+    user are not passed through. None when nothing searchable is left."""
+    words = [w for w in re.findall(r"\w+", text or "") if len(w) >= MIN_WORD]
+    return " ".join(f"+{w}*" for w in words[:12]) or None
+
+
+def cursor_of(row: dict[str, Any]) -> str:
+    return f"{bytes(row['sort_key']).hex()}-{row['id']}"
+
+
+def parse_cursor(cursor: str | None) -> tuple[bytes, int] | None:
+    m = re.fullmatch(r"([0-9a-f]{0,512})-(\d{1,19})", cursor or "")
+    return (bytes.fromhex(m.group(1)), int(m.group(2))) if m else None
+
+
+def queue_page(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
+               after: str | None = None, before: str | None = None,
+               limit: int = PAGE_SIZE) -> QueuePage:
+    params = query.params(scope)
+    start, end = parse_cursor(after), parse_cursor(before)
+    rows: list[dict[str, Any]] = []
+    if end is not None and start is None:
+        rows = svc.db.fetchall(sql("desk_queue_page_before"),
+                               {**params, "before_key": end[0], "before_id": end[1],
+                                "limit": limit})[::-1]
+        if len(rows) < limit:  # reached the start: a full first page
+            rows = []
+    if not rows:
+        more = svc.db.fetchall(sql("desk_queue_page"), {
+            **params, "after_key": start[0] if start else None,
+            "after_id": start[1] if start else 0, "limit": limit})
+        rows = more
+    at = rows[0] if rows else None
+    stats = svc.db.fetchone(sql("desk_queue_count"), {
+        **params, "at_key": bytes(at["sort_key"]) if at else None, "at_id": at["id"] if at else 0})
+    total, first = int(stats["total"]), int(stats["before_n"]) + 1
+    last = first + len(rows) - 1
+    return QueuePage(rows, total, first,
+                     cursor_of(rows[-1]) if rows and last < total else None,
+                     cursor_of(rows[0]) if rows and first > 1 else None)
+
+
+@dataclass
+class Position:
+    position: int | None  # 1-based, None when the draft is not in this (filtered) queue
+    total: int
+    next_id: int | None
+    prev_id: int | None
+    age_s: int | None
+    waiting_since: Any = None
+
+
+def position(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
+             draft_id: int) -> Position:
+    """Where a draft stands in the filtered, sorted queue, and its neighbours: "Next"
+    goes on from here (not back to the oldest); after the last one it wraps to the first.
+    Index reads only (review_queue_keys)."""
+    params = query.params(scope)
+    found = svc.db.fetchone(sql("desk_queue_key"), {"sort": query.sort, "id": draft_id})
+    key = bytes(found["sort_key"]) if found else None
+    row = svc.db.fetchone(sql("desk_queue_row"), {"id": draft_id})
+    age = (row["age_s"], row["waiting_since"]) if row else (None, None)
+    stats = svc.db.fetchone(sql("desk_queue_count"), {**params, "at_key": key, "at_id": draft_id})
+    total = int(stats["total"])
+    first = svc.db.fetchone(sql("desk_queue_page"),
+                            {**params, "after_key": None, "after_id": 0, "limit": 1})
+    if key is None or not stats["here"]:  # not (or no longer) in this queue
+        return Position(None, total, first and first["id"], None, *age)
+    after = svc.db.fetchone(sql("desk_queue_page"),
+                            {**params, "after_key": key, "after_id": draft_id, "limit": 1})
+    prev = svc.db.fetchone(sql("desk_queue_page_before"),
+                           {**params, "before_key": key, "before_id": draft_id, "limit": 1})
+    following = after["id"] if after else (first["id"] if first and first["id"] != draft_id
+                                          else None)
+    return Position(int(stats["before_n"]) + 1, total, following, prev and prev["id"], *age)
+
+
+def waiting_level(age_s: Any) -> str:
+    """ok | warn | late: the colour of a waiting time."""
+    if age_s is None:
+        return "ok"
+    hours = int(age_s) / 3600
+    return "late" if hours >= WAITING_LATE_HOURS else "warn" if hours >= WAITING_WARN_HOURS \
+        else "ok"
+
+
+def require_draft(svc: Services, scope: frozenset[int] | None, draft_id: int) -> None:
+    """The draft exists and its mailbox is in the user's scope; otherwise "not found"
+    (a staff member does not learn that drafts of other mailboxes exist)."""
+    row = svc.db.fetchone(sql("desk_draft_mailbox"), {"id": draft_id})
+    if row is None or (scope is not None and int(row["mailbox_id"]) not in scope):
+        raise DraftNotFoundError(f"draft {draft_id} does not exist")
+
+
+def require_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> None:
+    row = svc.db.fetchone(sql("desk_mail_mailbox"), {"id": email_id})
+    if row is None or (scope is not None and int(row["mailbox_id"]) not in scope):
+        raise DraftNotFoundError(f"mail {email_id} does not exist")
+
+
+def visible_mailboxes(svc: Services, scope: frozenset[int] | None) -> list[str]:
+    """The mailbox names a user may filter by."""
+    return [r["name"] for r in svc.db.fetchall(sql("desk_mailboxes"))
+            if scope is None or int(r["id"]) in scope]
+
+
+# --- edits saved as the agent types (draft_edits) ---
+
+EDITING_WINDOW_S = 600  # another agent's edit younger than this shows "being edited by X"
+MAX_EDIT_CHARS = 100_000
+
+
+def save_edit(svc: Services, draft_id: int, user_id: int, body: str) -> None:
+    svc.db.execute(sql("desk_edit_save"), {"draft_id": draft_id, "user_id": user_id,
+                                           "body": body[:MAX_EDIT_CHARS]})
+
+
+def own_edit(svc: Services, draft_id: int, user_id: int) -> dict[str, Any] | None:
+    return svc.db.fetchone(sql("desk_edit_get"), {"draft_id": draft_id, "user_id": user_id})
+
+
+def discard_edit(svc: Services, draft_id: int, user_id: int) -> None:
+    svc.db.execute(sql("desk_edit_discard"), {"draft_id": draft_id, "user_id": user_id})
+
+
+def others_editing(svc: Services, draft_id: int, user_id: int) -> list[dict[str, Any]]:
+    return svc.db.fetchall(sql("desk_edit_others"), {"draft_id": draft_id, "user_id": user_id,
+                                                      "window_s": EDITING_WINDOW_S})
+
+
+def draft_state(svc: Services, draft_id: int) -> dict[str, Any] | None:
+    return svc.db.fetchone(sql("desk_draft_state"), {"id": draft_id})
+
+
+def N_(message: str) -> str:  # noqa: N802 - marks a text for translation (the web UI's catalog)
+    return message
+
+
+def what_happened(draft: dict[str, Any], zone: Any = None) -> tuple[str, dict[str, str]]:
+    """The other agent's action on a draft, as a message with its values (for a conflict;
+    the web UI translates it); times in ``zone``."""
+    status = draft["status"]
+    if status in ("approved", "sent"):
+        return N_("%(who)s approved it at %(at)s"), {
+            "who": _who(draft.get("approved_by")), "at": _at(draft.get("approved_at"), zone)}
+    if status == "rejected":
+        return N_("%(who)s rejected it (%(reason)s)"), {
+            "who": _who(draft.get("rejected_by")), "reason": str(draft.get("reject_reason") or "")}
+    if status == "superseded":
+        return N_("it was replaced by a regenerated draft"), {}
+    if status == "stale":
+        return N_("it was marked stale (%(reason)s)"), {
+            "reason": str(draft.get("stale_reason") or "a newer mail arrived")}
+    return N_("it changed (now %(status)s)"), {"status": str(status)}
+
+
+def _who(actor: Any) -> str:
+    text = str(actor or "someone")
+    return text.split(":", 1)[1] if text.startswith("user:") else text
+
+
+def _at(value: Any, zone: Any = None) -> str:
+    if not hasattr(value, "strftime"):
+        return str(value or "")
+    if zone is not None and value.tzinfo is None:  # stored naive UTC
+        from datetime import UTC
+
+        value = value.replace(tzinfo=UTC).astimezone(zone)
+    return value.strftime("%H:%M")
+
+
+# --- classification corrected by a human ---
+
+def classification_choices() -> dict[str, list[str]]:
+    from ..llm.classification import Category, Language, Priority
+
+    return {"categories": [c.value for c in Category], "languages": [c.value for c in Language],
+            "priorities": [c.value for c in Priority]}
+
+
+def correct_classification(svc: Services, draft_id: int, by: str, category: str,
+                           language: str, priority: str) -> dict[str, Any]:
+    """Set the mail's category, language and priority by hand, with an audit event
+    (``classification_corrected``, before and after). Values outside the enums are refused.
+    Returns the changes (empty when nothing differed)."""
+    from ..core.errors import BadInputError
+    from ..db.audit import AuditEvent, write_events
+
+    choices = classification_choices()
+    new = {"category": category, "language": language, "priority": priority}
+    lists = {"category": "categories", "language": "languages", "priority": "priorities"}
+    for field, value in new.items():
+        if value not in choices[lists[field]]:
+            raise BadInputError(f"{field} {value!r} is not one of the known values")
+    with svc.db.transaction() as cur:
+        mail = cur.fetchone(sql("desk_classification_for_update"), {"draft_id": draft_id})
+        if mail is None:
+            raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        changes = {k: [mail[k], v] for k, v in new.items() if mail[k] != v}
+        if changes:
+            cur.execute(sql("desk_classification_set"), {"id": mail["id"], **new})
+            write_events(cur, [AuditEvent(by, "email", mail["id"], "classification_corrected",
+                                          detail={"draft_id": draft_id, "changes": changes})])
+    return changes
+
+
+# --- the conversation around a draft ---
+
+def conversation(svc: Services, mail: dict[str, Any]) -> list[dict[str, Any]]:
+    """The whole thread in time order: the customer's mails (this one marked) and our
+    replies that were approved or sent, each with ``kind`` inbound | ours."""
+    if not mail.get("thread_key"):
+        return []
+    key = {"mailbox_id": mail["mailbox_id"], "thread_key": mail["thread_key"]}
+    items = [{**m, "kind": "inbound", "current": m["id"] == mail["id"]}
+             for m in svc.db.fetchall(sql("desk_thread_mails"), key)]
+    items += [{**r, "kind": "ours", "current": False}
+              for r in svc.db.fetchall(sql("desk_thread_replies"), key)]
+    items.sort(key=lambda i: (i["at"] is None, i["at"] or 0, i["kind"] == "ours"))
+    return items if len(items) > 1 else []
+
+
+def sender_history(svc: Services, mail: dict[str, Any]) -> list[dict[str, Any]]:
+    if not mail.get("from_addr"):
+        return []
+    return svc.db.fetchall(sql("desk_sender_history"), {
+        "mailbox_id": mail["mailbox_id"], "from_addr": mail["from_addr"], "id": mail["id"],
+        "thread_key": mail.get("thread_key")})
+
+
+SOURCE_TEXT_KEYS = ("snippet", "text", "excerpt", "summary", "body")
+
+
+def source_cards(sources: list[Any]) -> list[dict[str, Any]]:
+    """Retrieved sources as readable cards: title, score, the customer's text and our
+    reply then - never a raw dict dump."""
+    cards = []
+    for s in sources:
+        if not isinstance(s, dict):
+            cards.append({"title": "source", "text": str(s)[:1500]})
+            continue
+        reply = s.get("reply")
+        reply_text = reply.get("text") if isinstance(reply, dict) else reply
+        text = next((s[k] for k in SOURCE_TEXT_KEYS if s.get(k)), "")
+        email_id = s.get("email_id")
+        cards.append({
+            "title": s.get("subject") or s.get("title") or
+            (f"mail #{email_id}" if email_id is not None else "source"),
+            "score": s.get("score"), "email_id": email_id,
+            "at": s.get("received_at") or s.get("date"), "category": s.get("category"),
+            "text": str(text)[:1500], "reply": str(reply_text or "")[:1500]})
+    return cards

@@ -1,0 +1,84 @@
+"""Reading the audit log: one mail's timeline, and a search over all events.
+
+A mail's timeline merges the events of the mail itself, its queue entries,
+its drafts and their send attempts, in time order. Reads only.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, tzinfo
+from typing import Any
+
+from ..core.errors import BadInputError, PermanentError
+from ..db import sql
+from ..wiring.services import Services
+
+ENTITY_TYPES = ("email", "job", "draft", "send_attempt", "mailbox", "user", "system")
+
+
+def mail_timeline(svc: Services, email_id: int) -> dict[str, Any]:
+    db = svc.db
+    mail = db.fetchone(sql("web_timeline_mail"), {"id": email_id})
+    if mail is None:
+        raise PermanentError(f"mail {email_id} does not exist")
+    jobs = db.fetchall(sql("web_timeline_jobs"), {"id": email_id})
+    drafts = db.fetchall(sql("web_timeline_drafts"), {"id": email_id})
+    sends = db.fetchall(sql("web_timeline_sends"), {"id": email_id})
+    entities = ([("email", email_id)] + [("job", j["id"]) for j in jobs]
+                + [("draft", d["id"]) for d in drafts] + [("send_attempt", s["id"]) for s in sends])
+    events: list[dict[str, Any]] = []
+    with db.transaction() as cur:
+        for kind, ident in entities:
+            events += cur.fetchall(sql("web_audit_of_entity"), {"type": kind, "id": str(ident)})
+    events.sort(key=lambda e: (e["at"], e["id"]))
+    return {"mail": mail, "jobs": jobs, "drafts": drafts, "sends": sends,
+            "events": [_with_detail(e) for e in events]}
+
+
+def search_audit(svc: Services, entity_type: str | None = None, entity_id: str | None = None,
+                 event: str | None = None, actor: str | None = None,
+                 since: datetime | str | None = None, until: datetime | str | None = None,
+                 limit: int = 200, zone: tzinfo = UTC) -> list[dict[str, Any]]:
+    """Newest first. ``actor`` matches as a prefix; ``since``/``until`` are ISO times, read
+    in ``zone`` (the reader's time zone, as the page shows every time) unless they carry an
+    offset of their own."""
+    params = {
+        "entity_type": entity_type or None, "entity_id": entity_id or None,
+        "event": event or None, "actor": _like_prefix(actor) if actor else None,
+        "since": _time(since, "since", zone), "until": _time(until, "until", zone),
+        "limit": max(1, min(int(limit), 1000)),
+    }
+    return [_with_detail(e) for e in svc.db.fetchall(sql("web_audit_search"), params)]
+
+
+def event_names(svc: Services) -> list[str]:
+    return [r["event"] for r in svc.db.fetchall(sql("web_audit_event_names"))]
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _time(value: datetime | str | None, name: str, zone: tzinfo) -> datetime | None:
+    """An ISO time as the database stores it: naive UTC."""
+    if value in (None, ""):
+        return None
+    if isinstance(value, datetime):
+        return value  # a caller's datetime is naive UTC already
+    try:
+        parsed = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+    except ValueError as e:
+        raise BadInputError(f"{name}: {value!r} is not a time like 2026-11-30T09:00") from e
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=zone)
+    return parsed.astimezone(UTC).replace(tzinfo=None)
+
+
+def _with_detail(event: dict[str, Any]) -> dict[str, Any]:
+    raw = event.get("detail")
+    try:
+        detail = json.loads(raw) if raw else None
+    except (TypeError, ValueError):
+        detail = raw
+    return {**event, "detail": detail}

@@ -1,0 +1,235 @@
+"""Web UI users: create, list, disable, and check a login.
+
+Passwords are hashed with argon2id (argon2-cffi); the plain password is never
+stored, logged or audited. A login check takes the user row lock, so failed
+attempts from parallel requests are all counted.
+
+Failure table of one login (throttled per typed name AND client address, so one
+address cannot lock a user out everywhere, and an unknown name behaves like a real one):
+
+| situation | retry? | state known? | resume? |
+|---|---|---|---|
+| unknown user name | user may try again | yes: refused, same message as a wrong password; a dummy hash is verified so timing does not tell; counted like a wrong password | audited login_failed (unknown_user) under a hash of the name, never the text (it may be a password typed into the wrong field) |
+| wrong password | yes, until the limit | yes: failures + 1 for (name, client) | audited login_failed; at web_login_max_failures (name, client) is locked for web_login_lockout_seconds, doubled with each further lock up to web_login_lockout_max_seconds (audited login_locked) |
+| (name, client) locked | after the lock expires | yes: refused without checking the password, same message for unknown names | audited login_refused (locked); other addresses can still log in |
+| user disabled | no | yes: refused, counted like a wrong password | audited login_failed (disabled); an admin enables the user |
+| MariaDB down | yes, later | yes: nothing changed | the page says so (503); nothing is recorded |
+| success | - | yes: throttle row of (name, client) cleared, last_login_at | audited login |
+
+Sessions: the session cookie carries the user's ``session_version``; logout
+(``end_sessions``) and disabling raise it, so every cookie issued before is refused
+at its next request (a copied cookie is worthless after logout).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+from ..core.errors import BadInputError
+from ..core.states import UserRole
+from ..db import Database, DuplicateKeyError, sql
+from ..db.audit import AuditEvent, write_events
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
+MIN_PASSWORD = 8
+
+_hasher = PasswordHasher()
+_DUMMY_HASH = _hasher.hash("not a password of anyone")
+
+
+@dataclass(frozen=True)
+class User:
+    id: int
+    name: str
+    role: str
+    session_version: int = 0
+    mailbox_ids: frozenset[int] | None = None  # staff: assigned mailboxes; None = all (admins)
+    time_zone: str | None = None
+    ui_language: str | None = None
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == UserRole.ADMIN
+
+    @property
+    def actor(self) -> str:
+        """How this user appears in the audit log."""
+        return f"user:{self.name}"
+
+
+@dataclass(frozen=True)
+class LoginResult:
+    user: User | None
+    reason: str  # ok | unknown_user | bad_password | disabled | locked
+    locked_for_s: int = 0
+
+
+def hash_password(password: str) -> str:
+    return _hasher.hash(password)
+
+
+def add_user(db: Database, name: str, role: str, password: str, by: str) -> int:
+    name = (name or "").strip()
+    if not NAME_RE.match(name):
+        raise BadInputError("a user name is 1-100 letters, digits or . _ @ - "
+                            "(starting with a letter or digit)")
+    if role not in {r.value for r in UserRole}:
+        raise BadInputError(f"role must be one of {[r.value for r in UserRole]}")
+    if len(password) < MIN_PASSWORD:
+        raise BadInputError(f"the password needs at least {MIN_PASSWORD} characters")
+    try:
+        with db.transaction() as cur:
+            cur.execute(sql("web_user_insert"),
+                        {"name": name, "role": role, "hash": hash_password(password)})
+            user_id = cur.lastrowid
+            write_events(cur, [AuditEvent(by, "user", name, "user_created", None, role,
+                                          detail={"user_id": user_id})])
+    except DuplicateKeyError as e:
+        raise BadInputError(f"user {name!r} exists already; nothing changed") from e
+    return int(user_id)
+
+
+def list_users(db: Database) -> list[dict[str, Any]]:
+    return db.fetchall(sql("web_users_list"))
+
+
+def set_disabled(db: Database, name: str, disabled: bool, by: str) -> bool:
+    """True when the user exists (and is now disabled/enabled)."""
+    with db.transaction() as cur:
+        user = cur.fetchone(sql("web_user_by_name_for_update"), {"name": name})
+        if user is None:
+            return False
+        cur.execute(sql("web_user_set_disabled"), {"name": name, "disabled": int(disabled)})
+        if disabled:  # every open session of the user ends now, not at the next login
+            cur.execute(sql("web_user_end_sessions"), {"id": user["id"]})
+        if bool(user["disabled"]) != disabled:
+            write_events(cur, [AuditEvent(
+                by, "user", name, "user_disabled" if disabled else "user_enabled",
+                "disabled" if user["disabled"] else "active",
+                "disabled" if disabled else "active")])
+    return True
+
+
+def active_user(db: Database, user_id: int, session_version: int | None = None) -> User | None:
+    """The user of a session, if it still exists, is not disabled, and the session was
+    issued after the user's last logout (``session_version``)."""
+    row = db.fetchone(sql("web_user_session"), {"id": user_id})
+    if row is None or row["disabled"]:
+        return None
+    if session_version is not None and int(row["session_version"]) != int(session_version):
+        return None
+    return _user(db, row)
+
+
+def _user(db: Database, row: dict[str, Any]) -> User:
+    mailboxes = None
+    if row["role"] != UserRole.ADMIN:
+        mailboxes = frozenset(int(r["mailbox_id"]) for r in
+                              db.fetchall(sql("web_user_mailbox_ids"), {"id": row["id"]}))
+    return User(int(row["id"]), row["name"], row["role"], int(row.get("session_version") or 0),
+                mailboxes, row.get("time_zone"), row.get("ui_language"))
+
+
+def end_sessions(db: Database, user_id: int, by: str, reason: str = "logout") -> None:
+    """Every session of this user issued so far stops working (logout, disable)."""
+    with db.transaction() as cur:
+        cur.execute(sql("web_user_end_sessions"), {"id": user_id})
+        write_events(cur, [AuditEvent(by, "user", str(user_id), "sessions_ended",
+                                      detail={"reason": reason})])
+
+
+def set_mailbox(db: Database, name: str, mailbox: str, assigned: bool, by: str) -> bool:
+    """Assign (or unassign) a mailbox to a staff member; True when something changed."""
+    with db.transaction() as cur:
+        changed = cur.execute(sql("web_user_assign_mailbox" if assigned
+                                  else "web_user_unassign_mailbox"),
+                              {"name": name, "mailbox": mailbox}) > 0
+        if changed:
+            write_events(cur, [AuditEvent(by, "user", name, "mailbox_assigned" if assigned
+                                          else "mailbox_unassigned", detail={"mailbox": mailbox})])
+    return changed
+
+
+def name_key(name: str) -> str:
+    """What the throttle and the audit log keep of a typed name that is no user: a hash."""
+    return hashlib.sha256(name.strip().lower().encode()).hexdigest()
+
+
+def authenticate(db: Database, name: str, password: str, max_failures: int, lockout_s: int,
+                 client: str = "", lockout_max_s: int = 3600) -> LoginResult:
+    """Check a login; every refusal and success is audited (never the password, never a
+    typed name that is no user)."""
+    name = (name or "").strip()[:100]
+    client = (client or "unknown")[:64]
+    actor = f"web:{client}"
+    key = {"key": name_key(name), "client": client}
+    with db.transaction() as cur:
+        row = cur.fetchone(sql("web_user_by_name"), {"name": name}) if name else None
+        shown = name if row is not None else f"unknown:{key['key'][:16]}"
+        throttle = cur.fetchone(sql("web_throttle_get_for_update"), key)
+        if throttle is not None and throttle["locked_s"]:
+            write_events(cur, [AuditEvent(actor, "user", shown, "login_refused",
+                                          detail={"reason": "locked"})])
+            return LoginResult(None, "locked", int(throttle["locked_s"]))
+        ok = _verify(row["password_hash"] if row else _DUMMY_HASH, password)
+        reason = ("unknown_user" if row is None else "bad_password" if not ok
+                  else "disabled" if row["disabled"] else "ok")
+        if reason != "ok":
+            cur.execute(sql("web_throttle_failed"), {**key, "max": max_failures,
+                                                     "lock_s": lockout_s,
+                                                     "lock_max": lockout_max_s})
+            after = cur.fetchone(sql("web_throttle_get_for_update"), key)
+            attempt = (int(throttle["failures"]) if throttle else 0) + 1
+            events = [AuditEvent(actor, "user", shown, "login_failed", attempt=attempt,
+                                 detail={"reason": reason})]
+            if after and after["locked_s"]:
+                events.append(AuditEvent(actor, "user", shown, "login_locked", attempt=attempt,
+                                         detail={"lockout_s": int(after["locked_s"]),
+                                                 "lockouts": int(after["lockouts"])}))
+            write_events(cur, events)
+            if after and after["locked_s"]:
+                return LoginResult(None, "locked", int(after["locked_s"]))
+            return LoginResult(None, reason)
+        cur.execute(sql("web_throttle_clear"), key)
+        cur.execute(sql("web_user_login_ok"), {"id": row["id"]})
+        if _hasher.check_needs_rehash(row["password_hash"]):
+            cur.execute(sql("web_user_set_password"),
+                        {"id": row["id"], "hash": hash_password(password)})
+        write_events(cur, [AuditEvent(f"user:{name}", "user", name, "login",
+                                      detail={"client": client})])
+    return LoginResult(_user(db, row), "ok")
+
+
+def _verify(stored: str, password: str) -> bool:
+    try:
+        return _hasher.verify(stored, password)
+    except (VerifyMismatchError, VerificationError, InvalidHashError):
+        return False
+
+
+UI_LANGUAGES = ("en", "de")
+
+
+def set_prefs(db: Database, user: User, time_zone: str, ui_language: str) -> None:
+    """A user's own display preferences (time zone: an IANA name; language: en or de)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(time_zone)
+    except (ZoneInfoNotFoundError, ValueError) as e:
+        raise BadInputError(f"unknown time zone {time_zone[:64]!r} (use a name like "
+                            "Europe/Berlin)") from e
+    if ui_language not in UI_LANGUAGES:
+        raise BadInputError(f"language must be one of {list(UI_LANGUAGES)}")
+    with db.transaction() as cur:
+        cur.execute(sql("web_user_set_prefs"), {"id": user.id, "time_zone": time_zone,
+                                                "ui_language": ui_language})
+        write_events(cur, [AuditEvent(user.actor, "user", user.name, "preferences_changed",
+                                      detail={"time_zone": time_zone,
+                                              "ui_language": ui_language})])

@@ -1,0 +1,1 @@
+"""Wiring and running: Services, the job runner, maintenance."""

@@ -1,0 +1,1 @@
+"""The composition root: Services builds each port's adapter from settings, once per process."""
