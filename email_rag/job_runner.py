@@ -31,7 +31,7 @@ from .indexing import sync as index_sync
 from .jobs import JobStore
 from .pipeline.contract import StepSpec
 from .pipeline.registry import default_pipeline
-from .pipeline.runner import FINISHED, ClaimLostError, Finished, Handoff, PipelineRunner
+from .pipeline.runner import FINISHED, ClaimLostError, Finished, Handoff
 from .retry import UNEXPECTED, retry_policy
 from .states import Actor, JobKind
 from .timing import JobHeartbeat
@@ -89,12 +89,11 @@ class JobRunner:
         from .pipeline.runner import queues
 
         also = frozenset({queues(self.services.settings)[1]}) if self.vector_owner else frozenset()
-        pipeline = PipelineRunner(self.services, self.pipeline, also)
-        from .sending.sender import SendService
+        pipeline = self.services.pipeline_runner(self.pipeline, also)
 
         return {
             JobKind.PROCESS_EMAIL: pipeline.run,
-            JobKind.SEND_DRAFT: SendService(self.services).run,
+            JobKind.SEND_DRAFT: self.services.send_service().run,
             JobKind.INDEX_SYNC: lambda job, worker: index_sync.run_job(self.services, job, worker),
         }
 

@@ -10,10 +10,14 @@ import argparse
 import importlib
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from ..errors import EmailRagError
 from ..redact import redact_text
 from .output import ExitCode, Outcome, Parser, UsageError, common_parser
+
+if TYPE_CHECKING:
+    from ..app import Services
 
 COMMAND_MODULES = [
     "email_rag.cli.migrate",
@@ -49,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, services_class: type[Services] | None = None) -> int:
+    """Run one command; ``services_class``: what builds the command's services (default
+    ``Services``; a test harness passes its own)."""
     parser = build_parser()
     raw = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -70,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from ..app import Services
 
-    services = Services(settings)
+    services = (services_class or Services)(settings)
     try:
         outcome = args.handler(args, services)
     except EmailRagError as e:

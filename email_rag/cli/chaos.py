@@ -1,9 +1,9 @@
 """``email-rag chaos``: the whole real pipeline under a seeded fault plan, and the defect table.
 
 By default two columns run one after the other on the same corpus and plan:
-``hardened`` (the pipeline as in production) and ``naive`` (settings.safeguards
-off: no dedup, no claim check, no step idempotency, no reconciliation, no
-approval lock). ``--naive`` runs only the naive column (does the harness see
+``hardened`` (the pipeline as in production) and ``naive`` (the harness's
+counter-check, email_rag/chaos/naive.py: no dedup, no claim check, no step
+idempotency, no reconciliation, no approval lock). ``--naive`` runs only the naive column (does the harness see
 the defects?), ``--hardened-only`` only the hardened one (does the pipeline
 keep its promises?). ``--print-plan`` prints the plan and exits (edit it and
 pass it back with ``--plan FILE``).

@@ -39,10 +39,25 @@ def parse_named_queries(text: str, origin: str = "") -> dict[str, str]:
     return queries
 
 
+_EXTRA_FILES: list[Path] = []  # files added by add_query_file, after SQL_DIR's
+
+
+def add_query_file(path: Path) -> None:
+    """Load the named queries of one more file (a test harness's own) beside
+    ``SQL_DIR``'s, for this process; names stay unique across all files."""
+    path = Path(path).resolve()
+    if path in _EXTRA_FILES:
+        return
+    parse_named_queries(path.read_text(), path.name)  # a broken file fails here, not later
+    _EXTRA_FILES.append(path)
+    all_queries.cache_clear()
+    _expanded.cache_clear()
+
+
 @lru_cache(maxsize=1)
 def all_queries() -> dict[str, str]:
     queries: dict[str, str] = {}
-    for path in sorted(SQL_DIR.glob("*.sql")):
+    for path in [*sorted(SQL_DIR.glob("*.sql")), *_EXTRA_FILES]:
         for name, statement in parse_named_queries(path.read_text(), path.name).items():
             if name in queries:
                 raise ValueError(f"query name {name!r} defined twice (again in {path.name})")
@@ -54,7 +69,8 @@ def sql(name: str, **slots: int | tuple[int, int]) -> str:
     try:
         statement = all_queries()[name]
     except KeyError:
-        raise KeyError(f"no SQL query named {name!r} in {SQL_DIR}") from None
+        raise KeyError(f"no SQL query named {name!r} in {SQL_DIR}"
+                       + "".join(f" or {p}" for p in _EXTRA_FILES)) from None
     if not slots:
         return statement
     return _expanded(name, tuple(slots.items()))

@@ -108,7 +108,7 @@ class IdleWatcher:
         self.settings = services.settings
         self.stop = stop or threading.Event()
         self.owner = owner or ms.new_owner()
-        self.poller = Poller(services, owner=self.owner, stop=self.stop)
+        self.poller: Poller = services.poller(owner=self.owner, stop=self.stop)
         self.session_factory = session_factory
         self.stats = IdleStats()
         self.keep_polls = keep_polls
@@ -293,9 +293,10 @@ def watch(settings: Settings, names: list[str] | None, stop: threading.Event,
         svc = services or Services(settings)
         return [IdleWatcher(svc, configs[0], stop=stop).run()]
     results: list[IdleStats] = [IdleStats() for _ in configs]
+    make = type(services) if services is not None else Services  # the caller's kind
 
     def one(i: int, config: MailboxConfig) -> None:
-        svc = Services(settings)
+        svc = make(settings)
         try:
             results[i] = IdleWatcher(svc, config, stop=stop).run()
         finally:

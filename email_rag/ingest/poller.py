@@ -255,6 +255,16 @@ class Poller:
             self._limits = (max_mail, max(1_000_000, packet // 3))
         return self._limits
 
+    def prepare_options(self, config: MailboxConfig, max_mail: int) -> PrepareOptions:
+        """How a fetched mail of this mailbox becomes a row (``max_mail``: larger mails are
+        stored headers-only)."""
+        s = self.settings
+        return PrepareOptions(message_id_domain=s.message_id_domain,
+                              own_addresses=frozenset({config.reply_address.lower()}),
+                              max_mail_bytes=max_mail,
+                              max_attachment_bytes=s.max_attachment_bytes,
+                              list_headers=s.loop_guard_list_headers)
+
     def _poll_folder(self, imap: ImapMailbox, config: MailboxConfig, row: dict[str, Any],
                      fres: FolderResult) -> None:
         s = self.settings
@@ -263,11 +273,7 @@ class Poller:
         fres.uidvalidity = state.uidvalidity
         last_uid = self._cursor(row, state, fres)
         max_mail, statement_bytes = self._limits_for_packet()
-        opts = PrepareOptions(message_id_domain=s.message_id_domain,
-                              own_addresses=frozenset({config.reply_address.lower()}),
-                              max_mail_bytes=max_mail,
-                              max_attachment_bytes=s.max_attachment_bytes,
-                              dedup=not self.svc.stores.naive, list_headers=s.loop_guard_list_headers)
+        opts = self.prepare_options(config, max_mail)
         target = BatchTarget(row["id"], config.name, config_folder, state.uidvalidity,
                              s.queue_name, self.owner, s.poll_lease_seconds, statement_bytes)
         try:
