@@ -3,9 +3,9 @@
 By default two columns run one after the other on the same corpus and plan:
 ``hardened`` (the pipeline as in production) and ``naive`` (the harness's
 counter-check, email_rag/chaos/naive.py: no dedup, no claim check, no step
-idempotency, no reconciliation, no approval lock). ``--naive`` runs only the naive column (does the harness see
-the defects?), ``--hardened-only`` only the hardened one (does the pipeline
-keep its promises?). ``--print-plan`` prints the plan and exits (edit it and
+idempotency, no reconciliation, no approval lock). ``--naive`` runs only the
+naive column (does the harness see the defects?), ``--hardened-only`` only the
+hardened one (does the pipeline keep its promises?). ``--print-plan`` prints the plan and exits (edit it and
 pass it back with ``--plan FILE``).
 
 Exit codes: 0 every column that ran passed (hardened: zeros where zeros are

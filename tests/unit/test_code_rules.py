@@ -5,8 +5,8 @@
   caller (``sql(...) + ...``, ``sql(...).format``): list slots are expanded by
   ``sql(name, ids=n)`` inside email_rag/db/.
 - The chaos counter-check (the naive column) is harness code: no module outside
-  email_rag/chaos/ and email_rag/testing/ names it (``naive``, ``safeguards``) in
-  code, and no product SQL file holds a naive query.
+  email_rag/chaos/ and email_rag/testing/ names it (``naive``, ``safeguards``,
+  ``hardened``) in code, and no product SQL file holds a naive query.
 - Every named query uses one placeholder style, named pyformat (``%(mailbox_id)s``):
   no ``?``, no bare ``%s``; list slots expand in the same style (``%(ids_0)s``).
 - Every named query that writes a status column is conditional on the current
