@@ -9,12 +9,16 @@ _runner: JobRunner | None = None
 
 
 def runner() -> JobRunner:
-    """One runner (and one set of services) per worker process, rebuilt after a fork."""
+    """One runner (and one set of services) per worker process, rebuilt after a fork from
+    the same kind of services and settings the process was started with."""
     global _runner
     import os
 
-    if _runner is None or _runner.name.rsplit(":", 1)[-1] != str(os.getpid()):
+    if _runner is None:
         _runner = JobRunner(Services())
+    elif _runner.name.rsplit(":", 1)[-1] != str(os.getpid()):
+        services = _runner.services
+        _runner = JobRunner(type(services)(services.settings))
     return _runner
 
 
@@ -43,6 +47,4 @@ def search(text: str, mailbox_id: int | None = None, limit: int = 10) -> list[di
 
 def poll_mailboxes() -> dict:
     """The scheduler's periodic poll, run by a worker (never in the scheduler process)."""
-    from email_rag.ingest.poller import Poller
-
-    return Poller(runner().services).poll().totals
+    return runner().services.poller().poll().totals

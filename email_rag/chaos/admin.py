@@ -53,6 +53,7 @@ class Admin:
     relay_drafts: Callable[[], set[int]]  # drafts whose reply the relay accepted
     stop: Any  # threading.Event of the run
     staff: Any  # chaos.staff.Staff (a draft kept for the staff member who regenerates it)
+    entry: str = "email_rag"  # the CLI module of the column (chaos.harness.ENTRY)
     actions: dict[str, int] = field(default_factory=dict)
     cli_errors: list[str] = field(default_factory=list)
     # acts waiting for something to act on do not keep the run from settling; an act that
@@ -76,7 +77,7 @@ class Admin:
                "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get(
                    "PYTHONPATH")])])}
         try:
-            proc = subprocess.run([sys.executable, "-m", "email_rag", *args, "--json"],
+            proc = subprocess.run([sys.executable, "-m", self.entry, *args, "--json"],
                                   capture_output=True, text=True, env=env, timeout=timeout)
         except subprocess.TimeoutExpired:
             self.cli_errors.append(f"{' '.join(args)}: timed out after {timeout:.0f} s")

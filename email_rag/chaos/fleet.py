@@ -52,11 +52,15 @@ class Proc:
 
 
 class Fleet:
-    def __init__(self, env: dict[str, str], run_dir: Path, plain_workers: int) -> None:
+    def __init__(self, env: dict[str, str], run_dir: Path, plain_workers: int,
+                 entry: str = "email_rag") -> None:
+        """``entry``: the module every process runs (``python -m ENTRY COMMAND``): the
+        product's CLI, or the counter-check's (email_rag.chaos.naive_cli)."""
         self.env = {**os.environ, **env,
                     "PYTHONPATH": os.pathsep.join(
                         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
         self.run_dir = run_dir
+        self.entry = entry
         self.logs = run_dir / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self.wanted = {"vectors": 1, "plain": plain_workers, "scheduler": 1, "idle": 1}
@@ -83,7 +87,7 @@ class Fleet:
             out = path.open("ab")
             try:
                 popen = subprocess.Popen(
-                    [sys.executable, "-m", "email_rag", *COMMANDS[role]], env=self.env,
+                    [sys.executable, "-m", self.entry, *COMMANDS[role]], env=self.env,
                     cwd=self.run_dir, stdin=subprocess.DEVNULL, stdout=out,
                     stderr=subprocess.STDOUT, start_new_session=True,
                     preexec_fn=_die_with_parent)

@@ -17,8 +17,10 @@ the inbox polled to its last UID, the audit spool empty) or the deadline.
 Then it stops every process, reads the end state, verifies it against the
 ground truth and cleans up (drops the database, releases the Redis db).
 
-``mode``: ``hardened`` (settings.safeguards true, as in production) or
-``naive`` (safeguards false: the counter-check that shows the defects).
+``mode``: ``hardened`` (the product, as in production) or ``naive`` (the
+counter-check that shows the defects: every process of the column is built with
+``NaiveServices``, email_rag/chaos/naive.py, the product's safeguards taken out; the
+harness starts the column's processes through ``email_rag.chaos.naive_cli``).
 
 Failure table of the harness itself:
 
@@ -61,6 +63,8 @@ from .verify import MAIL_STATES, Observed, Received, TruthMail, draft_id_of, ver
 log = logging.getLogger(__name__)
 
 MODES = ("hardened", "naive")
+# per mode: what the run's processes run (``python -m ENTRY COMMAND``)
+ENTRY = {"hardened": "email_rag", "naive": "email_rag.chaos.naive_cli"}
 MAILBOX = "support"
 ADDRESS = "support@example.com"
 
@@ -211,7 +215,6 @@ class Run:
         qdrant = self.run_dir / "qdrant"
         spool = self.run_dir / "spool" / "audit.jsonl"
         self.spool_dir = spool.parent
-        safeguards = self.mode == "hardened"
         self.env = {
             **plan["env"],
             "EMAIL_RAG_DB_HOST": "127.0.0.1", "EMAIL_RAG_DB_PORT": str(self.db_proxy.port),
@@ -224,19 +227,18 @@ class Run:
             "EMAIL_RAG_QDRANT_URL": "", "EMAIL_RAG_QDRANT_PATH": str(qdrant),
             "EMAIL_RAG_ARANGO_URL": "", "EMAIL_RAG_AUDIT_SPOOL_PATH": str(spool),
             "EMAIL_RAG_WORKER_CLASS": "simple", "EMAIL_RAG_RECONCILE_SENT_FOLDER": "true",
-            "EMAIL_RAG_SAFEGUARDS": "true" if safeguards else "false",
         }
-        from ..wiring.services import Services
+        services_class = self._services_class()
 
         # the harness's own view (staff, progress): straight to MariaDB, not through the proxy
         harness_settings = Settings(
             db_host="127.0.0.1", db_port=self.mariadb.port, db_user="root", db_password="",
             db_name=self.db_name, redis_url=self.redis_url,
-            mailboxes=[mailbox], safeguards=safeguards,
-            audit_spool_path=self.run_dir / "spool" / "harness.jsonl")
-        self.svc = Services(harness_settings)  # the main loop's thread only
+            mailboxes=[mailbox], audit_spool_path=self.run_dir / "spool" / "harness.jsonl")
+        self.svc = services_class(harness_settings)  # the main loop's thread only
         self.cleanups.append(self.svc.close)
-        self.fleet = Fleet(self.env, self.run_dir, int(plan["workers"]["plain"]))
+        self.fleet = Fleet(self.env, self.run_dir, int(plan["workers"]["plain"]),
+                           ENTRY[self.mode])
         self.cleanups.insert(0, self._shutdown_fleet)
         from ..adapters.queue import JobQueue
 
@@ -255,9 +257,19 @@ class Run:
         self.staff.deliver = self._deliver_race
         # acts run in fault threads: each gets its own Services (its own connection)
         self.admin = Admin(self.env, lambda: self.server_db(self.db_name),
-                           lambda: Services(harness_settings), self._relay_drafts, self.stop,
-                           self.staff)
+                           lambda: services_class(harness_settings), self._relay_drafts,
+                           self.stop, self.staff, ENTRY[self.mode])
         self.injector.acts = self.admin
+
+    def _services_class(self) -> type[Any]:
+        """What builds the harness's own services (staff, admin acts) in this mode."""
+        if self.mode == "naive":
+            from .naive import NaiveServices
+
+            return NaiveServices
+        from ..wiring.services import Services
+
+        return Services
 
     def _deliver_race(self, raws: list[bytes]) -> int:
         n = self.user.deliver(raws)

@@ -276,9 +276,12 @@ def validate(plan: Any) -> dict[str, Any]:
     env = p.setdefault("env", {})
     if not all(isinstance(k, str) and k.startswith("EMAIL_RAG_") for k in env):
         raise PlanError("plan.env keys must be EMAIL_RAG_* settings")
-    for forbidden in ("EMAIL_RAG_SAFEGUARDS", "EMAIL_RAG_DB_NAME", "EMAIL_RAG_REDIS_URL"):
+    for forbidden in ("EMAIL_RAG_DB_NAME", "EMAIL_RAG_REDIS_URL"):
         if forbidden in env:
             raise PlanError(f"plan.env must not set {forbidden}: the harness sets it per run")
+    if "EMAIL_RAG_SAFEGUARDS" in env:
+        raise PlanError("plan.env must not set EMAIL_RAG_SAFEGUARDS: it is no setting; the "
+                        "harness builds each column's processes (naive: email_rag.chaos.naive)")
     from ..testing.llm_server import normalise_plan
 
     try:

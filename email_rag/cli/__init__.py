@@ -1,7 +1,9 @@
 """The ``email-rag`` command line.
 
 Each command lives in its own module with ``register(subparsers, common)``;
-its handler takes ``(args, services)`` and returns an ``Outcome``.
+its handler takes ``(args, services)`` and returns an ``Outcome``. A command of
+``PROGRAMS`` is a program of its own (``python -m MODULE``) that the product does not
+import: ``email-rag NAME ARGS`` runs it with the same arguments and exit code.
 """
 
 from __future__ import annotations
@@ -9,11 +11,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
+import subprocess
 import sys
+from typing import TYPE_CHECKING
 
 from ..core.errors import EmailRagError
 from ..core.redact import redact_text
 from .output import ExitCode, Outcome, Parser, UsageError, common_parser
+
+if TYPE_CHECKING:
+    from ..wiring.services import Services
 
 COMMAND_MODULES = [
     "email_rag.cli.migrate",
@@ -31,9 +39,14 @@ COMMAND_MODULES = [
     "email_rag.cli.poll",
     "email_rag.cli.idle",
     "email_rag.cli.sample_mailbox",
-    "email_rag.cli.chaos",
     "email_rag.cli.bench",
 ]
+
+# name -> (module run as ``python -m``, help): the chaos harness is not part of the product
+PROGRAMS = {
+    "chaos": ("email_rag.chaos", "drive the real pipeline under a seeded fault plan; print the "
+                                 "defect table (email-rag chaos --help for its options)"),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,12 +59,29 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub, common)
+    for name, (_, text) in PROGRAMS.items():
+        sub.add_parser(name, help=text, add_help=False)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def run_program(module: str, args: list[str], replace: bool) -> int:
+    """``python -m module args``: in place of this process when it is the command itself
+    (signals and exit code go straight through), else as a child."""
+    command = [sys.executable, "-m", module, *args]
+    if replace:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, command)
+    return subprocess.call(command)
+
+
+def main(argv: list[str] | None = None, services_class: type[Services] | None = None) -> int:
+    """Run one command; ``services_class``: what builds the command's services (default
+    ``Services``; a test harness passes its own)."""
     parser = build_parser()
     raw = sys.argv[1:] if argv is None else list(argv)
+    if raw and raw[0] in PROGRAMS:
+        return run_program(PROGRAMS[raw[0]][0], raw[1:], replace=argv is None)
     try:
         args = parser.parse_args(raw)
     except UsageError as e:
@@ -70,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from ..wiring.services import Services
 
-    services = Services(settings)
+    services = (services_class or Services)(settings)
     try:
         outcome = args.handler(args, services)
     except EmailRagError as e:

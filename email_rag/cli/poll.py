@@ -47,7 +47,7 @@ def run(args, svc) -> Outcome:
     stop = threading.Event()
     restore = _install_signal_handlers(stop)
     try:
-        poller = Poller(svc, stop=stop)
+        poller = svc.poller(stop=stop)
         if args.once:
             return render(poller.poll(args.mailbox, force=args.force), cycles=1)
         return _loop(poller, args, svc, stop)

@@ -8,6 +8,9 @@ they never show in ``repr``, logs, audit entries or error messages.
 
 from __future__ import annotations
 
+import logging
+import os
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -15,6 +18,8 @@ from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_PREFIX = "EMAIL_RAG_"
+
+log = logging.getLogger(__name__)
 
 
 class MailboxConfig(BaseModel):
@@ -295,13 +300,6 @@ class Settings(BaseSettings):
         5.0, description="/metrics answers from a cache this fresh (s); 0 = always recompute."
     )
 
-    # --- Chaos harness counter-check ---
-    safeguards: bool = Field(
-        True, description="Idempotency, claims, dedup, reconciliation and approval locks. "
-        "False ONLY for the chaos harness's counter-check column (`email-rag chaos`), which "
-        "proves the harness detects the defects they prevent; never in production.",
-    )
-
     log_level: str = Field("INFO", description="Python log level.")
 
     @field_validator("worker_class")
@@ -359,7 +357,36 @@ class Settings(BaseSettings):
         raise KeyError(name)
 
 
+# Variables that were settings once. Like every unknown EMAIL_RAG_* variable they are
+# ignored (``extra="ignore"``), but a leftover one is reported: whoever set it expects an
+# effect it no longer has.
+RETIRED = {
+    "EMAIL_RAG_SAFEGUARDS": "idempotency, claims, dedup, approval locks and reconciliation "
+    "are always on; the chaos harness (`email-rag chaos`) starts its counter-check column "
+    "with its own processes",
+}
+
+
+def retired_variables(environ: Mapping[str, str] | None = None,
+                      env_file: Path | None = Path(".env")) -> list[str]:
+    """One message per retired variable set in ``environ`` (default: the process
+    environment) or in ``env_file``; the variable changes nothing."""
+    environ = os.environ if environ is None else environ
+    in_file: set[str] = set()
+    if env_file is not None and env_file.is_file():
+        from dotenv import dotenv_values
+
+        in_file = {k for k in dotenv_values(env_file) if k in RETIRED}
+    return [f"{name} is set{' in ' + str(env_file) if name in in_file else ''} but is no "
+            f"longer a setting and changes nothing: {why}. Remove it."
+            for name, why in RETIRED.items() if name in environ or name in in_file]
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings (read once). Tests call ``get_settings.cache_clear()``."""
-    return Settings()
+    """The process-wide settings (read once; a retired variable is logged as a warning).
+    Tests call ``get_settings.cache_clear()``."""
+    settings = Settings()
+    for message in retired_variables():
+        log.warning(message)
+    return settings

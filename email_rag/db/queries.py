@@ -22,6 +22,7 @@ from functools import lru_cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from itertools import chain
+from pathlib import Path
 from typing import Any
 
 SQL_DIR: Traversable = resources.files(__package__) / "sql"
@@ -40,11 +41,26 @@ def parse_named_queries(text: str, origin: str = "") -> dict[str, str]:
     return queries
 
 
+_EXTRA_FILES: list[Path] = []  # files added by add_query_file, after SQL_DIR's
+
+
+def add_query_file(path: Path) -> None:
+    """Load the named queries of one more file (a test harness's own) beside
+    ``SQL_DIR``'s, for this process; names stay unique across all files."""
+    path = Path(path).resolve()
+    if path in _EXTRA_FILES:
+        return
+    parse_named_queries(path.read_text(), path.name)  # a broken file fails here, not later
+    _EXTRA_FILES.append(path)
+    all_queries.cache_clear()
+    _expanded.cache_clear()
+
+
 @lru_cache(maxsize=1)
 def all_queries() -> dict[str, str]:
     queries: dict[str, str] = {}
-    for path in sorted((p for p in SQL_DIR.iterdir() if p.name.endswith(".sql")),
-                       key=lambda p: p.name):
+    for path in [*sorted((p for p in SQL_DIR.iterdir() if p.name.endswith(".sql")),
+                         key=lambda p: p.name), *_EXTRA_FILES]:
         for name, statement in parse_named_queries(path.read_text(), path.name).items():
             if name in queries:
                 raise ValueError(f"query name {name!r} defined twice (again in {path.name})")
@@ -56,7 +72,8 @@ def sql(name: str, **slots: int | tuple[int, int]) -> str:
     try:
         statement = all_queries()[name]
     except KeyError:
-        raise KeyError(f"no SQL query named {name!r} in {SQL_DIR}") from None
+        raise KeyError(f"no SQL query named {name!r} in {SQL_DIR}"
+                       + "".join(f" or {p}" for p in _EXTRA_FILES)) from None
     if not slots:
         return statement
     return _expanded(name, tuple(slots.items()))

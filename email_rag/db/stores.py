@@ -10,9 +10,6 @@ together or not at all. A move the table does not allow raises
 ``JobStore`` (email_rag/jobs/store.py) is the store of queue entries; its hot-path moves
 (claim, finish, fail) are compare-and-set queries of their own.
 
-The chaos counter-check (safeguards off) builds the stores with ``strict=False``
-once, in ``Services`` (email_rag/wiring/services.py): a naive store writes any move.
-
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
 | move allowed | - | yes: row and event committed together | - |
@@ -47,8 +44,6 @@ from .audit import AuditEvent, write_events
 class StatusStore:
     """Moves of one record type along its transition table."""
 
-    strict: bool = True  # False: the chaos counter-check's naive store (any move)
-
     record: ClassVar[str]  # audit entity type
     column: ClassVar[str] = "status"
     moves: ClassVar[Mapping[Any, frozenset[Any]]]
@@ -65,9 +60,17 @@ class StatusStore:
         return f"from {current} only {', '.join(sorted(map(str, nxt)))} may follow"
 
     def check(self, record_id: Any, current: Any, wanted: Any) -> None:
-        if self.strict and current != wanted and not self.allowed(current, wanted):
+        if current != wanted and not self.allowed(current, wanted):
             raise TransitionRefused(self.record, record_id, current, wanted,
                                     self.why_refused(current, wanted))
+
+    def check_expected(self, record_id: Any, current: Any, wanted: Any,
+                       expect: Iterable[Any] | None) -> None:
+        """Refuse a move from a status the caller does not act on (``expect``), even one
+        the table allows; moving to the status the row already has is never refused."""
+        if expect is not None and current not in set(expect) and current != wanted:
+            raise TransitionRefused(self.record, record_id, current, wanted,
+                                    f"this action applies to {', '.join(map(str, expect))}")
 
     def lock(self, cur: Any, record_id: int) -> dict[str, Any]:
         row = cur.fetchone(sql(self.lock_query), {"id": record_id})
@@ -92,10 +95,7 @@ class StatusStore:
             row = {"id": record_id, self.column: current}
         row = row if row is not None else self.lock(cur, record_id)
         current = row[self.column]
-        if (self.strict and expect is not None and current not in set(expect)
-                and current != to):
-            raise TransitionRefused(self.record, record_id, current, to,
-                                    f"this action applies to {', '.join(map(str, expect))}")
+        self.check_expected(record_id, current, to, expect)
         if current == to and query is None:
             return row  # the same status again: nothing to write
         self.check(record_id, current, to)
@@ -148,6 +148,8 @@ class SendStore(StatusStore):
     moves = SEND_MOVES
     lock_query = "sends_get_for_update"
     move_query = "sends_move"
+    insert_query: ClassVar[str] = "sends_insert"  # one attempt per draft: a repeat is a no-op
+    attempt_query: ClassVar[str] = "sends_mark_attempted"  # pending -> attempted, counts a try
 
     def get(self, cur: Any, attempt_id: int) -> SendAttempt:
         return SendAttempt.from_row(self.lock(cur, attempt_id))
@@ -166,22 +168,16 @@ class JobStates(StatusStore):
 
 @dataclass
 class Stores:
-    """The stores of one process, built once with the variant its settings choose."""
+    """The stores of one process, built once by its ``Services``."""
 
     mails: MailStore
     drafts: DraftStore
     sends: SendStore
     jobs: JobStates
 
-    @property
-    def naive(self) -> bool:
-        """The chaos counter-check's variant (chosen in ``Services``); the few code paths
-        that behave differently without safeguards ask this, never the settings."""
-        return not self.mails.strict
-
     @classmethod
-    def build(cls, strict: bool = True) -> Stores:
-        return cls(MailStore(strict), DraftStore(strict), SendStore(strict), JobStates(strict))
+    def build(cls) -> Stores:
+        return cls(MailStore(), DraftStore(), SendStore(), JobStates())
 
 
 __all__ = ["DraftStatus", "DraftStore", "JobStates", "MailStatus", "MailStore", "SendStatus",

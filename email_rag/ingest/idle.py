@@ -50,15 +50,17 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..adapters.imap import IdleSession
 from ..core.errors import ConfigError, DatabaseUnavailableError, EmailRagError, ImapError
 from ..core.redact import redact_text
 from ..core.settings import MailboxConfig, Settings
-from ..wiring.services import Services
 from . import mailbox_state as ms
 from .poller import MailboxResult, Poller
+
+if TYPE_CHECKING:
+    from ..wiring.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +110,7 @@ class IdleWatcher:
         self.settings = services.settings
         self.stop = stop or threading.Event()
         self.owner = owner or ms.new_owner()
-        self.poller = Poller(services, owner=self.owner, stop=self.stop)
+        self.poller: Poller = services.poller(owner=self.owner, stop=self.stop)
         self.session_factory = session_factory
         self.stats = IdleStats()
         self.keep_polls = keep_polls
@@ -280,8 +282,9 @@ class IdleWatcher:
 
 
 def watch(settings: Settings, names: list[str] | None, stop: threading.Event,
-          services: Services | None = None) -> list[IdleStats]:
-    """Watch the named mailboxes (default: all), one thread each with its own services."""
+          services: Services) -> list[IdleStats]:
+    """Watch the named mailboxes (default: all), one thread each with its own services of
+    the caller's kind (``services`` serves the first)."""
     check(settings)
     configs = settings.mailboxes
     if names:
@@ -290,12 +293,12 @@ def watch(settings: Settings, names: list[str] | None, stop: threading.Event,
             raise EmailRagError(f"no mailbox named {', '.join(unknown)} in EMAIL_RAG_MAILBOXES")
         configs = [c for c in configs if c.name in names]
     if len(configs) == 1:
-        svc = services or Services(settings)
-        return [IdleWatcher(svc, configs[0], stop=stop).run()]
+        return [IdleWatcher(services, configs[0], stop=stop).run()]
     results: list[IdleStats] = [IdleStats() for _ in configs]
+    make = type(services)
 
     def one(i: int, config: MailboxConfig) -> None:
-        svc = Services(settings)
+        svc = make(settings)
         try:
             results[i] = IdleWatcher(svc, config, stop=stop).run()
         finally:

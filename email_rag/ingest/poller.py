@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..adapters.imap import FolderState, ImapMailbox
 from ..adapters.imap import connect as imap_connect
@@ -47,7 +47,6 @@ from ..core.states import Actor
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
 from ..jobs.store import mark_enqueued
-from ..wiring.services import Services
 from . import mailbox_state as ms
 from .bounces import link_bounces
 from .store import (
@@ -59,6 +58,9 @@ from .store import (
     store_batch_retrying,
     write_missing,
 )
+
+if TYPE_CHECKING:
+    from ..wiring.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -256,6 +258,16 @@ class Poller:
             self._limits = (max_mail, max(1_000_000, packet // 3))
         return self._limits
 
+    def prepare_options(self, config: MailboxConfig, max_mail: int) -> PrepareOptions:
+        """How a fetched mail of this mailbox becomes a row (``max_mail``: larger mails are
+        stored headers-only)."""
+        s = self.settings
+        return PrepareOptions(message_id_domain=s.message_id_domain,
+                              own_addresses=frozenset({config.reply_address.lower()}),
+                              max_mail_bytes=max_mail,
+                              max_attachment_bytes=s.max_attachment_bytes,
+                              list_headers=s.loop_guard_list_headers)
+
     def _poll_folder(self, imap: ImapMailbox, config: MailboxConfig, row: dict[str, Any],
                      fres: FolderResult) -> None:
         s = self.settings
@@ -264,11 +276,7 @@ class Poller:
         fres.uidvalidity = state.uidvalidity
         last_uid = self._cursor(row, state, fres)
         max_mail, statement_bytes = self._limits_for_packet()
-        opts = PrepareOptions(message_id_domain=s.message_id_domain,
-                              own_addresses=frozenset({config.reply_address.lower()}),
-                              max_mail_bytes=max_mail,
-                              max_attachment_bytes=s.max_attachment_bytes,
-                              dedup=not self.svc.stores.naive, list_headers=s.loop_guard_list_headers)
+        opts = self.prepare_options(config, max_mail)
         target = BatchTarget(row["id"], config.name, config_folder, state.uidvalidity,
                              s.queue_name, self.owner, s.poll_lease_seconds, statement_bytes)
         try:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -97,14 +96,20 @@ class PreparedMail:
         return self.kind == "normal"
 
 
+def mail_keys(headers: MailHeaders, raw: bytes, size: int | None) -> tuple[str, str]:
+    """A mail's natural key: (dedup key, content hash), unique per mailbox among stored
+    mails, so a duplicate delivery or a re-poll finds the mail already stored."""
+    return dedup_key(headers, raw, size), content_hash(headers, raw, size)
+
+
 @dataclass
 class PrepareOptions:
     message_id_domain: str
     own_addresses: frozenset[str] = frozenset()
     max_mail_bytes: int = 25_000_000
     max_attachment_bytes: int = 10_000_000
-    dedup: bool = True  # False only for the chaos counter-check (naive stores)
     list_headers: bool = True  # settings.loop_guard_list_headers
+    keys: Callable[[MailHeaders, bytes, int | None], tuple[str, str]] = mail_keys
 
 
 def prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
@@ -122,9 +127,7 @@ def prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
 
 def _prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
     headers = parse_headers(mail.raw)
-    # naive (chaos counter-check only): every delivery and re-poll looks new -> duplicate rows
-    key = dedup_key(headers, mail.raw, mail.size) if opts.dedup else uuid.uuid4().hex * 2
-    chash = content_hash(headers, mail.raw, mail.size) if opts.dedup else key
+    key, chash = opts.keys(headers, mail.raw, mail.size)
     tkey = thread_key(headers, key)
     if not headers.ok:
         reason = f"unparseable: {headers.reason}"

@@ -61,7 +61,7 @@ class JobStore:
     db: Database
     policy: RetryPolicy
     stores: Stores = field(default_factory=Stores.build)
-    claim_query: str = "jobs_claim"  # the chaos counter-check's Services: "jobs_claim_naive"
+    claim_query: str = "jobs_claim"  # queued/failed, due, of the delivery's queue -> processing
 
     # --- claim / finish ---
     def claim(self, job_id: int, worker: str, queue: str | None = None) -> dict[str, Any] | None:

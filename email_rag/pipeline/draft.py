@@ -187,10 +187,8 @@ def run(ctx: StepContext) -> StepOutcome:
 
     def write(cur: Any) -> None:
         version = cur.fetchone(sql("drafts_next_version"), {"email_id": ctx.email_id})["v"]
-        if not ctx.services.stores.naive:  # naive (chaos counter-check only): an earlier
-            # open draft stays open
-            ctx.services.stores.drafts.supersede_open(cur, ctx.email_id, Actor.WORKER,
-                                                      "a newer draft was written")
+        ctx.services.stores.drafts.supersede_open(cur, ctx.email_id, Actor.WORKER,
+                                                  "a newer draft was written")
         cur.execute(sql("drafts_insert"), {
             "email_id": ctx.email_id, "version": version, "subject": f"Re: {subject}"[:990],
             "body": reply, "sources": json.dumps(

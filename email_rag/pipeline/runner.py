@@ -76,6 +76,12 @@ class PipelineRunner:
         self.pipeline = pipeline
         self.also_runs = also_runs  # queues whose steps this process runs without a hand-off
 
+    def skips(self, spec: StepSpec, confirmed: dict[str, Any], target: str,
+              job: dict[str, Any]) -> bool:
+        """A step confirmed by an earlier run is not run again (``target``: the queue the
+        step runs on; ``job``: the entry being run)."""
+        return spec.step in confirmed
+
     def run(self, job: dict[str, Any], worker: str) -> Handoff | Finished | None:
         db = self.services.db
         email_id = job["email_id"]
@@ -89,12 +95,10 @@ class PipelineRunner:
             # read once per run; each step's columns are applied below
             email = cur.fetchone(sql("emails_get"), {"id": email_id})
         default_q, vector_q = queues(self.services.settings)
-        naive = self.services.stores.naive  # the chaos counter-check's variant, chosen once
         group: list[StepDone] = []  # done in this process, not committed yet
         for spec in self.pipeline:
             target = vector_q if spec.needs_vectors else default_q
-            # naive (chaos counter-check only): confirmed steps of this queue run again
-            if spec.step in confirmed and (not naive or target != job["queue"]):
+            if self.skips(spec, confirmed, target, job):
                 continue
             if target != job["queue"] and target not in self.also_runs:
                 handoff = Handoff(target, f"step {spec.step} runs on queue {target}")

@@ -20,13 +20,15 @@ across mails, queue entries, index state and send attempts (the same for
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInputError, PermanentError
 from ..core.states import MAIL_TERMINAL, JobState, MailStatus, SendStatus
 from ..db import sql
 from ..jobs.dispatch import enqueue
-from ..wiring.services import Services
+
+if TYPE_CHECKING:
+    from ..wiring.services import Services
 
 # Kinds of attention, in the order the console shows them.
 KINDS = ("failed", "manual", "dead", "send_unknown", "retrying", "partially_indexed")

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..db import sql
 from ..sending.review import DraftNotFoundError
-from ..wiring.services import Services
+
+if TYPE_CHECKING:
+    from ..wiring.services import Services
 
 SORTS = ("waiting", "priority", "mailbox")
 PAGE_SIZE = 50

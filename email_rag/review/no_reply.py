@@ -23,14 +23,16 @@ mail, and staff decide here with one click (CLI ``email-rag mails no-reply``, we
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInputError, PermanentError
 from ..core.routing import job_key
 from ..core.states import JobKind, JobState, MailStatus
 from ..db import sql
 from ..jobs.dispatch import enqueue
-from ..wiring.services import Services
+
+if TYPE_CHECKING:
+    from ..wiring.services import Services
 
 
 class NoReplyStateError(PermanentError):

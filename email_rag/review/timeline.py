@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInputError, PermanentError
 from ..db import sql
-from ..wiring.services import Services
+
+if TYPE_CHECKING:
+    from ..wiring.services import Services
 
 ENTITY_TYPES = ("email", "job", "draft", "send_attempt", "mailbox", "user", "system")
 

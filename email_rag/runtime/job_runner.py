@@ -34,7 +34,7 @@ from ..jobs.handoff import FINISHED, Finished, Handoff
 from ..jobs.store import JobStore
 from ..pipeline.contract import StepSpec
 from ..pipeline.registry import default_pipeline
-from ..pipeline.runner import ClaimLostError, PipelineRunner
+from ..pipeline.runner import ClaimLostError
 from ..wiring.services import Services
 
 log = logging.getLogger(__name__)
@@ -90,12 +90,11 @@ class JobRunner:
         from ..pipeline.runner import queues
 
         also = frozenset({queues(self.services.settings)[1]}) if self.vector_owner else frozenset()
-        pipeline = PipelineRunner(self.services, self.pipeline, also)
-        from ..sending.sender import SendService
+        pipeline = self.services.pipeline_runner(self.pipeline, also)
 
         return {
             JobKind.PROCESS_EMAIL: pipeline.run,
-            JobKind.SEND_DRAFT: SendService(self.services).run,
+            JobKind.SEND_DRAFT: self.services.send_service().run,
             JobKind.INDEX_SYNC: lambda job, worker: index_sync.run_job(self.services, job, worker),
         }
 

@@ -22,15 +22,17 @@ shows the Message-ID now - unless the admin confirms with ``despite_evidence`` (
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import PermanentError, TransitionRefused
 from ..core.routing import job_key
 from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus, SendVerifiedBy
 from ..db import sql
 from ..jobs.dispatch import enqueue
-from ..wiring.services import Services
 from .journal import SendJournal
+
+if TYPE_CHECKING:
+    from ..wiring.services import Services
 
 log = logging.getLogger(__name__)
 

@@ -22,13 +22,16 @@ draft, which makes the new version.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..core.routing import job_key
 from ..core.states import DraftStatus, JobKind, JobState, MailStatus
 from ..db import sql
 from ..jobs.dispatch import enqueue
-from ..wiring.services import Services
 from .review import DraftNotFoundError, DraftStateError, _actor
+
+if TYPE_CHECKING:
+    from ..wiring.services import Services
 
 
 @dataclass

@@ -11,7 +11,7 @@ import difflib
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInputError, PermanentError
 from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus
@@ -20,8 +20,10 @@ from ..db.audit import AuditEvent, write_events
 from ..jobs.dispatch import enqueue
 from ..mail.addresses import stored_reply
 from ..mail.mime import attachment_bytes, find_part, human_size
-from ..wiring.services import Services
 from .compose import new_message_id
+
+if TYPE_CHECKING:
+    from ..wiring.services import Services
 
 
 class DraftNotFoundError(PermanentError):
@@ -131,21 +133,18 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
             seen: str | None = None) -> ReviewResult:
     by = _actor(by)
     stores = svc.stores
-    # naive stores (the chaos counter-check ONLY, chosen when the services were built): no
-    # row lock, and an approved or sent draft is approved again, re-arming its send
-    naive = not stores.drafts.strict
     with svc.db.transaction() as cur:
-        draft = cur.fetchone(sql("drafts_get" if naive else "drafts_get_for_update"),
-                             {"id": draft_id})
+        draft = cur.fetchone(sql(stores.drafts.lock_query), {"id": draft_id})
         if draft is None:
             raise DraftNotFoundError(f"draft {draft_id} does not exist")
         check_seen(draft, seen)
-        if draft["status"] in (DraftStatus.APPROVED, DraftStatus.SENT) and not naive:
-            send = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
-            return ReviewResult(draft_id, "already_approved", draft["status"],
-                                send and send["id"], send and send["message_id"],
-                                detail={"approved_by": draft["approved_by"]})
-        if draft["status"] not in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE) and not naive:
+        # the draft's transition table decides: only a pending or stale draft is approved
+        if not stores.drafts.allowed(draft["status"], DraftStatus.APPROVED):
+            if draft["status"] in (DraftStatus.APPROVED, DraftStatus.SENT):
+                send = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
+                return ReviewResult(draft_id, "already_approved", draft["status"],
+                                    send and send["id"], send and send["message_id"],
+                                    detail={"approved_by": draft["approved_by"]})
             raise DraftStateError(f"draft {draft_id} is {draft['status']}; only a pending or "
                                   "stale draft can be approved")
         mail = cur.fetchone(sql("emails_get_whole_for_update"), {"id": draft["email_id"]})
@@ -166,7 +165,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
                            query="drafts_approve", row=draft, events=events,
                            detail={"edited": bool(diff), "mailbox": mailbox and mailbox["name"]},
                            by=by, body_final=body_final, edit_diff=diff or None)
-        send, created = _send_attempt(svc, cur, draft_id, reply.addr, by, naive)
+        send, created = _send_attempt(svc, cur, draft_id, reply.addr, by)
         job = _send_job(svc, cur, mail["id"], draft_id, by)
         stores.mails.move(cur, mail["id"], MailStatus.APPROVED, actor=by, row=mail,
                           detail={"draft_id": draft_id}, events=events)
@@ -181,13 +180,13 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
                         send["message_id"], job["id"], {"edited": bool(diff)})
 
 
-def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str, by: str,
-                  naive: bool) -> tuple[dict[str, Any], bool]:
+def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str,
+                  by: str) -> tuple[dict[str, Any], bool]:
     """The draft's one send attempt: created with its Message-ID on the first approval;
     an attempt the relay refused (the draft came back to review) is armed again, one that
     bounced with a new Message-ID."""
     message_id = new_message_id(draft_id, svc.settings.message_id_domain)
-    created = cur.execute(sql("sends_insert_naive" if naive else "sends_insert"),
+    created = cur.execute(sql(svc.stores.sends.insert_query),
                           {"draft_id": draft_id, "message_id": message_id,
                            "recipients": recipient}) == 1
     send = cur.fetchone(sql("sends_by_draft_for_update"), {"draft_id": draft_id})

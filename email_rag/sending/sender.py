@@ -65,7 +65,6 @@ class SendService:
         self._sent_folder = sent_folder
         self._folders: dict[str, SentFolder] = {}  # one kept IMAP connection per mailbox
         self.sender = sender or services.mail_sender
-        self.naive = services.stores.naive  # the chaos counter-check's variant, chosen once
         self.journal = SendJournal(self.settings.send_journal_dir)
 
     def sent_folder(self, mailbox_name: str) -> SentFolder:
@@ -87,14 +86,8 @@ class SendService:
         if draft["status"] != DraftStatus.APPROVED:
             log.info("draft %s is %s: not sending", draft["id"], draft["status"])
             return
-        # naive (chaos counter-check only): an attempted send is resent blindly
-        if attempt["status"] == SendStatus.ATTEMPTED and not self.naive:
-            accepted = self.journal.get(attempt["id"], attempt["message_id"])
-            if accepted is not None:  # the relay said 250; MariaDB did not record it then
-                self._accepted(ctx, job, accepted, from_journal=True)
-                return
-            if self._reconcile(ctx, job, "previous try did not confirm its outcome"):
-                return
+        if attempt["status"] == SendStatus.ATTEMPTED and self._settle_previous(ctx, job):
+            return
         newer = self._newer_inbound(mail, draft["approved_at"])
         if newer is not None:
             self._mark_stale(ctx, job, newer)
@@ -111,14 +104,30 @@ class SendService:
             self._refused(ctx, job, e)
             raise
         except SmtpOutcomeUnknownError as e:
-            if self.naive:  # naive (chaos counter-check only): retry blindly
-                raise SmtpTransientError(str(e)) from e
-            self._audit(job, "send_outcome_unknown", attempt, {"error": str(e)})
-            self._reconcile(ctx, job, str(e))
+            self._outcome_unknown(ctx, job, attempt, e)
             return
         accepted = Acceptance(attempt["id"], attempt["message_id"], answer, utcnow())
         self.journal.record(accepted)  # before MariaDB: an outage now loses nothing
         self._accepted(ctx, job, accepted, from_journal=False, message=message)
+
+    def _settle_previous(self, ctx: dict[str, Any], job: dict[str, Any]) -> bool:
+        """An earlier try was started but its outcome never recorded: the send journal (the
+        relay said 250 before MariaDB went away) or the Sent folder decides before anything
+        is sent again. True when the attempt is settled (nothing more to do here)."""
+        attempt = ctx["attempt"]
+        accepted = self.journal.get(attempt["id"], attempt["message_id"])
+        if accepted is not None:  # the relay said 250; MariaDB did not record it then
+            self._accepted(ctx, job, accepted, from_journal=True)
+            return True
+        return self._reconcile(ctx, job, "previous try did not confirm its outcome")
+
+    def _outcome_unknown(self, ctx: dict[str, Any], job: dict[str, Any],
+                         attempt: dict[str, Any], error: SmtpOutcomeUnknownError) -> None:
+        """The relay may have accepted the message (a timeout after DATA, a dropped
+        connection): reconcile with the Sent folder, never send blindly again. ``attempt``:
+        the row as this run loaded it."""
+        self._audit(job, "send_outcome_unknown", attempt, {"error": str(error)})
+        self._reconcile(ctx, job, str(error))
 
     def _accepted(self, ctx: dict[str, Any], job: dict[str, Any], accepted: Acceptance,
                   from_journal: bool, message: bytes | None = None) -> None:
@@ -171,12 +180,11 @@ class SendService:
         attempt = ctx["attempt"]
         try:
             with self.services.db.transaction() as cur:
-                # naive (chaos counter-check only): an attempted send may be attempted again
-                self.services.stores.sends.move(
+                sends = self.services.stores.sends
+                sends.move(
                     cur, attempt["id"], SendStatus.ATTEMPTED, actor=Actor.WORKER,
                     event="send_started", expect=(SendStatus.PENDING,),
-                    current=attempt["status"],
-                    query="sends_mark_attempted_naive" if self.naive else "sends_mark_attempted",
+                    current=attempt["status"], query=sends.attempt_query,
                     attempt=attempt["tries"] + 1,
                     detail={"message_id": attempt["message_id"], "job_id": job["id"]})
         except TransitionRefused:

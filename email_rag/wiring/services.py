@@ -19,7 +19,11 @@ if TYPE_CHECKING:
     from ..adapters.llm import LLMClient
     from ..core.ports import MailSender, SentFolder
     from ..db.stores import Stores
+    from ..ingest.poller import Poller
     from ..jobs.store import JobStore
+    from ..pipeline.contract import StepSpec
+    from ..pipeline.runner import PipelineRunner
+    from ..sending.sender import SendService
 
 
 class Services:
@@ -59,21 +63,38 @@ class Services:
 
     @cached_property
     def stores(self) -> Stores:
-        """The status stores. The one place the chaos counter-check's switch is read:
-        ``safeguards`` off builds naive stores (any move), chosen once, here."""
+        """The status stores (one per record type)."""
         from ..db.stores import Stores
 
-        return Stores.build(strict=self.settings.safeguards)
+        return Stores.build()
 
     @cached_property
     def jobs(self) -> JobStore:
-        """The queue-entry store (rebuilt with the connection after ``reset``). Safeguards
-        off (the chaos counter-check only) chooses the naive claim, here and nowhere else."""
+        """The queue-entry store (rebuilt with the connection after ``reset``)."""
         from ..core.retry import retry_policy
         from ..jobs.store import JobStore
 
-        claim = "jobs_claim" if self.settings.safeguards else "jobs_claim_naive"
-        return JobStore(self.db, retry_policy(self.settings), self.stores, claim)
+        return JobStore(self.db, retry_policy(self.settings), self.stores)
+
+    # The workers' domain objects, built here so that one process builds them one way.
+    def pipeline_runner(self, pipeline: list[StepSpec],
+                        also_runs: frozenset[str] = frozenset()) -> PipelineRunner:
+        """Runs a mail's pipeline steps (the ``process_email`` handler)."""
+        from ..pipeline.runner import PipelineRunner
+
+        return PipelineRunner(self, pipeline, also_runs)
+
+    def send_service(self) -> SendService:
+        """Sends approved drafts (the ``send_draft`` handler)."""
+        from ..sending.sender import SendService
+
+        return SendService(self)
+
+    def poller(self, **options: Any) -> Poller:
+        """A mailbox poller (``Poller``'s keyword options: owner, stop, ...)."""
+        from ..ingest.poller import Poller
+
+        return Poller(self, **options)
 
     @cached_property
     def queue(self) -> JobQueue:

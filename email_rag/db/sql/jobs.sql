@@ -10,14 +10,6 @@ UPDATE jobs
  WHERE id = %(id)s AND state IN ('queued', 'failed') AND next_run_at <= NOW(6)
    AND (%(queue)s IS NULL OR queue = %(queue)s);
 
--- name: jobs_claim_naive
--- settings.safeguards = false (the chaos harness's counter-check ONLY): no state/due check,
--- so a duplicate delivery re-runs an entry that is done, dead or held by another worker.
-UPDATE jobs
-   SET state = 'processing', attempts = attempts + 1, started_at = NOW(6),
-       finished_at = NULL, worker = %(worker)s
- WHERE id = %(id)s;
-
 -- name: jobs_get
 SELECT * FROM jobs WHERE id = %(id)s;
 

@@ -4,12 +4,6 @@
 INSERT IGNORE INTO send_attempts (draft_id, message_id, status, recipients)
 VALUES (%(draft_id)s, %(message_id)s, 'pending', %(recipients)s);
 
--- name: sends_insert_naive
--- settings.safeguards = false (chaos counter-check ONLY): every approval re-arms the send.
-INSERT INTO send_attempts (draft_id, message_id, status, recipients)
-VALUES (%(draft_id)s, %(message_id)s, 'pending', %(recipients)s)
-ON DUPLICATE KEY UPDATE status = 'pending';
-
 -- name: sends_by_draft_for_update
 SELECT * FROM send_attempts WHERE draft_id = %(draft_id)s FOR UPDATE;
 
@@ -22,11 +16,6 @@ SELECT * FROM send_attempts WHERE id = %(id)s;
 -- name: sends_mark_attempted
 UPDATE send_attempts SET status = 'attempted', tries = tries + 1, attempted_at = NOW(6)
  WHERE id = %(id)s AND status = 'pending';
-
--- name: sends_mark_attempted_naive
--- settings.safeguards = false (chaos counter-check ONLY): an attempted send is tried again.
-UPDATE send_attempts SET status = 'attempted', tries = tries + 1, attempted_at = NOW(6)
- WHERE id = %(id)s AND status IN ('pending', 'attempted');
 
 -- The mail of a draft with what an attachment download needs (raw mail, attachment list).
 

@@ -1,11 +1,11 @@
-"""``email-rag chaos``: the whole real pipeline under a seeded fault plan, and the defect table.
+"""``email-rag chaos`` (``python -m email_rag.chaos``): the whole real pipeline under a seeded fault plan, and the defect table.
 
 By default two columns run one after the other on the same corpus and plan:
-``hardened`` (the pipeline as in production) and ``naive`` (settings.safeguards
-off: no dedup, no claim check, no step idempotency, no reconciliation, no
-approval lock). ``--naive`` runs only the naive column (does the harness see
-the defects?), ``--hardened-only`` only the hardened one (does the pipeline
-keep its promises?). ``--print-plan`` prints the plan and exits (edit it and
+``hardened`` (the pipeline as in production) and ``naive`` (the harness's
+counter-check, email_rag/chaos/naive.py: no dedup, no claim check, no step
+idempotency, no reconciliation, no approval lock). ``--naive`` runs only the
+naive column (does the harness see the defects?), ``--hardened-only`` only the
+hardened one (does the pipeline keep its promises?). ``--print-plan`` prints the plan and exits (edit it and
 pass it back with ``--plan FILE``).
 
 Exit codes: 0 every column that ran passed (hardened: zeros where zeros are
@@ -18,15 +18,15 @@ from __future__ import annotations
 import logging
 import sys
 
-from .output import ExitCode, Outcome, table
+from ..cli.output import ExitCode, Outcome, Parser, UsageError, common_parser, table
 
 log = logging.getLogger(__name__)
 
 
-def register(sub, common) -> None:
-    p = sub.add_parser("chaos", parents=[common],
-                       help="drive the real pipeline under a seeded fault plan; print the "
-                            "defect table (hardened vs safeguards off)")
+def build_parser() -> Parser:
+    p = Parser(prog="email-rag chaos", parents=[common_parser()],
+               description="Drive the real pipeline under a seeded fault plan; print the "
+                           "defect table (hardened and naive columns).")
     p.add_argument("--mails", type=int, default=60, help="generated mails (default 60)")
     seeds = p.add_mutually_exclusive_group()
     seeds.add_argument("--seed", type=int, default=1, help="seed of corpus and plan (default 1)")
@@ -42,7 +42,26 @@ def register(sub, common) -> None:
     p.add_argument("--keep", action="store_true",
                    help="keep each run's folder (process logs, plan) for inspection")
     p.add_argument("--print-plan", action="store_true", help="print the plan JSON and exit")
-    p.set_defaults(handler=run)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    raw = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = build_parser().parse_args(raw)
+    except UsageError as e:
+        return Outcome(ExitCode.ERROR, f"Usage error: {e}. Nothing was done.\n{e.usage.strip()}",
+                       {"error": "usage", "detail": str(e)}).render("--json" in raw)
+    from ..core.settings import get_settings
+
+    logging.basicConfig(level=get_settings().log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        outcome = run(args)
+    except KeyboardInterrupt:
+        outcome = Outcome(ExitCode.ERROR, "Interrupted. Every process the harness started was "
+                          "stopped and its database dropped.")
+    return outcome.render(getattr(args, "json", False))
 
 
 def _seed_range(text: str) -> list[int]:
@@ -58,23 +77,23 @@ def _seed_range(text: str) -> list[int]:
     return list(range(first, last + 1))
 
 
-def run(args, svc) -> Outcome:
+def run(args) -> Outcome:
     if getattr(args, "seeds", None):
         if args.plan or args.print_plan:
             return Outcome(ExitCode.ERROR, "--seeds takes no --plan or --print-plan: each seed "
                            "makes its own plan.", {"error": "usage"})
-        return run_seeds(args, svc)
-    return run_one(args, svc)
+        return run_seeds(args)
+    return run_one(args)
 
 
-def run_seeds(args, svc) -> Outcome:
+def run_seeds(args) -> Outcome:
     """Every seed in turn; one line per seed, the verdict over all of them."""
     rows, per_seed = [], {}
     for seed in args.seeds:
         args.seed = seed
         print(f"chaos: seed {seed} of {args.seeds[0]}-{args.seeds[-1]}", file=sys.stderr,
               flush=True)
-        outcome = run_one(args, svc)
+        outcome = run_one(args)
         if outcome.exit_code == ExitCode.ERROR:
             return Outcome(ExitCode.ERROR, f"seed {seed}: {outcome.message}",
                            {"seeds": per_seed, "failed_seed": seed})
@@ -104,8 +123,8 @@ def run_seeds(args, svc) -> Outcome:
     return Outcome(ExitCode.OK, f"Verification passed for all {len(rows)} seeds.", data, text)
 
 
-def run_one(args, svc) -> Outcome:
-    from ..chaos import plan as chaos_plan
+def run_one(args) -> Outcome:
+    from . import plan as chaos_plan
 
     try:
         plan = chaos_plan.load(args.plan) if args.plan else \
@@ -120,10 +139,10 @@ def run_one(args, svc) -> Outcome:
     modes = ["naive"] if args.naive else ["hardened"] if args.hardened_only else \
         ["hardened", "naive"]
 
-    from ..chaos.harness import HarnessError, Shared, run_mode
-    from ..chaos.report import render
     from ..core.errors import EmailRagError
     from ..testing.dovecot import Dovecot
+    from .harness import HarnessError, Shared, run_mode
+    from .report import render
 
     try:
         dovecot = Dovecot().start()

@@ -1,0 +1,16 @@
+"""``python -m email_rag.chaos.naive_cli COMMAND ...``: the ``email-rag`` command line with
+the counter-check's services (``NaiveServices``, email_rag/chaos/naive.py).
+
+The chaos harness starts the naive column's processes (workers, scheduler, IDLE
+watcher, admin CLI calls) through this module; nothing in the product reads a switch.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..cli import main
+from .naive import NaiveServices
+
+if __name__ == "__main__":
+    sys.exit(main(services_class=NaiveServices))
