@@ -56,6 +56,76 @@ class StuckJobError(TransientError):
     """The entry was processing longer than the stuck limit; its worker is presumed dead."""
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Why an admin action is not allowed on a mail's business state."""
+
+    record: str  # the record whose state refuses: "email", "job", "send_attempt"
+    current: str  # that record's state
+    why: str
+
+
+OPEN_MAIL = (MailStatus.FAILED, MailStatus.MANUAL)  # mails that wait for a human
+# entries an admin's resolve closes (jobs_open_of_mail_for_update), or finds running
+OPEN_JOB_STATES = (JobState.DEAD, JobState.FAILED, JobState.QUEUED, JobState.PROCESSING)
+
+
+def unknown_send_refusal(attempt_id: int) -> Refusal:
+    return Refusal("send_attempt", SendStatus.UNKNOWN,
+                   "whether the reply left is unknown; decide it with `email-rag sends "
+                   f"resolve {attempt_id} --mark-sent|--resend|--give-up` (web: the send "
+                   "decision), never by a job retry")
+
+
+def retry_refusal(mail_status: str | None, job_state: str, unknown_send: int | None,
+                  send_refused: bool = False) -> Refusal | None:
+    """The rule of an admin retry of an entry, None when allowed: what ``JobStore.retry``
+    enforces and what the failure console offers. ``unknown_send``: the id of a send
+    attempt of the mail whose outcome is unknown; ``send_refused``: the entry's send was
+    refused by the relay (the retry returns the draft to review)."""
+    if mail_status in MAIL_TERMINAL:
+        return Refusal("email", str(mail_status),
+                       f"the mail is {mail_status}, which is final; nothing to retry")
+    if unknown_send is not None:
+        return unknown_send_refusal(unknown_send)
+    if send_refused:
+        return None
+    if job_state in (JobState.QUEUED, JobState.PROCESSING):
+        return Refusal("job", job_state, f"the entry is {job_state} already")
+    if job_state == JobState.DONE and mail_status not in OPEN_MAIL:
+        return Refusal("job", job_state, "the entry is done and its mail is "
+                       f"{mail_status or 'gone'}: nothing failed")
+    return None
+
+
+def resolve_refusal(mail_status: str, unknown_send: bool,
+                    open_jobs: Sequence[dict[str, Any]]) -> Refusal | None:
+    """The rule of an admin resolve of a mail, None when allowed: what
+    ``JobStore.resolve_mail`` enforces and what the failure console offers.
+    ``open_jobs``: the mail's entries not done (state, id, kind, attempts)."""
+    if mail_status in MAIL_TERMINAL:
+        return Refusal("email", mail_status,
+                       f"the mail is {mail_status} already, which is final")
+    if unknown_send:
+        return Refusal("email", mail_status,
+                       "it has a send attempt with an unknown outcome: decide it (`email-rag "
+                       "sends resolve`: mark sent, resend or give up) instead")
+    running = [j for j in open_jobs if j["state"] == JobState.PROCESSING]
+    if running:
+        return Refusal("job", JobState.PROCESSING, "the entry is running right now; try "
+                       "again when it has finished")
+    if mail_status in OPEN_MAIL:
+        return None
+    if open_jobs:  # closing it would strand the mail: nothing would move it again
+        waiting = open_jobs[0]
+        return Refusal("email", mail_status,
+                       f"the mail is {mail_status} and its entry {waiting['id']} "
+                       f"({waiting['kind']}) is in its retry cycle (attempt "
+                       f"{waiting['attempts']}), not waiting for a human; it ends dead with "
+                       "the mail failed if it keeps failing; resolve it then")
+    return Refusal("email", mail_status, "nothing failed or waits for a human here")
+
+
 @dataclass
 class JobStore:
     db: Database
@@ -234,30 +304,24 @@ class JobStore:
             job = self.stores.jobs.lock(cur, job_id)
             mail = (cur.fetchone(sql("emails_get_for_update"), {"id": job["email_id"]})
                     if job.get("email_id") else None)
-            if mail and mail["status"] in MAIL_TERMINAL:
-                raise TransitionRefused("email", mail["id"], mail["status"], "retry",
-                                        f"the mail is {mail['status']}, which is final; "
-                                        "nothing to retry")
-            if job["kind"] == JobKind.SEND_DRAFT:
-                attempt = cur.fetchone(sql("sends_by_draft_for_update"),
-                                       {"draft_id": job["draft_id"]})
-                if attempt and attempt["status"] == SendStatus.UNKNOWN:
-                    raise TransitionRefused(
-                        "send_attempt", attempt["id"], attempt["status"], "retry",
-                        "whether the reply left is unknown; decide it with `email-rag sends "
-                        f"resolve {attempt['id']} --mark-sent|--resend|--give-up` (web: the "
-                        "send decision), never by a job retry")
-                if attempt and attempt["status"] == SendStatus.FAILED and mail:
-                    self._back_to_review(cur, job, mail, attempt, actor, note)
-                    return "back_to_review"
-            if job["state"] in (JobState.QUEUED, JobState.PROCESSING):
-                raise TransitionRefused("job", job_id, job["state"], JobState.QUEUED,
-                                        f"the entry is {job['state']} already")
-            open_mail = bool(mail) and mail["status"] in (MailStatus.FAILED, MailStatus.MANUAL)
-            if job["state"] == JobState.DONE and not open_mail:
-                raise TransitionRefused("job", job_id, job["state"], JobState.QUEUED,
-                                        "the entry is done and its mail is "
-                                        f"{mail['status'] if mail else 'gone'}: nothing failed")
+            unknown = cur.fetchall(sql("web_mail_unknown_sends"),
+                                   {"email_id": mail["id"]}) if mail else []
+            attempt = cur.fetchone(sql("sends_by_draft_for_update"),
+                                   {"draft_id": job["draft_id"]}) \
+                if job["kind"] == JobKind.SEND_DRAFT and job.get("draft_id") else None
+            refused_send = bool(mail and attempt and attempt["status"] == SendStatus.FAILED)
+            refusal = retry_refusal(mail["status"] if mail else None, job["state"],
+                                    unknown[0]["id"] if unknown else None, refused_send)
+            if refusal is not None:
+                ids = {"email": mail["id"] if mail else None, "job": job_id,
+                       "send_attempt": unknown[0]["id"] if unknown else None}
+                raise TransitionRefused(refusal.record, ids[refusal.record], refusal.current,
+                                        "retry" if refusal.record != "job" else JobState.QUEUED,
+                                        refusal.why)
+            if refused_send:
+                self._back_to_review(cur, job, mail, attempt, actor, note)
+                return "back_to_review"
+            open_mail = bool(mail) and mail["status"] in OPEN_MAIL
             self.requeue(cur, job, actor, "admin_retry",
                          detail={"note": note, "last_error": job["last_error"]})
             if open_mail:
@@ -316,44 +380,21 @@ class JobStore:
             mail = cur.fetchone(sql("emails_get_for_update"), {"id": email_id})
             if mail is None:
                 raise PermanentError(f"mail {email_id} does not exist")
-            if mail["status"] in MAIL_TERMINAL:
-                raise TransitionRefused("email", email_id, mail["status"], MailStatus.RESOLVED,
-                                        f"the mail is {mail['status']} already, which is final")
-            if cur.fetchall(sql("web_mail_unknown_sends"), {"email_id": email_id}):
-                raise TransitionRefused(
-                    "email", email_id, mail["status"], MailStatus.RESOLVED,
-                    "it has a send attempt with an unknown outcome: decide it (`email-rag "
-                    "sends resolve`: mark sent, resend or give up) instead")
+            unknown = bool(cur.fetchall(sql("web_mail_unknown_sends"), {"email_id": email_id}))
             jobs = cur.fetchall(sql("jobs_open_of_mail_for_update"), {"email_id": email_id})
-            running = [j["id"] for j in jobs if j["state"] == JobState.PROCESSING]
-            if running:
-                raise TransitionRefused("job", running[0], JobState.PROCESSING, JobState.DEAD,
-                                        "the entry is running right now; try again when it "
-                                        "has finished")
-            resolved = mail["status"] in (MailStatus.FAILED, MailStatus.MANUAL)
-            if jobs and not resolved:
-                # closing the entry of a mail that does not wait for a human (e.g. approved,
-                # its send in the retry cycle) would strand it: nothing would move it again
-                # (found by the 500-mail chaos run: a reply never sent, mail left approved)
-                waiting = jobs[0]
-                raise TransitionRefused(
-                    "email", email_id, mail["status"], MailStatus.RESOLVED,
-                    f"the mail is {mail['status']} and its entry {waiting['id']} "
-                    f"({waiting['kind']}) is in its retry cycle (attempt {waiting['attempts']}), "
-                    "not waiting for a human; it ends dead with the mail failed if it keeps "
-                    "failing; resolve it then")
+            refusal = resolve_refusal(mail["status"], unknown, jobs)
+            if refusal is not None:
+                rid = email_id if refusal.record == "email" else next(
+                    j["id"] for j in jobs if j["state"] == JobState.PROCESSING)
+                wanted = MailStatus.RESOLVED if refusal.record == "email" else JobState.DEAD
+                raise TransitionRefused(refusal.record, rid, refusal.current, wanted, refusal.why)
             closed = [int(j["id"]) for j in jobs]
             for job in jobs:
                 self._close(cur, job, actor, note)
-            if resolved:
-                self.stores.mails.move(cur, email_id, MailStatus.RESOLVED, actor=actor, row=mail,
-                                       reason=note[:4000],
-                                       detail={"why": "admin resolve", "jobs": closed})
-            if not closed and not resolved:
-                raise TransitionRefused("email", email_id, mail["status"], MailStatus.RESOLVED,
-                                        "nothing failed or waits for a human here")
-        return {"email_id": email_id, "resolved_jobs": closed,
-                "mail_status": MailStatus.RESOLVED if resolved else mail["status"]}
+            self.stores.mails.move(cur, email_id, MailStatus.RESOLVED, actor=actor, row=mail,
+                                   reason=note[:4000],
+                                   detail={"why": "admin resolve", "jobs": closed})
+        return {"email_id": email_id, "resolved_jobs": closed, "mail_status": MailStatus.RESOLVED}
 
     def _close(self, cur: Any, job: dict[str, Any], actor: str, note: str) -> None:
         if job["state"] not in (JobState.DEAD, JobState.FAILED, JobState.QUEUED):

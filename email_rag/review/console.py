@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInputError, PermanentError
-from ..core.states import MAIL_TERMINAL, JobState, MailStatus, SendStatus
+from ..core.states import JobKind, JobState, MailStatus, SendStatus
 from ..db import sql
 from ..jobs.dispatch import enqueue
+from ..jobs.store import OPEN_JOB_STATES, resolve_refusal, retry_refusal
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
@@ -80,12 +81,14 @@ def _describe(r: dict[str, Any]) -> dict[str, Any]:
         last_error, attempts = r["status_reason"] or r["job_error"], r["attempts"]
     if not last_error and r["index_status"] == "partially_indexed":
         last_error = f"missing in: {r['index_missing'] or 'unknown store'}"
-    open_mail = r["status"] in (MailStatus.FAILED, MailStatus.MANUAL)
-    can_retry = bool(r["job_id"]) and not send_unknown and r["status"] not in MAIL_TERMINAL and (
-        r["job_state"] in (JobState.DEAD, JobState.FAILED)
-        or (r["job_state"] == JobState.DONE and open_mail))
-    can_resolve = not send_unknown and (
-        open_mail or r["job_state"] in (JobState.DEAD, JobState.FAILED))
+    # the store's own rules (JobStore.retry / resolve_mail), asked with this row's facts
+    unknown = r["send_id"] if send_unknown else None
+    refused_send = r["job_kind"] == JobKind.SEND_DRAFT and r["send_status"] == SendStatus.FAILED
+    can_retry = bool(r["job_id"]) and retry_refusal(r["status"], r["job_state"], unknown,
+                                                    refused_send) is None
+    open_jobs = [{"id": r["job_id"], "kind": r["job_kind"], "state": r["job_state"],
+                  "attempts": r["attempts"]}] if r["job_state"] in OPEN_JOB_STATES else []
+    can_resolve = resolve_refusal(r["status"], send_unknown, open_jobs) is None
     return {**r, "kinds": kinds, "last_error": last_error, "attempts": attempts,
             "can_retry": can_retry, "can_resolve": can_resolve, "can_decide_send": send_unknown}
 

@@ -56,12 +56,17 @@ def world(db):
     resolved = make_email(db, mb, status="resolved")
     job_with(db, resolved, "dead", 3, "x [resolved: done by hand]")
     w["hidden"] = [ok, resolved]
+    w["sending"] = make_email(db, mb, status="approved", subject="reply in its retry cycle")
+    make_draft(db, w["sending"], status="approved")
+    w["sending_job"] = job_with(db, w["sending"], "failed", 1, "SmtpTransientError: 451",
+                                kind="send_draft")
     return w
 
 
 def test_lists_every_kind_with_error_attempts_and_actions(svc, world):
     items = {i["email_id"]: i for i in console.attention_items(svc)}
-    assert set(items) == {world[k] for k in ("failed", "manual", "retrying", "partial", "unknown")}
+    assert set(items) == {world[k] for k in ("failed", "manual", "retrying", "partial", "unknown",
+                                             "sending")}
     f = items[world["failed"]]
     assert f["kinds"] == ["failed", "dead"] and f["attempts"] == 3
     assert f["last_error"] == "LLMError: 503 from endpoint" and f["can_retry"] and f["can_resolve"]
@@ -76,7 +81,7 @@ def test_lists_every_kind_with_error_attempts_and_actions(svc, world):
     assert u["kinds"] == ["manual", "send_unknown"] and u["can_decide_send"]
     assert not u["can_retry"] and not u["can_resolve"] and "not in Sent" in u["last_error"]
     counts = console.counts_by_kind(list(items.values()))
-    assert counts == {"failed": 1, "manual": 2, "dead": 1, "send_unknown": 1, "retrying": 1,
+    assert counts == {"failed": 1, "manual": 2, "dead": 1, "send_unknown": 1, "retrying": 2,
                       "partially_indexed": 1}
     assert [i["email_id"] for i in console.attention_items(svc, "dead")] == [world["failed"]]
 
@@ -161,3 +166,26 @@ def test_retry_with_redis_down_leaves_rows_queued_for_redispatch(settings, db, w
         svc.close()
     assert result.retried == [world["failed_job"]] and result.enqueued is False
     assert db.fetchone("SELECT state FROM jobs WHERE id = %s", (world["failed_job"],))["state"] == "queued"
+
+
+@pytest.mark.parametrize("action", ["resolve", "retry"])
+def test_the_console_offers_exactly_what_the_store_then_does(svc, world, action):
+    """GIVEN every kind of listed mail (an approved mail whose send is in its retry cycle
+    among them) WHEN an admin takes the action the console offers, or not THEN the store
+    agrees with the offer for every row: offered -> done, not offered -> refused."""
+    disagree = []
+    for item in console.attention_items(svc):
+        offered = item[f"can_{action}"]
+        try:
+            if action == "resolve":
+                console.resolve_mail(svc, item["email_id"], "user:root", "checked by hand")
+            elif item["job_id"]:
+                svc.jobs.retry(item["job_id"], "user:root", "again")
+            else:
+                raise PermanentError("no entry to retry")
+            done = True
+        except PermanentError:
+            done = False
+        if offered != done:
+            disagree.append((item["subject"], item["status"], item["job_state"], offered, done))
+    assert disagree == []
