@@ -14,12 +14,17 @@ from urllib.parse import quote
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import RedirectResponse
+from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
-from ..core.errors import DatabaseUnavailableError, EmailRagError
+from ..core.errors import (
+    DatabaseUnavailableError,
+    EmailRagError,
+    OutcomeUnknownError,
+    TransientError,
+)
 from ..core.redact import redact_text
 from ..core.settings import Settings, get_settings
 from ..sending.outcome import N_
@@ -89,18 +94,40 @@ def _handlers(app: FastAPI) -> None:
         return page(request, "error.html", 404, title=_tr(request, None, "Not found"),
                     message=str(exc))
 
-    @app.exception_handler(DatabaseUnavailableError)
-    async def db_down(request: Request, exc: DatabaseUnavailableError):
-        request.app.state.pool.generation += 1  # every thread reconnects on its next request
-        log.error("MariaDB unavailable during %s %s: %s", request.method, request.url.path, exc)
-        parts = [_tr(request, None, "MariaDB does not answer right now.")]
+    def unavailable(request: Request, title: str, first: str) -> Response:
+        """503 with Retry-After: what is known, that stored work is safe, what to do."""
+        parts = [first]
         if request.method == "POST":
             parts.append(_tr(request, None, "If you had just sent a form, it may or may not "
                              "have been saved: reload the page to see the current state before "
                              "repeating it (approving twice still sends once)."))
         parts.append(_tr(request, None, "Stored work is safe; try again in a minute."))
-        return page(request, "error.html", 503, title=_tr(request, None, "Database unreachable"),
-                    message=" ".join(parts))
+        response = page(request, "error.html", 503, title=title, message=" ".join(parts))
+        response.headers["Retry-After"] = "60"
+        return response
+
+    @app.exception_handler(DatabaseUnavailableError)
+    async def db_down(request: Request, exc: DatabaseUnavailableError):
+        request.app.state.pool.generation += 1  # every thread reconnects on its next request
+        log.error("MariaDB unavailable during %s %s: %s", request.method, request.url.path, exc)
+        return unavailable(request, _tr(request, None, "Database unreachable"),
+                           _tr(request, None, "MariaDB does not answer right now."))
+
+    @app.exception_handler(TransientError)
+    async def service_down(request: Request, exc: TransientError):
+        log.warning("%s during %s %s: %s", type(exc).__name__, request.method,
+                    request.url.path, redact_text(str(exc)))
+        return unavailable(request, _tr(request, None, "Temporarily unavailable"),
+                           _tr(request, None, "A service email-rag needs did not answer in "
+                               "time (%(what)s).", what=type(exc).__name__))
+
+    @app.exception_handler(OutcomeUnknownError)
+    async def outcome_unknown(request: Request, exc: OutcomeUnknownError):
+        log.warning("outcome unknown during %s %s: %s", request.method, request.url.path,
+                    redact_text(str(exc)))
+        return unavailable(request, _tr(request, None, "Outcome unknown"),
+                           _tr(request, None, "What you asked for may or may not have "
+                               "happened (%(why)s).", why=redact_text(str(exc))))
 
     @app.exception_handler(EmailRagError)
     async def domain_error(request: Request, exc: EmailRagError):

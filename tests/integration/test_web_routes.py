@@ -452,3 +452,25 @@ def test_no_reply_list_confirm_with_one_click(client, db):
     assert "No mail waits" in c.get("/no-reply").text
     refused = c.post(f"/no-reply/{eid}/confirm", data={}, follow_redirects=False)
     assert refused.status_code in (400, 403)  # no CSRF token: refused
+
+
+@pytest.mark.parametrize("error, says", [
+    ("StoreUnavailableError", "did not answer"),
+    ("OutcomeUnknownError", "may or may not have happened"),
+])
+def test_a_transient_or_unknown_outcome_error_is_a_503_with_retry_advice(app, monkeypatch,
+                                                                         error, says):
+    """GIVEN a service that is down for a moment (or an outcome nobody knows) WHEN a page
+    meets it THEN the answer is 503 with Retry-After and says stored work is safe - not a 400
+    claiming 'Nothing was changed'."""
+    from email_rag.core import errors
+    from email_rag.review import console
+
+    def fail(*a, **k):
+        raise getattr(errors, error)("the vector store is restarting")
+
+    monkeypatch.setattr(console, "attention_items", fail)
+    with browsers(app, log_in=True) as new:
+        r = new("root").get("/admin/failures")
+    assert r.status_code == 503 and r.headers["retry-after"] == "60"
+    assert says in r.text and "Nothing was changed" not in r.text
