@@ -32,6 +32,8 @@ BENCHMARKS = {
                          "queue and draft pages, first contentful paint"),
     "latency": ("bench.latency", "time from APPEND to draft_ready, IMAP IDLE vs polling, "
                 "scripted LLM at 0 ms and at --latency-ms"),
+    "runtime": ("bench.runtime", "llama-server builds and flags: CPU seconds per classify and "
+                "draft call (--other-server PATH adds e.g. a native build)"),
     "hops": ("bench.hops", "module boundaries one mail crosses: poller -> draft, approval "
                            "-> send (sys.setprofile)"),
     "mime": ("bench.pathological", "pathological mails (20,000 parts, 2 MB HTML, deep "
@@ -75,6 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--llm", choices=("local", "configured", "scripted"), default="local",
                    help="quality: the local model (started here), the configured endpoint, "
                         "or the scripted test double (smoke only)")
+    p.add_argument("--other-server", default=None, metavar="PATH",
+                   help="runtime: another llama-server binary to compare (e.g. a native build)")
     p.add_argument("--drafts", type=int, default=None,
                    help="quality: how many of the 20 draft mails (default all)")
 
