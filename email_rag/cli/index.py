@@ -15,10 +15,10 @@ can open it):
 
 from __future__ import annotations
 
-import getpass
 import time
 from typing import Any
 
+from ..core.actors import command_line
 from ..core.errors import PermanentError, QueueCallTimeoutError, StoreUnavailableError
 from ..db import sql
 from ..indexing.local_store import is_local, try_open
@@ -50,7 +50,7 @@ def register(sub, common) -> None:
 
 
 def _actor(args) -> str:
-    return f"cli:{args.by or getpass.getuser()}"
+    return command_line(args.by)
 
 
 def run_reindex(args, svc) -> Outcome:

@@ -11,8 +11,7 @@ the reason. Both are audited with the acting user (``--by``, default the login n
 
 from __future__ import annotations
 
-import getpass
-
+from ..core.actors import command_line
 from ..core.errors import PermanentError
 from ..core.states import JobState
 from ..review import console
@@ -66,7 +65,7 @@ def register(sub, common) -> None:
 
 
 def _actor(args) -> str:
-    return f"cli:{args.by or getpass.getuser()}"
+    return command_line(args.by)
 
 
 def list_jobs(args, svc) -> Outcome:

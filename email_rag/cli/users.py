@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..core.actors import command_line
 from ..core.errors import BadInputError
 from ..core.states import UserRole
 from ..review import users
@@ -45,7 +46,7 @@ def register(sub, common) -> None:
 
 
 def _actor() -> str:
-    return f"cli:{getpass.getuser()}"
+    return command_line(None)
 
 
 def _password(args) -> str:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core.actors import shown
 from ..db import sql
 from ..sending.review import DraftNotFoundError
 
@@ -224,8 +225,7 @@ def what_happened(draft: dict[str, Any], zone: Any = None) -> tuple[str, dict[st
 
 
 def _who(actor: Any) -> str:
-    text = str(actor or "someone")
-    return text.split(":", 1)[1] if text.startswith("user:") else text
+    return shown(actor, "someone")
 
 
 def _at(value: Any, zone: Any = None) -> str:

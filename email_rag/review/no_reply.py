@@ -25,7 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import BadInputError, PermanentError
+from ..core.actors import person, shown
+from ..core.errors import PermanentError
 from ..core.routing import job_key
 from ..core.states import JobKind, JobState, MailStatus
 from ..db import sql
@@ -59,9 +60,7 @@ def list_suggested(svc: Services, mailbox: str | None = None, limit: int = 200,
 def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -> NoReplyDecision:
     """Staff's decision on one suggested no-reply mail (the one place that moves a mail out
     of ``no_reply_suggested``)."""
-    by = " ".join((by or "").split())[:100]
-    if not by:
-        raise BadInputError("say who decides (--by NAME): the decision is audited")
+    by = person(by)
     queue = svc.settings.queue_name
     key = job_key(JobKind.PROCESS_EMAIL, email_id)
     with svc.db.transaction() as cur:
@@ -75,8 +74,8 @@ def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -
             raise NoReplyStateError(f"mail {email_id} is being processed right now (job "
                                     f"{job['id']}); nothing changed, try again in a moment")
         status = MailStatus.CLASSIFIED if reply else MailStatus.NO_REPLY
-        reason = (f"{by} asked for a reply (the model had suggested none)" if reply
-                  else f"no reply: confirmed by {by}")
+        reason = (f"{shown(by)} asked for a reply (the model had suggested none)" if reply
+                  else f"no reply: confirmed by {shown(by)}")
         svc.stores.mails.move(cur, email_id, status, actor=by, row=mail, reason=reason,
                               query="noreply_move", needs_reply=reply,
                               detail={"decision": "reply" if reply else "confirm_no_reply",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from ..core.actors import person
 from ..core.errors import PermanentError, TransitionRefused
 from ..core.routing import job_key
 from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus, SendVerifiedBy
@@ -84,7 +85,7 @@ def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note
     """decision: 'mark_sent', 'resend' or 'give_up'. Returns the new attempt status."""
     if decision not in DECISIONS:
         raise PermanentError("decision must be mark_sent, resend or give_up")
-    by = by if ":" in by else f"user:{by}"
+    by = person(by)
     send_to, draft_to, mail_to = DECISIONS[decision]
     reason = f"admin {decision}: {note}"[:2000]
     stores = svc.stores

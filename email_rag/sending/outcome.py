@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from ..core.actors import shown
 from ..core.states import SendStatus, SendVerifiedBy
 
 
@@ -49,8 +50,7 @@ def local_text(value: Any, zone: Any) -> str:
 
 
 def _who(actor: Any) -> str:
-    text = str(actor or "an admin")
-    return text.split(":", 1)[1] if text.startswith("user:") else text
+    return shown(actor, "an admin")
 
 
 def send_outcome(attempt: Mapping[str, Any] | None,

@@ -24,11 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..core.actors import person
 from ..core.routing import job_key
 from ..core.states import DraftStatus, JobKind, JobState, MailStatus
 from ..db import sql
 from ..jobs.dispatch import enqueue
-from .review import DraftNotFoundError, DraftStateError, _actor
+from .review import DraftNotFoundError, DraftStateError
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
@@ -44,7 +45,7 @@ class RegenerateResult:
 
 
 def regenerate(svc: Services, draft_id: int, by: str, note: str = "") -> RegenerateResult:
-    by = _actor(by)
+    by = person(by)
     queue = svc.settings.queue_name
     with svc.db.transaction() as cur:
         draft = cur.fetchone(sql("drafts_get_for_update"), {"id": draft_id})

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.actors import person
 from ..core.errors import BadInputError, PermanentError
 from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus
 from ..db import sql
@@ -114,7 +115,7 @@ def attachment(svc: Services, draft_id: int, n: int, by: str) -> tuple[dict[str,
     if info.get("sha256") and hashlib.sha256(data).hexdigest() != info["sha256"]:
         raise AttachmentNotFoundError(f"attachment {n} of mail {row['id']} does not match the "
                                       "recorded checksum; not served")
-    svc.audit.record(AuditEvent(_actor(by), "email", row["id"], "attachment_downloaded",
+    svc.audit.record(AuditEvent(person(by), "email", row["id"], "attachment_downloaded",
                                 detail={"draft_id": draft_id, "attachment": n,
                                         "filename": info.get("filename"),
                                         "size": len(data)}))
@@ -131,7 +132,7 @@ def _newer_inbound(db_or_cur: Any, mail: dict[str, Any], since: Any) -> dict[str
 
 def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = None,
             seen: str | None = None) -> ReviewResult:
-    by = _actor(by)
+    by = person(by)
     stores = svc.stores
     with svc.db.transaction() as cur:
         draft = cur.fetchone(sql(stores.drafts.lock_query), {"id": draft_id})
@@ -219,7 +220,7 @@ def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) ->
 
 def reject(svc: Services, draft_id: int, by: str, reason: str,
            seen: str | None = None) -> ReviewResult:
-    by = _actor(by)
+    by = person(by)
     if not reason.strip():
         raise BadInputError("a reason is required to reject a draft")
     with svc.db.transaction() as cur:
@@ -246,11 +247,5 @@ def _diff(before: str, after: str) -> str:
     return "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
                                         "draft", "sent", n=1))
 
-
-def _actor(by: str) -> str:
-    by = (by or "").strip()
-    if not by:
-        raise BadInputError("the acting user is required (--by USER)")
-    return by if ":" in by else f"user:{by}"
 
 

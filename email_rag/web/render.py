@@ -22,6 +22,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
+from ..core.actors import shown
 from ..sending.compose import reply_subject
 from ..sending.outcome import send_outcome
 from . import i18n
@@ -107,8 +108,7 @@ def user_zone(user: Any, default: str) -> ZoneInfo:
 
 def who(actor: Any) -> str:
     """An audit actor as a person reads it: ``user:anna`` -> ``anna``."""
-    text = str(actor or "")
-    return text.split(":", 1)[1] if text.startswith("user:") else text
+    return shown(actor)
 
 
 def as_json(value: Any) -> str:

@@ -43,5 +43,5 @@ def test_staff_confirm_or_ask_for_a_reply_and_a_second_click_changes_nothing(env
     assert _status(db, injected)["status"] == "classified"
     who = db.fetchall("SELECT actor, to_state FROM audit_log WHERE entity_type = 'email' AND "
                       "event = 'state_changed' ORDER BY id")
-    assert [(r["actor"], r["to_state"]) for r in who] == [("anna", "no_reply"),
-                                                          ("ben", "classified")]
+    assert [(r["actor"], r["to_state"]) for r in who] == [("user:anna", "no_reply"),
+                                                          ("user:ben", "classified")]

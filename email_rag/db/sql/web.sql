@@ -100,12 +100,14 @@ SELECT s.id, s.draft_id, s.status, s.tries, s.message_id, s.last_error, s.sent_a
 SELECT * FROM audit_log WHERE entity_type = %(type)s AND entity_id = %(id)s ORDER BY at, id;
 
 -- name: web_audit_search
--- Every filter is optional (NULL = any). actor matches as a prefix ("user:" = every user).
+-- Every filter is optional (NULL = any). actor matches as a prefix ("user:" = every user);
+-- a bare name also as user:NAME and cli:NAME (email_rag/core/actors.py).
 SELECT * FROM audit_log
  WHERE (%(entity_type)s IS NULL OR entity_type = %(entity_type)s)
    AND (%(entity_id)s IS NULL OR entity_id = %(entity_id)s)
    AND (%(event)s IS NULL OR event = %(event)s)
-   AND (%(actor)s IS NULL OR actor LIKE CONCAT(%(actor)s, '%'))
+   AND (%(actor)s IS NULL OR actor LIKE CONCAT(%(actor)s, '%')
+        OR actor LIKE CONCAT('user:', %(actor)s, '%') OR actor LIKE CONCAT('cli:', %(actor)s, '%'))
    AND (%(since)s IS NULL OR at >= %(since)s)
    AND (%(until)s IS NULL OR at < %(until)s)
  ORDER BY at DESC, id DESC
