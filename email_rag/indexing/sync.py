@@ -29,11 +29,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.errors import PermanentError, QueueUnavailableError
+from ..core.errors import PermanentError
 from ..core.routing import job_key, queues
 from ..core.states import Actor, IndexStatus, JobKind
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
+from ..jobs.dispatch import enqueue
 from ..jobs.handoff import Handoff
 from .indexer import STORES, Indexer, IndexResult
 
@@ -171,13 +172,7 @@ def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> 
         if armed:
             write_events(cur, [AuditEvent(actor, "job", job["id"], "reindex_scheduled", None,
                                           "queued", detail={"scope": scope, "queue": queue})])
-    enqueued = False
-    if job["state"] == "queued":
-        try:
-            services.queue.enqueue([(job["queue"], int(job["id"]))])
-            enqueued = True
-        except QueueUnavailableError as e:
-            log.warning("index sync job %s not enqueued (re-dispatch will): %s", job["id"], e)
+    enqueued = job["state"] == "queued" and enqueue(services, [job], actor)
     return {"job_id": int(job["id"]), "job_key": key, "queue": job["queue"],
             "state": job["state"], "armed": armed, "enqueued": enqueued}
 

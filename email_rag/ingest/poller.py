@@ -46,6 +46,7 @@ from ..core.settings import MailboxConfig
 from ..core.states import Actor
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
+from ..jobs.dispatch import left_for_redispatch
 from ..jobs.store import mark_enqueued
 from . import mailbox_state as ms
 from .bounces import link_bounces
@@ -381,7 +382,9 @@ class Poller:
         """After the commit: enqueue the batch's jobs in one pipeline (outbox on failure)."""
         if not jobs:
             return
-        if self._redis_down is None:
+        rows = [{"id": job_id, "queue": queue, "email_id": email_id}
+                for job_id, queue, email_id in jobs]
+        if self._redis_down is None:  # once Redis failed, the rest of this run does not wait on it
             try:
                 self.svc.queue.enqueue((queue, job_id) for job_id, queue, _ in jobs)
                 self._enqueued = [job_id for job_id, _, _ in jobs]  # set with the next commit
@@ -389,11 +392,5 @@ class Poller:
                 return
             except QueueUnavailableError as e:
                 self._redis_down = redact_text(str(e))
-                log.warning("Redis unavailable at hand-off (%s); job rows stay queued and are "
-                            "dispatched by redispatch later", self._redis_down)
         fres.enqueue_failed += len(jobs)
-        self.svc.audit.record(*[AuditEvent(
-            Actor.POLLER, "job", job_id, "enqueue_failed", detail={
-                "error": self._redis_down, "email_id": email_id,
-                "safe": "row stays queued; redispatch enqueues it"})
-            for job_id, _, email_id in jobs])
+        left_for_redispatch(self.svc, rows, Actor.POLLER, self._redis_down, "enqueue")

@@ -51,12 +51,12 @@ class QueueServices(Protocol):
 
 
 def enqueue(services: QueueServices, jobs: Iterable[dict[str, Any]], actor: str) -> bool:
-    """Put committed job rows on Redis, or leave them for re-dispatch.
+    """Put committed job rows on Redis, or leave them for re-dispatch (the one way every
+    caller hands work over: approval, regenerate, no-reply, index sync, the poller).
 
     The rows are already ``queued`` in MariaDB (the truth); when Redis is unreachable
-    nothing is lost: ``redispatch`` enqueues them later. The failed enqueue is audited
-    (``enqueue_failed`` per job, with the error) so the delay can be explained.
-    Returns True when Redis took them all.
+    nothing is lost: ``redispatch`` enqueues them later, and ``left_for_redispatch``
+    audits each row. Returns True when Redis took them all.
     """
     rows = [j for j in jobs if j]
     if not rows:
@@ -65,7 +65,7 @@ def enqueue(services: QueueServices, jobs: Iterable[dict[str, Any]], actor: str)
         services.queue.enqueue([(j["queue"], int(j["id"])) for j in rows])
         return True
     except QueueUnavailableError as e:
-        _enqueue_failed(services, rows, actor, str(e), "enqueue")
+        left_for_redispatch(services, rows, actor, str(e), "enqueue")
         return False
 
 
@@ -76,19 +76,23 @@ def hand_off(services: QueueServices, job: dict[str, Any], to_queue: str, actor:
         services.queue.hand_off(int(job["id"]), to_queue, job["queue"])
         return True
     except QueueUnavailableError as e:
-        _enqueue_failed(services, [{**job, "queue": to_queue}], actor, str(e), "hand_off")
+        left_for_redispatch(services, [{**job, "queue": to_queue}], actor, str(e), "hand_off")
         return False
 
 
-def _enqueue_failed(services: QueueServices, rows: list[dict[str, Any]], actor: str, error: str,
-                    what: str) -> None:
+def left_for_redispatch(services: QueueServices, rows: list[dict[str, Any]], actor: str,
+                        error: str, what: str) -> None:
+    """Audit job rows that stay ``queued`` for re-dispatch because Redis did not take them:
+    one ``enqueue_failed`` event per row (its queue, the mail if any, the error, what was
+    tried, how it resumes), written together."""
     log.warning("%s of job(s) %s failed; the rows stay queued in MariaDB and re-dispatch "
                 "enqueues them: %s", what, [int(r["id"]) for r in rows], error)
-    for r in rows:
-        services.audit.record(AuditEvent(
-            actor, "job", r["id"], "enqueue_failed", attempt=r.get("attempts"),
-            detail={"queue": r["queue"], "what": what, "error": error,
-                    "resume": "re-dispatch enqueues the queued row"}))
+    services.audit.record(*[AuditEvent(
+        actor, "job", r["id"], "enqueue_failed", attempt=r.get("attempts"),
+        detail={"queue": r["queue"], "what": what, "error": error,
+                "resume": "re-dispatch enqueues the queued row",
+                **({"email_id": r["email_id"]} if r.get("email_id") else {})})
+        for r in rows])
 
 
 def redispatch(services: QueueServices, *, batch_size: int = 500, grace_seconds: float = 5.0) -> int:

@@ -80,3 +80,25 @@ def test_redispatch_with_redis_still_down_raises_and_changes_nothing(redis_down,
     with pytest.raises(QueueUnavailableError):
         redispatch(redis_down, grace_seconds=0)
     assert [(j["state"], j["enqueued_at"]) for j in jobs(db)] == [("queued", None)]
+
+
+def test_every_hand_off_with_redis_down_is_audited_the_same_way(redis_down, db, mailbox):
+    """GIVEN Redis down WHEN the poller hands off new mail and the scheduler arms an index
+    sync THEN each job left for re-dispatch has one enqueue_failed event of one shape
+    (queue, error, what was tried, how it resumes; the mail when there is one)."""
+    from email_rag.indexing import sync
+
+    mailbox.append_many([mail(i) for i in range(1, 4)])
+    redis_down.settings.imap_fetch_batch = 2
+    Poller(redis_down).poll()
+    armed = sync.arm(redis_down, "partial")
+    assert armed["enqueued"] is False
+    failed = events(db, "enqueue_failed", "job")
+    assert sorted(int(e["entity_id"]) for e in failed) == sorted(
+        [j["id"] for j in jobs(db) if j["kind"] == "process_email"] + [armed["job_id"]])
+    import json
+
+    shapes = {tuple(sorted(json.loads(e["detail"]))) for e in failed}
+    assert shapes <= {("email_id", "error", "queue", "resume", "what"),
+                      ("error", "queue", "resume", "what")}, shapes
+    assert all(json.loads(e["detail"])["error"] for e in failed)
