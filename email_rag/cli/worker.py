@@ -24,6 +24,7 @@ import logging
 import time
 
 from ..core.errors import QueueUnavailableError
+from ..core.retry import ExponentialBackoff
 from ..runtime.job_runner import build_rq_worker, listen_queues
 from .output import ExitCode, Outcome
 
@@ -89,7 +90,7 @@ def run(args, svc) -> Outcome:
 def _work_through_redis_outages(svc, args) -> None:
     import redis
 
-    wait, outage_since = 0.5, None
+    backoff, failures, outage_since = ExponentialBackoff(base=0.5, cap=10.0, jitter=0.0), 0, None
     while True:
         try:
             worker = build_rq_worker(svc, args.with_vectors, name=args.name)
@@ -97,7 +98,7 @@ def _work_through_redis_outages(svc, args) -> None:
                 svc.queue.ping()
                 log.warning("Redis answers again after %.1f s: worker resumes",
                             time.monotonic() - outage_since)
-                outage_since, wait = None, 0.5
+                outage_since, failures = None, 0
             worker.work(burst=args.burst, logging_level=svc.settings.log_level,
                         with_scheduler=False)
             return
@@ -106,5 +107,5 @@ def _work_through_redis_outages(svc, args) -> None:
                 outage_since = time.monotonic()
                 log.error("Redis unreachable (%s): the worker waits and reconnects; entries "
                           "stay in MariaDB", type(e).__name__)
-            time.sleep(wait)
-            wait = min(wait * 2, 10.0)
+            failures += 1
+            time.sleep(backoff.delay(failures))

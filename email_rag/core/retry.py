@@ -82,7 +82,9 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class ExponentialBackoff:
-    """Unbounded exponential backoff with full jitter and a cap (IMAP, MariaDB waits)."""
+    """Unbounded exponential backoff with jitter and a cap: the one doubling wait (IMAP
+    polls, MariaDB reconnects, a worker waiting for Redis, a call waiting for an LLM slot).
+    ``delay(n)``: the wait after ``n`` consecutive failures (``base`` after the first)."""
 
     base: float = 30.0
     cap: float = 3600.0

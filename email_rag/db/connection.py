@@ -10,15 +10,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import mariadb
 
 from ..core.errors import DatabaseError, DatabaseUnavailableError, TransientError
+from ..core.retry import ExponentialBackoff
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Errors that mean "the server or the connection is gone", not "the statement is wrong".
 _CONNECTION_ERRNOS = {
@@ -58,6 +60,31 @@ class ConnectionSharedError(DatabaseError):
 
 class DatabaseBusyError(TransientError):
     """MariaDB reported a deadlock or lock wait timeout; retry the transaction."""
+
+
+BUSY_TRIES = 3  # a transaction rolled back for a deadlock / lock wait timeout runs this often
+BUSY_PAUSE = ExponentialBackoff(base=0.02, cap=0.2, jitter=0.5)
+
+
+def repeat_when_busy(run: Callable[[], T], what: str,
+                     on_repeat: Callable[[int, DatabaseBusyError], None] | None = None,
+                     tries: int = BUSY_TRIES, sleep: Callable[[float], None] = time.sleep,
+                     logger: logging.Logger = log) -> T:
+    """``run()`` (one transaction), repeated at once when MariaDB rolled it back for a
+    deadlock or lock wait timeout (so a repeat is safe), up to ``tries`` times; then the
+    error goes to the caller. ``on_repeat(try, error)`` before each repeat (to audit it);
+    the repeat is logged on the caller's ``logger``."""
+    for attempt in range(1, tries + 1):
+        try:
+            return run()
+        except DatabaseBusyError as e:
+            if attempt == tries:
+                raise
+            logger.warning("%s hit %s; repeating it (try %d of %d)", what, e, attempt + 1, tries)
+            if on_repeat is not None:
+                on_repeat(attempt + 1, e)
+            sleep(BUSY_PAUSE.delay(attempt))
+    raise AssertionError("unreachable")
 
 
 def translate(exc: mariadb.Error) -> Exception:
@@ -178,7 +205,8 @@ class Database:
     def wait_until_available(self, backoff_max: float = 30.0, give_up_after: float | None = None,
                              on_wait: Any = None) -> None:
         """Reconnect with capped backoff until MariaDB answers (or ``give_up_after`` s)."""
-        delay, started = 0.2, time.monotonic()
+        backoff = ExponentialBackoff(base=0.2, cap=backoff_max, jitter=0.0)
+        failures, started = 0, time.monotonic()
         while True:
             try:
                 self.reconnect()
@@ -187,11 +215,12 @@ class Database:
             except DatabaseUnavailableError as e:
                 if give_up_after is not None and time.monotonic() - started > give_up_after:
                     raise
+                failures += 1
+                delay = backoff.delay(failures)
                 if on_wait:
                     on_wait(e, delay)
                 log.warning("MariaDB unavailable (%s); waiting %.1f s", e, delay)
                 time.sleep(delay)
-                delay = min(backoff_max, delay * 2)
 
     # --- statements ---
     @contextmanager

@@ -31,7 +31,6 @@ same UIDs again; a crash after it leaves everything, and the cursor says so.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -42,7 +41,7 @@ from ..core.ports import FetchedMail
 from ..core.states import Actor, IndexStatus, JobKind, JobState, MailStatus, ParseStatus
 from ..db import Database, slot_params, sql
 from ..db.audit import AuditEvent, write_events
-from ..db.connection import Cursor, DatabaseBusyError
+from ..db.connection import BUSY_TRIES, Cursor, repeat_when_busy
 from ..jobs.store import mark_enqueued
 from ..mail import mime
 from ..mail.addresses import ReplyChoice, choose_reply
@@ -274,20 +273,13 @@ def write_missing(cur: Cursor, t: BatchTarget, missing: MissingUids) -> list[Aud
 
 def store_batch_retrying(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
                          last_uid: int, enqueued: Sequence[int] = (),
-                         attempts: int = 3, missing: MissingUids | None = None,
+                         attempts: int = BUSY_TRIES, missing: MissingUids | None = None,
                          link: LinkNew | None = None) -> BatchResult:
-    """``store_batch``, with a deadlock or lock wait timeout retried (the whole transaction
+    """``store_batch``, with a deadlock or lock wait timeout repeated (the whole transaction
     was rolled back, so a repeat is safe; with the lease held this should not happen)."""
-    for attempt in range(1, attempts + 1):
-        try:
-            return store_batch(db, target, prepared, last_uid, enqueued, missing, link)
-        except DatabaseBusyError as e:
-            if attempt == attempts:
-                raise
-            log.warning("batch transaction hit %s; retrying it (attempt %d of %d)",
-                        e, attempt + 1, attempts)
-            time.sleep(0.05 * attempt)
-    raise AssertionError("unreachable")
+    return repeat_when_busy(
+        lambda: store_batch(db, target, prepared, last_uid, enqueued, missing, link),
+        "batch transaction", tries=attempts, logger=log)
 
 
 def _chunks(prepared: Sequence[PreparedMail], max_bytes: int) -> list[list[PreparedMail]]:

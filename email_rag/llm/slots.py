@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..core.errors import LLMBusyError
+from ..core.retry import ExponentialBackoff
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,9 @@ return 0
 
 def slots_key(base_url: str) -> str:
     return "erag:llm-slots:" + hashlib.sha256(base_url.rstrip("/").encode()).hexdigest()[:16]
+
+
+SLOT_POLL = ExponentialBackoff(base=0.05, cap=1.0, jitter=0.0)  # how often a waiting call looks
 
 
 class EndpointSlots:
@@ -79,7 +83,7 @@ class EndpointSlots:
 
         token = secrets.token_hex(8)
         started = time.monotonic()
-        pause = 0.05
+        failures = 0
         try:
             while not self.try_take(token):
                 waited = time.monotonic() - started
@@ -88,8 +92,8 @@ class EndpointSlots:
                         f"all {self.limit} call slot(s) of the LLM endpoint stayed taken for "
                         f"{waited:.0f} s (llm_slot_wait_seconds); the job retry cycle tries "
                         "again later", waited=round(waited, 1))
-                self.sleep(min(pause, max(0.0, self.wait - waited)))
-                pause = min(pause * 2, 1.0)
+                failures += 1
+                self.sleep(min(SLOT_POLL.delay(failures), max(0.0, self.wait - waited)))
         except redis_lib.RedisError as e:
             log.warning("LLM call slots unavailable (%s): calling without a slot", e)
             yield time.monotonic() - started

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,13 +45,12 @@ from ..core.routing import queues
 from ..core.states import Actor, Step
 from ..db import sql, update_emails
 from ..db.audit import AuditEvent, write_events
-from ..db.connection import DatabaseBusyError
+from ..db.connection import DatabaseBusyError, repeat_when_busy
 from ..jobs.handoff import FINISHED, Finished, Handoff
 from .contract import StepContext, StepOutcome, StepSpec
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_TRIES = 3  # a deadlock / lock wait timeout is retried in place this often
 
 
 class ClaimLostError(Exception):
@@ -141,25 +139,21 @@ class PipelineRunner:
         A deadlock or lock wait timeout (two workers writing drafts of different mails
         took gap locks in the same index range: seen with two processes in the worker
         benchmark) rolled the whole transaction back, so it is repeated at once, up to
-        ``CHECKPOINT_TRIES`` times; the repeat is audited in the committed transaction.
+        ``BUSY_TRIES`` times; the repeat is audited in the committed transaction.
         After that the error fails the attempt like any transient error.
         """
         retried: list[AuditEvent] = []
         steps = ",".join(str(d.step) for d in group)
-        for attempt in range(1, CHECKPOINT_TRIES + 1):
-            try:
-                return self._checkpoint(job, worker, email, group, retried, finish, handoff)
-            except DatabaseBusyError as e:
-                if attempt == CHECKPOINT_TRIES:
-                    raise
-                log.warning("checkpoint of step %s (job %s) hit %s; repeating it (try %d of %d)",
-                            steps, job["id"], e, attempt + 1, CHECKPOINT_TRIES)
-                retried.append(AuditEvent(
-                    Actor.WORKER, "email", email["id"], "checkpoint_retried",
-                    attempt=job["attempts"],
-                    detail={"step": steps, "job_id": job["id"], "error": str(e),
-                            "try": attempt + 1}))
-                time.sleep(0.01 * attempt)
+
+        def audited(attempt: int, e: DatabaseBusyError) -> None:
+            retried.append(AuditEvent(
+                Actor.WORKER, "email", email["id"], "checkpoint_retried",
+                attempt=job["attempts"],
+                detail={"step": steps, "job_id": job["id"], "error": str(e), "try": attempt}))
+
+        repeat_when_busy(
+            lambda: self._checkpoint(job, worker, email, group, retried, finish, handoff),
+            f"checkpoint of step {steps} (job {job['id']})", audited, logger=log)
 
     def _checkpoint(self, job: dict[str, Any], worker: str, email: dict[str, Any],
                     group: list[StepDone], retried: list[AuditEvent], finish: bool,

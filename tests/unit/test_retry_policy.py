@@ -75,3 +75,47 @@ def test_exponential_backoff_grows_and_is_capped():
 def test_exponential_backoff_with_jitter_never_exceeds_cap(n):
     b = ExponentialBackoff(base=30, cap=600, jitter=0.5, rng=random.Random(n))
     assert 0 <= b.delay(n) <= 600
+
+
+def test_a_transaction_rolled_back_for_a_deadlock_is_repeated_then_given_up():
+    """repeat_when_busy: a busy error repeats the transaction (each repeat reported, with
+    growing pauses), a success ends it, the last busy error goes to the caller; any other
+    error is not repeated."""
+    import pytest
+
+    from email_rag.core.errors import DatabaseUnavailableError
+    from email_rag.db.connection import BUSY_TRIES, DatabaseBusyError, repeat_when_busy
+
+    calls, repeats, pauses = [], [], []
+
+    def busy_twice():
+        calls.append(1)
+        if len(calls) < 3:
+            raise DatabaseBusyError("deadlock")
+        return "stored"
+
+    assert repeat_when_busy(busy_twice, "batch", lambda t, e: repeats.append(t),
+                            sleep=pauses.append) == "stored"
+    assert repeats == [2, 3] and len(pauses) == 2 and 0 < pauses[0] and BUSY_TRIES == 3
+
+    def always_busy():
+        raise DatabaseBusyError("lock wait timeout")
+
+    with pytest.raises(DatabaseBusyError):
+        repeat_when_busy(always_busy, "batch", sleep=pauses.append)
+
+    def down():
+        calls.append(1)
+        raise DatabaseUnavailableError("gone")
+
+    calls.clear()
+    with pytest.raises(DatabaseUnavailableError):
+        repeat_when_busy(down, "batch", sleep=pauses.append)
+    assert calls == [1]
+
+
+def test_the_backoff_doubles_up_to_its_cap():
+    from email_rag.core.retry import ExponentialBackoff
+
+    b = ExponentialBackoff(base=0.5, cap=10.0, jitter=0.0)
+    assert [b.delay(n) for n in range(1, 8)] == [0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
