@@ -131,7 +131,8 @@ def _prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
         return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "failed",
                             MailStatus.FAILED, chash, None, reason, ParseStatus.FAILED,
                             headers.reason)
-    reply = choose_reply(headers.from_addrs, headers.reply_to, opts.own_addresses)
+    reply = choose_reply(headers.from_addrs, headers.reply_to, opts.own_addresses,
+                         reply_to_field=headers.reply_to_field, from_field=headers.from_field)
     too_large = mail.headers_only or mail.size > opts.max_mail_bytes
     auto = loop_guard(headers, opts.message_id_domain, opts.own_addresses, mail.raw,
                       opts.list_headers)

@@ -211,6 +211,8 @@ class MailHeaders:
     from_name: str = ""
     from_addrs: list[str] = field(default_factory=list)  # every address the From names
     reply_to: list[str] = field(default_factory=list)
+    reply_to_field: str | None = None  # the decoded Reply-To value when present
+    from_field: str | None = None  # the decoded From value when present
     to_addrs: list[str] = field(default_factory=list)
     cc_addrs: list[str] = field(default_factory=list)
     subject: str = ""
@@ -297,6 +299,10 @@ def _from_fields(fields: dict[str, list[str]]) -> MailHeaders:
         h.from_name, h.from_addr = addrs[0]
         h.from_addrs = [a for _, a in addrs]
     h.reply_to = [a for _, a in _addresses(fields.get("reply-to"))]
+    if "reply-to" in fields:
+        h.reply_to_field = get("Reply-To")
+    if "from" in fields:
+        h.from_field = get("From")
     h.to_addrs = [a for _, a in _addresses(fields.get("to"))]
     h.cc_addrs = [a for _, a in _addresses(fields.get("cc"))]
     h.subject = get("Subject")

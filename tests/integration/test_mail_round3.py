@@ -78,3 +78,36 @@ def test_reports_and_vendor_auto_replies_are_automatic_and_get_no_draft(path, na
     assert (row["status"], row["auto_reason"]) == ("no_reply", reason), name
     assert path.drafts(row["id"]) == [] and path.llm_inputs("draft") == []
     assert f"loop guard: {reason}" in row["status_reason"]
+
+
+# --- no-reply senders ---
+@pytest.mark.parametrize(("name", "sender", "extra", "why"), [
+    ("no-reply From, empty Reply-To", "Shop <no-reply@shop.example>",
+     'Reply-To: "Shop" <>\r\n', "no-reply@shop.example is a no-reply address"),
+    ("donotreply From", "Bank <donotreply@bank.example>", "", "donotreply@bank.example"),
+    ("empty From address", '"Shop" <>', "", "empty address"),
+])
+def test_a_no_reply_sender_gets_no_draft_and_waits_in_the_list_staff_see(path, name, sender,
+                                                                          extra, why):
+    """GIVEN a customer-looking mail whose only reply address is a no-reply address (or
+    empty) WHEN it goes through the real path THEN it is classified but never drafted: it
+    waits in the no-reply list (no_reply_suggested) with a reason naming the sender, and its
+    stored rule never says 'no Reply-To' when a Reply-To was present."""
+    from email_rag.review import no_reply
+
+    [row] = path.run(head(f"noreply-{len(name)}", sender=sender, extra=extra)
+                     + b"Ihre Rechnung 4711 ist da. Bitte antworten Sie nicht.\r\n")
+    assert row["status"] == "no_reply_suggested", (name, row["status"], row["status_reason"])
+    assert row["reply_addr"] is None and "no-reply sender" in row["reply_rule"]
+    assert why in row["reply_rule"] and why in row["status_reason"]
+    if extra:  # a Reply-To was present: never "no Reply-To"
+        assert "no Reply-To" not in row["reply_rule"]
+    assert path.drafts(row["id"]) == [] and path.llm_inputs("draft") == []
+    assert row["id"] in [m["id"] for m in no_reply.list_suggested(path.svc)]
+
+
+def test_an_empty_reply_to_beside_a_customer_from_is_recorded_as_unusable(path):
+    [row] = path.run(head("emptyrt", extra='Reply-To: "Kunde" <>\r\n')
+                     + b"Rechnung 4711 doppelt abgebucht.\r\n")
+    assert row["reply_addr"] == "kunde@example.org" and row["status"] == "draft_ready"
+    assert "names no address" in row["reply_rule"] and "no Reply-To" not in row["reply_rule"]
