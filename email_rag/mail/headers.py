@@ -84,8 +84,11 @@ def decode_bytes(data: bytes, charset: str | None = None) -> tuple[str, str | No
 
     A known label is decoded with its superset codec and ``errors="replace"``: bytes
     that do not fit become U+FFFD and are named in the defect - the part is never
-    decoded with another charset. Without a label (or a 7-bit / unknown one) ASCII is
-    ASCII and 8-bit text is read as UTF-8 when valid, else as windows-1252.
+    decoded with another charset, with one exception: 8-bit text that is entirely valid
+    UTF-8 under another label (gb2312, big5, iso-8859-1, ...) is UTF-8 (a mis-labelled
+    part: real text in those charsets is practically never valid UTF-8), and the defect
+    says so. Without a label (or a 7-bit / unknown one) ASCII is ASCII and 8-bit text is
+    read as UTF-8 when valid, else as windows-1252.
     """
     label = (charset or "").strip().strip('"')
     codec = charset_codec(charset)
@@ -100,6 +103,12 @@ def decode_bytes(data: bytes, charset: str | None = None) -> tuple[str, str | No
             return text, f"8-bit bytes in a part labelled {label!r}: decoded as {how}"
         return text, (None if how == "utf-8" else
                       "no charset declared: 8-bit text decoded as windows-1252")
+    if not codec.startswith("utf") and not data.isascii():
+        try:
+            return data.decode("utf-8"), (f"part labelled {label!r} is valid UTF-8: "
+                                          "decoded as UTF-8")
+        except UnicodeDecodeError:
+            pass
     try:
         return data.decode(codec), None
     except UnicodeDecodeError:
@@ -112,11 +121,52 @@ def decode_bytes(data: bytes, charset: str | None = None) -> tuple[str, str | No
                   "replaced by U+FFFD")
 
 
-def decode_8bit(text: str) -> str:
-    """A header value with raw 8-bit bytes (surrogate escapes) as text."""
+_DECLARED = re.compile(rb"""charset\s*=\s*["']?([A-Za-z0-9_.:+-]{1,40})""", re.I)
+DECLARED_SCAN_BYTES = 1_000_000  # where a mail's charset declarations are looked for
+
+
+def declared_charsets(raw: bytes) -> tuple[str, ...]:
+    """The charsets a mail declares (``charset=`` of its Content-Type fields, in order,
+    within its first ``DECLARED_SCAN_BYTES``): the fallback for raw 8-bit header bytes."""
+    out: dict[str, None] = {}
+    for m in _DECLARED.finditer(raw, 0, DECLARED_SCAN_BYTES):
+        out.setdefault(m.group(1).decode("ascii").lower(), None)
+        if len(out) >= 10:
+            break
+    return tuple(out)
+
+
+def decode_raw_header(data: bytes, charsets: tuple[str, ...] | list[str] = ()) -> str:
+    """Raw 8-bit header bytes (no encoded word) as a mail client shows them: valid UTF-8;
+    UTF-8 with a few bad bytes among good multi-byte characters (a truncated name: only the
+    bad bytes become U+FFFD); else the first of the message's declared ``charsets`` that
+    fits; else windows-1252."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    loose = data.decode("utf-8", "replace")
+    bad = loose.count("\ufffd")
+    good = sum(1 for c in loose if ord(c) > 127) - bad
+    if good >= 1 and bad <= max(1, good // 4):
+        return loose
+    for charset in charsets:
+        codec = charset_codec(charset)
+        if codec is None or codec == "ascii" or codec.startswith("utf"):
+            continue
+        try:
+            return data.decode(codec)
+        except (UnicodeDecodeError, LookupError):
+            continue
+    return data.decode("cp1252", "replace")
+
+
+def decode_8bit(text: str, charsets: tuple[str, ...] | list[str] = ()) -> str:
+    """A header value with raw 8-bit bytes (surrogate escapes) as text
+    (``decode_raw_header``)."""
     if not _SURROGATE.search(text):
         return text
-    return decode_bytes(text.encode("utf-8", "surrogateescape"))[0]
+    return decode_raw_header(text.encode("utf-8", "surrogateescape"), charsets)
 
 
 def clean(text: str | None, max_chars: int | None = None) -> str:
@@ -139,8 +189,9 @@ def clip_bytes(text: str, max_bytes: int) -> str:
     return data[:max_bytes].decode("utf-8", "ignore")
 
 
-def decode_header_value(value: Any) -> str:
-    """A header value as readable text: RFC 2047 words and raw 8-bit bytes decoded."""
+def decode_header_value(value: Any, charsets: tuple[str, ...] | list[str] = ()) -> str:
+    """A header value as readable text: RFC 2047 words and raw 8-bit bytes decoded (those
+    with the message's declared ``charsets`` as fallback: ``decode_raw_header``)."""
     if value is None:
         return ""
     try:
@@ -149,7 +200,7 @@ def decode_header_value(value: Any) -> str:
         else:
             text = str(value)
             if _SURROGATE.search(text):  # raw 8-bit bytes in the header
-                text, _ = decode_bytes(text.encode("utf-8", "surrogateescape"))
+                text = decode_raw_header(text.encode("utf-8", "surrogateescape"), charsets)
             if "=?" not in text:  # no RFC 2047 words: nothing to decode (fast path)
                 return _WS.sub(" ", clean(text)).strip()
             parts = decode_header(text)
@@ -279,32 +330,34 @@ def parse_headers(raw: bytes) -> MailHeaders:
     """Headers of ``raw`` (a whole mail or only its header block). Never raises."""
     try:
         head, _ = split_header_block(raw)
-        return _from_fields(header_fields(head))
+        # raw 8-bit header bytes fall back to the charsets the message declares
+        charsets = () if head.isascii() else declared_charsets(raw)
+        return _from_fields(header_fields(head), charsets)
     except Exception as e:  # noqa: BLE001 - untrusted input must never stop the poller
         return MailHeaders(ok=False, reason=f"header block unreadable: {type(e).__name__}: {e}"[:500])
 
 
-def _from_fields(fields: dict[str, list[str]]) -> MailHeaders:
+def _from_fields(fields: dict[str, list[str]], charsets: tuple[str, ...] = ()) -> MailHeaders:
     if not fields:
         return MailHeaders(ok=False, reason="no header fields found (not a mail?)")
     h = MailHeaders(header_count=sum(len(v) for v in fields.values()))
 
     def get(name: str) -> str:
         values = fields.get(name.lower())
-        return decode_header_value(values[0]) if values else ""
+        return decode_header_value(values[0], charsets) if values else ""
 
     h.message_id = normalise_message_id(get("Message-ID"))
-    addrs = _addresses(fields.get("from"))
+    addrs = _addresses(fields.get("from"), charsets)
     if addrs:
         h.from_name, h.from_addr = addrs[0]
         h.from_addrs = [a for _, a in addrs]
-    h.reply_to = [a for _, a in _addresses(fields.get("reply-to"))]
+    h.reply_to = [a for _, a in _addresses(fields.get("reply-to"), charsets)]
     if "reply-to" in fields:
         h.reply_to_field = get("Reply-To")
     if "from" in fields:
         h.from_field = get("From")
-    h.to_addrs = [a for _, a in _addresses(fields.get("to"))]
-    h.cc_addrs = [a for _, a in _addresses(fields.get("cc"))]
+    h.to_addrs = [a for _, a in _addresses(fields.get("to"), charsets)]
+    h.cc_addrs = [a for _, a in _addresses(fields.get("cc"), charsets)]
     h.subject = get("Subject")
     h.sent_at = parse_date(get("Date"))
     irt = message_ids(get("In-Reply-To"))
@@ -335,12 +388,13 @@ def _from_fields(fields: dict[str, list[str]]) -> MailHeaders:
     return h
 
 
-def _addresses(values: list[Any] | None) -> list[tuple[str, str]]:
+def _addresses(values: list[Any] | None, charsets: tuple[str, ...] = ()
+               ) -> list[tuple[str, str]]:
     """(display name, address) of every address in these header values
     (``addresses.parse_addresses``: never an address taken from a display name)."""
     out: list[tuple[str, str]] = []
     for value in values or []:
-        text = _WS.sub(" ", clean(decode_8bit(str(value)))).strip()
+        text = _WS.sub(" ", clean(decode_8bit(str(value), charsets))).strip()
         for display, addr in parse_addresses(text, decode_header_value):
             addr = clean(addr).strip()
             if addr:

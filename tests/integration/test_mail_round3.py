@@ -111,3 +111,26 @@ def test_an_empty_reply_to_beside_a_customer_from_is_recorded_as_unusable(path):
                      + b"Rechnung 4711 doppelt abgebucht.\r\n")
     assert row["reply_addr"] == "kunde@example.org" and row["status"] == "draft_ready"
     assert "names no address" in row["reply_rule"] and "no Reply-To" not in row["reply_rule"]
+
+
+# --- charsets ---
+def test_raw_gb2312_subject_and_name_decode_like_the_body(path):
+    """GIVEN a Chinese mail whose Subject and From name are raw GB2312 bytes (no encoded
+    word) and whose body is labelled gb2312 THEN subject, name and body are all Chinese."""
+    subject, name, body = "关于发票的问题", "王小明", "您好，发票号码 4711 有误，请查收。"
+    mail = (f"From: {name} <wang@example.cn>\r\nTo: support@example.com\r\n"
+            f"Subject: {subject}\r\nMessage-ID: <gb-raw@example.cn>\r\nMIME-Version: 1.0\r\n"
+            "Content-Type: text/plain; charset=gb2312\r\nContent-Transfer-Encoding: 8bit\r\n"
+            f"\r\n{body}\r\n").encode("gb2312")
+    [row] = path.run(mail)
+    assert (row["subject"], row["from_name"]) == (subject, name)
+    assert body in row["body_text"]
+
+
+@pytest.mark.parametrize("label", ["gb2312", "big5"])
+def test_a_body_labelled_cjk_that_is_valid_utf8_is_read_as_utf8_with_the_reason(path, label):
+    body = "您好，發票 4711 有誤。Grüße aus Köln."
+    [row] = path.run(head(f"utf8-as-{label}", f"text/plain; charset={label}")
+                     + body.encode() + b"\r\n")
+    assert body in row["body_text"]
+    assert "valid UTF-8" in row["parse_error"] and label in row["parse_error"]

@@ -96,3 +96,11 @@ def test_an_empty_reply_to_is_kept_as_present_by_the_header_parser():
     assert h.reply_to == [] and h.reply_to_field == '"Shop" <>'
     h = parse_headers(raw('From: "Shop" <>\nSubject: x\n\nx\n'))
     assert h.from_addrs == [] and h.from_field == '"Shop" <>'
+
+
+@pytest.mark.parametrize("label", ["gb2312", "big5", "iso-8859-1", "shift_jis"])
+def test_a_label_contradicted_by_valid_utf8_is_read_as_utf8_with_the_reason(label):
+    text = "请查收发票 Grüße ①"
+    got, why = decode_bytes(text.encode(), label)
+    assert got == text
+    assert why is not None and "valid UTF-8" in why and label in why

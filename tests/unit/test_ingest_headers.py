@@ -140,3 +140,28 @@ def test_reports_of_every_kind_are_automatic_mail(report_type, expected):
 def test_vendor_auto_reply_headers_are_automatic_mail(extra, expected):
     h = parse_headers(mail(1, sender="kunde@example.org", extra=extra))
     assert loop_guard(h, DOMAIN) == expected
+
+
+def test_raw_8bit_headers_fall_back_to_the_charset_the_message_declares():
+    """GIVEN Subject and From name as raw GB2312 bytes (no encoded word) in a mail whose
+    body says charset=gb2312 THEN they decode as GB2312 (what mail clients show), not as
+    windows-1252 mojibake."""
+    subject, name = "关于发票的问题", "王小明"
+    data = (f"From: {name} <wang@example.cn>\r\nSubject: {subject}\r\nMIME-Version: 1.0\r\n"
+            "Content-Type: text/plain; charset=gb2312\r\n\r\n发票\r\n").encode("gb2312")
+    h = parse_headers(data)
+    assert (h.subject, h.from_name, h.from_addr) == (subject, name, "wang@example.cn")
+    multi = (f"From: {name} <wang@example.cn>\r\nSubject: {subject}\r\n"
+             'Content-Type: multipart/alternative; boundary="b"\r\n\r\n--b\r\n'
+             "Content-Type: text/plain; charset=GB2312\r\n\r\n发票\r\n--b--\r\n").encode("gb2312")
+    assert parse_headers(multi).subject == subject  # the body part's charset counts too
+
+
+def test_a_utf8_display_name_with_one_truncated_byte_keeps_the_rest():
+    name = "Зоя Müller-Иванова"
+    cut = name.encode()[:-1]  # the last Cyrillic letter lost its second byte
+    for declared in (b"", b"Content-Type: text/plain; charset=iso-8859-1\r\n"):
+        h = parse_headers(b"From: " + cut + b" <zoya@example.org>\r\nSubject: " + cut
+                          + b"\r\n" + declared + b"\r\nx\r\n")
+        assert h.from_name == "Зоя Müller-Иванов\ufffd", declared
+        assert h.subject == "Зоя Müller-Иванов\ufffd"
