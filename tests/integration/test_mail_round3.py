@@ -134,3 +134,58 @@ def test_a_body_labelled_cjk_that_is_valid_utf8_is_read_as_utf8_with_the_reason(
                      + body.encode() + b"\r\n")
     assert body in row["body_text"]
     assert "valid UTF-8" in row["parse_error"] and label in row["parse_error"]
+
+
+# --- attachments ---
+def only_attachments(*parts: tuple[str, str, bytes], subject: str = "scan") -> bytes:
+    """A mail that is only attachments: (content type, file name, bytes)."""
+    import base64
+
+    out = (f"From: Kunde <kunde@example.org>\r\nTo: support@example.com\r\nSubject: {subject}"
+           f"\r\nMessage-ID: <att-{len(parts)}-{subject}@example.org>\r\nMIME-Version: 1.0\r\n"
+           'Content-Type: multipart/mixed; boundary="a"\r\n\r\n').encode()
+    for ctype, name, data in parts:
+        out += (f"--a\r\nContent-Type: {ctype}\r\nContent-Transfer-Encoding: base64\r\n"
+                f'Content-Disposition: attachment; filename="{name}"\r\n\r\n').encode()
+        out += base64.encodebytes(data).replace(b"\n", b"\r\n")
+    return out + b"--a--\r\n"
+
+
+def test_attachments_without_text_are_named_to_the_llm_with_type_size_and_why(path):
+    """GIVEN a mail that is only a scan, a .gz and a legacy .doc (no text can be read)
+    THEN the classify prompt names each with its type, size and why its text is missing
+    (before: the prompt was 'Subject: scan' and nothing else)."""
+    import gzip
+
+    from email_rag.testing import documents
+
+    scan = documents.png(40, 40)
+    archive = gzip.compress(b"Rechnung 4711\n" * 50)
+    legacy = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600
+    [row] = path.run(only_attachments(("image/png", "scan_0001.png", scan),
+                                      ("application/gzip", "logs.gz", archive),
+                                      ("application/msword", "brief.doc", legacy)))
+    [prompt] = path.llm_inputs("classify")
+    for name, ctype, size in (("scan_0001.png", "image/png", len(scan)),
+                              ("logs.gz", "application/gzip", len(archive)),
+                              ("brief.doc", "application/msword", len(legacy))):
+        line = next(x for x in prompt.splitlines() if name in x)
+        assert ctype in line and "no text" in line, line
+        assert (f"{size} bytes" in line) or ("KB" in line), line
+
+
+def test_a_png_labelled_rtf_is_never_text_and_real_rtf_reaches_the_llm_as_text(path):
+    from email_rag.testing import documents
+
+    image = documents.png(30, 30)
+    letter = documents.rtf("Betrag der Rechnung 4711 ist doppelt abgebucht worden.\nGruss")
+    [row] = path.run(only_attachments(("text/rtf", "bild.rtf", image),
+                                      ("application/rtf", "brief.rtf", letter),
+                                      subject="Unterlagen"))
+    [prompt] = path.llm_inputs("classify")
+    assert "IHDR" not in prompt and "IDAT" not in prompt and "\ufffd" not in prompt
+    assert "IHDR" not in (row["attachment_text"] or "")
+    assert "Betrag der Rechnung 4711 ist doppelt abgebucht worden." in prompt
+    assert "\\rtf1" not in prompt and "fonttbl" not in prompt
+    line = next(x for x in prompt.splitlines() if "bild.rtf" in x)
+    assert "PNG" in line and "no text" in line
