@@ -402,6 +402,11 @@ def mark_reused(p: PreparedMail, first_id: int) -> None:
                        "with different content (a sender reusing ids, or an altered copy): "
                        "kept for a human, not processed automatically")
     p.reused_of = first_id
+    if p.parse_status == ParseStatus.PENDING:  # no job parses it: parsed here, like every row
+        parsed = mime.parse_mail(p.raw, size=p.size, extract=False)
+        p.parse_status, p.parse_error = parsed.parse_status, parsed.reason
+        p.body_text, p.body_html = parsed.body_text, parsed.body_html
+        p.attachments = parsed.attachments_json()
 
 
 def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:

@@ -289,6 +289,29 @@ class MailHeaders:
         return self.in_reply_to or self.message_id
 
 
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark some editors and exporters put first
+
+
+def strip_bom(raw: bytes) -> bytes:
+    """``raw`` without a leading UTF-8 byte order mark (the headers start after it)."""
+    return raw[len(BOM):] if raw.startswith(BOM) else raw
+
+
+# what the emails table keeps of a header (characters): longer values are clipped there
+STORED_CHARS = (("Subject", "subject", 998), ("From display name", "from_name", 320),
+                ("From address", "from_addr", 320), ("Message-ID", "message_id", 998))
+
+
+def clipped_fields(h: MailHeaders) -> list[str]:
+    """The headers the stored row clips (``STORED_CHARS``), said as parse problems."""
+    out = []
+    for label, attr, limit in STORED_CHARS:
+        n = len(getattr(h, attr) or "")
+        if n > limit:
+            out.append(f"{label} of {n} characters clipped to {limit} when stored")
+    return out
+
+
 def split_header_block(raw: bytes) -> tuple[bytes, bytes]:
     m = _SEPARATOR.search(raw)
     if not m:
@@ -329,7 +352,7 @@ def header_fields(head: bytes) -> dict[str, list[str]]:
 def parse_headers(raw: bytes) -> MailHeaders:
     """Headers of ``raw`` (a whole mail or only its header block). Never raises."""
     try:
-        head, _ = split_header_block(raw)
+        head, _ = split_header_block(strip_bom(raw))
         # raw 8-bit header bytes fall back to the charsets the message declares
         charsets = () if head.isascii() else declared_charsets(raw)
         return _from_fields(header_fields(head), charsets)

@@ -18,6 +18,10 @@ another charset.
   more than max_parts MIME parts     | partial      | the parts before the limit (parse stops)
   nesting deeper than MAX_DEPTH      | partial      | the levels above it
   body above max_body_chars          | partial      | text clipped
+  a header longer than its column    | partial      | the row keeps the first characters
+  (``headers.STORED_CHARS``)         |              |
+  UTF-8 byte order mark before the   | as without   | the mail (the mark is skipped)
+  first header                       |              |
   HTML above MAX_HTML_CONVERT_CHARS  | partial      | text of its first part
   attachment above the size limit    | ok           | metadata with too_large, no hash, no text
   more attachments than the limit    | partial      | metadata of the first ones
@@ -55,10 +59,12 @@ from . import documents
 from .headers import (
     MailHeaders,
     clean,
+    clipped_fields,
     decode_8bit,
     decode_bytes,
     decode_header_value,
     parse_headers,
+    strip_bom,
 )
 
 MAX_BODY_CHARS = 2_000_000  # MEDIUMTEXT holds 16 MB; 4 bytes per char at worst
@@ -138,6 +144,7 @@ def parse_tree(raw: bytes, max_parts: int = MAX_PARTS) -> tuple[Message, str | N
     """The MIME tree of ``raw`` (the lenient compat32 parser), never beyond ``max_parts``
     entities: the parser is fed in chunks and stops once the limit is passed, so a mail of
     20,000 tiny parts costs what 500 cost. Returns (root, why it stopped early or None)."""
+    raw = strip_bom(raw)  # a byte order mark before the first header is not part of it
     count = [0]
 
     class _Counted(Message):
@@ -218,6 +225,8 @@ class _Walker:
             self.problems.append(text)
 
     def run(self, msg: Message) -> ParsedMail:
+        for clipped in clipped_fields(self.headers):
+            self.problem(clipped)
         self.visit(msg, 0, "")
         text, html = self.body()
         if self.skipped[0]:

@@ -189,3 +189,32 @@ def test_a_png_labelled_rtf_is_never_text_and_real_rtf_reaches_the_llm_as_text(p
     assert "\\rtf1" not in prompt and "fonttbl" not in prompt
     line = next(x for x in prompt.splitlines() if "bild.rtf" in x)
     assert "PNG" in line and "no text" in line
+
+
+# --- odd mails ---
+def test_a_mail_starting_with_a_utf8_bom_is_read_with_its_headers(path):
+    """GIVEN a mail file saved by an editor with a UTF-8 byte order mark before 'From:'
+    THEN its headers are read (before: no sender -> manual) and it is drafted."""
+    [row] = path.run(b"\xef\xbb\xbf" + head("bom") + b"Rechnung 4711 doppelt abgebucht.\r\n")
+    assert (row["from_addr"], row["message_id"]) == ("kunde@example.org", "<bom@example.org>")
+    assert row["status"] == "draft_ready" and row["parse_status"] == "ok", row["status_reason"]
+    assert "Rechnung 4711 doppelt abgebucht." in row["body_text"]
+
+
+def test_a_subject_clipped_to_998_characters_is_partial_with_the_reason(path):
+    subject = "Rechnung 4711 " + "sehr lang " * 13_000  # 130,014 characters
+    [row] = path.run(head("longsubj", subject=subject) + b"Rechnung 4711.\r\n")
+    assert row["subject"] == subject[:998]
+    assert row["parse_status"] == "partial" and "Subject" in row["parse_error"]
+    assert "998" in row["parse_error"]
+
+
+def test_a_mail_kept_for_a_human_because_it_reuses_a_message_id_is_parsed(path):
+    """GIVEN a second, different mail under a stored Message-ID THEN it is kept for a human
+    AND parsed like every other row (body, attachments, parse status), not pending forever."""
+    first = head("same3") + b"Rechnung 1 ist falsch.\r\n"
+    second = head("same3") + "Rechnung 2 ist auch falsch. Grüße\r\n".encode()
+    rows = path.run(first, second)
+    assert rows[1]["status"] == "manual" and "Message-ID" in rows[1]["status_reason"]
+    assert rows[1]["parse_status"] == "ok"
+    assert "Rechnung 2 ist auch falsch. Grüße" in rows[1]["body_text"]
