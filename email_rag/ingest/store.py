@@ -53,6 +53,7 @@ from ..mail.headers import (
     clip_bytes,
     content_hash,
     dedup_key,
+    legacy_keys,
     loop_guard,
     parse_headers,
     sha256,
@@ -91,6 +92,7 @@ class PreparedMail:
     attachments: str | None = None
     attachment_text: str | None = None
     reused_of: int | None = None  # kind reused_id: the stored mail with this Message-ID
+    legacy: tuple[str, str] | None = None  # (key, hash) under the old formula: legacy_of()
 
     @property
     def needs_job(self) -> bool:
@@ -321,6 +323,8 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
         for p in pending:
             stored = known.get(p.dedup_key, [])
             same = next((i for h, i in stored if h == p.content_hash), None)
+            if same is None and stored:  # a row stored under the old hash formula?
+                same = next((i for h, i in stored if h == legacy_of(p)[1]), None)
             if same is not None:
                 result.duplicates.append((same, p))
             elif p.dedup_key in round_keys:
@@ -354,7 +358,11 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
 
 def _known(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]
            ) -> dict[str, list[tuple[str, int]]]:
-    keys = sorted({p.dedup_key for p in prepared})
+    # rows stored under the old formula with another key (no Message-ID, a BOM): found too
+    aliases = {legacy_of(p)[0]: p.dedup_key for p in prepared
+               if p.raw.startswith(b"\xef\xbb\xbf") or not p.headers.message_id}
+    aliases = {old: new for old, new in aliases.items() if old != new}
+    keys = sorted({p.dedup_key for p in prepared} | set(aliases))
     if not keys:
         return {}
     rows = cur.fetchall(sql("ingest_existing_emails", keys=len(keys)),
@@ -364,8 +372,17 @@ def _known(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]
     known: dict[str, list[tuple[str, int]]] = {}
     for r in rows:
         chash = r["content_hash"] or hashes.get(int(r["id"]), "")
-        known.setdefault(r["dedup_key"], []).append((chash, int(r["id"])))
+        key = aliases.get(r["dedup_key"], r["dedup_key"])
+        known.setdefault(key, []).append((chash, int(r["id"])))
     return known
+
+
+def legacy_of(p: PreparedMail) -> tuple[str, str]:
+    """(dedup key, content hash) of ``p`` as rows were stored before the hash covered the
+    MIME labels (``headers.legacy_keys``), computed once and only when needed."""
+    if p.legacy is None:
+        p.legacy = legacy_keys(p.raw, p.size) if p.headers.ok else (p.dedup_key, p.content_hash)
+    return p.legacy
 
 
 def _concurrent(cur: Cursor, t: BatchTarget, skipped: list[PreparedMail]

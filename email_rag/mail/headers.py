@@ -279,7 +279,7 @@ class MailHeaders:
     return_path: str | None = None
     content_type: str = ""
     report_type: str = ""
-    stable: bytes = b""  # raw From/To/Cc/Subject/Date, for the content hash
+    stable: bytes = b""  # raw From/To/Cc/Subject/Date and MIME labels, for the content hash
 
     @property
     def thread_root(self) -> str | None:
@@ -405,10 +405,19 @@ def _from_fields(fields: dict[str, list[str]], charsets: tuple[str, ...] = ()) -
     h.content_type = main if main.count("/") == 1 else "text/plain"
     m = _REPORT_TYPE.search(ctype)
     h.report_type = m.group(1).lower() if m else ""
-    h.stable = b"\n".join(
-        fields.get(n, [""])[0].encode("utf-8", "surrogateescape")
-        for n in ("from", "to", "cc", "subject", "date"))
+    h.stable = _stable(fields, HASHED_FIELDS)
     return h
+
+
+# what the content hash covers of the header block (raw values: as the sender wrote them)
+HASHED_FIELDS = ("from", "to", "cc", "subject", "date", "content-type",
+                 "content-transfer-encoding")
+LEGACY_HASHED_FIELDS = HASHED_FIELDS[:5]  # rows stored before the MIME labels counted
+
+
+def _stable(fields: dict[str, list[str]], names: tuple[str, ...]) -> bytes:
+    return b"\n".join(fields.get(n, [""])[0].encode("utf-8", "surrogateescape")
+                      for n in names)
 
 
 def _addresses(values: list[Any] | None, charsets: tuple[str, ...] = ()
@@ -446,7 +455,9 @@ def parse_date(value: str) -> datetime | None:
 
 
 def content_hash(headers: MailHeaders, raw: bytes, size: int | None = None) -> str:
-    """sha256 of what a mail says: raw From/To/Cc/Subject/Date and the body.
+    """sha256 of what a mail says: raw From/To/Cc/Subject/Date, its MIME labels
+    (Content-Type, Content-Transfer-Encoding: the same body bytes under another label are
+    another text) and the body.
 
     Trace headers added per delivery (Received, Delivered-To) are not covered, so a
     redelivered mail has the same hash; a different mail under the same Message-ID has
@@ -454,9 +465,31 @@ def content_hash(headers: MailHeaders, raw: bytes, size: int | None = None) -> s
     """
     if not headers.ok:
         return sha256(b"raw:" + raw)
+    return _content_hash(headers.stable, raw, size)
+
+
+def _content_hash(stable: bytes, raw: bytes, size: int | None) -> str:
     _, body = split_header_block(raw)
     tail = body if body else f"size:{size if size is not None else len(raw)}".encode()
-    return sha256(b"content:" + headers.stable + b"\n\n" + tail)
+    return sha256(b"content:" + stable + b"\n\n" + tail)
+
+
+def legacy_keys(raw: bytes, size: int | None = None) -> tuple[str, str]:
+    """(dedup key, content hash) of ``raw`` as rows were stored before the hash covered the
+    MIME labels and a leading BOM was skipped: the store matches them too, so a re-poll of
+    an old mail is a duplicate, never a new row."""
+    try:
+        head, _ = split_header_block(raw)
+        fields = header_fields(head)
+    except Exception:  # noqa: BLE001 - as parse_headers: unreadable -> keyed by raw bytes
+        fields = {}
+    if not fields:
+        key = sha256(b"raw:" + raw)
+        return key, key
+    chash = _content_hash(_stable(fields, LEGACY_HASHED_FIELDS), raw, size)
+    values = fields.get("message-id")
+    mid = normalise_message_id(decode_header_value(values[0])) if values else None
+    return (sha256("mid:" + mid) if mid else chash), chash
 
 
 def dedup_key(headers: MailHeaders, raw: bytes, size: int | None = None) -> str:

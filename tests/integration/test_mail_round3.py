@@ -218,3 +218,47 @@ def test_a_mail_kept_for_a_human_because_it_reuses_a_message_id_is_parsed(path):
     assert rows[1]["status"] == "manual" and "Message-ID" in rows[1]["status_reason"]
     assert rows[1]["parse_status"] == "ok"
     assert "Rechnung 2 ist auch falsch. Grüße" in rows[1]["body_text"]
+
+
+# --- duplicates: the content hash covers the MIME labels ---
+def labelled(n: str, cte: str, with_id: bool = True) -> bytes:
+    mid = f"Message-ID: <{n}@example.org>\r\n" if with_id else ""
+    return (f"From: Kunde <kunde@example.org>\r\nTo: support@example.com\r\nSubject: Rechnung"
+            f"\r\nDate: Tue, 03 Nov 2026 08:00:00 +0100\r\n{mid}MIME-Version: 1.0\r\n"
+            "Content-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Transfer-Encoding: {cte}\r\n\r\nSGFsbG8sIFJlY2hudW5nIDQ3MTEgaXN0IGZhbHNjaC4="
+            "\r\n").encode()
+
+
+def test_mails_that_differ_only_in_their_mime_labels_are_not_dropped_as_duplicates(path):
+    """GIVEN two mails with the same headers and body bytes, one base64 ('Hallo, Rechnung
+    4711 ist falsch.'), one 7-bit (the letters themselves) THEN neither is dropped as a
+    duplicate of the other: without a Message-ID both are stored; under one Message-ID the
+    second is kept for a human."""
+    rows = path.run(labelled("x", "base64", with_id=False), labelled("x", "7bit", with_id=False))
+    assert len(rows) == 2
+    rows = path.run(labelled("lab", "base64"), labelled("lab", "7bit"))
+    assert len(rows) == 2 and rows[1]["status"] == "manual"
+    assert "Hallo, Rechnung 4711 ist falsch." in rows[0]["body_text"]
+
+
+def test_a_repoll_of_mail_stored_under_the_old_hash_is_a_duplicate(path):
+    """GIVEN mails stored by the code before the hash covered the MIME labels (rows carry
+    the old content hash, and the old content key when there is no Message-ID; a BOM mail's
+    old hash missed its From) WHEN the same mails are delivered and polled again THEN each
+    is a duplicate: no new row, no reused-id row."""
+    from email_rag.mail.headers import legacy_keys
+
+    mails = [labelled("old1", "base64"), labelled("old2", "7bit", with_id=False),
+             b"\xef\xbb\xbf" + labelled("old3", "8bit")]
+    rows = path.run(*mails)
+    assert len(rows) == 3
+    for row, raw in zip(rows, mails, strict=True):  # as the old code stored them
+        key, chash = legacy_keys(raw)
+        path.db.execute("UPDATE emails SET dedup_key = ?, content_hash = ? WHERE id = ?",
+                        (key, chash, row["id"]))
+    before = path.db.fetchone("SELECT COUNT(*) n FROM emails")["n"]
+    result_rows = path.run(*mails)
+    assert result_rows == [] and path.db.fetchone("SELECT COUNT(*) n FROM emails")["n"] == before
+    dups = path.db.fetchall("SELECT entity_id FROM audit_log WHERE event = 'duplicate_delivery'")
+    assert sorted(int(d["entity_id"]) for d in dups) == sorted(r["id"] for r in rows)

@@ -165,3 +165,44 @@ def test_a_utf8_display_name_with_one_truncated_byte_keeps_the_rest():
                           + b"\r\n" + declared + b"\r\nx\r\n")
         assert h.from_name == "Зоя Müller-Иванов\ufffd", declared
         assert h.subject == "Зоя Müller-Иванов\ufffd"
+
+
+def _labelled(cte: str, message_id: str | None = "<lab@example.org>") -> bytes:
+    mid = f"Message-ID: {message_id}\n" if message_id else ""
+    return raw(f"From: a@example.org\nTo: support@example.com\nSubject: x\n{mid}"
+               f"Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: {cte}\n"
+               "\nSGFsbG8sIFJlY2hudW5nIDQ3MTE=\n")
+
+
+def test_the_content_hash_covers_the_mime_labels():
+    """The same body bytes under another Content-Transfer-Encoding (or Content-Type) are
+    another mail: base64 'Hallo, Rechnung 4711' is not the 7-bit text 'SGFsbG8...'."""
+    from email_rag.mail.headers import content_hash
+
+    a, b = _labelled("base64"), _labelled("7bit")
+    assert content_hash(parse_headers(a), a) != content_hash(parse_headers(b), b)
+    c = a.replace(b"text/plain", b"text/html")
+    assert content_hash(parse_headers(a), a) != content_hash(parse_headers(c), c)
+    a, b = _labelled("base64", None), _labelled("7bit", None)
+    assert dedup_key(parse_headers(a), a) != dedup_key(parse_headers(b), b)
+
+
+def old_formula(data: bytes) -> str:
+    """The content hash rows were stored with before it covered the MIME labels."""
+    import hashlib
+
+    head, _, body = data.partition(b"\r\n\r\n")
+    fields = {}
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        fields.setdefault(name.lower(), value.strip())
+    stable = b"\n".join(fields.get(n, b"") for n in (b"from", b"to", b"cc", b"subject", b"date"))
+    return hashlib.sha256(b"content:" + stable + b"\n\n" + body).hexdigest()
+
+
+def test_legacy_keys_are_the_formula_rows_were_stored_with():
+    from email_rag.mail.headers import legacy_keys, sha256
+
+    with_id, without = _labelled("base64"), _labelled("base64", None)
+    assert legacy_keys(with_id) == (sha256("mid:<lab@example.org>"), old_formula(with_id))
+    assert legacy_keys(without) == (old_formula(without), old_formula(without))
