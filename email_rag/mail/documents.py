@@ -65,7 +65,7 @@ LEGACY_OFFICE = {"application/msword": "legacy Word .doc", "application/vnd.ms-e
 
 def sniff(data: bytes) -> str | None:
     """What binary content really is, from its magic bytes (``MAGIC``; RIFF/WebP, MP4 and
-    NUL bytes in the first 1,000 bytes too), or None when it may be text."""
+    many NUL bytes in the first 1,000 bytes too), or None when it may be text."""
     head = data[:1024]
     for magic, what in MAGIC:
         if head.startswith(magic):
@@ -74,7 +74,10 @@ def sniff(data: bytes) -> str | None:
         return f"{head[8:12].decode().strip()} media"
     if head[4:8] == b"ftyp":
         return "MP4 media"
-    if b"\x00" in head[:1000] and not (head.startswith((b"\xff\xfe", b"\xfe\xff"))):
+    sample = head[:1000]
+    # many NUL bytes: binary (a stray NUL in a text is still text; UTF-16 has a BOM)
+    if sample.count(0) >= max(4, len(sample) // 20) and not sample.startswith(
+            (b"\xff\xfe", b"\xfe\xff")):
         return "binary data (NUL bytes)"
     return None
 
