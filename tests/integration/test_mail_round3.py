@@ -106,6 +106,20 @@ def test_a_no_reply_sender_gets_no_draft_and_waits_in_the_list_staff_see(path, n
     assert row["id"] in [m["id"] for m in no_reply.list_suggested(path.svc)]
 
 
+def test_staff_asking_for_a_reply_to_a_no_reply_sender_get_a_human_task_not_a_draft(path):
+    from email_rag.review import no_reply
+
+    [row] = path.run(head("noreply-ask", sender="Shop <noreply@shop.example>")
+                     + b"Ihre Rechnung 4711 ist da.\r\n")
+    assert row["status"] == "no_reply_suggested"
+    decision = no_reply.decide(path.svc, row["id"], "anna", reply=True)
+    assert decision.action == "reply_requested"
+    path.work()
+    mail = path.mail(row["id"])
+    assert mail["status"] == "manual" and path.drafts(row["id"]) == []
+    assert "no-reply sender" in mail["status_reason"]
+
+
 def test_an_empty_reply_to_beside_a_customer_from_is_recorded_as_unusable(path):
     [row] = path.run(head("emptyrt", extra='Reply-To: "Kunde" <>\r\n')
                      + b"Rechnung 4711 doppelt abgebucht.\r\n")
