@@ -10,6 +10,11 @@ caller must treat them differently:
 | 4xx after the body | SmtpTransientError | no (known) |
 | timeout or connection lost after the body was sent, before the reply | SmtpOutcomeUnknownError | maybe |
 | 250 after the body | (returns the reply) | yes |
+
+One call is one try: the adapter never retries by itself. A transient error is retried by
+the send job's cycle, four attempts in all by default (the first one and three retries,
+``EMAIL_RAG_MAX_ATTEMPTS``, ``core.retry``); an unknown outcome is reconciled, never
+retried blindly (``sending.sender``).
 """
 
 from __future__ import annotations

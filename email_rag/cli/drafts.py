@@ -72,7 +72,8 @@ def list_drafts(args, svc) -> Outcome:
                    {"drafts": rows, "total": page.total, "first_position": page.first_position,
                     "next_cursor": page.next_cursor},
                    table(rows, ["id", "email_id", "status", "mailbox", "category", "priority",
-                                "language", "age_s", "from_addr", "subject"]))
+                                "language", "age_s", "from_addr", "subject"],
+                         fit=("from_addr", "subject")))
 
 
 def show_draft(args, svc) -> Outcome:

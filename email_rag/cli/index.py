@@ -180,4 +180,4 @@ def run_search(args, svc) -> Outcome:
     rows = [{**r, "snippet": (r.get("snippet") or "").replace("\n", " ")[:60]} for r in results]
     return Outcome(ExitCode.OK, f"{len(results)} mail(s){via}.", data,
                    table(rows, ["email_id", "score", "mailbox", "subject", "has_sent_reply",
-                                "snippet"]))
+                                "snippet"], fit=("subject", "snippet")))

@@ -28,10 +28,11 @@ def register(sub, common) -> None:
 
 def list_mails(args, svc) -> Outcome:
     rows = no_reply.list_suggested(svc, args.mailbox, args.limit)
-    return Outcome(ExitCode.OK, f"{len(rows)} mail(s) where the model suggests no reply wait "
-                   "for a decision (confirm or reply).", {"mails": rows},
+    return Outcome(ExitCode.OK, f"{len(rows)} mail(s) suggested for no reply (the model says "
+                   "so, or the sender takes no replies) wait for a decision (confirm or reply).",
+                   {"mails": rows},
                    table(rows, ["id", "mailbox", "category", "language", "from_addr", "subject",
-                                "summary"]))
+                                "summary"], fit=("from_addr", "subject", "summary")))
 
 
 def decide(args, svc) -> Outcome:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -71,11 +72,38 @@ def common_parser() -> argparse.ArgumentParser:
     return p
 
 
-def table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+MIN_FIT_WIDTH = 12  # a column cut to fit the terminal keeps at least this many characters
+
+
+def table(rows: list[dict[str, Any]], columns: list[str], fit: tuple[str, ...] = (),
+          width: int | None = None) -> str:
+    """Rows as aligned text columns. ``fit``: columns that are cut (ending in "…") when a
+    line would be wider than ``width`` (default: the terminal's, ``COLUMNS`` or 80 when
+    not a terminal), the last named first, each to no less than ``MIN_FIT_WIDTH`` (or its
+    header): a terminal too narrow even then gets lines a little wider; lines carry no
+    trailing blanks and a cut column's cells no line breaks."""
     if not rows:
         return "(none)"
-    cells = [[("" if r.get(c) is None else str(r.get(c))) for c in columns] for r in rows]
+    cells = [[" ".join(("" if r.get(c) is None else str(r.get(c))).split()) if c in fit
+              else ("" if r.get(c) is None else str(r.get(c))) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
+    if fit:
+        width = width or shutil.get_terminal_size().columns
+        for name in reversed(fit):
+            if name not in columns:
+                continue
+            i = columns.index(name)
+            over = sum(widths) + 2 * (len(columns) - 1) - width
+            if over <= 0:
+                break
+            widths[i] = max(len(name), MIN_FIT_WIDTH, widths[i] - over)
+            cells = [[_cut(v, widths[i]) if j == i else v for j, v in enumerate(row)]
+                     for row in cells]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
+              for row in cells]
     return "\n".join(lines)
+
+
+def _cut(value: str, width: int) -> str:
+    return value if len(value) <= width else value[:width - 1] + "…"

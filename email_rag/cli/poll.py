@@ -4,9 +4,10 @@
 every ``poll_interval_seconds`` until SIGTERM/SIGINT, finishing the batch in
 hand first (a batch is one transaction: stopping never leaves half a batch).
 
-Exit codes: 0 every mailbox polled; 2 some mails could not be parsed (stored
-raw with the reason, status failed); 1 a mailbox could not be polled at all
-(IMAP failure, backoff, error) - the state is still safe, it is retried.
+Exit codes: 0 every mailbox polled; 2 partly done: some mails could not be parsed
+(stored raw with the reason, status failed) or some mailboxes could not be polled while
+others were; 1 no mailbox could be polled at all (IMAP failure, backoff, error) - the
+state is still safe, it is retried.
 """
 
 from __future__ import annotations
@@ -136,7 +137,8 @@ def render(result: PollResult, cycles: int = 1,
         lines.append(f"{t['failed']} mail(s) could not be parsed: stored raw with status failed "
                      "and the reason in parse_error, for an admin to review.")
     for mb in result.unpolled:
-        code = ExitCode.ERROR
+        # some mailboxes polled, others not: partly done (2); none polled: an error (1)
+        code = ExitCode.PARTIAL if polled else ExitCode.ERROR
         if mb.status == "backoff":
             lines.append(f"Mailbox {mb.name} not polled: in backoff until {mb.backoff_until} "
                          f"after {mb.consecutive_failures} failure(s). It is retried then; use "

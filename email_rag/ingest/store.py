@@ -51,6 +51,7 @@ from ..mail.headers import (
     clip_bytes,
     content_hash,
     dedup_key,
+    legacy_keys,
     loop_guard,
     parse_headers,
     sha256,
@@ -89,6 +90,7 @@ class PreparedMail:
     attachments: str | None = None
     attachment_text: str | None = None
     reused_of: int | None = None  # kind reused_id: the stored mail with this Message-ID
+    legacy: tuple[str, str] | None = None  # (key, hash) under the old formula: legacy_of()
 
     @property
     def needs_job(self) -> bool:
@@ -133,7 +135,8 @@ def _prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
         return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "failed",
                             MailStatus.FAILED, chash, None, reason, ParseStatus.FAILED,
                             headers.reason)
-    reply = choose_reply(headers.from_addrs, headers.reply_to, opts.own_addresses)
+    reply = choose_reply(headers.from_addrs, headers.reply_to, opts.own_addresses,
+                         reply_to_field=headers.reply_to_field, from_field=headers.from_field)
     too_large = mail.headers_only or mail.size > opts.max_mail_bytes
     auto = loop_guard(headers, opts.message_id_domain, opts.own_addresses, mail.raw,
                       opts.list_headers)
@@ -315,6 +318,8 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
         for p in pending:
             stored = known.get(p.dedup_key, [])
             same = next((i for h, i in stored if h == p.content_hash), None)
+            if same is None and stored:  # a row stored under the old hash formula?
+                same = next((i for h, i in stored if h == legacy_of(p)[1]), None)
             if same is not None:
                 result.duplicates.append((same, p))
             elif p.dedup_key in round_keys:
@@ -348,7 +353,11 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
 
 def _known(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]
            ) -> dict[str, list[tuple[str, int]]]:
-    keys = sorted({p.dedup_key for p in prepared})
+    # rows stored under the old formula with another key (no Message-ID, a BOM): found too
+    aliases = {legacy_of(p)[0]: p.dedup_key for p in prepared
+               if p.raw.startswith(b"\xef\xbb\xbf") or not p.headers.message_id}
+    aliases = {old: new for old, new in aliases.items() if old != new}
+    keys = sorted({p.dedup_key for p in prepared} | set(aliases))
     if not keys:
         return {}
     rows = cur.fetchall(sql("ingest_existing_emails", keys=len(keys)),
@@ -358,8 +367,17 @@ def _known(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]
     known: dict[str, list[tuple[str, int]]] = {}
     for r in rows:
         chash = r["content_hash"] or hashes.get(int(r["id"]), "")
-        known.setdefault(r["dedup_key"], []).append((chash, int(r["id"])))
+        key = aliases.get(r["dedup_key"], r["dedup_key"])
+        known.setdefault(key, []).append((chash, int(r["id"])))
     return known
+
+
+def legacy_of(p: PreparedMail) -> tuple[str, str]:
+    """(dedup key, content hash) of ``p`` as rows were stored before the hash covered the
+    MIME labels (``headers.legacy_keys``), computed once and only when needed."""
+    if p.legacy is None:
+        p.legacy = legacy_keys(p.raw, p.size) if p.headers.ok else (p.dedup_key, p.content_hash)
+    return p.legacy
 
 
 def _concurrent(cur: Cursor, t: BatchTarget, skipped: list[PreparedMail]
@@ -396,6 +414,11 @@ def mark_reused(p: PreparedMail, first_id: int) -> None:
                        "with different content (a sender reusing ids, or an altered copy): "
                        "kept for a human, not processed automatically")
     p.reused_of = first_id
+    if p.parse_status == ParseStatus.PENDING:  # no job parses it: parsed here, like every row
+        parsed = mime.parse_mail(p.raw, size=p.size, extract=False)
+        p.parse_status, p.parse_error = parsed.parse_status, parsed.reason
+        p.body_text, p.body_html = parsed.body_text, parsed.body_html
+        p.attachments = parsed.attachments_json()
 
 
 def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:

@@ -15,11 +15,19 @@ one - text in the display name is never taken as the address
   From names several addresses                        | nobody        | no: manual
   Reply-To names several addresses                    | nobody        | no: manual
   Reply-To names one plausible address                | Reply-To      | yes
-  Reply-To is unusable, ours, or a no-reply address   | From          | yes (rule says why)
+  Reply-To is unusable (invalid, empty ``<>``, no     | From          | yes (rule says why)
+  address at all), ours, or a no-reply address        |               |
   no Reply-To                                         | From          | yes
+  the address a reply would go to is a no-reply       | nobody        | no: the no-reply
+  address, or From names an empty address (``<>``)    |               | list (below)
 
 "Plausible": one syntactically valid address (local@domain.tld, no spaces or
 brackets), not one of our own mailbox addresses, not a no-reply address.
+"No-reply": local parts no-reply / noreply / no_reply / donotreply / do-not-reply /
+mailer-daemon / postmaster (with any +tag or suffix). A rule starting with
+``NO_REPLY_SENDER`` (``ReplyChoice.no_reply_sender``) is a sender that takes no replies:
+the classify step puts the mail on the no-reply list staff confirm
+(``no_reply_suggested``, ``review.no_reply``), never a draft.
 """
 
 from __future__ import annotations
@@ -31,6 +39,8 @@ _ENCODED_WORD = re.compile(r"=\?[^?\s]+\?[bBqQ]\?[^?]*\?=")
 _VALID = re.compile(r"^[^\s@<>()\[\],;:\"\\]+@[^\s@<>()\[\],;:\"\\]+\.[^\s@<>()\[\],;:\"\\]+$")
 _NO_REPLY = re.compile(r"^(no[-_.]?reply|do[-_.]?not[-_.]?reply|donotreply|mailer-daemon|"
                        r"postmaster)([-+_.].*)?@", re.I)
+_EMPTY_ADDR = re.compile(r"<\s*>")
+NO_REPLY_SENDER = "no-reply sender"
 _SIMPLE = re.compile(r"^\s*(?:([^\"<>,;:@()\\=]*?)\s*<([^<>\s,;:\"()\\]+@[^<>\s,;:\"()\\]+)>"
                      r"|([^<>\s,;:\"()\\]+@[^<>\s,;:\"()\\]+))\s*$")
 
@@ -131,13 +141,28 @@ class ReplyChoice:
     def ok(self) -> bool:
         return self.addr is not None
 
+    @property
+    def no_reply_sender(self) -> bool:
+        """The sender takes no replies (a no-reply or empty address): no draft, staff see
+        the mail on the no-reply list."""
+        return self.addr is None and self.rule.startswith(NO_REPLY_SENDER)
+
 
 def choose_reply(from_addrs: list[str], reply_to: list[str],
-                 own: frozenset[str] | set[str] = frozenset()) -> ReplyChoice:
-    """Whom a reply to this mail goes to, and why (the rule in the module docstring)."""
+                 own: frozenset[str] | set[str] = frozenset(), *,
+                 reply_to_field: str | None = None,
+                 from_field: str | None = None) -> ReplyChoice:
+    """Whom a reply to this mail goes to, and why (the rule in the module docstring).
+
+    ``reply_to_field`` / ``from_field``: the decoded header values when the header is
+    present (``MailHeaders``), so a header that names no address is told apart from a
+    missing one."""
     own = {a.lower() for a in own}
     senders = list(dict.fromkeys(a for a in from_addrs if a))
     if not senders:
+        if from_field and _EMPTY_ADDR.search(from_field):
+            return ReplyChoice(None, f"{NO_REPLY_SENDER}: From {from_field[:100]!r} names an "
+                                     "empty address (<>): nobody can be answered")
         return ReplyChoice(None, "no sender address in From: nobody to reply to")
     if len(senders) > 1:
         return ReplyChoice(None, f"From names {len(senders)} sender addresses "
@@ -148,6 +173,8 @@ def choose_reply(from_addrs: list[str], reply_to: list[str],
         return ReplyChoice(None, f"Reply-To names {len(replies)} addresses "
                                  f"({', '.join(replies[:5])}): a human decides whom to answer")
     why_not = ""
+    if not replies and reply_to_field and reply_to_field.strip():
+        why_not = f"Reply-To {reply_to_field.strip()[:100]!r} names no address"
     if replies:
         r = replies[0]
         if not valid_address(r):
@@ -164,6 +191,10 @@ def choose_reply(from_addrs: list[str], reply_to: list[str],
         return ReplyChoice(None, f"sender address {sender!r} is not a valid address"
                                  + (f"; {why_not}" if why_not else "")
                                  + ": a human decides whom to answer")
+    if no_reply_address(sender):
+        return ReplyChoice(None, f"{NO_REPLY_SENDER}: From {sender} is a no-reply address"
+                                 + (f" and {why_not}" if why_not else " and there is no "
+                                    "Reply-To") + ": nobody can be answered")
     if why_not:
         return ReplyChoice(sender, f"From ({why_not}, ignored)")
     return ReplyChoice(sender, "From (no Reply-To)")

@@ -7,11 +7,16 @@
   Word .docx                | python-docx (paragraphs and table cells)
   Excel .xlsx / .xlsm       | openpyxl in read-only mode (cell values, streamed)
   PowerPoint .pptx          | python-pptx (text frames and tables)
+  RTF (.rtf, text/rtf)      | striprtf: pure Python, no system packages (control words,
+                            | code-page escapes and \\u escapes to text)
   text/* (plain, csv, ...)  | none: decoded with the part's charset (``headers.decode_bytes``)
   HTML                      | html2text (as the mail body)
 
 Everything else (images, archives, legacy .doc/.xls/.ppt, OpenDocument) is listed as an
-attachment without text, with the reason. ``extract_text`` never raises: a broken or
+attachment without text, with the reason (``no_text_reason``). Content is identified by its
+magic bytes too (``sniff``): a part labelled text (``text/rtf``, ``text/plain``) that is
+really a PNG, a zip, a PDF ... is never decoded as text; a PDF or RTF under a generic label
+(``application/octet-stream``) is read as what it is. ``extract_text`` never raises: a broken or
 hostile document yields no text and a reason. Bounds: documents above
 ``MAX_DOCUMENT_BYTES`` are not opened; Office zip archives whose members would unpack to
 more than ``MAX_UNZIPPED_BYTES`` (or hold more than ``MAX_ZIP_MEMBERS`` files) are refused
@@ -39,15 +44,67 @@ OOXML = "application/vnd.openxmlformats-officedocument."
 DOCX_TYPES = {OOXML + "wordprocessingml.document"}
 XLSX_TYPES = {OOXML + "spreadsheetml.sheet", "application/vnd.ms-excel.sheet.macroenabled.12"}
 PPTX_TYPES = {OOXML + "presentationml.presentation"}
-EXTENSIONS = {".pdf": "pdf", ".docx": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".pptx": "pptx"}
+RTF_TYPES = {"text/rtf", "application/rtf", "application/x-rtf", "text/richtext"}
+EXTENSIONS = {".pdf": "pdf", ".docx": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".pptx": "pptx",
+              ".rtf": "rtf"}
+
+# magic bytes at offset 0 -> what the content really is (binary formats only)
+MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "PNG image"), (b"\xff\xd8\xff", "JPEG image"),
+    (b"GIF87a", "GIF image"), (b"GIF89a", "GIF image"), (b"II*\x00", "TIFF image"),
+    (b"MM\x00*", "TIFF image"), (b"%PDF-", "PDF document"), (b"PK\x03\x04", "zip archive"),
+    (b"\x1f\x8b", "gzip archive"), (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "legacy Office document"),
+    (b"Rar!\x1a\x07", "RAR archive"), (b"7z\xbc\xaf\x27\x1c", "7-Zip archive"),
+    (b"\xfd7zXZ\x00", "xz archive"), (b"\x28\xb5\x2f\xfd", "zstd archive"),
+    (b"\x7fELF", "executable"), (b"OggS", "Ogg media"), (b"ID3", "MP3 audio"),
+    (b"\x00\x00\x01\x00", "icon"),
+)
+LEGACY_OFFICE = {"application/msword": "legacy Word .doc", "application/vnd.ms-excel":
+                 "legacy Excel .xls", "application/vnd.ms-powerpoint": "legacy PowerPoint .ppt"}
 
 
-def document_kind(content_type: str, filename: str) -> str | None:
-    """pdf, docx, xlsx, pptx or None, from the type or (for application/octet-stream and
-    friends) the file name's extension."""
+def sniff(data: bytes) -> str | None:
+    """What binary content really is, from its magic bytes (``MAGIC``; RIFF/WebP, MP4 and
+    many NUL bytes in the first 1,000 bytes too), or None when it may be text."""
+    head = data[:1024]
+    for magic, what in MAGIC:
+        if head.startswith(magic):
+            return what
+    if head[:4] == b"RIFF" and head[8:12] in (b"WEBP", b"WAVE", b"AVI "):
+        return f"{head[8:12].decode().strip()} media"
+    if head[4:8] == b"ftyp":
+        return "MP4 media"
+    sample = head[:1000]
+    # many NUL bytes: binary (a stray NUL in a text is still text; UTF-16 has a BOM)
+    if sample.count(0) >= max(4, len(sample) // 20) and not sample.startswith(
+            (b"\xff\xfe", b"\xfe\xff")):
+        return "binary data (NUL bytes)"
+    return None
+
+
+def no_text_reason(content_type: str, filename: str, data: bytes) -> str:
+    """Why an attachment of this type gives no text (said to staff and to the LLM)."""
+    ct = (content_type or "").lower()
+    what = sniff(data)
+    if ct in LEGACY_OFFICE:
+        return f"no text: {LEGACY_OFFICE[ct]} ({ct}) is not read"
+    if ct.startswith("image/"):
+        return f"no text: {ct} (an image or scan: no text is read from images)"
+    if ct.startswith(("audio/", "video/")):
+        return f"no text: {ct}"
+    if what and "archive" in what:
+        return f"no text: {ct} is a {what}, not unpacked"
+    return f"no text: {ct} is not a document type that is read"
+
+
+def document_kind(content_type: str, filename: str, data: bytes = b"") -> str | None:
+    """pdf, docx, xlsx, pptx, rtf or None, from the type, (for application/octet-stream and
+    friends) the file name's extension, or the content's magic bytes (PDF, RTF)."""
     ct = (content_type or "").lower()
     if ct in PDF_TYPES:
         return "pdf"
+    if ct in RTF_TYPES:
+        return "rtf"
     if ct in DOCX_TYPES:
         return "docx"
     if ct in XLSX_TYPES:
@@ -59,6 +116,10 @@ def document_kind(content_type: str, filename: str) -> str | None:
         for ext, kind in EXTENSIONS.items():
             if name.endswith(ext):
                 return kind
+        if data.startswith(b"%PDF-"):
+            return "pdf"
+        if data.lstrip()[:5] == b"{\\rtf":
+            return "rtf"
     return None
 
 
@@ -104,6 +165,15 @@ def _zip_refused(data: bytes) -> str | None:
         if total > MAX_UNZIPPED_BYTES:
             return f"archive unpacks to {total} bytes, above {MAX_UNZIPPED_BYTES}"
     return None
+
+
+def _rtf(data: bytes) -> Iterator[str]:
+    from striprtf.striprtf import rtf_to_text
+
+    if not data.lstrip()[:5] == b"{\\rtf":
+        raise ValueError("not an RTF document (no {\\rtf header)")
+    # RTF is 7-bit: 8-bit bytes only appear in broken files; \'xx escapes carry the code page
+    yield rtf_to_text(data.decode("latin-1"), errors="replace")
 
 
 def _pdf(data: bytes) -> Iterator[str]:
@@ -168,4 +238,4 @@ def _pptx(data: bytes) -> Iterator[str]:
 
 
 _READERS: dict[str, Callable[[bytes], Iterator[str]]] = {
-    "pdf": _pdf, "docx": _docx, "xlsx": _xlsx, "pptx": _pptx}
+    "pdf": _pdf, "docx": _docx, "xlsx": _xlsx, "pptx": _pptx, "rtf": _rtf}

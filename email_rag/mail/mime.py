@@ -18,6 +18,10 @@ another charset.
   more than max_parts MIME parts     | partial      | the parts before the limit (parse stops)
   nesting deeper than MAX_DEPTH      | partial      | the levels above it
   body above max_body_chars          | partial      | text clipped
+  a header longer than its column    | partial      | the row keeps the first characters
+  (``headers.STORED_CHARS``)         |              |
+  UTF-8 byte order mark before the   | as without   | the mail (the mark is skipped)
+  first header                       |              |
   HTML above MAX_HTML_CONVERT_CHARS  | partial      | text of its first part
   attachment above the size limit    | ok           | metadata with too_large, no hash, no text
   more attachments than the limit    | partial      | metadata of the first ones
@@ -55,10 +59,12 @@ from . import documents
 from .headers import (
     MailHeaders,
     clean,
+    clipped_fields,
     decode_8bit,
     decode_bytes,
     decode_header_value,
     parse_headers,
+    strip_bom,
 )
 
 MAX_BODY_CHARS = 2_000_000  # MEDIUMTEXT holds 16 MB; 4 bytes per char at worst
@@ -138,6 +144,7 @@ def parse_tree(raw: bytes, max_parts: int = MAX_PARTS) -> tuple[Message, str | N
     """The MIME tree of ``raw`` (the lenient compat32 parser), never beyond ``max_parts``
     entities: the parser is fed in chunks and stops once the limit is passed, so a mail of
     20,000 tiny parts costs what 500 cost. Returns (root, why it stopped early or None)."""
+    raw = strip_bom(raw)  # a byte order mark before the first header is not part of it
     count = [0]
 
     class _Counted(Message):
@@ -218,6 +225,8 @@ class _Walker:
             self.problems.append(text)
 
     def run(self, msg: Message) -> ParsedMail:
+        for clipped in clipped_fields(self.headers):
+            self.problem(clipped)
         self.visit(msg, 0, "")
         text, html = self.body()
         if self.skipped[0]:
@@ -274,15 +283,21 @@ class _Walker:
         filename = part_filename(part)
         if disposition == "attachment" or (filename and ctype not in ("text/plain", "text/html")):
             self.attach(part, ctype, path, filename=filename)
-        elif ctype == "text/plain":
-            self.texts.append(self.decode_text(part))
-        elif ctype == "text/html":
-            self.htmls.append(self.decode_text(part))
+        elif ctype in ("text/plain", "text/html"):
+            data, problem = decode_payload(part)
+            if binary_content(part, data):  # e.g. an image labelled text/plain: never text
+                self.attach(part, ctype, path, filename=filename,
+                            disposition=disposition or "inline")
+                return
+            text = self.decode_text(part, data, problem)
+            (self.texts if ctype == "text/plain" else self.htmls).append(text)
         else:
             self.attach(part, ctype, path, filename=filename, disposition=disposition or "inline")
 
-    def decode_text(self, part: Message) -> str:
-        data, problem = decode_payload(part)
+    def decode_text(self, part: Message, data: bytes | None = None,
+                    problem: str | None = None) -> str:
+        if data is None:
+            data, problem = decode_payload(part)
         if problem:
             self.problem(problem)
         text, problem = decode_bytes(data, part.get_content_charset())
@@ -319,17 +334,24 @@ class _Walker:
 
     def attachment_text(self, part: Message, ctype: str, filename: str,
                         data: bytes) -> tuple[str, str]:
-        if ctype.startswith("image/") or ctype.startswith(("audio/", "video/")):
-            return "", f"no text: {ctype}"
+        what = binary_content(part, data)
+        if what == "PDF document":  # a PDF is read as one, whatever its label says
+            return documents.extract_text("pdf", data, MAX_ATTACHMENT_TEXT_CHARS)
+        if what and (ctype.startswith("text/") or ctype in documents.RTF_TYPES):
+            return "", f"no text: labelled {ctype} but the content is a {what} (magic bytes)"
+        if ctype.startswith(("image/", "audio/", "video/")):
+            return "", documents.no_text_reason(ctype, filename, data)
+        if ctype in documents.RTF_TYPES or data.lstrip()[:5] == b"{\\rtf":
+            return documents.extract_text("rtf", data, MAX_ATTACHMENT_TEXT_CHARS)
         if ctype == "text/html":
             text, _ = decode_bytes(data, part.get_content_charset())
             return html_to_text(text, MAX_HTML_CONVERT_CHARS), "extracted"
         if ctype.startswith("text/"):
             text, problem = decode_bytes(data, part.get_content_charset())
             return text.replace("\r\n", "\n"), ("extracted" + (f" ({problem})" if problem else ""))
-        kind = documents.document_kind(ctype, filename)
+        kind = documents.document_kind(ctype, filename, data)
         if kind is None:
-            return "", f"no text: {ctype} is not a document type that is read"
+            return "", documents.no_text_reason(ctype, filename, data)
         return documents.extract_text(kind, data, MAX_ATTACHMENT_TEXT_CHARS)
 
     def add_entry(self, info: AttachmentInfo, text: str, heading: str | None = None) -> None:
@@ -381,6 +403,16 @@ class _Walker:
         del self.entries[at:]
         self.add_entry(info, text, heading)
         self.entries.extend(entries_after)
+
+
+def binary_content(part: Message, data: bytes) -> str | None:
+    """What a part's bytes really are when they are binary (``documents.sniff``), else None
+    (NUL bytes are text in a part labelled UTF-16/UTF-32)."""
+    what = documents.sniff(data)
+    if what and "NUL" in what and (part.get_content_charset() or "").startswith(("utf-16",
+                                                                               "utf-32")):
+        return None
+    return what
 
 
 def part_filename(part: Message) -> str:

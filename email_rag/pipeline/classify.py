@@ -18,6 +18,9 @@ Failure table:
 | header says so (an LLM's opinion       |                           |              | confirm with one click (email_rag.        |
 | alone, e.g. obeying an injection)      |                           |              | no_reply); never terminal by itself       |
 | mail flagged by the loop guard         | -                         | yes          | classified, NO_REPLY, stop                |
+| the sender takes no replies (no-reply  | -                         | yes          | NO_REPLY_SUGGESTED, stop, whatever the    |
+| or empty address: ``addresses.         |                           |              | model says: staff confirm or answer by    |
+| choose_reply``)                        |                           |              | hand; never a draft                       |
 | no text at all (no subject, no body)   | no LLM call               | yes          | defaults (flagged), CLASSIFIED            |
 | timeout twice                          | policy: once              | yes          | MANUAL, not confirmed, stop: admin retry  |
 |                                        |                           |              | re-runs the step                          |
@@ -135,11 +138,18 @@ def corroborating_header(raw: bytes | str | None) -> str | None:
 
 
 def no_reply_outcome(value: cl.Classification, auto_reason: str | None,
-                     raw: bytes | str | None) -> tuple[MailStatus, str | None, bool]:
+                     raw: bytes | str | None, no_reply_sender: str | None = None
+                     ) -> tuple[MailStatus, str | None, bool]:
     """(status, reason, stop) after a classification. The one place that decides whether
-    a mail gets no reply: an LLM's ``needs_reply: false`` alone is only a suggestion."""
+    a mail gets no reply: an LLM's ``needs_reply: false`` alone is only a suggestion; a
+    sender that takes no replies (``no_reply_sender``: the stored reply rule) never gets a
+    draft."""
     if auto_reason:
         return MailStatus.NO_REPLY, f"no reply: loop guard ({auto_reason})", True
+    if no_reply_sender and (value.needs_reply or not corroborating_header(raw)):
+        return (MailStatus.NO_REPLY_SUGGESTED,
+                f"classified as {value.category.value}; no draft: {no_reply_sender}. Staff "
+                "confirm no reply or answer by hand (email-rag mails no-reply)", True)
     if value.needs_reply:
         return MailStatus.CLASSIFIED, None, False
     header = corroborating_header(raw)
@@ -159,7 +169,8 @@ def _classified(ctx: StepContext, value: cl.Classification, version: str, defaul
     if not value.needs_reply and not mail["auto_reason"]:  # do the headers agree? (rare: read
         row = ctx.services.db.fetchone(sql("classify_raw_head"), {"id": ctx.email_id})  # now)
         raw = row and row["head"]
-    status, why, stop = no_reply_outcome(value, mail["auto_reason"], raw)
+    status, why, stop = no_reply_outcome(value, mail["auto_reason"], raw,
+                                         mail.get("no_reply_sender"))
     reason = why or reason
     if stop:  # the index step will not run for it
         updates = {**updates, "index_status": str(IndexStatus.SKIPPED)}

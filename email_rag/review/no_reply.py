@@ -5,12 +5,15 @@ in a customer's mail; with ``no_reply`` terminal, that customer silently got no
 answer. So the classification step (``pipeline.classify.no_reply_outcome``) makes
 such a mail ``no_reply_suggested`` unless its headers say it is automatic or list
 mail, and staff decide here with one click (CLI ``email-rag mails no-reply``, web
-"No reply?" page):
+"No reply?" page). A mail whose sender takes no replies (the address a reply would go to
+is a no-reply or empty address: ``addresses.choose_reply``, rule "no-reply sender: ...")
+lands here too, whatever the model says, with that reason, and is never drafted:
 
 - ``confirm``: the mail becomes ``no_reply`` (terminal), audited with who decided;
 - ``reply``: the mail needs a reply after all: ``needs_reply`` is set, the steps
   after classify are cleared and its process_email entry is queued again, so it is
-  indexed and drafted like any other mail.
+  indexed and drafted like any other mail - except a no-reply sender's: the draft step
+  finds no reply address and puts it in ``manual``, for a human to answer by hand.
 
 | situation | retry? | state known? | resume? |
 |---|---|---|---|

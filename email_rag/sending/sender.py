@@ -23,7 +23,7 @@ Guarantees, per step:
 
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
-| relay 4xx / connection refused / dropped before DATA | yes (job cycle, 3 tries) | yes: not sent | draft stays approved; sent on the next attempt |
+| relay 4xx / connection refused / dropped before DATA | yes (job cycle: 4 attempts, EMAIL_RAG_MAX_ATTEMPTS) | yes: not sent | draft stays approved; sent on the next attempt |
 | relay 5xx | no | yes: refused | draft failed with the server's answer, mail failed |
 | timeout after DATA | no blind retry | no | reconcile (twice, a wait between): sent or unknown |
 | MariaDB lost after the relay's 250 | the job, after the outage | yes: send journal | ``sent`` (relay_250) from the journal |

@@ -75,3 +75,28 @@ def pptx(slides: list[str]) -> bytes:
     buf = io.BytesIO()
     prs.save(buf)
     return buf.getvalue()
+
+
+def png(width: int = 2, height: int = 2) -> bytes:
+    """A real (tiny) PNG image: signature, IHDR, IDAT, IEND."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2,
+                                                             0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def rtf(text: str) -> bytes:
+    """An RTF document as word processors write it (font table, code page, escapes)."""
+    body = "".join(c if ord(c) < 128 else
+                   (f"\\'{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c)}?") for c in text)
+    body = body.replace("\n", "\\par\n")
+    return ("{\\rtf1\\ansi\\ansicpg1252\\deff0{\\fonttbl{\\f0\\fswiss Arial;}}"
+            "{\\colortbl;\\red0\\green0\\blue0;}\\viewkind4\\uc1\\pard\\f0\\fs20 "
+            + body + "\\par\n}").encode("ascii")

@@ -45,17 +45,20 @@ def test_unparseable_mail_gives_exit_2_and_says_where_it_is(env, db, mailbox):
     assert db.fetchone("SELECT COUNT(*) n FROM emails")["n"] == 2
 
 
-def test_unreachable_mailbox_gives_exit_1_while_the_others_are_polled(env, db, mailbox, dovecot):
+def test_unreachable_mailbox_gives_exit_2_partial_while_the_others_are_polled(
+        env, db, mailbox, dovecot):
     other = dovecot.add_user(name="other")
     other.append(mail(1))
     down = with_port(mailbox.config, closed_port())
     result = run_cli("poll", "--once", "--json", env_extra=_env(env, down, other.config))
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
     out = json.loads(result.stdout)
     statuses = {m["name"]: m["status"] for m in out["data"]["mailboxes"]}
     assert statuses == {mailbox.name: "failed", "other": "ok"}
     assert f"Mailbox {mailbox.name} could not be polled" in out["message"]
     assert "Nothing is lost" in out["message"] and out["data"]["totals"]["new"] == 1
+    alone = run_cli("poll", "--once", "--json", env_extra=_env(env, down))
+    assert alone.returncode == 1, alone.stdout + alone.stderr  # nothing polled: an error
 
 
 def test_no_mailboxes_and_unknown_mailbox_are_errors(env, db, mailbox):

@@ -96,3 +96,22 @@ def test_drafts_list_tells_the_true_count_and_pages_on(env, db):
     assert found["data"]["total"] == 3
     bad = run_cli("drafts", "list", "--limit", "0", "--json")
     assert bad.returncode == 1 and json.loads(bad.stdout)["exit_code"] == 1
+
+
+def test_drafts_list_fits_the_terminal_width(env, db):
+    """GIVEN a draft whose mail has a 994-character subject WHEN `drafts list` runs in a
+    120-column terminal THEN no line is wider than 120 characters: the subject column is
+    cut (marked with '…'), the other columns are whole, and --json keeps the whole subject."""
+    mailbox = make_mailbox(db)
+    long = "Rechnung 4711 " + "sehr lang " * 98  # 994 characters (the column holds 998)
+    short = make_email(db, mailbox, subject="Kurz", category="billing")
+    wide = make_email(db, mailbox, subject=long, category="billing")
+    make_draft(db, short), make_draft(db, wide)
+    out = run_cli("drafts", "list", env_extra={"COLUMNS": "120"})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 120, [len(line) for line in lines]
+    assert any("Rechnung 4711 sehr" in line and line.endswith("…") for line in lines)
+    assert any(line.rstrip().endswith("Kurz") for line in lines)
+    data = json.loads(run_cli("drafts", "list", "--json", env_extra={"COLUMNS": "120"}).stdout)
+    assert long in [d["subject"] for d in data["data"]["drafts"]]

@@ -3,7 +3,8 @@
 GIVEN the 150+ mails of ``tests/corpus/mails`` (written by ``tests/corpus/generate.py``:
 charsets, transfer encodings, addresses and reply rules, duplicates and reused
 Message-IDs, bounded work, attachments as content, the loop guard, the MIME zoo and
-hostile mails) APPENDed to a private Dovecot mailbox
+hostile mails; reports, no-reply senders, raw 8-bit headers, a BOM, attachment-only mails
+and mislabelled content of issue 26) APPENDed to a private Dovecot mailbox
 WHEN the real poller polls it and the job runner processes every queued mail
 THEN each stored row has the text, addresses, attachments and final state
 ``tests/corpus/expected.json`` says, and exact redeliveries have no row of their own.
@@ -20,7 +21,7 @@ from email_rag.testing.llm_server import ScriptedLLMServer
 from tests.integration.realpath import RealPath
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
-REST = {"draft_ready", "no_reply", "manual", "failed"}
+REST = {"draft_ready", "no_reply", "no_reply_suggested", "manual", "failed"}
 
 
 @pytest.fixture(scope="module")

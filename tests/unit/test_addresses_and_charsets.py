@@ -62,3 +62,45 @@ def test_base64_defects_are_named_and_the_rest_decoded():
     assert decode_base64(b"SGFsbG8=\r\n") == (b"Hallo", None)
     data, why = decode_base64(b"SGFsbG8=!!YWJj")
     assert data.startswith(b"Hallo") and "outside the base64 alphabet" in why
+
+
+@pytest.mark.parametrize(("from_", "reply_to", "fields", "addr", "rule"), [
+    # the case: a no-reply sender with an empty Reply-To
+    (["no-reply@shop.example"], [], {"reply_to_field": '"Shop" <>'}, None, "no-reply sender"),
+    (["noreply@shop.example"], [], {}, None, "no-reply sender"),
+    (["donotreply@bank.example"], [], {}, None, "no-reply sender"),
+    (["do-not-reply@bank.example"], [], {}, None, "no-reply sender"),
+    (["no_reply+news@bank.example"], [], {}, None, "no-reply sender"),
+    (["noreply@shop.example"], ["no-reply@shop.example"], {}, None, "no-reply sender"),
+    ([], [], {"from_field": '"Shop" <>'}, None, "no-reply sender"),
+    # a Reply-To that is present but names no usable address is said as such
+    (["a@example.org"], [], {"reply_to_field": '"Name" <>'}, "a@example.org",
+     "Reply-To '\"Name\" <>' names no address"),
+    (["a@example.org"], [], {"reply_to_field": "undisclosed"}, "a@example.org",
+     "names no address"),
+])
+def test_a_no_reply_sender_gets_no_reply_address_and_the_rule_says_why(from_, reply_to, fields,
+                                                                       addr, rule):
+    choice = choose_reply(from_, reply_to, frozenset({"support@example.com"}), **fields)
+    assert choice.addr == addr and rule in choice.rule, choice.rule
+    if reply_to or fields.get("reply_to_field"):
+        assert "no Reply-To" not in choice.rule
+    assert choice.no_reply_sender == (rule == "no-reply sender")
+
+
+def test_an_empty_reply_to_is_kept_as_present_by_the_header_parser():
+    from email_rag.mail.headers import parse_headers
+    from email_rag.testing.mails import raw
+
+    h = parse_headers(raw('From: no-reply@shop.example\nReply-To: "Shop" <>\nSubject: x\n\nx\n'))
+    assert h.reply_to == [] and h.reply_to_field == '"Shop" <>'
+    h = parse_headers(raw('From: "Shop" <>\nSubject: x\n\nx\n'))
+    assert h.from_addrs == [] and h.from_field == '"Shop" <>'
+
+
+@pytest.mark.parametrize("label", ["gb2312", "big5", "iso-8859-1", "shift_jis"])
+def test_a_label_contradicted_by_valid_utf8_is_read_as_utf8_with_the_reason(label):
+    text = "请查收发票 Grüße ①"
+    got, why = decode_bytes(text.encode(), label)
+    assert got == text
+    assert why is not None and "valid UTF-8" in why and label in why

@@ -133,3 +133,60 @@ def test_mutilated_mails_never_raise():
                 data = data[:pos]
         p = parse_mail(bytes(data), **LIMITS)
         assert p.parse_status in set(ParseStatus)
+
+
+def _attachments_mail(*parts: tuple[str, str, bytes]) -> bytes:
+    """A mail of only attachments: (content type, file name, bytes), base64."""
+    import base64
+
+    out = (b"From: kunde@example.org\r\nTo: support@example.com\r\nSubject: scan\r\n"
+           b"Message-ID: <att@example.org>\r\nMIME-Version: 1.0\r\n"
+           b'Content-Type: multipart/mixed; boundary="a"\r\n\r\n')
+    for ctype, name, data in parts:
+        out += (f"--a\r\nContent-Type: {ctype}\r\nContent-Transfer-Encoding: base64\r\n"
+                f'Content-Disposition: attachment; filename="{name}"\r\n\r\n').encode()
+        out += base64.encodebytes(data).replace(b"\n", b"\r\n")
+    return out + b"--a--\r\n"
+
+
+def test_binary_content_under_a_text_label_is_never_text():
+    """GIVEN a text/rtf attachment that is really a PNG, and a text/plain body part that
+    is really a PNG THEN neither gives text; the reason names the real type."""
+    from email_rag.testing.documents import png
+
+    image = png(20, 20)
+    p = parse_mail(_attachments_mail(("text/rtf", "brief.rtf", image)))
+    [a] = p.attachments
+    assert a.text_chars == 0 and "PNG" in a.text_status and "text/rtf" in a.text_status
+    assert not p.attachment_text
+    import base64
+
+    body = (b"From: k@example.org\r\nSubject: x\r\nContent-Type: text/plain\r\n"
+            b"Content-Transfer-Encoding: base64\r\n\r\n" + base64.encodebytes(image))
+    q = parse_mail(body)
+    assert "IHDR" not in (q.body_text or "") and "PNG" not in (q.body_text or "")
+    assert [x.content_type for x in q.attachments] == ["text/plain"]
+
+
+def test_real_rtf_is_converted_to_text():
+    from email_rag.testing.documents import rtf
+
+    p = parse_mail(_attachments_mail(("application/rtf", "brief.rtf",
+                                      rtf("Rechnung 4711: Betrag über 20 € falsch.\nDanke"))))
+    assert "Rechnung 4711: Betrag über 20 € falsch." in p.attachment_text
+    assert "\\rtf1" not in p.attachment_text and "fonttbl" not in p.attachment_text
+    assert p.attachments[0].text_status == "extracted"
+
+
+def test_attachments_without_text_are_named_even_when_the_body_fills_the_budget():
+    import json
+
+    from email_rag.pipeline.mail_input import mail_content
+
+    atts = json.dumps([{"filename": "scan.png", "content_type": "image/png", "size": 2048,
+                        "text_chars": 0, "text_status": "no text: image/png (an image or scan"},
+                       {"filename": "a.txt", "content_type": "text/plain", "size": 10,
+                        "text_chars": 5, "text_status": "extracted"}])
+    got = mail_content({"body_text": "x" * 20_000, "attachments": atts}, max_chars=8000)
+    assert "[attachment 1: scan.png (image/png, 2.0 KB)] no text: image/png" in got["body"]
+    assert "a.txt" not in got["body"] and len(got["body"]) < 8200

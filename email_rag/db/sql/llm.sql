@@ -2,7 +2,8 @@
 
 -- name: llm_email_content
 -- What the classification step reads of one mail when the step context lacks it.
-SELECT id, subject, from_addr, from_name, body_text, attachment_text, auto_reason, parse_status
+SELECT id, subject, from_addr, from_name, body_text, attachment_text, auto_reason, parse_status,
+       reply_addr, reply_rule, attachments
 FROM emails WHERE id = %(id)s
 
 -- name: llm_attempt_latency
