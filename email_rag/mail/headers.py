@@ -267,7 +267,7 @@ class MailHeaders:
     to_addrs: list[str] = field(default_factory=list)
     cc_addrs: list[str] = field(default_factory=list)
     subject: str = ""
-    sent_at: datetime | None = None  # UTC, naive
+    sent_at: datetime | None = None  # UTC, no tzinfo
     in_reply_to: str | None = None
     references: list[str] = field(default_factory=list)
     auto_submitted: str = ""
@@ -435,7 +435,7 @@ def _addresses(values: list[Any] | None, charsets: tuple[str, ...] = ()
 
 
 def parse_date(value: str) -> datetime | None:
-    """The Date header in UTC (naive), or None when missing, unreadable or out of range."""
+    """The Date header in UTC (no tzinfo), or None when missing, unreadable or out of range."""
     if not value:
         return None
     try:

@@ -231,7 +231,7 @@ def _who(actor: Any) -> str:
 def _at(value: Any, zone: Any = None) -> str:
     if not hasattr(value, "strftime"):
         return str(value or "")
-    if zone is not None and value.tzinfo is None:  # stored naive UTC
+    if zone is not None and value.tzinfo is None:  # stored as UTC without tzinfo
         from datetime import UTC
 
         value = value.replace(tzinfo=UTC).astimezone(zone)

@@ -63,11 +63,11 @@ def _like_prefix(text: str) -> str:
 
 
 def _time(value: datetime | str | None, name: str, zone: tzinfo) -> datetime | None:
-    """An ISO time as the database stores it: naive UTC."""
+    """An ISO time as the database stores it: UTC without tzinfo."""
     if value in (None, ""):
         return None
     if isinstance(value, datetime):
-        return value  # a caller's datetime is naive UTC already
+        return value  # a caller's datetime is UTC without tzinfo already
     try:
         parsed = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
     except ValueError as e:

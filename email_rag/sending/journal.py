@@ -33,7 +33,7 @@ class Acceptance:
     attempt_id: int
     message_id: str
     answer: str
-    accepted_at: datetime  # naive UTC, as MariaDB stores it
+    accepted_at: datetime  # UTC without tzinfo, as MariaDB stores it
 
 
 class SendJournal:

@@ -34,7 +34,7 @@ def N_(message: str) -> str:  # noqa: N802 - marks a text for translation (the w
 
 
 def utc_text(value: Any) -> str:
-    """A stored time (naive UTC) as the CLI prints it."""
+    """A stored time (UTC, no tzinfo) as the CLI prints it."""
     if isinstance(value, datetime):
         return (value if value.tzinfo else value.replace(tzinfo=UTC)).strftime(
             "%Y-%m-%d %H:%M:%S UTC")
@@ -42,7 +42,7 @@ def utc_text(value: Any) -> str:
 
 
 def local_text(value: Any, zone: Any) -> str:
-    """A stored time (naive UTC) in a time zone, to the minute (the web's way)."""
+    """A stored time (UTC, no tzinfo) in a time zone, to the minute (the web's way)."""
     if isinstance(value, datetime):
         aware = value if value.tzinfo else value.replace(tzinfo=UTC)
         return aware.astimezone(zone).strftime("%Y-%m-%d %H:%M")

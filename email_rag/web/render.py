@@ -67,7 +67,7 @@ def age(seconds: Any) -> str:
 
 @jinja2.pass_context
 def when(context: Any, value: Any) -> str:
-    """A stored time (naive UTC: MariaDB runs in UTC) in the user's time zone, to the
+    """A stored time (UTC without tzinfo: MariaDB runs in UTC) in the user's time zone, to the
     minute (the title of the page says which zone)."""
     if value is None:
         return ""
