@@ -272,6 +272,11 @@ class Settings(BaseSettings):
     web_login_lockout_max_seconds: int = Field(
         3600, description="The longest lock (s) of a name for one client address."
     )
+    web_login_max_failures_per_address: int = Field(
+        20, description="Failed logins from one client address, whatever names were typed, "
+        "after which every login from it is locked (web_login_lockout_seconds, doubling); "
+        "failures older than web_login_lockout_seconds are forgotten."
+    )
     web_trusted_proxies: str = Field(
         "", description="Comma-separated addresses of reverse proxies whose X-Forwarded-For / "
         "X-Forwarded-Proto headers are believed; empty = none (the peer address is the client)."

@@ -47,7 +47,8 @@ def login(request: Request, name: FormStr = "", password: FormStr = "",
     client = request.client.host if request.client else ""
     result = users.authenticate(_svc(request).db, name, password, s.web_login_max_failures,
                                 s.web_login_lockout_seconds, client,
-                                s.web_login_lockout_max_seconds)
+                                s.web_login_lockout_max_seconds,
+                                s.web_login_max_failures_per_address)
     if result.user is None:
         if result.reason == "locked":
             error = i18n.translate(s.web_language, "Too many failed logins with this name from "

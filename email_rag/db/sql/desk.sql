@@ -32,6 +32,21 @@ ON DUPLICATE KEY UPDATE
   lockouts = IF(failures + 1 >= %(max)s, lockouts + 1, lockouts),
   failures = IF(failures + 1 >= %(max)s, 0, failures + 1);
 
+-- name: web_throttle_address_decay
+-- The address's bucket forgets failures older than the window when it is not locked, so
+-- a team behind one address is not locked by typos spread over a day.
+UPDATE login_throttle SET failures = 0
+ WHERE name_key = %(key)s AND client = %(client)s
+   AND updated_at < NOW(6) - INTERVAL %(window_s)s SECOND
+   AND (locked_until IS NULL OR locked_until < NOW(6));
+
+-- name: web_throttle_prune
+-- Rows of names and addresses not seen for longer than the longest lock and not locked:
+-- the throttle's state stays as small as the recent failures.
+DELETE FROM login_throttle
+ WHERE updated_at < NOW(6) - INTERVAL %(keep_s)s SECOND
+   AND (locked_until IS NULL OR locked_until < NOW(6));
+
 -- name: web_throttle_clear
 DELETE FROM login_throttle WHERE name_key = %(key)s AND client = %(client)s;
 
