@@ -277,6 +277,16 @@ def no_reply_list(request: Request, user: StaffUser):
                 rows=no_reply.list_suggested(_svc(request), scope=user.mailbox_ids))
 
 
+@router.get("/mails/{email_id}")
+def mail_page(request: Request, user: StaffUser, email_id: int):
+    """One mail to read (the no-reply list's subjects link here): what staff are asked to
+    decide on, for any user who may see its mailbox; the timeline stays the admins'."""
+    svc = _svc(request)
+    mail = desk.read_mail(svc, user.mailbox_ids, email_id)
+    return page(request, "mail.html", mail=mail,
+                undecided=mail["status"] == "no_reply_suggested")
+
+
 @router.post("/no-reply/{email_id}/{action}")
 def no_reply_decide(request: Request, user: StaffUser, email_id: int, action: str):
     if action not in ("confirm", "reply"):

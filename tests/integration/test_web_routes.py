@@ -15,6 +15,7 @@ from rq import Queue
 
 from email_rag.adapters.queue import rq_job_id
 from email_rag.db.audit import AuditEvent, AuditLog
+from email_rag.review import users
 from email_rag.web import create_app
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.webutil import (
@@ -436,6 +437,37 @@ def test_mariadb_down_gives_503_pages_and_metrics_say_so(settings, redis_url):
 
 
 # --- no reply suggested ---
+
+def test_staff_can_open_every_mail_the_no_reply_list_asks_about(client, db):
+    """GIVEN a no-reply suggestion in anna's mailbox and one in a mailbox she is not assigned
+    WHEN anna (staff) follows each subject's link on /no-reply THEN it opens a page she may
+    see (200, not the admins' timeline) with the mail's sender, text and attachments, and the
+    two decisions; another mailbox's mail is not listed and its page is a 404."""
+    import re as _re
+
+    mine, other = make_mailbox(db, "support"), make_mailbox(db, "sales")
+    users.set_mailbox(db, "anna", "support", True, "test")
+    eid = make_email(db, mine, status="no_reply_suggested", subject="Danke für alles",
+                     body="Vielen Dank, alles erledigt.\nGruß Alice", category="other",
+                     needs_reply=False, from_name="Alice Kunde",
+                     attachments='[{"filename": "Rechnung.pdf", "content_type": '
+                                 '"application/pdf", "size": 2048}]')
+    hidden = make_email(db, other, status="no_reply_suggested", subject="Nicht deins",
+                        needs_reply=False)
+    c = client()
+    login(c)
+    listing = c.get("/no-reply").text
+    links = _re.findall(r'<td class="subject"><a href="([^"]+)"', listing)
+    assert links and "Nicht deins" not in listing
+    for href in links:
+        r = c.get(href)
+        assert r.status_code == 200, (href, r.status_code)
+        assert "Vielen Dank, alles erledigt." in r.text and "Alice Kunde" in r.text
+        assert "Rechnung.pdf" in r.text
+        assert f"/no-reply/{eid}/confirm" in r.text and f"/no-reply/{eid}/reply" in r.text
+    assert c.get(f"/mails/{hidden}").status_code == 404
+    assert_inert(c.get(f"/mails/{eid}").text)
+
 
 def test_no_reply_list_confirm_with_one_click(client, db):
     mb = make_mailbox(db)

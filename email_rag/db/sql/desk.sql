@@ -200,3 +200,12 @@ SELECT e.id, e.subject, e.status, e.category,
    AND (%(thread_key)s IS NULL OR e.thread_key IS NULL OR e.thread_key <> %(thread_key)s)
  ORDER BY e.received_at DESC, e.id DESC
  LIMIT 10;
+
+-- name: desk_mail_read
+-- One mail as staff read it (the no-reply list's "open"): explicit columns, never the raw
+-- source.
+SELECT e.id, e.subject, e.from_addr, e.from_name, e.to_addrs, e.cc_addrs, e.received_at,
+       e.status, e.status_reason, e.category, e.priority, e.language, e.summary,
+       e.body_text, e.body_html, e.attachments, m.name AS mailbox
+  FROM emails e JOIN mailboxes m ON m.id = e.mailbox_id
+ WHERE e.id = %(id)s;
