@@ -257,3 +257,51 @@ def test_two_agents_autosave_conflict_and_no_lost_edits(web, db, browser):
     while anna.dialogs[-1][0] != "beforeunload" and time.monotonic() < deadline:
         anna.wait_for_timeout(100)
     assert anna.dialogs[-1][0] == "beforeunload"
+
+
+# Each visible character's box, in the order of the text (controls and spaces left out):
+# text read in logical order has every character right of the one before on its line.
+CHAR_BOXES = """el => {
+  const out = [];
+  const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+    for (let i = 0; i < node.data.length; i++) {
+      if (/[\\s\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]/.test(node.data[i])) continue;
+      const r = document.createRange();
+      r.setStart(node, i);
+      r.setEnd(node, i + 1);
+      const b = r.getBoundingClientRect();
+      if (b.width > 0) out.push([node.data[i], b.left, b.top]);
+    }
+  }
+  return out;
+}"""
+
+
+def reads_in_logical_order(locator) -> bool:
+    boxes = locator.evaluate(CHAR_BOXES)
+    assert len(boxes) > 5
+    return all(b[1] > a[1] or b[2] > a[2] + 2 for a, b in zip(boxes, boxes[1:], strict=False))
+
+
+@needs_chromium
+def test_a_right_to_left_override_cannot_mirror_names_on_the_draft_page(web, db, browser):
+    """GIVEN a mail from "Alice <U+202E>Kunde" with an attachment "Rechnung<U+202E>fdp.exe"
+    WHEN anna opens its draft in Chromium THEN the file name reads in logical order with the
+    control shown ("Rechnung<U+202E>fdp.exe", never "Rechnungexe.pdf"), and the sender line,
+    recipient included, is not mirrored."""
+    make_user(db, "anna")
+    mail = make_email(db, make_mailbox(db), subject="Rechnung anbei",
+                      from_name="Alice \u202eKunde", from_addr="alice@customer.example",
+                      to_addrs="support@example.com",
+                      attachments='[{"filename": "Rechnung\u202efdp.exe", "content_type": '
+                                  '"application/pdf", "size": 10, "text_status": null}]')
+    draft = make_draft(db, mail)
+    page = open_as(browser, web, "anna")
+    page.goto(f"{web}/drafts/{draft}")
+    link, sender = page.locator("a.attachment"), page.locator("section.mail p.from")
+    expect(sender).to_contain_text("support@example.com")
+    assert reads_in_logical_order(link)
+    assert reads_in_logical_order(sender)
+    expect(link).to_have_text("Rechnung<U+202E>fdp.exe")
+    expect(sender).to_contain_text("Alice <U+202E>Kunde")

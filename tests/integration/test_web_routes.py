@@ -6,6 +6,7 @@ Auth, roles (403), CSRF refusal, every action, POST-redirect-GET, headers,
 
 from __future__ import annotations
 
+import re
 import threading
 
 import pytest
@@ -418,6 +419,45 @@ def test_script_and_handlers_in_mail_are_inert_on_every_page(client, db):
     assert 'href="https://ok.example/"' in draft_html  # the sanitised HTML keeps a safe link
     assert "tracker.example" not in draft_html  # no remote image, no remote style
     assert "&lt;img src=x onerror=alert(11)&gt;" in c.get("/admin/audit").text
+
+
+BIDI = ("\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
+        "\u2069")
+
+
+def test_mail_text_is_bidi_isolated_and_controls_in_names_are_shown_on_every_page(client, db):
+    """GIVEN mails whose sender name, addresses, subject and attachment name carry a
+    right-to-left override, a failed one and one waiting for a no-reply decision, and an
+    audit event naming the file WHEN an admin opens every page that shows them THEN no bidi
+    control stands outside a <bdi> (it cannot reorder the rest of its line), and in names
+    (sender, addresses, file names, event details) it is shown as <U+202E>."""
+    mb = make_mailbox(db)
+    rlo = "\u202e"
+    cols = {"from_name": f"Alice {rlo}Kunde", "from_addr": f"alice{rlo}@customer.example",
+            "to_addrs": "support@example.com",
+            "attachments": f'[{{"filename": "Rechnung{rlo}fdp.exe", "content_type": '
+                           '"application/pdf", "size": 10, "text_status": null}]'}
+    mail = make_email(db, mb, subject=f"{rlo}TXT.exe Auftrag 77", **cols)
+    draft = make_draft(db, mail)
+    bad = make_email(db, mb, status="failed", subject=f"{rlo}kaputt", **cols)
+    make_job(db, bad, state="dead")
+    quiet = make_email(db, mb, status="no_reply_suggested", subject=f"{rlo}Danke",
+                       needs_reply=False, **cols)
+    AuditLog(db, "spool").record(AuditEvent("user:root", "email", mail, "attachment_downloaded",
+                                            detail={"filename": f"Rechnung{rlo}fdp.exe"}))
+    c = client()
+    login(c, "root")
+    shown = "&lt;U+202E&gt;</span>"
+    for url, names in [("/queue", 1), (f"/drafts/{draft}", 3), ("/admin/failures", 1),
+                       (f"/admin/mails/{bad}", 2), (f"/admin/mails/{mail}", 3),
+                       ("/admin/audit", 1), ("/no-reply", 1), (f"/mails/{quiet}", 3)]:
+        html = c.get(url).text
+        outside = re.sub(r"<bdi>.*?</bdi>", "", html, flags=re.S)
+        assert not [ch for ch in BIDI if ch in outside], url
+        assert html.count(shown) >= names, (url, html.count(shown))
+    draft_html = c.get(f"/drafts/{draft}").text
+    assert f"Rechnung<span class=\"bidi-control\">{shown}fdp.exe" in draft_html
+    assert f"Alice <span class=\"bidi-control\">{shown}Kunde" in draft_html
 
 
 def test_mariadb_down_gives_503_pages_and_metrics_say_so(settings, redis_url):
