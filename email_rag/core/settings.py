@@ -281,6 +281,14 @@ class Settings(BaseSettings):
         "", description="Comma-separated addresses of reverse proxies whose X-Forwarded-For / "
         "X-Forwarded-Proto headers are believed; empty = none (the peer address is the client)."
     )
+    web_max_request_bytes: int = Field(
+        4 * 1024 * 1024, description="Largest request body (bytes) of a logged-in user (a "
+        "reply of 100,000 characters, URL-encoded, fits); larger ones get 413 unread."
+    )
+    web_max_anonymous_request_bytes: int = Field(
+        64 * 1024, description="Largest request body (bytes) without a logged-in session "
+        "(the login form); larger ones get 413 before their body is read."
+    )
     web_db_timeout_seconds: int = Field(
         5, description="Read/write timeout (s) of the web UI's MariaDB connections: a hung "
         "database gives a 503 page after this long instead of a hanging page."

@@ -305,3 +305,19 @@ def test_a_right_to_left_override_cannot_mirror_names_on_the_draft_page(web, db,
     assert reads_in_logical_order(sender)
     expect(link).to_have_text("Rechnung<U+202E>fdp.exe")
     expect(sender).to_contain_text("Alice <U+202E>Kunde")
+
+
+def test_the_real_server_refuses_a_300_mb_login_post_without_reading_it(web):
+    """GIVEN the real `email-rag web` WHEN an anonymous client sends the headers of a 300 MB
+    login POST and no body THEN the answer is 413 at once (the server does not wait for the
+    body it would have to read)."""
+    import socket
+    from urllib.parse import urlparse
+
+    url = urlparse(web)
+    with socket.create_connection((url.hostname, url.port), timeout=60) as s:
+        s.sendall(b"POST /login HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/x-www-form-urlencoded\r\n"
+                  b"Content-Length: 314572800\r\n\r\nname=a")
+        head = s.recv(4096).decode("latin-1")
+    assert head.startswith("HTTP/1.1 413"), head[:200]

@@ -196,3 +196,62 @@ def test_stale_throttle_rows_are_pruned(db):
         auth(db, f"fresh{i}", "guess", "10.0.0.66")
     rows = db.fetchone("SELECT COUNT(*) AS n FROM login_throttle")["n"]
     assert rows <= 21, rows
+
+
+MIB = 1 << 20
+
+
+def post_raw(app, path: str, headers: dict[str, str], chunks: int, cookie: str = ""):
+    """POST to the ASGI app as a client that claims (or streams) a huge body: it hands out
+    at most ``chunks`` MiB on request, then hangs up. Answers (status, MiB the app read)."""
+    import asyncio
+
+    served, sent = 0, {}
+
+    async def receive():
+        nonlocal served
+        if served >= chunks:
+            return {"type": "http.disconnect"}
+        served += 1
+        return {"type": "http.request", "body": b"a" * MIB, "more_body": True}
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            sent["status"] = message["status"]
+
+    raw = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+    if cookie:
+        raw.append((b"cookie", cookie.encode()))
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+             "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+             "root_path": "", "headers": raw, "client": ("10.0.0.9", 5000),
+             "server": ("testserver", 80)}
+
+    async def run():
+        async with app.router.lifespan_context(app):
+            try:
+                await app(scope, receive, send)
+            except Exception:  # noqa: BLE001 - a hang-up mid-body may surface as an error
+                pass
+
+    asyncio.run(run())
+    return sent.get("status"), served
+
+
+def test_a_huge_anonymous_post_is_refused_before_its_body_is_read(app, db):
+    """GIVEN an anonymous client WHEN it posts a login claiming 300 MB (Content-Length), or
+    streams one without a length THEN it gets 413 having handed over at most 1 MiB: the body
+    is never read whole. A logged-in agent's 300 KB reply still goes through."""
+    form = "application/x-www-form-urlencoded"
+    status, read = post_raw(app, "/login", {"content-type": form,
+                                            "content-length": str(300 * 1000 * MIB)}, 8)
+    assert (status, read) == (413, 0)
+    status, read = post_raw(app, "/login", {"content-type": form,
+                                            "transfer-encoding": "chunked"}, 8)
+    assert status == 413 and read <= 1
+    draft = make_draft(db, make_email(db, make_mailbox(db)))
+    with browsers(app, log_in=True) as new:
+        c = new()
+        r = c.post(f"/drafts/{draft}/autosave", data={"csrf_token": c.csrf,
+                                                      "body": "Hallo " * 50_000})
+        assert r.status_code == 200 and r.json()["saved"] is True
