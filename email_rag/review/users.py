@@ -1,8 +1,8 @@
 """Web UI users: create, list, disable, and check a login.
 
 Passwords are hashed with argon2id (argon2-cffi); the plain password is never
-stored, logged or audited. A login check takes the user row lock, so failed
-attempts from parallel requests are all counted.
+stored, logged or audited. Failed attempts from parallel requests are all
+counted (each is one upsert of its buckets).
 
 Failure table of one login. Throttled per (account, client address), the account being
 the row the lookup found (its collation folds case, accents, width and zero-width forms, so
@@ -18,7 +18,9 @@ one address cannot lock a user out everywhere, and an unknown name behaves like 
 | MariaDB down | yes, later | yes: nothing changed | the page says so (503); nothing is recorded |
 | success | - | yes: throttle rows of (account, client) and of the client cleared, last_login_at | audited login under the account |
 
-At most ``VERIFY_SLOTS`` password checks run at once per process (argon2id: 64 MiB each).
+At most ``VERIFY_SLOTS`` logins are checked at once per process (argon2id: 64 MiB each);
+the check, the password and the record of one login run in one slot, the password check
+outside any transaction.
 
 Sessions: the session cookie carries the user's ``session_version``; logout
 (``end_sessions``) and disabling raise it, so every cookie issued before is refused
@@ -170,7 +172,8 @@ def name_key(name: str) -> str:
 ADDRESS_KEY = "address"
 # Password checks running at once in this process: argon2id takes 64 MiB and a core's
 # worth of work per check, so a login flood waits here instead of growing the process.
-VERIFY_SLOTS = threading.BoundedSemaphore(2)
+VERIFY_SLOTS_N = 2
+VERIFY_SLOTS = threading.BoundedSemaphore(VERIFY_SLOTS_N)
 
 
 def authenticate(db: Database, name: str, password: str, max_failures: int, lockout_s: int,
@@ -182,61 +185,77 @@ def authenticate(db: Database, name: str, password: str, max_failures: int, lock
     Throttled twice: per (account, client), the account being the row the lookup found
     (the collation folds case, accents, width and zero-width characters, so every
     spelling of a name shares its account's bucket), and per client address whatever
-    names are typed (address_max_failures)."""
+    names are typed (address_max_failures). The check, the password and the record run in
+    one of ``VERIFY_SLOTS``, so parallel attempts cannot all pass one check; the password
+    check holds no transaction (no row lock waits behind an argon2 hash)."""
     name = (name or "").strip()[:100]
     client = (client or "unknown")[:64]
     actor = f"web:{client}"
     limits = {"max": max_failures, "lock_s": lockout_s, "lock_max": lockout_max_s}
-    with db.transaction() as cur:
-        row = cur.fetchone(sql("web_user_by_name"), {"name": name}) if name else None
+    with VERIFY_SLOTS:
+        row = db.fetchone(sql("web_user_by_name"), {"name": name}) if name else None
         account = row["name"] if row is not None else None
         key = {"key": name_key(account if account is not None else name), "client": client}
         address = {"key": ADDRESS_KEY, "client": client}
         shown = account if account is not None else f"unknown:{key['key'][:16]}"
-        cur.execute(sql("web_throttle_address_decay"), {**address, "window_s": lockout_s})
-        by_address = cur.fetchone(sql("web_throttle_get_for_update"), address)
-        throttle = cur.fetchone(sql("web_throttle_get_for_update"), key)
-        locked = max(int(t["locked_s"]) if t else 0 for t in (by_address, throttle))
+        buckets = _buckets(db, key, lockout_s)
+        before, by_address = buckets.get(key["key"]), buckets.get(ADDRESS_KEY)
+        locked = max(int(b["locked_s"]) for b in (before, by_address) if b) \
+            if before or by_address else 0
         if locked:
-            write_events(cur, [AuditEvent(actor, "user", shown, "login_refused",
-                                          detail={"reason": "locked"})])
+            _audit(db, [AuditEvent(actor, "user", shown, "login_refused",
+                                   detail={"reason": "locked"})])
             return LoginResult(None, "locked", locked)
-        with VERIFY_SLOTS:
-            ok = _verify(row["password_hash"] if row else _DUMMY_HASH, password)
+        ok = _verify(row["password_hash"] if row else _DUMMY_HASH, password)
         reason = ("unknown_user" if row is None else "bad_password" if not ok
                   else "disabled" if row["disabled"] else "ok")
         if reason != "ok":
-            cur.execute(sql("web_throttle_failed"), {**key, **limits})
-            cur.execute(sql("web_throttle_failed"), {**address, **limits,
-                                                     "max": address_max_failures})
-            after = cur.fetchone(sql("web_throttle_get_for_update"), key)
-            after_address = cur.fetchone(sql("web_throttle_get_for_update"), address)
-            attempt = (int(throttle["failures"]) if throttle else 0) + 1
-            events = [AuditEvent(actor, "user", shown, "login_failed", attempt=attempt,
-                                 detail={"reason": reason})]
-            lock = max(int(t["locked_s"]) if t else 0 for t in (after, after_address))
-            if lock:
-                lockouts = max(int(t["lockouts"]) if t else 0 for t in (after, after_address))
-                events.append(AuditEvent(actor, "user", shown, "login_locked", attempt=attempt,
-                                         detail={"lockout_s": lock, "lockouts": lockouts,
-                                                 "by_address": bool(after_address and
-                                                                    after_address["locked_s"])}))
-            write_events(cur, events)
+            attempt = (int(before["failures"]) if before else 0) + 1
+            with db.transaction() as cur:
+                cur.execute(sql("web_throttle_failed"), {**key, **limits, "stale": 0})
+                cur.execute(sql("web_throttle_failed"), {
+                    **address, **limits, "max": address_max_failures,
+                    "stale": int(bool(by_address and by_address["stale"]))})
+                after = {r["name_key"]: r for r in cur.fetchall(sql("web_throttle_get"), {
+                    "key": key["key"], "address": ADDRESS_KEY, "client": client,
+                    "window_s": lockout_s})}
+                events = [AuditEvent(actor, "user", shown, "login_failed", attempt=attempt,
+                                     detail={"reason": reason})]
+                lock = max([int(r["locked_s"]) for r in after.values()] or [0])
+                if lock:
+                    address_lock = after.get(ADDRESS_KEY)
+                    events.append(AuditEvent(
+                        actor, "user", shown, "login_locked", attempt=attempt,
+                        detail={"lockout_s": lock,
+                                "lockouts": max(int(r["lockouts"]) for r in after.values()),
+                                "by_address": bool(address_lock and address_lock["locked_s"])}))
+                write_events(cur, events)
             if not lock:
                 return LoginResult(None, reason)
-        else:
+            # a lock was set: the moment to drop what nobody has tried lately
+            db.execute(sql("web_throttle_prune"), {"keep_s": max(lockout_max_s, lockout_s)})
+            return LoginResult(None, "locked", lock)
+        with db.transaction() as cur:
             cur.execute(sql("web_throttle_clear"), key)
-            cur.execute(sql("web_throttle_clear"), address)  # not locked, or we would not be here
+            cur.execute(sql("web_throttle_clear"), address)  # not locked: checked above
             cur.execute(sql("web_user_login_ok"), {"id": row["id"]})
             if _hasher.check_needs_rehash(row["password_hash"]):
                 cur.execute(sql("web_user_set_password"),
                             {"id": row["id"], "hash": hash_password(password)})
             write_events(cur, [AuditEvent(f"user:{account}", "user", account, "login",
                                           detail={"client": client})])
-    if reason != "ok":  # a lock was set: the moment to drop what nobody has tried lately
-        db.execute(sql("web_throttle_prune"), {"keep_s": max(lockout_max_s, lockout_s)})
-        return LoginResult(None, "locked", lock)
     return LoginResult(_user(db, row), "ok")
+
+
+def _buckets(db: Database, key: dict[str, str], window_s: int) -> dict[str, dict[str, Any]]:
+    rows = db.fetchall(sql("web_throttle_get"), {"key": key["key"], "address": ADDRESS_KEY,
+                                                  "client": key["client"], "window_s": window_s})
+    return {r["name_key"]: r for r in rows}
+
+
+def _audit(db: Database, events: list[AuditEvent]) -> None:
+    with db.transaction() as cur:
+        write_events(cur, events)
 
 
 def _verify(stored: str, password: str) -> bool:

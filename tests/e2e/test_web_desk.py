@@ -321,3 +321,40 @@ def test_the_real_server_refuses_a_300_mb_login_post_without_reading_it(web):
                   b"Content-Length: 314572800\r\n\r\nname=a")
         head = s.recv(4096).decode("latin-1")
     assert head.startswith("HTTP/1.1 413"), head[:200]
+
+
+def peak_memory_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")
+
+
+def test_a_login_flood_from_40_clients_keeps_the_web_process_small(web_env, db, tmp_path):
+    """GIVEN the real `email-rag web` behind a trusted proxy WHEN 40 clients (40 addresses)
+    post 120 logins with random names at once THEN the process's peak memory stays under
+    300 MB (password checks, 64 MiB each, wait in line instead of running 40 at once), every
+    one is answered 401, and a real login still works afterwards."""
+    import secrets
+    from concurrent.futures import ThreadPoolExecutor
+
+    make_user(db, "anna")
+    env = {**web_env, "EMAIL_RAG_WEB_TRUSTED_PROXIES": "127.0.0.1"}
+    with serve_web(env, tmp_path) as base:
+
+        def client(i: int) -> list[int]:
+            with httpx.Client(base_url=base, timeout=120) as c:
+                token = csrf_of(c.get("/login").text)
+                return [c.post("/login", data={"name": secrets.token_hex(8), "password": "x",
+                                               "csrf_token": token},
+                               headers={"X-Forwarded-For": f"198.51.100.{i}"}).status_code
+                        for _ in range(3)]
+
+        with ThreadPoolExecutor(40) as pool:
+            answers = [s for statuses in pool.map(client, range(40)) for s in statuses]
+        assert answers == [401] * 120
+        assert peak_memory_mb(base.pid) < 300, peak_memory_mb(base.pid)
+        with httpx.Client(base_url=base) as c:
+            r = c.post("/login", data={"name": "anna", "password": PASSWORD,
+                                       "csrf_token": csrf_of(c.get("/login").text)})
+            assert r.status_code == 303
