@@ -13,6 +13,7 @@ from urllib.parse import quote, urlencode
 
 import anyio
 import anyio.to_thread
+from babel.numbers import format_decimal
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
 
@@ -27,7 +28,7 @@ from ..sending import regenerate as regen
 from ..sending import review
 from ..sending.outcome import local_text, send_outcome
 from ..sending.review import DraftConflictError, DraftStateError, seen_token
-from .render import page, user_zone
+from .render import language, page, user_zone
 from .render import tr as _tr
 from .security import FormStr, StaffUser, flash
 
@@ -231,7 +232,15 @@ def autosave(request: Request, user: StaffUser, draft_id: int, body: FormStr) ->
     editing, and whether the draft changed under them."""
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
-    desk.save_edit(svc, draft_id, user.id, body.replace("\r\n", "\n"))
+    text = body.replace("\r\n", "\n")
+    if len(text) > desk.MAX_EDIT_CHARS:  # never store a cut text as if it were the agent's
+        lang = language(request, user)
+        return JSONResponse({"saved": False, "error": _tr(
+            request, user, "Not saved: the text has %(chars)s characters, more than the "
+            "%(max)s a reply may have. Shorten it; your text is only in this page.",
+            chars=format_decimal(len(text), locale=lang),
+            max=format_decimal(desk.MAX_EDIT_CHARS, locale=lang))})
+    desk.save_edit(svc, draft_id, user.id, text)
     state = desk.draft_state(svc, draft_id)
     changed = state is not None and state["status"] not in (DraftStatus.PENDING_REVIEW,
                                                             DraftStatus.STALE)

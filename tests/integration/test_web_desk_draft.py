@@ -91,6 +91,26 @@ def test_edits_are_saved_restored_and_shown_as_being_edited(client, db):
     assert anna.post(f"/drafts/{draft}/autosave", data={"body": "x"}).status_code == 403
 
 
+def test_an_autosave_longer_than_the_limit_says_not_saved_and_keeps_the_last_text(client, db):
+    """GIVEN anna's saved text WHEN her editor sends 100,001 characters THEN the answer says
+    not saved (and why), her last saved text stays as it was (nothing cut), and a text of
+    exactly 100,000 characters is saved whole."""
+    draft = make_draft(db, make_email(db, make_mailbox(db)), body="Original")
+    anna = client("anna")
+    anna.post(f"/drafts/{draft}/autosave", data={"csrf_token": anna.csrf, "body": "Erst"})
+    answer = anna.post(f"/drafts/{draft}/autosave", data={"csrf_token": anna.csrf,
+                                                         "body": "x" * 100_001}).json()
+    assert answer["saved"] is False and "100,000" in answer["error"], answer
+    stored = db.fetchall("SELECT body FROM draft_edits WHERE draft_id = %s", (draft,))
+    assert [r["body"] for r in stored] == ["Erst"]
+    answer = anna.post(f"/drafts/{draft}/autosave", data={"csrf_token": anna.csrf,
+                                                         "body": "y" * 100_000}).json()
+    assert answer["saved"] is True
+    stored = db.fetchone("SELECT CHAR_LENGTH(body) AS n FROM draft_edits WHERE draft_id = %s",
+                         (draft,))
+    assert stored["n"] == 100_000
+
+
 def test_whole_thread_with_our_replies_and_the_senders_history(client, db):
     """GIVEN a thread: the customer's first mail, our sent reply, her follow-up (pending),
     and an older mail of hers in another thread WHEN staff open the follow-up THEN the
