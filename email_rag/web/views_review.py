@@ -156,7 +156,16 @@ def content_disposition(filename: str) -> str:
 def _conflict(request: Request, svc, user, e: DraftConflictError, draft_id: int,
               text: str | None, query: QueueQuery) -> RedirectResponse:
     """Another agent (or the system) changed the draft first: say what they did, keep this
-    agent's text (saved as their edit, shown on the draft page), change nothing."""
+    agent's text (saved as their edit, shown on the draft page), change nothing. When the
+    change was this agent's own approval (a second click), say that it went out once."""
+    if e.draft["status"] in (DraftStatus.APPROVED, DraftStatus.SENT) \
+            and e.draft.get("approved_by") == user.actor:
+        _, values = desk.what_happened(e.draft, _zone(request, user))
+        flash(request, "warn", _tr(request, user, "You approved draft #%(id)s already at "
+                                   "%(at)s. Nothing changed: there is one send attempt only.",
+                                   id=draft_id, at=values["at"]) + " " + _tr(
+            request, user, "Reply: %(outcome)s.", outcome=_outcome(request, user, svc, draft_id)))
+        return RedirectResponse(_with(f"/drafts/{draft_id}", query), status_code=303)
     if text is not None:
         desk.save_edit(svc, draft_id, user.id, text)
     kept = (" " + _tr(request, user, "Your text is kept on this page; nothing of yours was "
