@@ -123,6 +123,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class WebBase(str):
+    """The base URL of a served web UI; ``.pid`` is its process."""
+
+    pid: int
+
+    def __new__(cls, url: str, pid: int) -> WebBase:
+        self = super().__new__(cls, url)
+        self.pid = pid
+        return self
+
+
 @contextmanager
 def serve_web(env: dict, cwd: Path) -> Iterator[str]:
     """The real `python -m email_rag web` on a free port; yields its base URL."""
@@ -146,7 +157,7 @@ def serve_web(env: dict, cwd: Path) -> Iterator[str]:
             pytest.fail("web server did not start: " + log_path.read_text())
         time.sleep(0.1)
     try:
-        yield base
+        yield WebBase(base, proc.pid)
     finally:
         proc.terminate()
         try:

@@ -277,9 +277,22 @@ class Settings(BaseSettings):
     web_login_lockout_max_seconds: int = Field(
         3600, description="The longest lock (s) of a name for one client address."
     )
+    web_login_max_failures_per_address: int = Field(
+        20, description="Failed logins from one client address, whatever names were typed, "
+        "after which every login from it is locked (web_login_lockout_seconds, doubling); "
+        "failures older than web_login_lockout_seconds are forgotten."
+    )
     web_trusted_proxies: str = Field(
         "", description="Comma-separated addresses of reverse proxies whose X-Forwarded-For / "
         "X-Forwarded-Proto headers are believed; empty = none (the peer address is the client)."
+    )
+    web_max_request_bytes: int = Field(
+        4 * 1024 * 1024, description="Largest request body (bytes) of a logged-in user (a "
+        "reply of 100,000 characters, URL-encoded, fits); larger ones get 413 unread."
+    )
+    web_max_anonymous_request_bytes: int = Field(
+        64 * 1024, description="Largest request body (bytes) without a logged-in session "
+        "(the login form); larger ones get 413 before their body is read."
     )
     web_db_timeout_seconds: int = Field(
         5, description="Read/write timeout (s) of the web UI's MariaDB connections: a hung "

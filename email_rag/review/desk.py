@@ -16,12 +16,14 @@ scope: staff only see, open and act on the mailboxes they are assigned to
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.actors import shown
 from ..db import sql
+from ..mail.mime import human_size
 from ..sending.review import DraftNotFoundError
 
 if TYPE_CHECKING:
@@ -166,6 +168,19 @@ def require_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> 
     row = svc.db.fetchone(sql("desk_mail_mailbox"), {"id": email_id})
     if row is None or (scope is not None and int(row["mailbox_id"]) not in scope):
         raise DraftNotFoundError(f"mail {email_id} does not exist")
+
+
+def read_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> dict[str, Any]:
+    """One mail for reading (its text, the sanitised HTML part is the page's business,
+    its attachments as listed by the parse step), if the user may see its mailbox."""
+    require_mail(svc, scope, email_id)
+    mail = svc.db.fetchone(sql("desk_mail_read"), {"id": email_id})
+    if mail is None:
+        raise DraftNotFoundError(f"mail {email_id} does not exist")
+    listed = json.loads(mail["attachments"]) if mail.get("attachments") else []
+    mail["attachments"] = [{**a, "size_text": human_size(int(a.get("size") or 0))}
+                           for a in listed if isinstance(a, dict)]
+    return mail
 
 
 def visible_mailboxes(svc: Services, scope: frozenset[int] | None) -> list[str]:

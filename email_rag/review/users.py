@@ -1,20 +1,26 @@
 """Web UI users: create, list, disable, and check a login.
 
 Passwords are hashed with argon2id (argon2-cffi); the plain password is never
-stored, logged or audited. A login check takes the user row lock, so failed
-attempts from parallel requests are all counted.
+stored, logged or audited. Failed attempts from parallel requests are all
+counted (each is one upsert of its buckets).
 
-Failure table of one login (throttled per typed name AND client address, so one
-address cannot lock a user out everywhere, and an unknown name behaves like a real one):
+Failure table of one login. Throttled per (account, client address), the account being
+the row the lookup found (its collation folds case, accents, width and zero-width forms, so
+every spelling of a name is one bucket), and per client address whatever names are typed;
+one address cannot lock a user out everywhere, and an unknown name behaves like a real one:
 
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
 | unknown user name | user may try again | yes: refused, same message as a wrong password; a dummy hash is verified so timing does not tell; counted like a wrong password | audited login_failed (unknown_user) under a hash of the name, never the text (it may be a password typed into the wrong field) |
-| wrong password | yes, until the limit | yes: failures + 1 for (name, client) | audited login_failed; at web_login_max_failures (name, client) is locked for web_login_lockout_seconds, doubled with each further lock up to web_login_lockout_max_seconds (audited login_locked) |
-| (name, client) locked | after the lock expires | yes: refused without checking the password, same message for unknown names | audited login_refused (locked); other addresses can still log in |
+| wrong password | yes, until the limit | yes: failures + 1 for (account, client) and for the client | audited login_failed under the account; at max_failures (account, client) is locked for lockout_s, at address_max_failures the whole client is, doubled with each further lock up to lockout_max_s (audited login_locked); rows untouched for lockout_max_s are then deleted |
+| (account, client) or client locked | after the lock expires | yes: refused without checking the password, same message for unknown names | audited login_refused (locked); other addresses can still log in |
 | user disabled | no | yes: refused, counted like a wrong password | audited login_failed (disabled); an admin enables the user |
 | MariaDB down | yes, later | yes: nothing changed | the page says so (503); nothing is recorded |
-| success | - | yes: throttle row of (name, client) cleared, last_login_at | audited login |
+| success | - | yes: throttle rows of (account, client) and of the client cleared, last_login_at | audited login under the account |
+
+At most ``VERIFY_SLOTS`` logins are checked at once per process (argon2id: 64 MiB each);
+the check, the password and the record of one login run in one slot, the password check
+outside any transaction.
 
 Sessions: the session cookie carries the user's ``session_version``; logout
 (``end_sessions``) and disabling raise it, so every cookie issued before is refused
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,49 +168,94 @@ def name_key(name: str) -> str:
     return hashlib.sha256(name.strip().lower().encode()).hexdigest()
 
 
+# The address's own bucket: no name hashes to this (it is not a SHA-256 hex digest).
+ADDRESS_KEY = "address"
+# Password checks running at once in this process: argon2id takes 64 MiB and a core's
+# worth of work per check, so a login flood waits here instead of growing the process.
+VERIFY_SLOTS_N = 2
+VERIFY_SLOTS = threading.BoundedSemaphore(VERIFY_SLOTS_N)
+
+
 def authenticate(db: Database, name: str, password: str, max_failures: int, lockout_s: int,
-                 client: str = "", lockout_max_s: int = 3600) -> LoginResult:
+                 client: str = "", lockout_max_s: int = 3600,
+                 address_max_failures: int = 20) -> LoginResult:
     """Check a login; every refusal and success is audited (never the password, never a
-    typed name that is no user)."""
+    typed name that is no user).
+
+    Throttled twice: per (account, client), the account being the row the lookup found
+    (the collation folds case, accents, width and zero-width characters, so every
+    spelling of a name shares its account's bucket), and per client address whatever
+    names are typed (address_max_failures). The check, the password and the record run in
+    one of ``VERIFY_SLOTS``, so parallel attempts cannot all pass one check; the password
+    check holds no transaction (no row lock waits behind an argon2 hash)."""
     name = (name or "").strip()[:100]
     client = (client or "unknown")[:64]
     actor = f"web:{client}"
-    key = {"key": name_key(name), "client": client}
-    with db.transaction() as cur:
-        row = cur.fetchone(sql("web_user_by_name"), {"name": name}) if name else None
-        shown = name if row is not None else f"unknown:{key['key'][:16]}"
-        throttle = cur.fetchone(sql("web_throttle_get_for_update"), key)
-        if throttle is not None and throttle["locked_s"]:
-            write_events(cur, [AuditEvent(actor, "user", shown, "login_refused",
-                                          detail={"reason": "locked"})])
-            return LoginResult(None, "locked", int(throttle["locked_s"]))
+    limits = {"max": max_failures, "lock_s": lockout_s, "lock_max": lockout_max_s}
+    with VERIFY_SLOTS:
+        row = db.fetchone(sql("web_user_by_name"), {"name": name}) if name else None
+        account = row["name"] if row is not None else None
+        key = {"key": name_key(account if account is not None else name), "client": client}
+        address = {"key": ADDRESS_KEY, "client": client}
+        shown = account if account is not None else f"unknown:{key['key'][:16]}"
+        buckets = _buckets(db, key, lockout_s)
+        before, by_address = buckets.get(key["key"]), buckets.get(ADDRESS_KEY)
+        locked = max(int(b["locked_s"]) for b in (before, by_address) if b) \
+            if before or by_address else 0
+        if locked:
+            _audit(db, [AuditEvent(actor, "user", shown, "login_refused",
+                                   detail={"reason": "locked"})])
+            return LoginResult(None, "locked", locked)
         ok = _verify(row["password_hash"] if row else _DUMMY_HASH, password)
         reason = ("unknown_user" if row is None else "bad_password" if not ok
                   else "disabled" if row["disabled"] else "ok")
         if reason != "ok":
-            cur.execute(sql("web_throttle_failed"), {**key, "max": max_failures,
-                                                     "lock_s": lockout_s,
-                                                     "lock_max": lockout_max_s})
-            after = cur.fetchone(sql("web_throttle_get_for_update"), key)
-            attempt = (int(throttle["failures"]) if throttle else 0) + 1
-            events = [AuditEvent(actor, "user", shown, "login_failed", attempt=attempt,
-                                 detail={"reason": reason})]
-            if after and after["locked_s"]:
-                events.append(AuditEvent(actor, "user", shown, "login_locked", attempt=attempt,
-                                         detail={"lockout_s": int(after["locked_s"]),
-                                                 "lockouts": int(after["lockouts"])}))
-            write_events(cur, events)
-            if after and after["locked_s"]:
-                return LoginResult(None, "locked", int(after["locked_s"]))
-            return LoginResult(None, reason)
-        cur.execute(sql("web_throttle_clear"), key)
-        cur.execute(sql("web_user_login_ok"), {"id": row["id"]})
-        if _hasher.check_needs_rehash(row["password_hash"]):
-            cur.execute(sql("web_user_set_password"),
-                        {"id": row["id"], "hash": hash_password(password)})
-        write_events(cur, [AuditEvent(f"user:{name}", "user", name, "login",
-                                      detail={"client": client})])
+            attempt = (int(before["failures"]) if before else 0) + 1
+            with db.transaction() as cur:
+                cur.execute(sql("web_throttle_failed"), {**key, **limits, "stale": 0})
+                cur.execute(sql("web_throttle_failed"), {
+                    **address, **limits, "max": address_max_failures,
+                    "stale": int(bool(by_address and by_address["stale"]))})
+                after = {r["name_key"]: r for r in cur.fetchall(sql("web_throttle_get"), {
+                    "key": key["key"], "address": ADDRESS_KEY, "client": client,
+                    "window_s": lockout_s})}
+                events = [AuditEvent(actor, "user", shown, "login_failed", attempt=attempt,
+                                     detail={"reason": reason})]
+                lock = max([int(r["locked_s"]) for r in after.values()] or [0])
+                if lock:
+                    address_lock = after.get(ADDRESS_KEY)
+                    events.append(AuditEvent(
+                        actor, "user", shown, "login_locked", attempt=attempt,
+                        detail={"lockout_s": lock,
+                                "lockouts": max(int(r["lockouts"]) for r in after.values()),
+                                "by_address": bool(address_lock and address_lock["locked_s"])}))
+                write_events(cur, events)
+            if not lock:
+                return LoginResult(None, reason)
+            # a lock was set: the moment to drop what nobody has tried lately
+            db.execute(sql("web_throttle_prune"), {"keep_s": max(lockout_max_s, lockout_s)})
+            return LoginResult(None, "locked", lock)
+        with db.transaction() as cur:
+            cur.execute(sql("web_throttle_clear"), key)
+            cur.execute(sql("web_throttle_clear"), address)  # not locked: checked above
+            cur.execute(sql("web_user_login_ok"), {"id": row["id"]})
+            if _hasher.check_needs_rehash(row["password_hash"]):
+                cur.execute(sql("web_user_set_password"),
+                            {"id": row["id"], "hash": hash_password(password)})
+            write_events(cur, [AuditEvent(f"user:{account}", "user", account, "login",
+                                          detail={"client": client})])
     return LoginResult(_user(db, row), "ok")
+
+
+def _buckets(db: Database, key: dict[str, str], window_s: int) -> dict[str, dict[str, Any]]:
+    rows = db.fetchall(sql("web_throttle_get"), {"key": key["key"], "address": ADDRESS_KEY,
+                                                  "client": key["client"], "window_s": window_s})
+    return {r["name_key"]: r for r in rows}
+
+
+def _audit(db: Database, events: list[AuditEvent]) -> None:
+    with db.transaction() as cur:
+        write_events(cur, events)
 
 
 def _verify(stored: str, password: str) -> bool:

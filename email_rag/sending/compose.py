@@ -17,8 +17,20 @@ def new_message_id(draft_id: int, domain: str) -> str:
     return f"<draft-{draft_id}.{uuid.uuid4().hex}@{domain}>"
 
 
+# Unicode bidi embeddings, overrides and isolates (LRE RLE PDF LRO RLO, LRI RLI FSI PDI):
+# they make a text read differently from its characters (``Rechnung<U+202E>fdp.exe`` shows
+# as ``Rechnungexe.pdf``). The marks (LRM, RLM, ALM) only place neutral characters.
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_NO_BIDI = {ord(c): None for c in BIDI_CONTROLS}
+
+
+def strip_bidi_controls(text: str) -> str:
+    return text.translate(_NO_BIDI)
+
+
 def reply_subject(subject: str | None) -> str:
-    subject = (subject or "").strip()
+    """Our reply's Subject: the customer's, without bidi controls, with one "Re:"."""
+    subject = strip_bidi_controls(subject or "").strip()
     return subject if subject.lower().startswith(("re:", "aw:", "sv:")) else f"Re: {subject}".strip()
 
 

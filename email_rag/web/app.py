@@ -30,6 +30,7 @@ from ..core.settings import Settings, get_settings
 from ..sending.outcome import N_
 from ..sending.review import AttachmentNotFoundError, DraftNotFoundError
 from . import views_admin, views_main, views_review
+from .limits import BodyLimit
 from .pool import ServicesPool
 from .render import STATIC, page
 from .render import tr as _tr
@@ -52,6 +53,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.pool = pool
     app.state.settings = settings
     app.state.metrics_cache = None
+    app.add_middleware(BodyLimit, logged_in_bytes=settings.web_max_request_bytes,
+                       anonymous_bytes=settings.web_max_anonymous_request_bytes)
     app.add_middleware(SessionMiddleware,
                        secret_key=session_secret(settings.web_secret_key.get_secret_value()),
                        session_cookie="email_rag_session",

@@ -20,10 +20,10 @@ import nh3
 from babel.numbers import format_decimal
 from fastapi import Request
 from fastapi.responses import HTMLResponse
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from ..core.actors import shown
-from ..sending.compose import reply_subject
+from ..sending.compose import BIDI_CONTROLS, reply_subject
 from ..sending.outcome import send_outcome
 from . import i18n
 from .security import csrf_token, pop_flashes
@@ -50,6 +50,17 @@ def safe_mail_html(html: str | None) -> Markup:
                         clean_content_tags={"script", "style", "noscript", "template",
                                             "iframe", "object", "title"})
     return Markup(cleaned)  # noqa: S704 - output of the sanitiser
+
+
+def isolated(value: Any) -> Markup:
+    """A piece of mail-derived text shown inline (a sender, an address, a file name, an
+    event's detail): isolated in ``<bdi>`` so it cannot reorder what stands around it, and
+    its bidi embeddings, overrides and isolates shown as what they are (``<U+202E>``), so
+    ``Rechnung<U+202E>fdp.exe`` never reads as ``Rechnungexe.pdf``."""
+    text = str(escape("" if value is None else value))
+    for c in BIDI_CONTROLS & set(text):
+        text = text.replace(c, f'<span class="bidi-control">&lt;U+{ord(c):04X}&gt;</span>')
+    return Markup(f"<bdi>{text}</bdi>")  # noqa: S704 - escaped above
 
 
 def age(seconds: Any) -> str:
@@ -133,7 +144,8 @@ def build_env() -> jinja2.Environment:
     env.policies["ext.i18n.trimmed"] = True
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
     env.filters.update(age=age, when=when, as_json=as_json, mail_html=safe_mail_html,
-                       reply_subject=reply_subject, who=who, send_outcome=outcome, num=num)
+                       reply_subject=reply_subject, who=who, send_outcome=outcome, num=num,
+                       iso=isolated)
     return env
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import anyio
+import anyio.to_thread
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse
 
@@ -40,14 +42,24 @@ def login_form(request: Request, next: str = "/queue"):
     return page(request, "login.html", next=safe_next(next), name="", error=None)
 
 
+# Logins checked at once by this process; the others wait here without holding one of the
+# threads every other page needs (a password check is an argon2id hash: 64 MiB, ~0.1 s).
+LOGIN_SLOTS = anyio.CapacityLimiter(users.VERIFY_SLOTS_N)
+
+
 @router.post("/login")
-def login(request: Request, name: FormStr = "", password: FormStr = "",
-          next: FormStr = "/queue"):
+async def login(request: Request, name: FormStr = "", password: FormStr = "",
+                next: FormStr = "/queue"):
     s = request.app.state.settings
     client = request.client.host if request.client else ""
-    result = users.authenticate(_svc(request).db, name, password, s.web_login_max_failures,
-                                s.web_login_lockout_seconds, client,
-                                s.web_login_lockout_max_seconds)
+
+    def check() -> users.LoginResult:
+        return users.authenticate(_svc(request).db, name, password, s.web_login_max_failures,
+                                  s.web_login_lockout_seconds, client,
+                                  s.web_login_lockout_max_seconds,
+                                  s.web_login_max_failures_per_address)
+
+    result = await anyio.to_thread.run_sync(check, limiter=LOGIN_SLOTS)
     if result.user is None:
         if result.reason == "locked":
             error = i18n.translate(s.web_language, "Too many failed logins with this name from "

@@ -11,8 +11,11 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, urlencode
 
+import anyio
+import anyio.to_thread
+from babel.numbers import format_decimal
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
 
 from ..core.errors import BadInputError
 from ..core.states import DraftStatus
@@ -25,7 +28,7 @@ from ..sending import regenerate as regen
 from ..sending import review
 from ..sending.outcome import local_text, send_outcome
 from ..sending.review import DraftConflictError, DraftStateError, seen_token
-from .render import page, user_zone
+from .render import language, page, user_zone
 from .render import tr as _tr
 from .security import FormStr, StaffUser, flash
 
@@ -112,17 +115,35 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
                 prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level)
 
 
+# Attachments read out of their stored mail at once by this process: each needs the raw
+# mail, its parse and the decoded file in memory (checked against the recorded SHA-256
+# before a byte is sent); the others wait here without holding a thread.
+DOWNLOAD_SLOTS = anyio.CapacityLimiter(2)
+CHUNK = 256 * 1024
+
+
 @router.get("/drafts/{draft_id}/attachments/{n}")
-def attachment(request: Request, user: StaffUser, draft_id: int, n: int):
+async def attachment(request: Request, user: StaffUser, draft_id: int, n: int):
     """A download, never shown inline: a generic type, ``Content-Disposition: attachment``
     and ``nosniff`` - the browser saves the file and renders none of it (mail content is
-    untrusted)."""
-    svc = _svc(request)
-    desk.require_draft(svc, user.mailbox_ids, draft_id)
-    info, data = review.attachment(svc, draft_id, n, user.name)
-    return Response(content=data, media_type="application/octet-stream", headers={
+    untrusted). Sent in chunks once checked."""
+
+    def load() -> tuple[dict, bytes]:
+        svc = _svc(request)
+        desk.require_draft(svc, user.mailbox_ids, draft_id)
+        return review.attachment(svc, draft_id, n, user.name)
+
+    info, data = await anyio.to_thread.run_sync(load, limiter=DOWNLOAD_SLOTS)
+    view = memoryview(data)
+
+    async def chunks():
+        for start in range(0, len(view), CHUNK):
+            yield bytes(view[start:start + CHUNK])
+
+    return StreamingResponse(chunks(), media_type="application/octet-stream", headers={
         "Content-Disposition": content_disposition(str(info.get("filename") or "attachment")),
-        "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"})
+        "Content-Length": str(len(data)), "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "no-store"})
 
 
 def content_disposition(filename: str) -> str:
@@ -135,7 +156,16 @@ def content_disposition(filename: str) -> str:
 def _conflict(request: Request, svc, user, e: DraftConflictError, draft_id: int,
               text: str | None, query: QueueQuery) -> RedirectResponse:
     """Another agent (or the system) changed the draft first: say what they did, keep this
-    agent's text (saved as their edit, shown on the draft page), change nothing."""
+    agent's text (saved as their edit, shown on the draft page), change nothing. When the
+    change was this agent's own approval (a second click), say that it went out once."""
+    if e.draft["status"] in (DraftStatus.APPROVED, DraftStatus.SENT) \
+            and e.draft.get("approved_by") == user.actor:
+        _, values = desk.what_happened(e.draft, _zone(request, user))
+        flash(request, "warn", _tr(request, user, "You approved draft #%(id)s already at "
+                                   "%(at)s. Nothing changed: there is one send attempt only.",
+                                   id=draft_id, at=values["at"]) + " " + _tr(
+            request, user, "Reply: %(outcome)s.", outcome=_outcome(request, user, svc, draft_id)))
+        return RedirectResponse(_with(f"/drafts/{draft_id}", query), status_code=303)
     if text is not None:
         desk.save_edit(svc, draft_id, user.id, text)
     kept = (" " + _tr(request, user, "Your text is kept on this page; nothing of yours was "
@@ -211,7 +241,15 @@ def autosave(request: Request, user: StaffUser, draft_id: int, body: FormStr) ->
     editing, and whether the draft changed under them."""
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
-    desk.save_edit(svc, draft_id, user.id, body.replace("\r\n", "\n"))
+    text = body.replace("\r\n", "\n")
+    if len(text) > desk.MAX_EDIT_CHARS:  # never store a cut text as if it were the agent's
+        lang = language(request, user)
+        return JSONResponse({"saved": False, "error": _tr(
+            request, user, "Not saved: the text has %(chars)s characters, more than the "
+            "%(max)s a reply may have. Shorten it; your text is only in this page.",
+            chars=format_decimal(len(text), locale=lang),
+            max=format_decimal(desk.MAX_EDIT_CHARS, locale=lang))})
+    desk.save_edit(svc, draft_id, user.id, text)
     state = desk.draft_state(svc, draft_id)
     changed = state is not None and state["status"] not in (DraftStatus.PENDING_REVIEW,
                                                             DraftStatus.STALE)
@@ -275,6 +313,16 @@ def regenerate(request: Request, user: StaffUser, draft_id: int, note: FormStr =
 def no_reply_list(request: Request, user: StaffUser):
     return page(request, "no_reply.html",
                 rows=no_reply.list_suggested(_svc(request), scope=user.mailbox_ids))
+
+
+@router.get("/mails/{email_id}")
+def mail_page(request: Request, user: StaffUser, email_id: int):
+    """One mail to read (the no-reply list's subjects link here): what staff are asked to
+    decide on, for any user who may see its mailbox; the timeline stays the admins'."""
+    svc = _svc(request)
+    mail = desk.read_mail(svc, user.mailbox_ids, email_id)
+    return page(request, "mail.html", mail=mail,
+                undecided=mail["status"] == "no_reply_suggested")
 
 
 @router.post("/no-reply/{email_id}/{action}")

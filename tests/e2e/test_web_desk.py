@@ -257,3 +257,147 @@ def test_two_agents_autosave_conflict_and_no_lost_edits(web, db, browser):
     while anna.dialogs[-1][0] != "beforeunload" and time.monotonic() < deadline:
         anna.wait_for_timeout(100)
     assert anna.dialogs[-1][0] == "beforeunload"
+
+
+# Each visible character's box, in the order of the text (controls and spaces left out):
+# text read in logical order has every character right of the one before on its line.
+CHAR_BOXES = """el => {
+  const out = [];
+  const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+    for (let i = 0; i < node.data.length; i++) {
+      if (/[\\s\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]/.test(node.data[i])) continue;
+      const r = document.createRange();
+      r.setStart(node, i);
+      r.setEnd(node, i + 1);
+      const b = r.getBoundingClientRect();
+      if (b.width > 0) out.push([node.data[i], b.left, b.top]);
+    }
+  }
+  return out;
+}"""
+
+
+def reads_in_logical_order(locator) -> bool:
+    boxes = locator.evaluate(CHAR_BOXES)
+    assert len(boxes) > 5
+    return all(b[1] > a[1] or b[2] > a[2] + 2 for a, b in zip(boxes, boxes[1:], strict=False))
+
+
+@needs_chromium
+def test_a_right_to_left_override_cannot_mirror_names_on_the_draft_page(web, db, browser):
+    """GIVEN a mail from "Alice <U+202E>Kunde" with an attachment "Rechnung<U+202E>fdp.exe"
+    WHEN anna opens its draft in Chromium THEN the file name reads in logical order with the
+    control shown ("Rechnung<U+202E>fdp.exe", never "Rechnungexe.pdf"), and the sender line,
+    recipient included, is not mirrored."""
+    make_user(db, "anna")
+    mail = make_email(db, make_mailbox(db), subject="Rechnung anbei",
+                      from_name="Alice \u202eKunde", from_addr="alice@customer.example",
+                      to_addrs="support@example.com",
+                      attachments='[{"filename": "Rechnung\u202efdp.exe", "content_type": '
+                                  '"application/pdf", "size": 10, "text_status": null}]')
+    draft = make_draft(db, mail)
+    page = open_as(browser, web, "anna")
+    page.goto(f"{web}/drafts/{draft}")
+    link, sender = page.locator("a.attachment"), page.locator("section.mail p.from")
+    expect(sender).to_contain_text("support@example.com")
+    assert reads_in_logical_order(link)
+    assert reads_in_logical_order(sender)
+    expect(link).to_have_text("Rechnung<U+202E>fdp.exe")
+    expect(sender).to_contain_text("Alice <U+202E>Kunde")
+
+
+def test_the_real_server_refuses_a_300_mb_login_post_without_reading_it(web):
+    """GIVEN the real `email-rag web` WHEN an anonymous client sends the headers of a 300 MB
+    login POST and no body THEN the answer is 413 at once (the server does not wait for the
+    body it would have to read)."""
+    import socket
+    from urllib.parse import urlparse
+
+    url = urlparse(web)
+    with socket.create_connection((url.hostname, url.port), timeout=60) as s:
+        s.sendall(b"POST /login HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/x-www-form-urlencoded\r\n"
+                  b"Content-Length: 314572800\r\n\r\nname=a")
+        head = s.recv(4096).decode("latin-1")
+    assert head.startswith("HTTP/1.1 413"), head[:200]
+
+
+def peak_memory_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")
+
+
+def test_a_login_flood_from_40_clients_keeps_the_web_process_small(web_env, db, tmp_path):
+    """GIVEN the real `email-rag web` behind a trusted proxy WHEN 40 clients (40 addresses)
+    post 120 logins with random names at once THEN the process's peak memory stays under
+    300 MB (password checks, 64 MiB each, wait in line instead of running 40 at once), every
+    one is answered 401, and a real login still works afterwards."""
+    import secrets
+    from concurrent.futures import ThreadPoolExecutor
+
+    make_user(db, "anna")
+    env = {**web_env, "EMAIL_RAG_WEB_TRUSTED_PROXIES": "127.0.0.1"}
+    with serve_web(env, tmp_path) as base:
+
+        def client(i: int) -> list[int]:
+            with httpx.Client(base_url=base, timeout=120) as c:
+                token = csrf_of(c.get("/login").text)
+                return [c.post("/login", data={"name": secrets.token_hex(8), "password": "x",
+                                               "csrf_token": token},
+                               headers={"X-Forwarded-For": f"198.51.100.{i}"}).status_code
+                        for _ in range(3)]
+
+        with ThreadPoolExecutor(40) as pool:
+            answers = [s for statuses in pool.map(client, range(40)) for s in statuses]
+        assert answers == [401] * 120
+        assert peak_memory_mb(base.pid) < 300, peak_memory_mb(base.pid)
+        with httpx.Client(base_url=base) as c:
+            r = c.post("/login", data={"name": "anna", "password": PASSWORD,
+                                       "csrf_token": csrf_of(c.get("/login").text)})
+            assert r.status_code == 303
+
+
+def test_ten_parallel_10_mib_downloads_keep_the_web_process_small(web, db):
+    """GIVEN a draft whose mail carries a 10 MiB attachment WHEN ten agents download it at
+    once from the real `email-rag web` THEN each gets the exact bytes and the process's peak
+    memory grows by less than 250 MB (attachments are decoded a few at a time, not ten
+    copies of the mail at once)."""
+    import hashlib
+    import secrets
+    from concurrent.futures import ThreadPoolExecutor
+
+    from email_rag.mail.mime import parse_mail
+
+    make_user(db, "anna")
+    blob = secrets.token_bytes(10 * 1024 * 1024)
+    msg = EmailMessage()
+    msg["From"] = "Carla Kunde <carla@example.org>"
+    msg["To"] = "support@example.com"
+    msg["Subject"] = "Grosse Datei"
+    msg["Message-ID"] = "<big@example.org>"
+    msg.set_content("Anbei die Datei.")
+    msg.add_attachment(blob, maintype="application", subtype="octet-stream",
+                       filename="daten.bin")
+    raw = msg.as_bytes()
+    draft = make_draft(db, make_email(db, make_mailbox(db), subject="Grosse Datei", raw=raw,
+                                      attachments=parse_mail(raw).attachments_json()))
+    with httpx.Client(base_url=web) as c:
+        token = csrf_of(c.get("/login").text)
+        c.post("/login", data={"name": "anna", "password": PASSWORD, "csrf_token": token})
+        cookies = dict(c.cookies)
+    before = peak_memory_mb(web.pid)
+
+    def download(_: int) -> str:
+        with httpx.Client(base_url=web, cookies=cookies, timeout=120) as c:
+            r = c.get(f"/drafts/{draft}/attachments/1")
+            assert r.status_code == 200
+            return hashlib.sha256(r.content).hexdigest()
+
+    with ThreadPoolExecutor(10) as pool:
+        digests = list(pool.map(download, range(10)))
+    assert digests == [hashlib.sha256(blob).hexdigest()] * 10
+    grown = peak_memory_mb(web.pid) - before
+    assert grown < 250, grown

@@ -59,6 +59,23 @@ def test_second_agent_gets_a_conflict_naming_the_first_and_keeps_her_text(client
     assert db.fetchone("SELECT COUNT(*) AS n FROM send_attempts")["n"] == 1
 
 
+def test_a_repeated_approve_tells_the_agent_her_own_reply_went_out_once(client, db):
+    """GIVEN anna approved a draft WHEN her approve is submitted again from the same page
+    (a second click, a resubmitted form) THEN she is told she approved it herself and that
+    there is one send attempt, never "nothing of yours was sent"; still one attempt."""
+    draft = make_draft(db, make_email(db, make_mailbox(db)))
+    anna = client("anna")
+    seen = seen_of(anna.get(f"/drafts/{draft}").text)
+    form = {"csrf_token": anna.csrf, "seen": seen, "body": "Annas Antwort"}
+    anna.post(f"/drafts/{draft}/approve", data=form)
+    r = anna.post(f"/drafts/{draft}/approve", data=form, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == f"/drafts/{draft}"
+    page = text(anna.get(r.headers["location"]).text)
+    assert "nothing of yours was sent" not in page and "Nothing was changed by you" not in page
+    assert "You approved" in page and "one send attempt" in page, page[:2000]
+    assert db.fetchone("SELECT COUNT(*) AS n FROM send_attempts")["n"] == 1
+
+
 def test_reject_after_another_agents_approval_is_a_conflict(client, db):
     draft = make_draft(db, make_email(db, make_mailbox(db)))
     anna, bob = client("anna"), client("bob")
@@ -89,6 +106,26 @@ def test_edits_are_saved_restored_and_shown_as_being_edited(client, db):
                                                          "body": "noch mehr"}).json()
     assert answer["changed"].startswith("bob rejected it")
     assert anna.post(f"/drafts/{draft}/autosave", data={"body": "x"}).status_code == 403
+
+
+def test_an_autosave_longer_than_the_limit_says_not_saved_and_keeps_the_last_text(client, db):
+    """GIVEN anna's saved text WHEN her editor sends 100,001 characters THEN the answer says
+    not saved (and why), her last saved text stays as it was (nothing cut), and a text of
+    exactly 100,000 characters is saved whole."""
+    draft = make_draft(db, make_email(db, make_mailbox(db)), body="Original")
+    anna = client("anna")
+    anna.post(f"/drafts/{draft}/autosave", data={"csrf_token": anna.csrf, "body": "Erst"})
+    answer = anna.post(f"/drafts/{draft}/autosave", data={"csrf_token": anna.csrf,
+                                                         "body": "x" * 100_001}).json()
+    assert answer["saved"] is False and "100,000" in answer["error"], answer
+    stored = db.fetchall("SELECT body FROM draft_edits WHERE draft_id = %s", (draft,))
+    assert [r["body"] for r in stored] == ["Erst"]
+    answer = anna.post(f"/drafts/{draft}/autosave", data={"csrf_token": anna.csrf,
+                                                         "body": "y" * 100_000}).json()
+    assert answer["saved"] is True
+    stored = db.fetchone("SELECT CHAR_LENGTH(body) AS n FROM draft_edits WHERE draft_id = %s",
+                         (draft,))
+    assert stored["n"] == 100_000
 
 
 def test_whole_thread_with_our_replies_and_the_senders_history(client, db):

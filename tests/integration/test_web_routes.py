@@ -6,6 +6,7 @@ Auth, roles (403), CSRF refusal, every action, POST-redirect-GET, headers,
 
 from __future__ import annotations
 
+import re
 import threading
 
 import pytest
@@ -15,6 +16,7 @@ from rq import Queue
 
 from email_rag.adapters.queue import rq_job_id
 from email_rag.db.audit import AuditEvent, AuditLog
+from email_rag.review import users
 from email_rag.web import create_app
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.webutil import (
@@ -419,6 +421,45 @@ def test_script_and_handlers_in_mail_are_inert_on_every_page(client, db):
     assert "&lt;img src=x onerror=alert(11)&gt;" in c.get("/admin/audit").text
 
 
+BIDI = ("\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
+        "\u2069")
+
+
+def test_mail_text_is_bidi_isolated_and_controls_in_names_are_shown_on_every_page(client, db):
+    """GIVEN mails whose sender name, addresses, subject and attachment name carry a
+    right-to-left override, a failed one and one waiting for a no-reply decision, and an
+    audit event naming the file WHEN an admin opens every page that shows them THEN no bidi
+    control stands outside a <bdi> (it cannot reorder the rest of its line), and in names
+    (sender, addresses, file names, event details) it is shown as <U+202E>."""
+    mb = make_mailbox(db)
+    rlo = "\u202e"
+    cols = {"from_name": f"Alice {rlo}Kunde", "from_addr": f"alice{rlo}@customer.example",
+            "to_addrs": "support@example.com",
+            "attachments": f'[{{"filename": "Rechnung{rlo}fdp.exe", "content_type": '
+                           '"application/pdf", "size": 10, "text_status": null}]'}
+    mail = make_email(db, mb, subject=f"{rlo}TXT.exe Auftrag 77", **cols)
+    draft = make_draft(db, mail)
+    bad = make_email(db, mb, status="failed", subject=f"{rlo}kaputt", **cols)
+    make_job(db, bad, state="dead")
+    quiet = make_email(db, mb, status="no_reply_suggested", subject=f"{rlo}Danke",
+                       needs_reply=False, **cols)
+    AuditLog(db, "spool").record(AuditEvent("user:root", "email", mail, "attachment_downloaded",
+                                            detail={"filename": f"Rechnung{rlo}fdp.exe"}))
+    c = client()
+    login(c, "root")
+    shown = "&lt;U+202E&gt;</span>"
+    for url, names in [("/queue", 1), (f"/drafts/{draft}", 3), ("/admin/failures", 1),
+                       (f"/admin/mails/{bad}", 2), (f"/admin/mails/{mail}", 3),
+                       ("/admin/audit", 1), ("/no-reply", 1), (f"/mails/{quiet}", 3)]:
+        html = c.get(url).text
+        outside = re.sub(r"<bdi>.*?</bdi>", "", html, flags=re.S)
+        assert not [ch for ch in BIDI if ch in outside], url
+        assert html.count(shown) >= names, (url, html.count(shown))
+    draft_html = c.get(f"/drafts/{draft}").text
+    assert f"Rechnung<span class=\"bidi-control\">{shown}fdp.exe" in draft_html
+    assert f"Alice <span class=\"bidi-control\">{shown}Kunde" in draft_html
+
+
 def test_mariadb_down_gives_503_pages_and_metrics_say_so(settings, redis_url):
     """GIVEN MariaDB unreachable WHEN pages are asked for THEN a 503 page says stored work is
     safe, /healthz is 503 and /metrics still answers with email_rag_database_up 0."""
@@ -436,6 +477,37 @@ def test_mariadb_down_gives_503_pages_and_metrics_say_so(settings, redis_url):
 
 
 # --- no reply suggested ---
+
+def test_staff_can_open_every_mail_the_no_reply_list_asks_about(client, db):
+    """GIVEN a no-reply suggestion in anna's mailbox and one in a mailbox she is not assigned
+    WHEN anna (staff) follows each subject's link on /no-reply THEN it opens a page she may
+    see (200, not the admins' timeline) with the mail's sender, text and attachments, and the
+    two decisions; another mailbox's mail is not listed and its page is a 404."""
+    import re as _re
+
+    mine, other = make_mailbox(db, "support"), make_mailbox(db, "sales")
+    users.set_mailbox(db, "anna", "support", True, "test")
+    eid = make_email(db, mine, status="no_reply_suggested", subject="Danke für alles",
+                     body="Vielen Dank, alles erledigt.\nGruß Alice", category="other",
+                     needs_reply=False, from_name="Alice Kunde",
+                     attachments='[{"filename": "Rechnung.pdf", "content_type": '
+                                 '"application/pdf", "size": 2048}]')
+    hidden = make_email(db, other, status="no_reply_suggested", subject="Nicht deins",
+                        needs_reply=False)
+    c = client()
+    login(c)
+    listing = c.get("/no-reply").text
+    links = _re.findall(r'<td class="subject"><a href="([^"]+)"', listing)
+    assert links and "Nicht deins" not in listing
+    for href in links:
+        r = c.get(href)
+        assert r.status_code == 200, (href, r.status_code)
+        assert "Vielen Dank, alles erledigt." in r.text and "Alice Kunde" in r.text
+        assert "Rechnung.pdf" in r.text
+        assert f"/no-reply/{eid}/confirm" in r.text and f"/no-reply/{eid}/reply" in r.text
+    assert c.get(f"/mails/{hidden}").status_code == 404
+    assert_inert(c.get(f"/mails/{eid}").text)
+
 
 def test_no_reply_list_confirm_with_one_click(client, db):
     mb = make_mailbox(db)

@@ -12,25 +12,37 @@ UPDATE users SET session_version = session_version + 1 WHERE id = %(id)s;
 -- name: web_user_set_prefs
 UPDATE users SET time_zone = %(time_zone)s, ui_language = %(ui_language)s WHERE id = %(id)s;
 
--- name: web_throttle_get_for_update
-SELECT failures, lockouts,
-       IF(locked_until > NOW(6),
-          GREATEST(CEIL(TIMESTAMPDIFF(MICROSECOND, NOW(6), locked_until) / 1e6), 1), 0) AS locked_s
-  FROM login_throttle WHERE name_key = %(key)s AND client = %(client)s FOR UPDATE;
-
 -- name: web_throttle_failed
 -- One more failed login for (name, client); at the limit a lock that doubles with every
 -- further lock (capped), and the counter restarts. SET runs left to right with updated
 -- values: locked_until and lockouts read the old failures/lockouts, so they come first.
+-- stale (the caller read it): the failures counted so far are forgotten first.
 INSERT INTO login_throttle (name_key, client, failures, lockouts, locked_until)
 VALUES (%(key)s, %(client)s, IF(1 >= %(max)s, 0, 1), IF(1 >= %(max)s, 1, 0),
         IF(1 >= %(max)s, NOW(6) + INTERVAL %(lock_s)s SECOND, NULL))
 ON DUPLICATE KEY UPDATE
-  locked_until = IF(failures + 1 >= %(max)s,
+  locked_until = IF(IF(%(stale)s, 0, failures) + 1 >= %(max)s,
                     NOW(6) + INTERVAL LEAST(%(lock_s)s * POW(2, lockouts), %(lock_max)s) SECOND,
                     locked_until),
-  lockouts = IF(failures + 1 >= %(max)s, lockouts + 1, lockouts),
-  failures = IF(failures + 1 >= %(max)s, 0, failures + 1);
+  lockouts = IF(IF(%(stale)s, 0, failures) + 1 >= %(max)s, lockouts + 1, lockouts),
+  failures = IF(IF(%(stale)s, 0, failures) + 1 >= %(max)s, 0, IF(%(stale)s, 0, failures) + 1);
+
+-- name: web_throttle_get
+-- Both buckets of a login, read without locks (the password check runs outside any
+-- transaction). stale: not locked and untouched for longer than the window.
+SELECT name_key, failures, lockouts,
+       IF(locked_until > NOW(6),
+          GREATEST(CEIL(TIMESTAMPDIFF(MICROSECOND, NOW(6), locked_until) / 1e6), 1), 0) AS locked_s,
+       (updated_at < NOW(6) - INTERVAL %(window_s)s SECOND
+        AND (locked_until IS NULL OR locked_until <= NOW(6))) AS stale
+  FROM login_throttle WHERE client = %(client)s AND name_key IN (%(key)s, %(address)s);
+
+-- name: web_throttle_prune
+-- Rows of names and addresses not seen for longer than the longest lock and not locked:
+-- the throttle's state stays as small as the recent failures.
+DELETE FROM login_throttle
+ WHERE updated_at < NOW(6) - INTERVAL %(keep_s)s SECOND
+   AND (locked_until IS NULL OR locked_until < NOW(6));
 
 -- name: web_throttle_clear
 DELETE FROM login_throttle WHERE name_key = %(key)s AND client = %(client)s;
@@ -185,3 +197,12 @@ SELECT e.id, e.subject, e.status, e.category,
    AND (%(thread_key)s IS NULL OR e.thread_key IS NULL OR e.thread_key <> %(thread_key)s)
  ORDER BY e.received_at DESC, e.id DESC
  LIMIT 10;
+
+-- name: desk_mail_read
+-- One mail as staff read it (the no-reply list's "open"): explicit columns, never the raw
+-- source.
+SELECT e.id, e.subject, e.from_addr, e.from_name, e.to_addrs, e.cc_addrs, e.received_at,
+       e.status, e.status_reason, e.category, e.priority, e.language, e.summary,
+       e.body_text, e.body_html, e.attachments, m.name AS mailbox
+  FROM emails e JOIN mailboxes m ON m.id = e.mailbox_id
+ WHERE e.id = %(id)s;

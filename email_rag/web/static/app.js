@@ -65,6 +65,7 @@ function reviewDesk(body, approveForm) {
     fetch(approveForm.dataset.autosave, {method: "POST", body: data, credentials: "same-origin"})
       .then(function (r) { if (!r.ok) { throw new Error("HTTP " + r.status); } return r.json(); })
       .then(function (answer) {
+        if (answer.saved === false) { say(answer.error); return; }
         saved = text;
         say("Your text is saved.");
         show("live-editing", answer.editing && answer.editing.length ?
