@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from email_rag.ingest.poller import Poller, PollResult
 from email_rag.runtime.job_runner import JobRunner
+from email_rag.testing.llm_server import ScriptedLLMServer
 from tests.helpers import run_job
 from tests.integration.ingest_helpers import services_for
 
@@ -64,3 +67,27 @@ class RealPath:
                 out.append("\n".join(m["content"] for m in r["body"]["messages"]
                                      if m["role"] == "user"))
         return out
+
+
+@pytest.fixture(scope="module")
+def llm():
+    """The scripted LLM over HTTP, one per test module (import it beside ``path``)."""
+    with ScriptedLLMServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def path(settings, mailbox, llm):
+    p = RealPath(settings, mailbox, llm)
+    yield p
+    p.close()
+
+
+def head(n: str, ctype: str = "text/plain; charset=utf-8", cte: str = "8bit",
+         sender: str = "Kunde <kunde@example.org>", subject: str = "Rechnung 4711 doppelt abgebucht",
+         extra: str = "") -> bytes:
+    """The headers of a test mail (Message-ID ``<n@example.org>``) and the blank line."""
+    return (f"From: {sender}\r\nTo: support@example.com\r\nSubject: {subject}\r\n"
+            f"Message-ID: <{n}@example.org>\r\nDate: Tue, 03 Nov 2026 08:00:00 +0100\r\n"
+            f"MIME-Version: 1.0\r\n{extra}Content-Type: {ctype}\r\n"
+            f"Content-Transfer-Encoding: {cte}\r\n\r\n").encode()

@@ -12,30 +12,7 @@ from email.message import EmailMessage
 import pytest
 
 from email_rag.testing import documents
-from email_rag.testing.llm_server import ScriptedLLMServer
-from tests.integration.realpath import RealPath
-
-
-@pytest.fixture(scope="module")
-def llm():
-    with ScriptedLLMServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def path(settings, mailbox, llm):
-    p = RealPath(settings, mailbox, llm)
-    yield p
-    p.close()
-
-
-def head(n: str, ctype: str = "text/plain; charset=utf-8", cte: str = "8bit",
-         sender: str = "Kunde <kunde@example.org>", subject: str = "Rechnung 4711 doppelt abgebucht",
-         extra: str = "") -> bytes:
-    return (f"From: {sender}\r\nTo: support@example.com\r\nSubject: {subject}\r\n"
-            f"Message-ID: <{n}@example.org>\r\nDate: Tue, 03 Nov 2026 08:00:00 +0100\r\n"
-            f"MIME-Version: 1.0\r\n{extra}Content-Type: {ctype}\r\n"
-            f"Content-Transfer-Encoding: {cte}\r\n\r\n").encode()
+from tests.integration.realpath import RealPath, head, llm, path  # noqa: F401 (fixtures)
 
 
 # --- charsets ---
