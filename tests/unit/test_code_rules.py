@@ -397,3 +397,11 @@ def test_imports_point_down_the_layers():
     assert cycles(edges) == []
     stale = sorted(e for e in KNOWN_BACK_EDGES if e not in edges)
     assert stale == [], "this back edge is gone: remove it from KNOWN_BACK_EDGES"
+
+
+def test_the_readmes_layer_map_lists_the_layers_in_order():
+    """README 'Layout: the layers' says its table is LAYERS: one row per package, in order."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Layout: the layers"):readme.index("## States")]
+    rows = re.findall(r"^\| `(\w+)/` \|", section, flags=re.MULTILINE)
+    assert rows == [g for g in LAYERS if g != "__main__"]
