@@ -48,7 +48,7 @@ class Admin:
     run_db: Callable[[], Any]  # a fresh connection to the run's database
     # a fresh Services for the staff's Regenerate: acts run in their own threads, and a
     # connection shared with the harness's main loop crashed a CI run (see
-    # db.connection.ConnectionSharedError)
+    # core.errors.ConnectionSharedError)
     new_services: Callable[[], Any]
     relay_drafts: Callable[[], set[int]]  # drafts whose reply the relay accepted
     stop: Any  # threading.Event of the run

@@ -8,6 +8,8 @@ A message defaults to the class docstring.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class EmailRagError(Exception):
     """email-rag failed."""
@@ -32,7 +34,12 @@ class OutcomeUnknownError(EmailRagError):
     """The other side may or may not have acted; reconcile before any repeat."""
 
 
-class TransitionRefused(PermanentError):
+class StateRefused(PermanentError):
+    """Not allowed in the record's current state; nothing was changed (the one type for
+    it: a transition a table refuses, a draft or mail no longer waiting for this action)."""
+
+
+class TransitionRefused(StateRefused):
     """A status change that its record's transition table does not allow."""
 
     def __init__(self, record: str, record_id: object, current: object, wanted: object,
@@ -158,3 +165,71 @@ class HeaderInjectionError(PermanentError):
 # --- Input ---
 class BadInputError(PermanentError):
     """The input is malformed."""
+
+
+# --- Records, jobs, mailboxes and the local runtime ---
+class DraftNotFoundError(PermanentError):
+    """No draft with this id."""
+
+
+class DraftConflictError(StateRefused):
+    """The draft changed after the agent loaded it (another agent approved or rejected it,
+    or it was regenerated or marked stale); nothing was changed."""
+
+    def __init__(self, draft: dict[str, Any]) -> None:
+        self.draft = draft
+        super().__init__(f"draft {draft['id']} changed since you opened it (now "
+                         f"{draft['status']}); nothing changed")
+
+
+class AttachmentNotFoundError(PermanentError):
+    """No such attachment (or its bytes no longer match what the parse step recorded)."""
+
+
+class DeliveryEvidenceError(PermanentError):
+    """There is evidence that the reply may have arrived; it was not resent."""
+
+
+class StuckJobError(TransientError):
+    """The entry was processing longer than the stuck limit; its worker is presumed dead."""
+
+
+class LocalLLMMissingError(ConfigError):
+    """The local model or its runtime is not installed."""
+
+
+class LocalLLMStartError(ConfigError):
+    """The local LLM server did not start."""
+
+    def __init__(self, message: str, died: bool = False) -> None:
+        super().__init__(message)
+        self.died = died  # the process exited (a crash), not merely slow
+
+
+class ClaimLostError(EmailRagError):
+    """The entry is no longer ours (reset by cleanup); stop without writing anything."""
+
+
+class LeaseLostError(TransientError):
+    """Another poller took over this mailbox's lease; the batch was rolled back."""
+
+
+class DuplicateKeyError(DatabaseError):
+    """A row with this unique key already exists."""
+
+
+class ConnectionSharedError(DatabaseError):
+    """A second thread wanted a connection another thread is using (a programming error).
+
+    Connector/C connections are not thread-safe: two threads on one socket interleave their
+    packets ("Received malformed packet") and can crash the process. Each thread that works
+    at the same time as another needs its own ``Database`` (its own ``Services``).
+    """
+
+
+class DatabaseBusyError(TransientError):
+    """MariaDB reported a deadlock or lock wait timeout; retry the transaction."""
+
+
+class PromptNotFoundError(ConfigError):
+    """A prompt file the LLM calls need is missing from the package."""

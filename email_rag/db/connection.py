@@ -16,7 +16,13 @@ from typing import Any, TypeVar
 
 import mariadb
 
-from ..core.errors import DatabaseError, DatabaseUnavailableError, TransientError
+from ..core.errors import (
+    ConnectionSharedError,
+    DatabaseBusyError,
+    DatabaseError,
+    DatabaseUnavailableError,
+    DuplicateKeyError,
+)
 from ..core.retry import ExponentialBackoff
 
 log = logging.getLogger(__name__)
@@ -43,23 +49,6 @@ _CONNECTION_ERRNOS = {
     5014,
 }
 _BUSY_ERRNOS = {1205, 1213}  # lock wait timeout, deadlock
-
-
-class DuplicateKeyError(DatabaseError):
-    """A row with this unique key already exists."""
-
-
-class ConnectionSharedError(DatabaseError):
-    """A second thread wanted a connection another thread is using (a programming error).
-
-    Connector/C connections are not thread-safe: two threads on one socket interleave their
-    packets ("Received malformed packet") and can crash the process. Each thread that works
-    at the same time as another needs its own ``Database`` (its own ``Services``).
-    """
-
-
-class DatabaseBusyError(TransientError):
-    """MariaDB reported a deadlock or lock wait timeout; retry the transaction."""
 
 
 BUSY_TRIES = 3  # a transaction rolled back for a deadlock / lock wait timeout runs this often

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..core.errors import ImapAuthError, TransientError
+from ..core.errors import ImapAuthError, LeaseLostError
 from ..core.redact import redact_text
 from ..core.retry import ExponentialBackoff
 from ..core.settings import MailboxConfig
@@ -34,10 +34,6 @@ from ..db.audit import AuditEvent, write_events
 from ..db.connection import Cursor
 
 log = logging.getLogger(__name__)
-
-
-class LeaseLostError(TransientError):
-    """Another poller took over this mailbox's lease; the batch was rolled back."""
 
 
 def new_owner() -> str:

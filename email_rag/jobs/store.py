@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.errors import PermanentError, TransientError, TransitionRefused
+from ..core.errors import PermanentError, StuckJobError, TransitionRefused
 from ..core.retry import RetryDecision, RetryPolicy
 from ..core.routing import job_key
 from ..core.states import (
@@ -50,10 +50,6 @@ from ..db.connection import Cursor
 from ..db.stores import Stores
 
 log = logging.getLogger(__name__)
-
-
-class StuckJobError(TransientError):
-    """The entry was processing longer than the stuck limit; its worker is presumed dead."""
 
 
 @dataclass(frozen=True)

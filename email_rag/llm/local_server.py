@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import ConfigError
+from ..core.errors import LocalLLMMissingError, LocalLLMStartError
 
 INSTALL_COMMAND = "bash scripts/local-llm/install.sh"
 # llama.cpp's run-time weight repacking off: the path that crashed (general protection
@@ -56,18 +56,6 @@ SAFE_ARGS: tuple[str, ...] = ("--no-repack",)
 PROBE_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["language", "ok"],
                 "properties": {"language": {"type": "string", "enum": ["de", "en", "fr", "es"]},
                                "ok": {"type": "boolean"}}}
-
-
-class LocalLLMMissingError(ConfigError):
-    """The local model or its runtime is not installed."""
-
-
-class LocalLLMStartError(ConfigError):
-    """The local LLM server did not start."""
-
-    def __init__(self, message: str, died: bool = False) -> None:
-        super().__init__(message)
-        self.died = died  # the process exited (a crash), not merely slow
 
 
 def cache_dir() -> Path:

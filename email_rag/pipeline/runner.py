@@ -40,21 +40,21 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.errors import DatabaseUnavailableError, PermanentError
+from ..core.errors import (
+    ClaimLostError,
+    DatabaseBusyError,
+    DatabaseUnavailableError,
+    PermanentError,
+)
 from ..core.routing import queues
 from ..core.states import Actor, Step
 from ..db import sql, update_emails
 from ..db.audit import AuditEvent, write_events
-from ..db.connection import DatabaseBusyError, repeat_when_busy
+from ..db.connection import repeat_when_busy
 from ..jobs.handoff import FINISHED, Finished, Handoff
 from .contract import StepContext, StepOutcome, StepSpec
 
 log = logging.getLogger(__name__)
-
-
-
-class ClaimLostError(Exception):
-    """The entry is no longer ours (reset by cleanup); stop without writing anything."""
 
 
 @dataclass

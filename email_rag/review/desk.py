@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.actors import shown
+from ..core.errors import DraftNotFoundError
 from ..db import sql
 from ..mail.mime import human_size
-from ..sending.review import DraftNotFoundError
 
 if TYPE_CHECKING:
     from ..wiring.services import Services

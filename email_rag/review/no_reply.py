@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person, shown
-from ..core.errors import PermanentError
+from ..core.errors import StateRefused
 from ..core.routing import job_key
 from ..core.states import JobKind, JobState, MailStatus
 from ..db import sql
@@ -37,10 +37,6 @@ from ..jobs.dispatch import enqueue
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
-
-
-class NoReplyStateError(PermanentError):
-    """The mail is not waiting for a no-reply decision."""
 
 
 @dataclass
@@ -69,12 +65,12 @@ def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -
     with svc.db.transaction() as cur:
         mail = cur.fetchone(sql("noreply_mail_for_update"), {"id": email_id})
         if mail is None:
-            raise NoReplyStateError(f"mail {email_id} does not exist")
+            raise StateRefused(f"mail {email_id} does not exist")
         if mail["status"] != MailStatus.NO_REPLY_SUGGESTED:
             return NoReplyDecision(email_id, "unchanged", mail["status"])
         job = cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": key})
         if reply and job is not None and job["state"] == JobState.PROCESSING:
-            raise NoReplyStateError(f"mail {email_id} is being processed right now (job "
+            raise StateRefused(f"mail {email_id} is being processed right now (job "
                                     f"{job['id']}); nothing changed, try again in a moment")
         status = MailStatus.CLASSIFIED if reply else MailStatus.NO_REPLY
         reason = (f"{shown(by)} asked for a reply (the model had suggested none)" if reply

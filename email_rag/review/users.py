@@ -38,9 +38,9 @@ from typing import Any
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
-from ..core.errors import BadInputError
+from ..core.errors import BadInputError, DuplicateKeyError
 from ..core.states import UserRole
-from ..db import Database, DuplicateKeyError, sql
+from ..db import Database, sql
 from ..db.audit import AuditEvent, write_events
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from ..core.errors import DatabaseUnavailableError
+from ..core.errors import ClaimLostError, DatabaseUnavailableError
 from ..core.retry import UNEXPECTED, retry_policy
 from ..core.states import Actor, JobKind
 from ..core.timing import JobHeartbeat
@@ -34,7 +34,6 @@ from ..jobs.handoff import FINISHED, Finished, Handoff
 from ..jobs.store import JobStore
 from ..pipeline.contract import StepSpec
 from ..pipeline.registry import default_pipeline
-from ..pipeline.runner import ClaimLostError
 from ..wiring.services import Services
 
 log = logging.getLogger(__name__)

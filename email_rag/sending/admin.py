@@ -25,7 +25,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person
-from ..core.errors import PermanentError, TransitionRefused
+from ..core.errors import DeliveryEvidenceError, PermanentError, TransitionRefused
 from ..core.routing import job_key
 from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus, SendVerifiedBy
 from ..db import sql
@@ -36,10 +36,6 @@ if TYPE_CHECKING:
     from ..wiring.services import Services
 
 log = logging.getLogger(__name__)
-
-
-class DeliveryEvidenceError(PermanentError):
-    """There is evidence that the reply may have arrived; it was not resent."""
 
 
 def delivery_evidence(svc: Services, attempt: dict[str, Any]) -> list[str]:

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.actors import person
+from ..core.errors import DraftNotFoundError, StateRefused
 from ..core.routing import job_key
 from ..core.states import DraftStatus, JobKind, JobState, MailStatus
 from ..db import sql
 from ..jobs.dispatch import enqueue
-from .review import DraftNotFoundError, DraftStateError
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
@@ -56,12 +56,12 @@ def regenerate(svc: Services, draft_id: int, by: str, note: str = "") -> Regener
             job = cur.fetchone(sql("jobs_by_key"), {"job_key": _job_key(email_id)})
             return RegenerateResult(draft_id, email_id, "already_superseded", job and job["id"])
         if draft["status"] not in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE):
-            raise DraftStateError(f"draft {draft_id} is {draft['status']}; only a pending or "
+            raise StateRefused(f"draft {draft_id} is {draft['status']}; only a pending or "
                                   "stale draft can be regenerated")
         job_key_ = _job_key(email_id)
         job = cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": job_key_})
         if job is not None and job["state"] == JobState.PROCESSING:
-            raise DraftStateError(f"mail {email_id} is being processed right now (job "
+            raise StateRefused(f"mail {email_id} is being processed right now (job "
                                   f"{job['id']}); nothing changed, try again in a moment")
         stores = svc.stores
         stores.drafts.supersede_open(cur, email_id, by, f"regenerate requested by {by}: {note}")

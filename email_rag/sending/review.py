@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person
-from ..core.errors import BadInputError, PermanentError
+from ..core.errors import (
+    AttachmentNotFoundError,
+    BadInputError,
+    DraftConflictError,
+    DraftNotFoundError,
+    StateRefused,
+)
 from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
@@ -25,24 +31,6 @@ from .compose import new_message_id
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
-
-
-class DraftNotFoundError(PermanentError):
-    """No draft with this id."""
-
-
-class DraftStateError(PermanentError):
-    """The draft is not in a state that allows this action."""
-
-
-class DraftConflictError(DraftStateError):
-    """The draft changed after the agent loaded it (another agent approved or rejected it,
-    or it was regenerated or marked stale); nothing was changed."""
-
-    def __init__(self, draft: dict[str, Any]) -> None:
-        self.draft = draft
-        super().__init__(f"draft {draft['id']} changed since you opened it (now "
-                         f"{draft['status']}); nothing changed")
 
 
 def seen_token(draft: dict[str, Any]) -> str:
@@ -89,10 +77,6 @@ def show(svc: Services, draft_id: int) -> dict[str, Any]:
     return {"draft": draft, "mail": mail, "thread": thread, "sources": sources,
             "send_attempt": send, "newer_inbound": newer, "reply": stored_reply(mail),
             "attachments": attachments}
-
-
-class AttachmentNotFoundError(PermanentError):
-    """No such attachment (or its bytes no longer match what the parse step recorded)."""
 
 
 def attachment(svc: Services, draft_id: int, n: int, by: str) -> tuple[dict[str, Any], bytes]:
@@ -146,7 +130,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
                 return ReviewResult(draft_id, "already_approved", draft["status"],
                                     send and send["id"], send and send["message_id"],
                                     detail={"approved_by": draft["approved_by"]})
-            raise DraftStateError(f"draft {draft_id} is {draft['status']}; only a pending or "
+            raise StateRefused(f"draft {draft_id} is {draft['status']}; only a pending or "
                                   "stale draft can be approved")
         mail = cur.fetchone(sql("emails_get_whole_for_update"), {"id": draft["email_id"]})
         reply = stored_reply(mail)
@@ -157,7 +141,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
             raise BadInputError("the reply text is empty; nothing approved")
         diff = _diff(draft["body_draft"], body_final)
         if draft.get("check_flags") and not diff:
-            raise DraftStateError(
+            raise StateRefused(
                 f"draft {draft_id} is FLAGGED ({draft['check_flags'][:200]}); it cannot be "
                 "approved unchanged: edit the reply (or regenerate or reject it)")
         mailbox = cur.fetchone(sql("mailboxes_name"), {"id": mail["mailbox_id"]})
@@ -231,7 +215,7 @@ def reject(svc: Services, draft_id: int, by: str, reason: str,
         if draft["status"] == DraftStatus.REJECTED:
             return ReviewResult(draft_id, "already_rejected", draft["status"])
         if draft["status"] not in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE):
-            raise DraftStateError(f"draft {draft_id} is {draft['status']}; only a pending or "
+            raise StateRefused(f"draft {draft_id} is {draft['status']}; only a pending or "
                                   "stale draft can be rejected")
         svc.stores.drafts.move(cur, draft_id, DraftStatus.REJECTED, actor=by, event="rejected",
                                query="drafts_reject", row=draft, detail={"reason": reason},
@@ -246,6 +230,5 @@ def _diff(before: str, after: str) -> str:
         return ""
     return "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
                                         "draft", "sent", n=1))
-
 
 

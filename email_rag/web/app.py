@@ -20,7 +20,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
 from ..core.errors import (
+    AttachmentNotFoundError,
     DatabaseUnavailableError,
+    DraftNotFoundError,
     EmailRagError,
     OutcomeUnknownError,
     TransientError,
@@ -28,7 +30,6 @@ from ..core.errors import (
 from ..core.redact import redact_text
 from ..core.settings import Settings, get_settings
 from ..sending.outcome import N_
-from ..sending.review import AttachmentNotFoundError, DraftNotFoundError
 from . import views_admin, views_main, views_review
 from .limits import BodyLimit
 from .pool import ServicesPool

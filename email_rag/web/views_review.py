@@ -17,17 +17,16 @@ from babel.numbers import format_decimal
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
 
-from ..core.errors import BadInputError
+from ..core.errors import BadInputError, DraftConflictError, StateRefused
 from ..core.states import DraftStatus
 from ..db import sql
 from ..review import desk, no_reply
 from ..review.console import review_filters
 from ..review.desk import QueueQuery
-from ..review.no_reply import NoReplyStateError
 from ..sending import regenerate as regen
 from ..sending import review
 from ..sending.outcome import local_text, send_outcome
-from ..sending.review import DraftConflictError, DraftStateError, seen_token
+from ..sending.review import seen_token
 from .render import language, page, user_zone
 from .render import tr as _tr
 from .security import FormStr, StaffUser, flash
@@ -188,7 +187,7 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
         r = review.approve(svc, draft_id, user.name, edited, seen or None)
     except DraftConflictError as e:
         return _conflict(request, svc, user, e, draft_id, edited, query)
-    except (DraftStateError, BadInputError) as e:
+    except (StateRefused, BadInputError) as e:
         desk.save_edit(svc, draft_id, user.id, edited)
         return _back_to_draft(request, draft_id, "error", _tr(
             request, user, "Draft #%(id)s was not approved: %(why)s", id=draft_id, why=e))
@@ -222,7 +221,7 @@ def reject(request: Request, user: StaffUser, draft_id: int, reason: FormStr = "
         r = review.reject(svc, draft_id, user.name, reason, seen or None)
     except DraftConflictError as e:
         return _conflict(request, svc, user, e, draft_id, None, query)
-    except (DraftStateError, BadInputError) as e:
+    except (StateRefused, BadInputError) as e:
         return _back_to_draft(request, draft_id, "error", _tr(
             request, user, "Draft #%(id)s was not rejected: %(why)s", id=draft_id, why=e))
     if r.action == "already_rejected":
@@ -292,7 +291,7 @@ def regenerate(request: Request, user: StaffUser, draft_id: int, note: FormStr =
     next_url = _next_url(svc, user, QueueQuery(mailbox, category, q, sort), draft_id)
     try:
         r = regen.regenerate(svc, draft_id, user.name, note)
-    except (DraftStateError, BadInputError) as e:
+    except (StateRefused, BadInputError) as e:
         return _back_to_draft(request, draft_id, "error", _tr(
             request, user, "Draft #%(id)s was not regenerated: %(why)s", id=draft_id, why=e))
     if r.action == "already_superseded":
@@ -334,7 +333,7 @@ def no_reply_decide(request: Request, user: StaffUser, email_id: int, action: st
     desk.require_mail(_svc(request), user.mailbox_ids, email_id)
     try:
         r = no_reply.decide(_svc(request), email_id, user.name, reply=action == "reply")
-    except (NoReplyStateError, BadInputError) as e:
+    except (StateRefused, BadInputError) as e:
         flash(request, "error", _tr(request, user, "Mail #%(id)s: nothing changed: %(why)s",
                                     id=email_id, why=e))
         return RedirectResponse("/no-reply", status_code=303)

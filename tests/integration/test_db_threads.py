@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from email_rag.db.connection import ConnectionSharedError
+from email_rag.core.errors import ConnectionSharedError
 
 
 def test_a_second_thread_on_a_connection_in_use_gets_a_clear_error(db):

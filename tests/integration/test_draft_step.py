@@ -147,8 +147,8 @@ def test_cut_off_draft_is_flagged_never_a_normal_draft(svc, db, server):
     """GIVEN an endpoint that cuts every draft off at max_tokens (finish_reason length)
     WHEN the draft step runs THEN it retries once with a bigger budget, then stores the
     draft FLAGGED with the reason, and staff cannot approve it unchanged."""
+    from email_rag.core.errors import StateRefused
     from email_rag.sending import review
-    from email_rag.sending.review import DraftStateError
 
     server.set_plan({"rules": [{"fault": "length", "kind": "draft", "tokens": 15}]})
     email_id, _, result = process(svc, db, *ORDER)
@@ -160,7 +160,7 @@ def test_cut_off_draft_is_flagged_never_a_normal_draft(svc, db, server):
                for e in events_for(db, "email", email_id) if e["event"] == "llm_attempt"]
     tries = [(d["outcome"], d["fallback"]) for d in details if d["task"] == "draft"]
     assert tries == [("length", "retry_more_tokens"), ("length", "invalid")]
-    with pytest.raises(DraftStateError, match="FLAGGED"):
+    with pytest.raises(StateRefused, match="FLAGGED"):
         review.approve(svc, d["id"], "anna")
     assert review.approve(svc, d["id"], "anna", "Guten Tag, wir prüfen das. Ihr Team").action \
         == "approved"

@@ -73,7 +73,7 @@ def test_audit_log_is_append_only(db):
 
 
 def test_send_attempt_is_unique_per_draft(db):
-    from email_rag.db import DuplicateKeyError
+    from email_rag.core.errors import DuplicateKeyError
 
     db.execute("INSERT INTO mailboxes (name) VALUES ('m')")
     db.execute("INSERT INTO emails (mailbox_id, dedup_key, status) VALUES (1, REPEAT('a', 64), 'received')")

@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from email_rag.adapters.imap import FetchedMail
+from email_rag.core.errors import DatabaseBusyError
 from email_rag.ingest import store
 from email_rag.ingest.poller import Poller
 from email_rag.ingest.store import (
@@ -257,7 +258,7 @@ def test_a_lost_lease_rolls_the_batch_back(svc, db, mailbox):
                "(?, 'someone-else', NOW(6) + INTERVAL 60 SECOND)", (mailbox.name,))
     row = mailbox_row(db, mailbox.name)
     prepared = [prepare(FetchedMail(1, mail(1), 500), PrepareOptions("email-rag.invalid"))]
-    from email_rag.ingest.mailbox_state import LeaseLostError
+    from email_rag.core.errors import LeaseLostError
 
     with pytest.raises(LeaseLostError):
         store_batch(db, BatchTarget(row["id"], mailbox.name, "INBOX", 1, "email-rag", "me"),
@@ -266,7 +267,6 @@ def test_a_lost_lease_rolls_the_batch_back(svc, db, mailbox):
 
 
 def test_a_deadlocked_batch_transaction_is_retried(svc, db, mailbox, monkeypatch):
-    from email_rag.db.connection import DatabaseBusyError
 
     mailbox.append_many([mail(1), mail(2)])
     real, calls = store.store_batch, {"n": 0}

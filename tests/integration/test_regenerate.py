@@ -6,13 +6,14 @@ import pytest
 from rq import Queue
 
 from email_rag.adapters.queue import rq_job_id
+from email_rag.core.errors import StateRefused
 from email_rag.core.states import Step
 from email_rag.db import sql
 from email_rag.db.audit import events_for
 from email_rag.pipeline.contract import StepOutcome, StepSpec
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending.regenerate import regenerate
-from email_rag.sending.review import DraftStateError, approve
+from email_rag.sending.review import approve
 from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 
@@ -74,13 +75,13 @@ def test_second_regenerate_is_a_no_op(svc, db):
 def test_refused_for_an_approved_draft_and_while_the_job_runs(svc, db):
     mail, job, draft = drafted_mail(db)
     db.execute("UPDATE jobs SET state = 'processing', worker = 'w' WHERE id = %s", (job,))
-    with pytest.raises(DraftStateError, match="being processed"):
+    with pytest.raises(StateRefused, match="being processed"):
         regenerate(svc, draft, "anna")
     assert db.fetchone("SELECT status FROM drafts WHERE id = %s", (draft,))["status"] == "pending_review"
     assert db.fetchone("SELECT COUNT(*) AS n FROM email_steps WHERE email_id = %s", (mail,))["n"] == 5
     db.execute("UPDATE jobs SET state = 'done', worker = NULL WHERE id = %s", (job,))
     approve(svc, draft, "anna")
-    with pytest.raises(DraftStateError, match="approved"):
+    with pytest.raises(StateRefused, match="approved"):
         regenerate(svc, draft, "anna")
 
 

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from email_rag.core.errors import DeliveryEvidenceError
 from email_rag.db.audit import events_for
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending import admin, review
@@ -205,7 +206,7 @@ def test_resend_after_unknown_is_refused_while_there_is_evidence_of_delivery(bas
     assert a["status"] == "unknown"
     svc = Services(base)
     try:
-        with pytest.raises(admin.DeliveryEvidenceError, match="whole message was handed to the relay"):
+        with pytest.raises(DeliveryEvidenceError, match="whole message was handed to the relay"):
             admin.resolve_unknown(svc, a["id"], "root", "resend", "not in her inbox")
         assert attempt_of(db, draft)["status"] == "unknown"
         assert admin.resolve_unknown(svc, a["id"], "root", "resend", "checked with her",

@@ -299,5 +299,5 @@ def test_reject_needs_a_reason_and_is_final(svc, db):
         review.reject(svc, draft, "anna", " ")
     assert review.reject(svc, draft, "anna", "customer already called").action == "rejected"
     assert db.fetchone("SELECT status FROM emails WHERE id = %s", (mail,))["status"] == "rejected"
-    with pytest.raises(review.DraftStateError):
+    with pytest.raises(review.StateRefused):
         review.approve(svc, draft, "anna")

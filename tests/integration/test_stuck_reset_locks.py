@@ -12,9 +12,9 @@ from __future__ import annotations
 import threading
 import time
 
+from email_rag.core.errors import DatabaseBusyError
 from email_rag.core.retry import RetryPolicy
 from email_rag.db import Database
-from email_rag.db.connection import DatabaseBusyError
 from email_rag.jobs.store import JobStore
 from tests.factories import make_email, make_job
 

@@ -9,15 +9,9 @@ from email.utils import format_datetime
 import pytest
 
 from email_rag.adapters.llm import LLMClient, parse_retry_after
-from email_rag.core.errors import ConfigError, LLMInvalidOutputError
+from email_rag.core.errors import ConfigError, LLMInvalidOutputError, PromptNotFoundError
 from email_rag.llm import classification as cl
-from email_rag.llm.prompts import (
-    PromptNotFoundError,
-    load_prompt,
-    mail_block,
-    parse_mail_block,
-    set_version,
-)
+from email_rag.llm.prompts import load_prompt, mail_block, parse_mail_block, set_version
 
 VALID = {"category": "billing", "priority": "high", "language": "de",
          "summary": "Invoice charged twice.", "needs_reply": True}

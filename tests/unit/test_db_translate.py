@@ -5,8 +5,13 @@ from __future__ import annotations
 import mariadb
 import pytest
 
-from email_rag.core.errors import DatabaseError, DatabaseUnavailableError
-from email_rag.db.connection import DatabaseBusyError, DuplicateKeyError, translate
+from email_rag.core.errors import (
+    DatabaseBusyError,
+    DatabaseError,
+    DatabaseUnavailableError,
+    DuplicateKeyError,
+)
+from email_rag.db.connection import translate
 
 
 def error(cls: type, message: str, errno: int | None) -> mariadb.Error:

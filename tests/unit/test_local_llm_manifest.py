@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from email_rag.llm.local_server import LocalLLMMissingError, LocalModel
+from email_rag.core.errors import LocalLLMMissingError, LocalLLMStartError
+from email_rag.llm.local_server import LocalModel
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -186,7 +187,7 @@ def test_a_server_that_dies_while_starting_is_started_once_more_with_the_safe_fl
 
 
 def test_a_server_that_dies_with_the_safe_flags_too_says_what_to_do(tmp_path):
-    from email_rag.llm.local_server import LocalLLMServer, LocalLLMStartError
+    from email_rag.llm.local_server import LocalLLMServer
 
     local = LocalModel.installed(_fake_install(tmp_path, "always-crash", cpus={}))
     with pytest.raises(LocalLLMStartError) as err:

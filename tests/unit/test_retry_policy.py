@@ -83,8 +83,8 @@ def test_a_transaction_rolled_back_for_a_deadlock_is_repeated_then_given_up():
     error is not repeated."""
     import pytest
 
-    from email_rag.core.errors import DatabaseUnavailableError
-    from email_rag.db.connection import BUSY_TRIES, DatabaseBusyError, repeat_when_busy
+    from email_rag.core.errors import DatabaseBusyError, DatabaseUnavailableError
+    from email_rag.db.connection import BUSY_TRIES, repeat_when_busy
 
     calls, repeats, pauses = [], [], []
 

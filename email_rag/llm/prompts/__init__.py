@@ -22,12 +22,10 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from string import Template
 
+from ...core.errors import PromptNotFoundError
+
 PROMPTS_DIR: Traversable = resources.files(__name__)
 _FILE = re.compile(r"^(?P<name>[a-z0-9_]+)\.v(?P<n>\d+)\.txt$")
-
-
-class PromptNotFoundError(LookupError):
-    pass
 
 
 @dataclass(frozen=True)
