@@ -1,6 +1,6 @@
 """A real small local model behind an OpenAI-compatible server (optional).
 
-Start one (see README "## LLM endpoints"), then e.g.::
+Start one (see docs/llm-endpoints.md), then e.g.::
 
     EMAIL_RAG_TEST_LOCAL_LLM_URL=http://127.0.0.1:8091/v1 pytest -m optional tests/integration/test_local_llm.py
 
@@ -41,7 +41,7 @@ MAILS = [
 pytestmark = [
     pytest.mark.optional,
     pytest.mark.skipif(not URL, reason="no local model: set EMAIL_RAG_TEST_LOCAL_LLM_URL to an "
-                       "OpenAI-compatible endpoint (README: LLM endpoints)"),
+                       "OpenAI-compatible endpoint (docs/llm-endpoints.md)"),
 ]
 
 
