@@ -1,0 +1,120 @@
+"""Classification from the team's own labelled examples: a small linear model per field.
+
+Every mail a human labelled - a corrected classification, an approved draft, a
+confirmed "no reply", a solved case of the imported history - is an ``Example``:
+its embedding and its labels. ``HistoryModel.fit`` trains one logistic regression
+per field over the examples' embeddings (tens of milliseconds for hundreds of
+examples); ``decide`` gives each field's most probable value and its probability.
+A field is decided by the history when the probability reaches the field's
+threshold (``Thresholds``); otherwise the LLM decides it, with the ``nearest``
+examples as few-shot material. The caller refits when an example was added
+(``HistoryModel.version``), so a staff correction counts for the next mail without
+any retraining command.
+
+Measured on the labelled corpus with the multilingual sentence encoder
+(docs/assistant.md): with 50 examples, category probability >= 0.5 decided 46 %
+of mails at 0.99 accuracy; with 80, 69 % at 1.0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+FIELDS = ("category", "priority", "needs_reply")
+
+
+@dataclass(frozen=True)
+class Example:
+    email_id: int
+    vector: np.ndarray  # L2-normalised embedding of subject + body
+    category: str
+    priority: str
+    needs_reply: bool
+    source: str  # correction | approval | no_reply | history
+
+
+@dataclass(frozen=True)
+class FieldVote:
+    value: str | bool | None  # None: the history cannot say (too few examples or one class)
+    probability: float
+    decided: bool  # sure enough to decide this field without the LLM
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Per field: the probability from which the history decides alone, and the
+    examples (with at least two different values) needed before it is asked."""
+
+    category: float = 0.5  # nine values: 0.5 is a clear margin
+    priority: float = 0.7
+    needs_reply: float = 0.8  # two values: 0.5 would be a coin
+    min_examples: int = 10
+    regularisation: float = 10.0  # sklearn's C: the examples are few and all labelled by people
+
+    def of(self, name: str) -> float:
+        return float(getattr(self, name))
+
+
+@dataclass(frozen=True)
+class HistoryDecision:
+    votes: dict[str, FieldVote]
+    examples_known: int
+
+    def decided(self, name: str) -> bool:
+        return self.votes[name].decided
+
+    @property
+    def all_decided(self) -> bool:
+        return all(v.decided for v in self.votes.values())
+
+
+class HistoryModel:
+    """One logistic regression per field over the examples' embeddings."""
+
+    def __init__(self, examples: Sequence[Example], limits: Thresholds = Thresholds(),
+                 version: object = None) -> None:
+        self.limits = limits
+        self.version = version  # what the caller compares to know the model is stale
+        self.examples_known = len(examples)
+        self._models: dict[str, Any] = {}
+        if len(examples) < limits.min_examples:
+            return
+        from sklearn.linear_model import LogisticRegression
+
+        matrix = np.stack([e.vector for e in examples])
+        for name in FIELDS:
+            labels = [getattr(e, name) for e in examples]
+            if len(set(labels)) < 2:
+                continue
+            self._models[name] = LogisticRegression(
+                max_iter=1000, C=limits.regularisation).fit(matrix, labels)
+
+    def decide(self, vector: np.ndarray) -> HistoryDecision:
+        votes = {}
+        for name in FIELDS:
+            model = self._models.get(name)
+            if model is None:
+                votes[name] = FieldVote(None, 0.0, False)
+                continue
+            probs = model.predict_proba(vector.reshape(1, -1))[0]
+            best = int(np.argmax(probs))
+            value = model.classes_[best]
+            value = bool(value) if name == "needs_reply" else str(value)
+            p = float(probs[best])
+            votes[name] = FieldVote(value, p, p >= self.limits.of(name))
+        return HistoryDecision(votes=votes, examples_known=self.examples_known)
+
+
+def nearest(vector: np.ndarray, examples: Sequence[Example], k: int) -> list[tuple[Example, float]]:
+    """The k examples most like ``vector``, with their similarity, most alike first
+    (the few-shot material for the LLM and the sources shown to staff)."""
+    if not examples or k <= 0:
+        return []
+    matrix = np.stack([e.vector for e in examples])
+    sims = matrix @ vector
+    order = np.argsort(-sims, kind="stable")[:k]
+    return [(examples[i], float(sims[i])) for i in order]

@@ -1,0 +1,78 @@
+"""The history model (email_rag/llm/examples.py): labelled examples decide a field only
+when the model is sure; a new example counts at the next fit."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from email_rag.llm.examples import Example, HistoryModel, Thresholds, nearest
+
+DIM = 32
+RNG = np.random.default_rng(11)
+CENTRES = {c: RNG.normal(size=DIM) for c in ("billing", "order", "technical")}
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v)
+
+
+def _near(category: str, spread: float = 0.2) -> np.ndarray:
+    return _unit(CENTRES[category] + RNG.normal(scale=spread, size=DIM))
+
+
+def _examples(n_per: int, start: int = 0) -> list[Example]:
+    out = []
+    for i, cat in enumerate(sorted(CENTRES) * n_per):
+        out.append(Example(start + i, _near(cat), cat, "high" if cat == "technical" else "normal",
+                           cat != "order", "correction"))
+    return out
+
+
+def test_too_few_examples_decide_nothing():
+    model = HistoryModel(_examples(3))  # 9 < min_examples
+    decision = model.decide(_near("billing"))
+    assert not any(decision.decided(f) for f in ("category", "priority", "needs_reply"))
+    assert decision.votes["category"].value is None
+
+
+def test_clear_examples_decide_every_field_and_say_how_sure():
+    model = HistoryModel(_examples(10))
+    decision = model.decide(_near("technical"))
+    assert decision.all_decided
+    assert decision.votes["category"].value == "technical"
+    assert decision.votes["priority"].value == "high"
+    assert decision.votes["needs_reply"].value is True
+    assert decision.votes["category"].probability >= Thresholds().category
+
+
+def test_a_field_with_one_value_only_is_left_to_the_llm():
+    examples = [Example(e.email_id, e.vector, e.category, "normal", e.needs_reply, e.source)
+                for e in _examples(10)]
+    decision = HistoryModel(examples).decide(_near("order"))
+    assert not decision.decided("priority") and decision.decided("category")
+
+
+def test_an_ambiguous_mail_is_not_decided():
+    model = HistoryModel(_examples(10))
+    between = _unit(sum(CENTRES.values()))
+    assert not model.decide(between).decided("category")
+
+
+def test_corrections_move_the_next_decision_without_a_training_command():
+    """Staff relabel mails like one kind as 'account': the refit model follows."""
+    examples = _examples(10)
+    query = _near("billing", spread=0.05)
+    assert HistoryModel(examples).decide(query).votes["category"].value == "billing"
+    relabelled = [Example(100 + i, _near("billing", 0.1), "account", "normal", True, "correction")
+                  for i in range(12)]
+    after = HistoryModel(examples + relabelled, version=len(examples) + 12).decide(query)
+    assert after.votes["category"].value == "account"
+
+
+def test_nearest_gives_the_most_alike_first():
+    examples = _examples(5)
+    query = examples[4].vector
+    found = nearest(query, examples, 3)
+    assert found[0][0].email_id == examples[4].email_id and found[0][1] > 0.999
+    assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+    assert nearest(query, [], 3) == [] and nearest(query, examples, 0) == []
