@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from email_rag_harness.testing.hang import HangingServer, closed_port
 
 from email_rag.adapters.vectors import QdrantStore
 from email_rag.core.states import Step
@@ -15,7 +16,6 @@ from email_rag.indexing import sync as index_sync
 from email_rag.pipeline import index, retrieve
 from email_rag.pipeline.contract import StepSpec
 from email_rag.runtime.job_runner import JobRunner
-from email_rag.testing.hang import HangingServer, closed_port
 from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job
 from tests.index_helpers import index_row

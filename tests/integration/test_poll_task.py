@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from email_rag_harness.testing.mails import mail
+
 import workers.tasks as tasks
 from email_rag.core.settings import get_settings
-from email_rag.testing.mails import mail
 
 
 def test_poll_task_polls_every_mailbox_and_returns_the_totals(env, monkeypatch, mailbox):
