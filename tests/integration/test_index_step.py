@@ -268,7 +268,7 @@ def test_sync_entry_on_the_default_queue_is_handed_to_the_vector_queue(services,
 
 
 def test_scheduler_has_the_reindex_job_at_the_configured_interval(services):
-    from cron.scheduler import periodic_jobs
+    from email_rag.runtime.scheduler import periodic_jobs
 
     services.settings.reindex_interval_seconds = 42
     jobs = {name: seconds for name, seconds, _ in periodic_jobs(services)}

@@ -1,10 +1,10 @@
-"""The scheduler's periodic poll as the workers run it (workers.tasks.poll_mailboxes)."""
+"""The scheduler's periodic poll as the workers run it (email_rag.runtime.tasks.poll_mailboxes)."""
 
 from __future__ import annotations
 
 from email_rag_harness.testing.mails import mail
 
-import workers.tasks as tasks
+import email_rag.runtime.tasks as tasks
 from email_rag.core.settings import get_settings
 
 

@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PYTHON_DIRS = ["email_rag", "workers", "cron", "harness/email_rag_harness"]
+PYTHON_DIRS = ["email_rag", "harness/email_rag_harness"]
 HARNESS = Path("harness")
 SQL_TEXT = re.compile(
     r"\b(SELECT\b[\s\S]*?\bFROM|INSERT\s+(IGNORE\s+)?INTO|UPDATE\s+`?\w+`?\s+SET|DELETE\s+FROM"
@@ -264,7 +264,7 @@ LAYERS = [
     "sending",  # stage: review decisions, compose, send exactly once, reconcile
     "review",  # what staff and admins do: desk, no-reply list, console, timeline, users
     "wiring",  # Services: the composition root; builds adapters, stores and the stage objects
-    "runtime",  # the job runner (RQ), maintenance
+    "runtime",  # RQ task entry points, the job runner, the scheduler process, maintenance
     "ops",  # health and metrics
     "web",  # interface: the web UI
     "cli",  # interface: the command line (starts the web, worker, scheduler; hands over to

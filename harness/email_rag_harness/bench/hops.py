@@ -6,8 +6,8 @@ One mail is delivered to a private Dovecot mailbox, polled by the poller, run by
 the job runner (scripted LLM server, hashing embedder, local Qdrant) until its
 draft is ready; then the draft is approved by the staff function and the send
 job sends it to the local SMTP relay. Each leg runs under ``sys.setprofile``:
-a *hop* is a Python call from a function of one project module (email_rag.*,
-workers.*, cron.*) into a function of another; ``modules`` is how many project
+a *hop* is a Python call from a function of one product module (email_rag.*)
+into a function of another; ``modules`` is how many project
 modules the leg touched, ``edges`` how many distinct caller -> callee module
 pairs, ``back_edges`` how many of those pairs also occur reversed (A calls B and
 B calls A: the path does not read in one direction); ``statements`` and ``commits``
@@ -37,7 +37,7 @@ from email_rag_harness.testing.mails import mail
 from .common import CheckFailed, LLMServerProcess, Report, Workspace
 from .send import Relay
 
-PROJECT = ("email_rag", "workers", "cron")
+PROJECT = ("email_rag.",)  # the product; not the harness (email_rag_harness)
 
 
 class HopCounter:

@@ -17,20 +17,20 @@ from typing import Any
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.blocking import BlockingScheduler
 
-from email_rag.core.errors import DatabaseUnavailableError, EmailRagError
-from email_rag.core.states import Actor
-from email_rag.db.audit import AuditEvent
-from email_rag.wiring.services import Services
+from ..core.errors import DatabaseUnavailableError, EmailRagError
+from ..core.states import Actor
+from ..db.audit import AuditEvent
+from ..wiring.services import Services
 
 log = logging.getLogger(__name__)
 
 
 def periodic_jobs(services: Services) -> list[tuple[str, int, Callable[[], Any]]]:
     """(id, interval seconds, function) of every periodic job."""
-    from email_rag.adapters.queue import enqueue_poll
-    from email_rag.indexing import sync as index_sync
-    from email_rag.jobs.dispatch import redispatch
-    from email_rag.runtime import maintenance
+    from ..adapters.queue import enqueue_poll
+    from ..indexing import sync as index_sync
+    from ..jobs.dispatch import redispatch
+    from . import maintenance
 
     s = services.settings
     jobs: list[tuple[str, int, Callable[[], Any]]] = [

@@ -1,9 +1,13 @@
-"""RQ task entry points: thin. They load state by id and call the domain."""
+"""RQ task entry points: thin. They load state by id and call the domain.
+
+A queued RQ entry names its function by import path (``email_rag.runtime.tasks.run_job``);
+entries enqueued under the earlier top-level module (``workers.tasks.*``) run the same
+functions through ``rq_job.TaskJob``."""
 
 from __future__ import annotations
 
-from email_rag.runtime.job_runner import JobRunner
-from email_rag.wiring.services import Services
+from ..wiring.services import Services
+from .job_runner import JobRunner
 
 _runner: JobRunner | None = None
 
@@ -40,7 +44,7 @@ def use_services(services: Services, vector_owner: bool = False) -> JobRunner:
 
 def search(text: str, mailbox_id: int | None = None, limit: int = 10) -> list[dict]:
     """``email-rag search`` routed to the worker that owns the local vector store."""
-    from email_rag.indexing.retrieval import Retriever
+    from ..indexing.retrieval import Retriever
 
     return Retriever(runner().services).search(text, mailbox_id, limit)
 
