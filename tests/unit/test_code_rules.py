@@ -148,7 +148,8 @@ def test_no_product_sql_file_holds_a_naive_query():
 
 
 def every_query() -> dict[str, str]:
-    """Every named query: the product's and the chaos harness's (loaded on import)."""
+    """Every named query: the product's and the harness's (loaded on import)."""
+    import email_rag_harness  # noqa: F401 - registers the harness's sql/*.sql
     import email_rag_harness.chaos.naive  # noqa: F401 - registers the harness's naive.sql
 
     from email_rag.db.queries import all_queries
@@ -174,8 +175,7 @@ def _split_where(query: str) -> tuple[str, str]:
 def test_every_status_write_in_sql_is_conditional_on_the_current_status():
     unconditional = []
     for name, query in product_queries().items():
-        if name.startswith("bench_") or not re.search(
-                r"\bUPDATE\b", query, re.IGNORECASE):
+        if not re.search(r"\bUPDATE\b", query, re.IGNORECASE):
             continue
         head, where = _split_where(query)
         assignments = re.split(r"\bUPDATE\b", head, flags=re.IGNORECASE)[-1]
@@ -440,3 +440,10 @@ def test_the_harness_import_check_sees_an_import_in_a_function(tmp_path, monkeyp
     (pkg / "web.py").write_text("import email_rag_harness.chaos as c\nfrom . import cli\n")
     assert harness_imports("prod") == ["prod/cli/__init__.py:2 -> email_rag_harness.testing",
                                        "prod/web.py:1 -> email_rag_harness.chaos"]
+
+
+def test_the_product_sql_holds_no_harness_query():
+    """GIVEN the harness's queries in harness/email_rag_harness/sql/ THEN no product SQL file
+    holds a query of the benchmarks, the chaos run or the demo."""
+    harness = [n for n in product_queries() if n.startswith(("bench_", "chaos_", "demo_"))]
+    assert harness == []

@@ -1,4 +1,4 @@
--- Benchmarks (bench/): the bare baselines' plain tables and the read-outs of a run.
+-- Benchmarks (email_rag_harness/bench/): the bare baselines' plain tables and the read-outs of a run.
 -- Only ever run against a benchmark's own throw-away database.
 
 -- The bare worker baseline: what a mail's processing writes, without its logic.

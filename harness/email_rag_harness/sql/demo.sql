@@ -1,4 +1,4 @@
--- The demo's closing summary (email_rag/testing/demo.py).
+-- The demo's closing summary (email_rag_harness/testing/demo.py).
 
 -- name: demo_summary
 SELECT e.id, e.status, e.index_status, e.parse_status, e.category, e.language,

@@ -1,4 +1,4 @@
--- The chaos harness (email_rag/chaos): progress, fault targets and the end state it
+-- The chaos harness (email_rag_harness/chaos): progress, fault targets and the end state it
 -- verifies. Read-only against the run's own database.
 
 -- name: chaos_progress
