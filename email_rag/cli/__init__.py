@@ -93,15 +93,18 @@ def main(argv: list[str] | None = None, services_class: type[Services] | None = 
     ``Services``; a test harness passes its own); ``commands``: the modules whose commands
     this parser knows (a harness program passes its own; PROGRAMS are then not handed over)."""
     raw = sys.argv[1:] if argv is None else list(argv)
-    if raw and raw[0] in PROGRAMS and commands is COMMAND_MODULES:
-        module = PROGRAMS[raw[0]][0]
+    lead = 0  # the flag every command takes (--json) may come before the command's name
+    while lead < len(raw) and raw[lead] == "--json":
+        lead += 1
+    if lead < len(raw) and raw[lead] in PROGRAMS and commands is COMMAND_MODULES:
+        name, module = raw[lead], PROGRAMS[raw[lead]][0]
         if not program_installed(module):
-            return Outcome(ExitCode.ERROR, f"email-rag {raw[0]} is part of the test harness, "
+            return Outcome(ExitCode.ERROR, f"email-rag {name} is part of the test harness, "
                            "which is not installed. Nothing was done. Install the harness from "
                            f"the source checkout: pip install ./{HARNESS} (scripts/bootstrap.sh "
-                           "does it).", {"error": "harness_not_installed", "command": raw[0],
+                           "does it).", {"error": "harness_not_installed", "command": name,
                                          "module": module}).render("--json" in raw)
-        return run_program(module, raw[1:], replace=argv is None)
+        return run_program(module, raw[lead + 1:] + raw[:lead], replace=argv is None)
     parser = build_parser(commands)
     try:
         args = parser.parse_args(raw)

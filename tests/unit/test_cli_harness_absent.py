@@ -47,3 +47,20 @@ def test_without_the_harness_the_product_commands_still_parse(harness_absent, ca
 def test_the_installed_harness_is_found(capsys):
     """In the dev venv (scripts/bootstrap.sh installs ./harness) every program is there."""
     assert all(cli.program_installed(module) for module, _ in cli.PROGRAMS.values())
+
+
+def test_the_json_flag_before_the_harness_command_is_handed_over_too(harness_absent, capsys):
+    """``email-rag --json demo``: the flag every command takes may come first (it gave an
+    AttributeError traceback: the command's placeholder parser has no handler)."""
+    code = cli.main(["--json", "demo", "--scripted"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["data"]["error"] == "harness_not_installed"
+    assert out["data"]["command"] == "demo"
+
+
+def test_an_installed_harness_program_gets_its_arguments_and_the_json_flag(capfd):
+    """The real hand-over (a child ``python -m email_rag_harness.chaos``), flag first."""
+    code = cli.main(["--json", "chaos", "--print-plan", "--mails", "10", "--seed", "2"])
+    out = json.loads(capfd.readouterr().out)
+    assert code == 0 and out["ok"] is True
+    assert out["data"]["plan"]["mails"] == 10
