@@ -6,8 +6,6 @@ RUN apt-get update \
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY email_rag ./email_rag
-COPY workers ./workers
-COPY cron ./cron
 RUN pip install --no-cache-dir .
 ENV EMAIL_RAG_AUDIT_SPOOL_PATH=/var/lib/email-rag/audit-spool.jsonl
 VOLUME /var/lib/email-rag

@@ -2,7 +2,8 @@
 # Installs what email-rag needs on a fresh Debian machine: system packages
 # (MariaDB Connector/C headers, Dovecot for the test mailbox, Debian's Chromium
 # for the web UI's browser tests) and a virtualenv
-# in .venv with the project and its dev tools. Safe to run again.
+# in .venv with the project, its test harness (harness/: chaos, test doubles, demo,
+# benchmarks; not part of the product) and its dev tools. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +26,8 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/pip install -q --upgrade pip
 fi
 .venv/bin/pip install -q -e '.[dev]' 2>&1 | grep -vE "^WARNING: Location|^$" || true
-.venv/bin/python -c "import mariadb, rq, imapclient, qdrant_client, openai, pypdf, docx, openpyxl, pptx, wordllama" \
+.venv/bin/pip install -q -e ./harness 2>&1 | grep -vE "^WARNING: Location|^$" || true
+.venv/bin/python -c "import mariadb, rq, imapclient, qdrant_client, openai, pypdf, docx, openpyxl, pptx, wordllama, email_rag_harness" \
   || { echo "bootstrap: the virtualenv is incomplete" >&2; exit 1; }
 
 # The main job's local LLM (llama.cpp's llama-server + the default model), pinned and

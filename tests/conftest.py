@@ -61,7 +61,7 @@ def db(db_name: str) -> Iterator[Database]:
 @pytest.fixture
 def redis_url() -> Iterator[str]:
     """A Redis db (1..15) claimed for this test, flushed before and after."""
-    from email_rag.testing.redis_claim import claimed_db
+    from email_rag_harness.testing.redis_claim import claimed_db
 
     with claimed_db(REDIS_BASE, ttl=900, wait=30) as url:
         yield url
@@ -91,8 +91,8 @@ def settings(env: dict) -> Settings:
 
 @pytest.fixture(scope="session")
 def dovecot():
-    """One private Dovecot IMAP server for the session (email_rag.testing.dovecot)."""
-    from email_rag.testing.dovecot import Dovecot
+    """One private Dovecot IMAP server for the session (email_rag_harness.testing.dovecot)."""
+    from email_rag_harness.testing.dovecot import Dovecot
 
     instance = Dovecot().start()
     yield instance

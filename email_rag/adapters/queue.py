@@ -18,7 +18,7 @@ from rq.job import Job
 
 from ..core.errors import QueueCallFailedError, QueueCallTimeoutError, QueueUnavailableError
 
-TASK = "workers.tasks.run_job"
+TASK = "email_rag.runtime.tasks.run_job"
 
 
 def rq_job_id(job_id: int, queue: str, via: str | None = None) -> str:
@@ -197,7 +197,7 @@ class JobQueue:
             self._redis = None
 
 
-POLL_TASK = "workers.tasks.poll_mailboxes"
+POLL_TASK = "email_rag.runtime.tasks.poll_mailboxes"
 POLL_JOB_ID = "erag-poll"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import logging
 import os
 import subprocess
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 COMMAND_MODULES = [
     "email_rag.cli.migrate",
     "email_rag.cli.status",
-    "email_rag.cli.demo",
     "email_rag.cli.worker",
     "email_rag.cli.scheduler",
     "email_rag.cli.jobs",
@@ -38,18 +38,24 @@ COMMAND_MODULES = [
     "email_rag.cli.web",
     "email_rag.cli.poll",
     "email_rag.cli.idle",
-    "email_rag.cli.sample_mailbox",
-    "email_rag.cli.bench",
 ]
 
-# name -> (module run as ``python -m``, help): the chaos harness is not part of the product
+# name -> (module run as ``python -m``, help): programs of the test harness, a distribution of
+# its own (harness/pyproject.toml, package email_rag_harness) that the product never imports
 PROGRAMS = {
-    "chaos": ("email_rag.chaos", "drive the real pipeline under a seeded fault plan; print the "
-                                 "defect table (email-rag chaos --help for its options)"),
+    "chaos": ("email_rag_harness.chaos", "drive the real pipeline under a seeded fault plan; print "
+                                         "the defect table (email-rag chaos --help)"),
+    "demo": ("email_rag_harness.demo", "run the whole pipeline on sample mail (email-rag demo "
+                                       "--help)"),
+    "bench": ("email_rag_harness.bench", "run a benchmark: the project next to a bare script, as "
+                                         "ratios (email-rag bench --help)"),
+    "sample-mailbox": ("email_rag_harness.sample_mailbox", "start a private IMAP server with "
+                       "sample mails, for trying poll (email-rag sample-mailbox --help)"),
 }
+HARNESS = "harness"  # the folder of the harness's distribution in a source checkout
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: list[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     common = common_parser()
     parser = Parser(
         prog="email-rag", parents=[common],
@@ -57,10 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
+    for name in commands:
         importlib.import_module(name).register(sub, common)
-    for name, (_, text) in PROGRAMS.items():
-        sub.add_parser(name, help=text, add_help=False)
+    if commands is COMMAND_MODULES:
+        for name, (_, text) in PROGRAMS.items():
+            sub.add_parser(name, help=f"{text} [test harness]", add_help=False)
     return parser
 
 
@@ -75,13 +82,30 @@ def run_program(module: str, args: list[str], replace: bool) -> int:
     return subprocess.call(command)
 
 
-def main(argv: list[str] | None = None, services_class: type[Services] | None = None) -> int:
+def program_installed(module: str) -> bool:
+    """Whether ``module``'s distribution is installed (looked up, not imported)."""
+    return importlib.util.find_spec(module.partition(".")[0]) is not None
+
+
+def main(argv: list[str] | None = None, services_class: type[Services] | None = None,
+         commands: list[str] = COMMAND_MODULES) -> int:
     """Run one command; ``services_class``: what builds the command's services (default
-    ``Services``; a test harness passes its own)."""
-    parser = build_parser()
+    ``Services``; a test harness passes its own); ``commands``: the modules whose commands
+    this parser knows (a harness program passes its own; PROGRAMS are then not handed over)."""
     raw = sys.argv[1:] if argv is None else list(argv)
-    if raw and raw[0] in PROGRAMS:
-        return run_program(PROGRAMS[raw[0]][0], raw[1:], replace=argv is None)
+    lead = 0  # the flag every command takes (--json) may come before the command's name
+    while lead < len(raw) and raw[lead] == "--json":
+        lead += 1
+    if lead < len(raw) and raw[lead] in PROGRAMS and commands is COMMAND_MODULES:
+        name, module = raw[lead], PROGRAMS[raw[lead]][0]
+        if not program_installed(module):
+            return Outcome(ExitCode.ERROR, f"email-rag {name} is part of the test harness, "
+                           "which is not installed. Nothing was done. Install the harness from "
+                           f"the source checkout: pip install ./{HARNESS} (scripts/bootstrap.sh "
+                           "does it).", {"error": "harness_not_installed", "command": name,
+                                         "module": module}).render("--json" in raw)
+        return run_program(module, raw[lead + 1:] + raw[:lead], replace=argv is None)
+    parser = build_parser(commands)
     try:
         args = parser.parse_args(raw)
     except UsageError as e:

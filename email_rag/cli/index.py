@@ -156,7 +156,7 @@ def run_search(args, svc) -> Outcome:
     if not opened:
         timeout = args.timeout if args.timeout is not None else svc.settings.search_timeout
         try:
-            results = svc.queue.call(sync_queue(svc.settings), "workers.tasks.search",
+            results = svc.queue.call(sync_queue(svc.settings), "email_rag.runtime.tasks.search",
                                      (args.text, mailbox_id, args.limit), timeout)
         except QueueCallTimeoutError as e:
             from ..adapters.vectors import describe_holder

@@ -12,9 +12,8 @@ def register(sub, common) -> None:
 
 
 def run(args, svc) -> Outcome:
-    from cron.scheduler import run_forever
-
     from ..core.timing import check
+    from ..runtime.scheduler import run_forever
 
     check(svc.settings)  # refuse time limits that would kill or reset healthy jobs
     if not svc.settings.qdrant_url:

@@ -41,9 +41,8 @@ def register(sub, common) -> None:
 
 
 def run(args, svc) -> Outcome:
-    from workers.tasks import use_services
-
     from ..core.timing import check
+    from ..runtime.tasks import use_services
 
     check(svc.settings)  # refuse time limits that would kill or reset healthy jobs
     queues = listen_queues(svc.settings, args.with_vectors)

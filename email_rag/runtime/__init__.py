@@ -1,1 +1,2 @@
-"""Wiring and running: Services, the job runner, maintenance."""
+"""Running: the RQ task entry points (``tasks``), the job runner, the scheduler process,
+maintenance."""

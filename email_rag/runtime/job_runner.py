@@ -1,6 +1,6 @@
 """The job runner behind every RQ job, and the RQ worker it runs in.
 
-Three things are called "worker"; each has its own name: ``workers/tasks.py`` is
+Three things are called "worker"; each has its own name: ``runtime/tasks.py`` is
 the RQ entry point (thin: one call into this module), this module is the job
 runner (claim, run the kind's handler, record the outcome), and
 ``email_rag/cli/worker.py`` is the ``email-rag worker`` command that starts an
@@ -35,6 +35,7 @@ from ..jobs.store import JobStore
 from ..pipeline.contract import StepSpec
 from ..pipeline.registry import default_pipeline
 from ..wiring.services import Services
+from .rq_job import TaskJob
 
 log = logging.getLogger(__name__)
 
@@ -199,4 +200,4 @@ def build_rq_worker(services: Services, with_vectors: bool, name: str | None = N
     simple = services.settings.worker_class == "simple" or owns_local_store
     cls = SimpleWorker if simple else Worker
     queues = [services.queue.queue(n) for n in listen_queues(services.settings, with_vectors)]
-    return cls(queues, connection=services.queue.redis, name=name)
+    return cls(queues, connection=services.queue.redis, name=name, job_class=TaskJob)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from email_rag_harness.chaos.verify import NAIVE_MUST_SHOW, PROMISED_ZERO
 
-from email_rag.chaos.verify import NAIVE_MUST_SHOW, PROMISED_ZERO
 from tests.helpers import run_cli
 
 pytestmark = pytest.mark.slow

@@ -3,7 +3,7 @@
     .venv/bin/python tests/corpus/generate.py      # rewrites both (commit the result)
 
 Every mail is written by this script (hand-made edge cases, the MIME zoo and hostile
-cases of ``email_rag.testing.mails``, documents from ``email_rag.testing.documents``)
+cases of ``email_rag_harness.testing.mails``, documents from ``email_rag_harness.testing.documents``)
 together with what must become of it after the real path (Dovecot -> poller -> worker):
 final status, parse status, addresses, reply address, text, attachments. The
 expectations are written here by hand, per class; ``tests/integration/test_corpus.py``
@@ -20,8 +20,8 @@ import shutil
 from email.message import EmailMessage
 from pathlib import Path
 
-from email_rag.testing import documents
-from email_rag.testing.mails import ZOO_EXPECTED, zoo
+from email_rag_harness.testing import documents
+from email_rag_harness.testing.mails import ZOO_EXPECTED, zoo
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "mails"

@@ -11,6 +11,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from email_rag_harness.testing.dovecot import mailboxes_json
+from email_rag_harness.testing.mails import garbage
+from email_rag_harness.testing.mails import mail as sample_mail
 
 from email_rag.core.retry import retry_policy
 from email_rag.core.states import Step
@@ -20,9 +23,6 @@ from email_rag.pipeline.contract import StepOutcome, StepSpec
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending import review
 from email_rag.sending.sender import SendService
-from email_rag.testing.dovecot import mailboxes_json
-from email_rag.testing.mails import garbage
-from email_rag.testing.mails import mail as sample_mail
 from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import run_cli

@@ -1,6 +1,6 @@
 """Every benchmark runs from its one entry point with a tiny N and prints its ratios.
 
-The benchmarks themselves run on demand (``python -m bench NAME``, README
+The benchmarks themselves run on demand (``python -m email_rag_harness.bench NAME``, README
 "Performance"); this only proves each still works end to end - real Dovecot,
 MariaDB, Redis, worker processes, the scripted LLM and the SMTP relay - checks
 its own result and reports the fields the README quotes. Tiny N: the figures
@@ -41,7 +41,7 @@ def bench(*args: str, timeout: float = DEADLINE) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EMAIL_RAG_")}
     env["PYTHONPATH"] = str(ROOT)
     env["EMAIL_RAG_EMBEDDING_BACKEND"] = "hashing"  # the explicit test setting
-    return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "email_rag_harness.bench", *args], capture_output=True, text=True,
                           env=env, timeout=timeout, cwd=ROOT)
 
 

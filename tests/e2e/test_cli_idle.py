@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import signal
 
-from email_rag.testing.dovecot import mailboxes_json
-from email_rag.testing.mails import mail
+from email_rag_harness.testing.dovecot import mailboxes_json
+from email_rag_harness.testing.mails import mail
+
 from tests.helpers import run_cli, spawn, stop, wait_for
 
 

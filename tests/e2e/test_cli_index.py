@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from email_rag_harness.testing.hang import closed_port
 
 from email_rag.adapters.vectors import QdrantStore
 from email_rag.indexing.indexer import Indexer
-from email_rag.testing.hang import closed_port
 from email_rag.wiring.services import Services
 from tests.factories import make_email, make_mailbox
 from tests.helpers import run_cli

@@ -10,8 +10,9 @@ import sys
 import time
 import uuid
 
-from email_rag.testing.dovecot import mailboxes_json
-from email_rag.testing.mails import bulk_mails, garbage, mail
+from email_rag_harness.testing.dovecot import mailboxes_json
+from email_rag_harness.testing.mails import bulk_mails, garbage, mail
+
 from tests.helpers import ROOT, run_cli
 from tests.integration.ingest_helpers import closed_port, with_port
 

@@ -8,8 +8,8 @@ import json
 import re
 
 import pytest
+from email_rag_harness.testing.smtp_server import FaultSmtpServer
 
-from email_rag.testing.smtp_server import FaultSmtpServer
 from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import run_cli

@@ -12,9 +12,9 @@ import os
 import signal
 
 import pytest
+from email_rag_harness.testing.llm_server import ScriptedLLMServer
+from email_rag_harness.testing.smtp_server import FaultSmtpServer
 
-from email_rag.testing.llm_server import ScriptedLLMServer
-from email_rag.testing.smtp_server import FaultSmtpServer
 from tests.helpers import run_cli, spawn, stop, wait_for
 
 SUPPORT = (b"Message-ID: <order-1@customer.example>\r\nFrom: Alice <alice@customer.example>\r\n"
@@ -191,7 +191,7 @@ def test_mariadb_connections_killed_during_a_batch_lose_nothing_and_double_nothi
     no entry is dead or counted as failed for it, and the outages are in the audit log."""
     import threading
 
-    from email_rag.testing.corpus import REQUESTS
+    from email_rag_harness.testing.corpus import REQUESTS
 
     raws = []
     for i in range(12):

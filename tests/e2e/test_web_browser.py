@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from email_rag_harness.testing.smtp_server import FaultSmtpServer
 
 from email_rag.review import users
 from email_rag.sending import review
-from email_rag.testing.smtp_server import FaultSmtpServer
 from email_rag.wiring.services import Services
 from tests.e2e.test_cli_truthful import says_sent
 from tests.factories import make_draft, make_email, make_job, make_mailbox

@@ -94,8 +94,9 @@ def open_as(browser, base, name):
 def desk_data(db):
     """A realistic queue: a thread with our sent reply and a follow-up carrying a PDF and a
     source, an urgent mail, a subject with a right-to-left override, and 60 ordinary ones."""
+    from email_rag_harness.testing import documents
+
     from email_rag.mail.mime import parse_mail
-    from email_rag.testing import documents
 
     mb = make_mailbox(db)
     first = make_email(db, mb, subject="Rechnung 4711 doppelt abgebucht", thread_key="t-4711",

@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from email_rag_harness.testing.servers import PrivateRedis
 
-from email_rag.testing.servers import PrivateRedis
 from tests.e2e.test_vector_worker import enqueue, job_states, mails, venv  # noqa: F401
 from tests.helpers import spawn, wait_for
 

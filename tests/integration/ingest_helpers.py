@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from email_rag_harness.testing.hang import HangingServer, closed_port
+
 from email_rag.core.settings import MailboxConfig, Settings
-from email_rag.testing.hang import HangingServer, closed_port
 from email_rag.wiring.services import Services
 
 __all__ = ["closed_port"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from email_rag_harness.testing.llm_server import ScriptedLLMServer
 
 from email_rag.ingest.poller import Poller, PollResult
 from email_rag.runtime.job_runner import JobRunner
-from email_rag.testing.llm_server import ScriptedLLMServer
 from tests.helpers import run_job
 from tests.integration.ingest_helpers import services_for
 

@@ -5,13 +5,13 @@ mail back to review - in the poll's own transaction."""
 from __future__ import annotations
 
 import pytest
+from email_rag_harness.testing.smtp_server import FaultSmtpServer
 
 from email_rag.db.audit import events_for
 from email_rag.ingest.poller import Poller
 from email_rag.review.desk import QueueQuery, queue_page
 from email_rag.sending import review
 from email_rag.sending.outcome import send_outcome_text
-from email_rag.testing.smtp_server import FaultSmtpServer
 from tests.integration.ingest_helpers import services_for
 from tests.integration.test_send_outcomes import MemoryRunner, attempt_of
 from tests.integration.test_sending import MemorySentFolder, draft_for, send_job

@@ -7,9 +7,8 @@ from __future__ import annotations
 import time
 
 import redis
-
-from email_rag.chaos.faults import Injector, Targets
-from email_rag.testing.servers import PrivateRedis
+from email_rag_harness.chaos.faults import Injector, Targets
+from email_rag_harness.testing.servers import PrivateRedis
 
 
 def targets(server: PrivateRedis) -> Targets:

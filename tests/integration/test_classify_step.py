@@ -9,6 +9,7 @@ import uuid
 from datetime import datetime
 
 import pytest
+from email_rag_harness.testing.llm_server import ScriptedLLMServer
 
 from email_rag.core.errors import LLMError, LLMRequestRejectedError
 from email_rag.core.states import MailStatus, Step
@@ -17,7 +18,6 @@ from email_rag.db.audit import events_for, write_events
 from email_rag.llm import classification as cl
 from email_rag.pipeline import classify
 from email_rag.pipeline.contract import StepContext, StepOutcome
-from email_rag.testing.llm_server import ScriptedLLMServer
 from email_rag.wiring.services import Services
 from tests.llm_support import BILLING, INJECTION, NEWSLETTER, STALL, TIMEOUT
 

@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 
 import pytest
+from email_rag_harness.testing.llm_server import ScriptedLLMServer
 
-from email_rag.testing.llm_server import ScriptedLLMServer
 from tests.integration.realpath import RealPath
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 import redis
+from email_rag_harness.testing.mails import mail
 
 from email_rag.core.errors import QueueUnavailableError
 from email_rag.ingest.poller import Poller
 from email_rag.jobs.dispatch import redispatch
-from email_rag.testing.mails import mail
 from tests.integration.ingest_helpers import closed_port, events, jobs, services_for
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from email_rag_harness.testing.llm_server import ScriptedLLMServer
 
 from email_rag.core.retry import RetryPolicy
 from email_rag.db.audit import events_for
 from email_rag.jobs.store import JobStore
 from email_rag.runtime.job_runner import JobRunner
-from email_rag.testing.llm_server import ScriptedLLMServer
 from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job
 from tests.helpers import run_job

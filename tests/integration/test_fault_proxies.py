@@ -1,14 +1,15 @@
-"""The IMAP fault proxies the IDLE tests and chaos runs use (email_rag.testing)."""
+"""The IMAP fault proxies the IDLE tests and chaos runs use (email_rag_harness.testing)."""
 
 from __future__ import annotations
 
 import socket
 import time
 
+from email_rag_harness.testing.imap_proxy import ImapHidingProxy
+from email_rag_harness.testing.mails import mail
+from email_rag_harness.testing.tcp_proxy import TcpFaultProxy
+
 from email_rag.adapters.imap import IdleSession
-from email_rag.testing.imap_proxy import ImapHidingProxy
-from email_rag.testing.mails import mail
-from email_rag.testing.tcp_proxy import TcpFaultProxy
 
 
 def test_a_silenced_proxy_holds_the_servers_bytes_and_keeps_the_connection_open(mailbox):

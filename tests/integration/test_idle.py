@@ -9,13 +9,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
+from email_rag_harness.testing.dovecot import Dovecot
+from email_rag_harness.testing.imap_proxy import ImapHidingProxy
+from email_rag_harness.testing.mails import mail
+from email_rag_harness.testing.tcp_proxy import TcpFaultProxy
 
 from email_rag.core.settings import MailboxConfig, get_settings
 from email_rag.ingest.idle import IdleWatcher
-from email_rag.testing.dovecot import Dovecot
-from email_rag.testing.imap_proxy import ImapHidingProxy
-from email_rag.testing.mails import mail
-from email_rag.testing.tcp_proxy import TcpFaultProxy
 from email_rag.wiring.services import Services
 
 QUIET = {  # no safety poll, no re-issue, no backoff worth waiting for, unless a test says so

@@ -1,11 +1,11 @@
 """The IMAP adapter against the private Dovecot: batches, PEEK, APPEND, SEARCH, errors."""
 
 import pytest
+from email_rag_harness.testing.mails import mail
 from pydantic import SecretStr
 
 from email_rag.adapters.imap import ImapMailbox, sent_folder
 from email_rag.core.errors import ImapAuthError, ImapError
-from email_rag.testing.mails import mail
 from tests.integration.ingest_helpers import closed_port, silent_server, with_port
 
 

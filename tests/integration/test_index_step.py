@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from email_rag_harness.testing.hang import HangingServer, closed_port
 
 from email_rag.adapters.vectors import QdrantStore
 from email_rag.core.states import Step
@@ -15,7 +16,6 @@ from email_rag.indexing import sync as index_sync
 from email_rag.pipeline import index, retrieve
 from email_rag.pipeline.contract import StepSpec
 from email_rag.runtime.job_runner import JobRunner
-from email_rag.testing.hang import HangingServer, closed_port
 from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job
 from tests.index_helpers import index_row
@@ -268,7 +268,7 @@ def test_sync_entry_on_the_default_queue_is_handed_to_the_vector_queue(services,
 
 
 def test_scheduler_has_the_reindex_job_at_the_configured_interval(services):
-    from cron.scheduler import periodic_jobs
+    from email_rag.runtime.scheduler import periodic_jobs
 
     services.settings.reindex_interval_seconds = 42
     jobs = {name: seconds for name, seconds, _ in periodic_jobs(services)}

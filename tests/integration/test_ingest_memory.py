@@ -7,7 +7,7 @@ fetched mail object and every prepared row object counted while alive
 streaming keeps at most the batch being stored plus the one being fetched.
 Peak RSS was tried first and discarded: a fresh interpreter's import peak
 (~69 MB) hides a 12.5 MB mailbox completely, so it could not fail. The
-benchmark reports the peak RSS anyway (``python -m bench ingest``: a 1,000- and a
+benchmark reports the peak RSS anyway (``email-rag bench ingest``: a 1,000- and a
 10,000-mail folder, each polled by ``email-rag poll --once`` in a subprocess). Marked slow (~5 s here), still in the default run.
 """
 
@@ -17,11 +17,11 @@ import weakref
 from dataclasses import dataclass
 
 import pytest
+from email_rag_harness.testing.mails import bulk_mails
 
 from email_rag.adapters import imap as imap_module
 from email_rag.ingest import store as store_module
 from email_rag.ingest.poller import Poller
-from email_rag.testing.mails import bulk_mails
 from tests.integration.ingest_helpers import services_for
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+from email_rag_harness.testing.mails import ZOO_EXPECTED, garbage, zoo
+
 from email_rag.core.states import Step
 from email_rag.ingest.poller import Poller
 from email_rag.pipeline import parse
 from email_rag.pipeline.contract import StepContext
-from email_rag.testing.mails import ZOO_EXPECTED, garbage, zoo
 from tests.integration.ingest_helpers import emails, jobs, services_for
 
 LIMITS = dict(max_mail_bytes=200_000, max_attachment_bytes=50_000)

@@ -1,11 +1,12 @@
 """Every row of the LLM policy, through the real openai client over HTTP against
-the scripted server (email_rag/testing/llm_server.py)."""
+the scripted server (harness/email_rag_harness/testing/llm_server.py)."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+from email_rag_harness.testing.llm_server import ScriptedLLMServer
 
 from email_rag.core.errors import (
     LLMError,
@@ -16,7 +17,6 @@ from email_rag.core.errors import (
 from email_rag.core.retry import RetryPolicy
 from email_rag.llm.classification import Category, default_classification
 from email_rag.llm.policy import PolicyLimits, TaskOutcome
-from email_rag.testing.llm_server import ScriptedLLMServer
 from tests.llm_support import BILLING, STALL, TIMEOUT, Recorder, attempts, classify, client
 
 

@@ -10,10 +10,10 @@ import urllib.error
 import urllib.request
 
 import pytest
+from email_rag_harness.testing.llm_server import MODEL_LABEL, ScriptedLLMServer
 
 from email_rag.core.errors import LLMError
 from email_rag.llm.prompts import mail_block
-from email_rag.testing.llm_server import MODEL_LABEL, ScriptedLLMServer
 from tests.helpers import ROOT
 from tests.llm_support import client
 
@@ -136,7 +136,7 @@ def test_runs_as_a_process_and_prints_its_url_first(tmp_path):
     plan.write_text(json.dumps({"rules": [{"fault": "invalid_json", "kind": "classify",
                                            "calls": [1]}]}))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "email_rag.testing.llm_server", "--host", "127.0.0.1",
+        [sys.executable, "-m", "email_rag_harness.testing.llm_server", "--host", "127.0.0.1",
          "--port", "0", "--plan", str(plan), "--latency-ms", "1"],
         stdout=subprocess.PIPE, text=True, cwd=ROOT,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})

@@ -10,8 +10,8 @@ import json
 from email.message import EmailMessage
 
 import pytest
+from email_rag_harness.testing import documents
 
-from email_rag.testing import documents
 from tests.integration.realpath import RealPath, head, llm, path  # noqa: F401 (fixtures)
 
 
@@ -184,8 +184,8 @@ def test_attachments_are_content_marked_untrusted_for_the_llm_and_the_index(path
 def web(path, tmp_path):
     """The real ``email-rag web`` on a free port, on this test's database."""
     import httpx
+    from email_rag_harness.testing.dovecot import free_port
 
-    from email_rag.testing.dovecot import free_port
     from tests.helpers import spawn, stop, wait_for
     from tests.webutil import make_user
 
@@ -256,7 +256,8 @@ def test_draft_page_shows_reply_rule_and_attachments_with_a_safe_download(path, 
 # --- a UID the server lists without a body ---
 @pytest.fixture
 def hiding(settings, mailbox, llm):
-    from email_rag.testing.imap_proxy import ImapHidingProxy
+    from email_rag_harness.testing.imap_proxy import ImapHidingProxy
+
     from tests.integration.ingest_helpers import with_port
 
     with ImapHidingProxy(mailbox.host, mailbox.port) as proxy:
@@ -366,8 +367,9 @@ def test_the_approved_reply_is_sent_to_the_address_the_rule_chose(settings, mail
     sender."""
     from email import message_from_bytes
 
+    from email_rag_harness.testing.smtp_server import FaultSmtpServer
+
     from email_rag.sending import review
-    from email_rag.testing.smtp_server import FaultSmtpServer
     from tests.helpers import run_job
 
     with FaultSmtpServer() as relay:

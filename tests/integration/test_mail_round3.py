@@ -148,7 +148,7 @@ def test_attachments_without_text_are_named_to_the_llm_with_type_size_and_why(pa
     (before: the prompt was 'Subject: scan' and nothing else)."""
     import gzip
 
-    from email_rag.testing import documents
+    from email_rag_harness.testing import documents
 
     scan = documents.png(40, 40)
     archive = gzip.compress(b"Rechnung 4711\n" * 50)
@@ -166,7 +166,7 @@ def test_attachments_without_text_are_named_to_the_llm_with_type_size_and_why(pa
 
 
 def test_a_png_labelled_rtf_is_never_text_and_real_rtf_reaches_the_llm_as_text(path):
-    from email_rag.testing import documents
+    from email_rag_harness.testing import documents
 
     image = documents.png(30, 30)
     letter = documents.rtf("Betrag der Rechnung 4711 ist doppelt abgebucht worden.\nGruss")

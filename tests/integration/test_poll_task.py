@@ -1,10 +1,11 @@
-"""The scheduler's periodic poll as the workers run it (workers.tasks.poll_mailboxes)."""
+"""The scheduler's periodic poll as the workers run it (email_rag.runtime.tasks.poll_mailboxes)."""
 
 from __future__ import annotations
 
-import workers.tasks as tasks
+from email_rag_harness.testing.mails import mail
+
+import email_rag.runtime.tasks as tasks
 from email_rag.core.settings import get_settings
-from email_rag.testing.mails import mail
 
 
 def test_poll_task_polls_every_mailbox_and_returns_the_totals(env, monkeypatch, mailbox):

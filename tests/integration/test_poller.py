@@ -6,6 +6,7 @@ import json
 import threading
 
 import pytest
+from email_rag_harness.testing.mails import mail
 
 from email_rag.adapters.imap import FetchedMail
 from email_rag.core.errors import DatabaseBusyError
@@ -18,7 +19,6 @@ from email_rag.ingest.store import (
     store_batch,
     store_batch_retrying,
 )
-from email_rag.testing.mails import mail
 from tests.integration.ingest_helpers import emails, events, jobs, mailbox_row, services_for
 
 

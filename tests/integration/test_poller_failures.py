@@ -6,11 +6,11 @@ import json
 import time
 
 import pytest
+from email_rag_harness.testing.mails import mail
+from email_rag_harness.testing.tcp_proxy import TcpFaultProxy
 
 from email_rag.ingest.poller import Poller
 from email_rag.ops.health import counts
-from email_rag.testing.mails import mail
-from email_rag.testing.tcp_proxy import TcpFaultProxy
 from tests.integration.ingest_helpers import (
     closed_port,
     emails,

@@ -5,8 +5,7 @@ from __future__ import annotations
 import mariadb
 import pytest
 import redis
-
-from email_rag.testing.servers import PrivateMariaDB, PrivateRedis
+from email_rag_harness.testing.servers import PrivateMariaDB, PrivateRedis
 
 
 def _connect(port: int, read_timeout: int = 30):

@@ -9,6 +9,7 @@ import importlib.util
 import json
 
 import pytest
+from email_rag_harness.testing.hang import closed_port
 
 from email_rag.core.states import Step
 from email_rag.db.audit import events_for
@@ -18,7 +19,6 @@ from email_rag.pipeline import index, retrieve
 from email_rag.pipeline.contract import StepSpec
 from email_rag.pipeline.runner import queues
 from email_rag.runtime.job_runner import JobRunner
-from email_rag.testing.hang import closed_port
 from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job, make_mailbox
 from tests.index_helpers import make_sent_draft

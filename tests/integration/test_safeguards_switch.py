@@ -1,6 +1,6 @@
 """There is no safeguards switch: the chaos counter-check is harness code.
 
-The chaos run's naive column is built from harness classes (email_rag/chaos/naive.py)
+The chaos run's naive column is built from harness classes (harness/email_rag_harness/chaos/naive.py)
 that the harness injects into the processes it starts. These tests pin both sides:
 
 - the product, with a leftover ``EMAIL_RAG_SAFEGUARDS=false`` in its environment,
@@ -15,13 +15,15 @@ from __future__ import annotations
 import logging
 
 import pytest
-
-from email_rag.chaos.naive import (
+from email_rag_harness.chaos.naive import (
     NaiveDraftStore,
     NaiveJobStore,
     NaiveSendService,
     NaiveServices,
 )
+from email_rag_harness.testing.mails import mail
+from email_rag_harness.testing.smtp_server import FaultSmtpServer
+
 from email_rag.core.retry import RetryPolicy
 from email_rag.core.settings import Settings, get_settings, retired_variables
 from email_rag.core.states import Actor, Step
@@ -32,8 +34,6 @@ from email_rag.pipeline.contract import StepOutcome, StepSpec
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending import review
 from email_rag.sending.sender import SendService
-from email_rag.testing.mails import mail
-from email_rag.testing.smtp_server import FaultSmtpServer
 from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.integration.ingest_helpers import FAST, emails

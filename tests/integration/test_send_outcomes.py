@@ -7,6 +7,8 @@ from __future__ import annotations
 import threading
 
 import pytest
+from email_rag_harness.testing.smtp_server import FaultSmtpServer
+from email_rag_harness.testing.tcp_proxy import TcpFaultProxy
 
 from email_rag.core.errors import DeliveryEvidenceError
 from email_rag.db.audit import events_for
@@ -14,8 +16,6 @@ from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending import admin, review
 from email_rag.sending.outcome import send_outcome_text
 from email_rag.sending.sender import SendService
-from email_rag.testing.smtp_server import FaultSmtpServer
-from email_rag.testing.tcp_proxy import TcpFaultProxy
 from email_rag.wiring.services import Services
 from tests.integration.test_sending import (
     SMTP_STALL,

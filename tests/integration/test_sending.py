@@ -6,13 +6,13 @@ import email
 import threading
 
 import pytest
+from email_rag_harness.testing.smtp_server import FaultSmtpServer
 
 from email_rag.core.errors import BadInputError
 from email_rag.db.audit import events_for
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending import review
 from email_rag.sending.sender import SendService
-from email_rag.testing.smtp_server import FaultSmtpServer
 from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_mailbox
 

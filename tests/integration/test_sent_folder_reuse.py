@@ -12,10 +12,10 @@ Failure table of the kept connection:
 from __future__ import annotations
 
 import pytest
+from email_rag_harness.testing.mails import mail
 
 from email_rag.adapters.imap import sent_folder
 from email_rag.core.errors import ImapError
-from email_rag.testing.mails import mail
 
 
 def test_one_connection_serves_many_calls_and_a_dead_one_is_replaced(mailbox):

@@ -1,10 +1,10 @@
 """The SMTP adapter against the real aiosmtpd fault server: each row of its failure table."""
 
 import pytest
+from email_rag_harness.testing.smtp_server import FaultSmtpServer, free_port
 
 from email_rag.adapters.smtp import SmtpConfig, SmtpSender
 from email_rag.core.errors import SmtpOutcomeUnknownError, SmtpPermanentError, SmtpTransientError
-from email_rag.testing.smtp_server import FaultSmtpServer, free_port
 
 MSG = (b"Message-ID: <m1@email-rag.invalid>\r\nFrom: support@example.com\r\n"
        b"To: alice@example.org\r\nSubject: Re: hi\r\n\r\nHello.\r\n.leading dot line\r\n")

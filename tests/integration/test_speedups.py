@@ -19,6 +19,7 @@ import threading
 import time
 
 import pytest
+from email_rag_harness.testing.llm_server import ScriptedLLMServer
 from qdrant_client import models
 
 from email_rag.adapters.queue import JobQueue, rq_job_id
@@ -29,7 +30,6 @@ from email_rag.db import Database
 from email_rag.db.audit import events_for
 from email_rag.pipeline.contract import StepOutcome, StepSpec
 from email_rag.runtime.job_runner import JobRunner
-from email_rag.testing.llm_server import ScriptedLLMServer
 from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job
 

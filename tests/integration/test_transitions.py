@@ -102,7 +102,7 @@ def test_every_allowed_move_works_and_every_other_is_refused(db, rows, record):
 
 
 def test_the_naive_store_of_the_counter_check_writes_any_move(db, rows):
-    from email_rag.chaos.naive import NaiveMailStore
+    from email_rag_harness.chaos.naive import NaiveMailStore
 
     store = NaiveMailStore()
     db.execute("UPDATE emails SET status = 'sent' WHERE id = %s", (rows["email"],))

@@ -7,6 +7,7 @@ import os
 import time
 
 import pytest
+from email_rag_harness.testing.hang import HangingServer, closed_port
 
 from email_rag.adapters.embeddings import HashingEmbedder, OpenAIEmbedder
 from email_rag.adapters.vectors import QdrantStore, holder
@@ -18,7 +19,6 @@ from email_rag.core.errors import (
     StoreUnavailableError,
 )
 from email_rag.core.index_ports import VectorPoint
-from email_rag.testing.hang import HangingServer, closed_port
 from tests.index_helpers import EmbeddingsServer
 
 EMB = HashingEmbedder(384)

@@ -8,10 +8,10 @@ import re
 import time
 
 import pytest
+from email_rag_harness.testing.tcp_proxy import TcpFaultProxy
 from fastapi.testclient import TestClient
 
 from email_rag.review import users
-from email_rag.testing.tcp_proxy import TcpFaultProxy
 from email_rag.web import create_app
 from tests.factories import make_draft, make_email, make_mailbox
 from tests.webutil import PASSWORD, browsers, csrf_of, login, make_user, web_app

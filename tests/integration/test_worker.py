@@ -11,6 +11,7 @@ import threading
 import time
 
 import pytest
+from email_rag_harness.testing.tcp_proxy import TcpFaultProxy
 
 from email_rag.core.errors import LLMRateLimitedError, PermanentError, TransientError
 from email_rag.core.retry import RetryPolicy
@@ -20,7 +21,6 @@ from email_rag.db.audit import events_for
 from email_rag.jobs.store import JobStore
 from email_rag.pipeline.contract import StepOutcome, StepSpec
 from email_rag.runtime.job_runner import JobRunner
-from email_rag.testing.tcp_proxy import TcpFaultProxy
 from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job
 

@@ -89,8 +89,9 @@ def test_a_no_reply_sender_gets_no_reply_address_and_the_rule_says_why(from_, re
 
 
 def test_an_empty_reply_to_is_kept_as_present_by_the_header_parser():
+    from email_rag_harness.testing.mails import raw
+
     from email_rag.mail.headers import parse_headers
-    from email_rag.testing.mails import raw
 
     h = parse_headers(raw('From: no-reply@shop.example\nReply-To: "Shop" <>\nSubject: x\n\nx\n'))
     assert h.reply_to == [] and h.reply_to_field == '"Shop" <>'

@@ -7,9 +7,8 @@ import sys
 import types
 
 import pytest
-
-from bench import __main__ as entry
-from bench.common import CheckFailed, Report, Target, percentile
+from email_rag_harness.bench import __main__ as entry
+from email_rag_harness.bench.common import CheckFailed, Report, Target, percentile
 
 
 @pytest.fixture

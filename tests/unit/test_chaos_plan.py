@@ -5,9 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from email_rag.chaos import plan as chaos_plan
-from email_rag.chaos.plan import PlanError, decision, default_plan, delivery_sizes, dumps, validate
+from email_rag_harness.chaos import plan as chaos_plan
+from email_rag_harness.chaos.plan import (
+    PlanError,
+    decision,
+    default_plan,
+    delivery_sizes,
+    dumps,
+    validate,
+)
 
 
 def test_same_seed_and_size_give_the_same_plan_byte_for_byte():

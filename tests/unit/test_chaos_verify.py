@@ -6,10 +6,9 @@ from __future__ import annotations
 import copy
 
 import pytest
-
-from email_rag.chaos.harness import ModeResult
-from email_rag.chaos.report import render, table, verdict
-from email_rag.chaos.verify import (
+from email_rag_harness.chaos.harness import ModeResult
+from email_rag_harness.chaos.report import render, table, verdict
+from email_rag_harness.chaos.verify import (
     PROMISED_ZERO,
     Observed,
     Received,

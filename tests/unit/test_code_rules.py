@@ -5,19 +5,21 @@
   caller (``sql(...) + ...``, ``sql(...).format``): list slots are expanded by
   ``sql(name, ids=n)`` inside email_rag/db/.
 - The chaos counter-check (the naive column) is harness code: no module outside
-  email_rag/chaos/ and email_rag/testing/ names it (``naive``, ``safeguards``,
+  the harness (harness/email_rag_harness/) names it (``naive``, ``safeguards``,
   ``hardened``) in code, and no product SQL file holds a naive query.
 - Every named query uses one placeholder style, named pyformat (``%(mailbox_id)s``):
   no ``?``, no bare ``%s``; list slots expand in the same style (``%(ids_0)s``).
 - Every named query that writes a status column is conditional on the current
   status (``... AND status = %(from)s``, ``state IN (...)``, ``IF(state IN ...)``):
   a late writer cannot overwrite a newer status (issue 13, defect 4). The chaos
-  harness's own queries (email_rag/chaos/naive.sql) are not the product's.
+  harness's own queries (harness/email_rag_harness/chaos/naive.sql) are not the product's.
 - The package's folders are its layers (``LAYERS``, lowest first): a module imports
   from its own first-level group or a lower one, never a higher one; no two groups
   import each other and no cycle runs through several. Imports inside functions
   count; ``if TYPE_CHECKING:`` blocks do not (they are annotations, not imports).
   Modules live in a layer: none at the package's top besides ``__init__``/``__main__``.
+- The test harness (chaos run, doubles, demo, benchmarks) is a distribution of its own,
+  harness/ (package ``email_rag_harness``): email_rag never imports it.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PYTHON_DIRS = ["email_rag", "workers", "cron", "bench"]
+PYTHON_DIRS = ["email_rag", "harness/email_rag_harness"]
+HARNESS = Path("harness")
 SQL_TEXT = re.compile(
     r"\b(SELECT\b[\s\S]*?\bFROM|INSERT\s+(IGNORE\s+)?INTO|UPDATE\s+`?\w+`?\s+SET|DELETE\s+FROM"
     r"|REPLACE\s+INTO|(CREATE|DROP|ALTER)\s+(TABLE|DATABASE|INDEX))\b", re.IGNORECASE)
@@ -89,7 +92,6 @@ def test_no_named_query_is_extended_by_its_caller():
     assert found == []
 
 
-HARNESS_DIRS = {("email_rag", "chaos"), ("email_rag", "testing")}
 COUNTER_CHECK = re.compile(r"naive|safeguards|hardened", re.IGNORECASE)
 COUNTER_CHECK_ALLOWED = {
     # the retired variable's name, so that a leftover one is reported (settings.RETIRED)
@@ -125,15 +127,15 @@ def test_the_counter_check_scanner_sees_names_and_query_names_not_prose():
 
 
 def test_no_product_module_names_the_counter_check():
-    """The counter-check's variants are harness classes (email_rag/chaos/naive.py) that the
+    """The counter-check's variants are harness classes (harness/email_rag_harness/chaos/naive.py) that the
     harness injects; a deployment has nothing to switch and the product no naive branch."""
     found = []
     for rel, src in python_files(outside_db=False):
-        if rel.parts[:2] in HARNESS_DIRS:
+        if rel.is_relative_to(HARNESS):
             continue
         found += [f"{rel}:{n}: {word}" for n, word in counter_check_names(src)
                   if (rel, word) not in COUNTER_CHECK_ALLOWED]
-    assert found == [], "the counter-check belongs to email_rag/chaos/:\n" + "\n".join(found)
+    assert found == [], "the counter-check belongs to harness/email_rag_harness/chaos/:\n" + "\n".join(found)
 
 
 def test_no_product_sql_file_holds_a_naive_query():
@@ -142,12 +144,14 @@ def test_no_product_sql_file_holds_a_naive_query():
     found = [f"{p.name}:{n}: {line.strip()}" for p in sorted(SQL_DIR.glob("*.sql"))
              for n, line in enumerate(p.read_text().splitlines(), 1)
              if COUNTER_CHECK.search(line)]
-    assert found == [], "the counter-check's queries belong to email_rag/chaos/naive.sql"
+    assert found == [], "the counter-check's queries belong to harness/email_rag_harness/chaos/naive.sql"
 
 
 def every_query() -> dict[str, str]:
-    """Every named query: the product's and the chaos harness's (loaded on import)."""
-    import email_rag.chaos.naive  # noqa: F401 - registers the harness's naive.sql
+    """Every named query: the product's and the harness's (loaded on import)."""
+    import email_rag_harness  # noqa: F401 - registers the harness's sql/*.sql
+    import email_rag_harness.chaos.naive  # noqa: F401 - registers the harness's naive.sql
+
     from email_rag.db.queries import all_queries
 
     return all_queries()
@@ -171,8 +175,7 @@ def _split_where(query: str) -> tuple[str, str]:
 def test_every_status_write_in_sql_is_conditional_on_the_current_status():
     unconditional = []
     for name, query in product_queries().items():
-        if name.startswith("bench_") or not re.search(
-                r"\bUPDATE\b", query, re.IGNORECASE):
+        if not re.search(r"\bUPDATE\b", query, re.IGNORECASE):
             continue
         head, where = _split_where(query)
         assignments = re.split(r"\bUPDATE\b", head, flags=re.IGNORECASE)[-1]
@@ -261,12 +264,11 @@ LAYERS = [
     "sending",  # stage: review decisions, compose, send exactly once, reconcile
     "review",  # what staff and admins do: desk, no-reply list, console, timeline, users
     "wiring",  # Services: the composition root; builds adapters, stores and the stage objects
-    "runtime",  # the job runner (RQ), maintenance
+    "runtime",  # RQ task entry points, the job runner, the scheduler process, maintenance
     "ops",  # health and metrics
-    "testing",  # harness: test doubles, local servers, the demo fixture
     "web",  # interface: the web UI
-    "cli",  # interface: the command line (starts the web, worker, scheduler, demo)
-    "chaos",  # harness: the chaos run, a program of its own on top of the command line
+    "cli",  # interface: the command line (starts the web, worker, scheduler; hands over to
+    #        the harness's programs: chaos, demo, bench, sample-mailbox)
     "__main__",  # python -m email_rag
 ]
 # Imports from a group to a higher one that are allowed for now: (from, to) -> why.
@@ -405,3 +407,43 @@ def test_the_readmes_layer_map_lists_the_layers_in_order():
     section = readme[readme.index("## Layout: the layers"):readme.index("## States")]
     rows = re.findall(r"^\| `(\w+)/` \|", section, flags=re.MULTILINE)
     assert rows == [g for g in LAYERS if g != "__main__"]
+
+
+def harness_imports(package: str = "email_rag") -> list[str]:
+    """``module:line -> name`` for every import of the harness by the package, inside
+    functions and ``if TYPE_CHECKING:`` blocks too (a relative import cannot reach it)."""
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                     else [])
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} -> {n}" for n in names
+                      if n.split(".")[0] == "email_rag_harness"]
+    return found
+
+
+def test_the_product_never_imports_the_harness():
+    """GIVEN the harness's own distribution (harness/, package email_rag_harness) THEN no
+    module of email_rag imports it, inside functions and TYPE_CHECKING blocks included: the
+    product's commands of the harness hand over to its programs (cli.PROGRAMS) by name."""
+    assert harness_imports() == []
+    assert not (ROOT / "email_rag" / "chaos").exists() and not (ROOT / "email_rag" / "testing").exists()
+
+
+def test_the_harness_import_check_sees_an_import_in_a_function(tmp_path, monkeypatch):
+    pkg = tmp_path / "prod"
+    (pkg / "cli").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "cli" / "__init__.py").write_text("def f():\n    from email_rag_harness.testing import x\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    (pkg / "web.py").write_text("import email_rag_harness.chaos as c\nfrom . import cli\n")
+    assert harness_imports("prod") == ["prod/cli/__init__.py:2 -> email_rag_harness.testing",
+                                       "prod/web.py:1 -> email_rag_harness.chaos"]
+
+
+def test_the_product_sql_holds_no_harness_query():
+    """GIVEN the harness's queries in harness/email_rag_harness/sql/ THEN no product SQL file
+    holds a query of the benchmarks, the chaos run or the demo."""
+    harness = [n for n in product_queries() if n.startswith(("bench_", "chaos_", "demo_"))]
+    assert harness == []

@@ -27,8 +27,8 @@ def test_compose_has_the_production_services_wired_to_each_other():
 
 def test_dockerfile_copies_every_runtime_folder():
     dockerfile = (ROOT / "Dockerfile").read_text()
-    for folder in ("email_rag", "workers", "cron"):
-        assert f"COPY {folder} " in dockerfile
+    assert "COPY email_rag " in dockerfile
+    assert "COPY workers" not in dockerfile and "COPY cron" not in dockerfile
     assert 'ENTRYPOINT ["email-rag"]' in dockerfile
 
 
@@ -45,11 +45,19 @@ def test_migrations_prompts_and_queries_ship_inside_the_package():
     assert not (ROOT / "migrations").exists() and not (ROOT / "prompts").exists()
 
 
-def test_the_benchmarks_are_not_in_the_product_wheel_or_image():
-    """GIVEN bench/ (run on demand from a checkout) THEN the wheel installs no top-level
-    ``bench`` package and the image does not copy it."""
+def test_the_harness_is_not_in_the_product_wheel_or_image():
+    """GIVEN the test harness's own distribution (harness/: chaos, doubles, demo, benchmarks)
+    THEN the product's wheel finds only email_rag (nothing at the top of the repository
+    besides it, no harness package data) and the image copies neither harness/ nor bench/."""
     import tomllib
 
-    find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert not any(p.startswith("bench") for p in find["packages"]["find"]["include"])
-    assert "COPY bench" not in (ROOT / "Dockerfile").read_text()
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert data["packages"]["find"]["include"] == ["email_rag*"]
+    assert not any(p.startswith(("chaos", "testing")) for p in data["package-data"]["email_rag"])
+    tops = sorted(p.name for p in ROOT.iterdir() if (p / "__init__.py").exists())
+    assert tops == ["email_rag", "tests"]
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "COPY bench" not in dockerfile and "COPY harness" not in dockerfile
+    assert "COPY . " not in dockerfile
+    harness = tomllib.loads((ROOT / "harness" / "pyproject.toml").read_text())
+    assert harness["tool"]["setuptools"]["packages"]["find"]["include"] == ["email_rag_harness*"]

@@ -1,6 +1,7 @@
 """Header parsing for the poller: decoding, keys, threading, loop guard (pure functions)."""
 
 import pytest
+from email_rag_harness.testing.mails import garbage, mail, raw
 
 from email_rag.mail.headers import (
     dedup_key,
@@ -11,7 +12,6 @@ from email_rag.mail.headers import (
     parse_headers,
     thread_key,
 )
-from email_rag.testing.mails import garbage, mail, raw
 
 
 def test_message_id_is_normalised_to_brackets_and_lowercase_domain():

@@ -1,9 +1,10 @@
 """What the poller makes of each fetched mail before storing it (pure)."""
 
+from email_rag_harness.testing.mails import garbage, mail, zoo
+
 from email_rag.adapters.imap import FetchedMail
 from email_rag.core.states import MailStatus, ParseStatus
 from email_rag.ingest.store import PrepareOptions, prepare
-from email_rag.testing.mails import garbage, mail, zoo
 
 OPTS = PrepareOptions("email-rag.invalid", frozenset({"support@example.com"}),
                       max_mail_bytes=100_000, max_attachment_bytes=50_000)

@@ -3,10 +3,10 @@
 import random
 
 import pytest
+from email_rag_harness.testing.mails import ZOO_EXPECTED, mail, zoo
 
 from email_rag.core.states import ParseStatus
 from email_rag.mail.mime import parse_mail
-from email_rag.testing.mails import ZOO_EXPECTED, mail, zoo
 
 ZOO = zoo()
 LIMITS = dict(max_mail_bytes=200_000, max_attachment_bytes=50_000)
@@ -152,7 +152,7 @@ def _attachments_mail(*parts: tuple[str, str, bytes]) -> bytes:
 def test_binary_content_under_a_text_label_is_never_text():
     """GIVEN a text/rtf attachment that is really a PNG, and a text/plain body part that
     is really a PNG THEN neither gives text; the reason names the real type."""
-    from email_rag.testing.documents import png
+    from email_rag_harness.testing.documents import png
 
     image = png(20, 20)
     p = parse_mail(_attachments_mail(("text/rtf", "brief.rtf", image)))
@@ -169,7 +169,7 @@ def test_binary_content_under_a_text_label_is_never_text():
 
 
 def test_real_rtf_is_converted_to_text():
-    from email_rag.testing.documents import rtf
+    from email_rag_harness.testing.documents import rtf
 
     p = parse_mail(_attachments_mail(("application/rtf", "brief.rtf",
                                       rtf("Rechnung 4711: Betrag über 20 € falsch.\nDanke"))))

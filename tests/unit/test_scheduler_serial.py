@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 
-import cron.scheduler as scheduler
+import email_rag.runtime.scheduler as scheduler
 
 
 def test_jobs_that_come_due_together_never_run_at_the_same_time(monkeypatch):

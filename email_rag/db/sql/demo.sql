@@ -1,9 +1,0 @@
--- The demo's closing summary (email_rag/testing/demo.py).
-
--- name: demo_summary
-SELECT e.id, e.status, e.index_status, e.parse_status, e.category, e.language,
-       LEFT(e.subject, 40) AS subject, d.status AS draft, d.check_flags AS flags,
-       s.status AS send
-  FROM emails e LEFT JOIN drafts d ON d.email_id = e.id AND d.status <> 'superseded'
-  LEFT JOIN send_attempts s ON s.draft_id = d.id
- ORDER BY e.id;

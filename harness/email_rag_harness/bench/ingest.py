@@ -1,0 +1,266 @@
+"""Ingest speed: the poller against bare scripts doing the same I/O, in the same run.
+
+    python -m bench ingest [--mails 10000] [--runs 3] [--memory-sizes 1000,10000] [--json]
+
+A private Dovecot gets N mails of the seeded corpus (support mail of realistic
+size, threads, a few PDF attachments, auto-replies, bounces, malformed mail, a
+few duplicate deliveries) as maildir files; then, alternating, each run on a
+fresh database and an empty Redis db:
+
+- bare fetch+insert: imapclient UID FETCH BODY.PEEK[] in batches, one
+  executemany INSERT of the raw mails per batch into a plain table, one commit
+  per batch (the baseline of the target);
+- bare same I/O: the same plus every write the poller makes (the same email
+  columns, job rows, one audit row per mail, cursor, one RQ pipeline per batch,
+  enqueued_at), without its logic - for context: RQ's enqueue alone costs
+  about as much as fetch and insert;
+- poller: ``Poller.poll()`` (header parse, dedup, loop guard, job rows, cursor,
+  lease, audit, hand-off to RQ).
+
+Reported: mails/s (best of the runs) and the ratios (target poller >= 0.7 x
+bare fetch+insert); then the poller's peak RSS polling a 1,000- and a
+10,000-mail folder, each in a subprocess (``email-rag poll --once``, peak RSS
+from the kernel's rusage of that child): memory must stay flat in mailbox
+size (target: the larger folder's peak within 20 % of the smaller's).
+The bare baseline imports imapclient directly on purpose: it is what the
+adapter is measured against. Each run checks its rows before it counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from typing import Any
+
+from imapclient import IMAPClient
+
+from email_rag.adapters.queue import JobQueue
+from email_rag.db import Database, slot_params, sql
+from email_rag.ingest.poller import Poller
+from email_rag.wiring.services import Services
+from email_rag_harness.testing.corpus import deliveries, generate
+from email_rag_harness.testing.dovecot import Dovecot, DovecotUser, mailboxes_json
+
+from .common import CheckFailed, Report, Target, Workspace, rate, ratio
+
+RATIO_TARGET = 0.7
+RSS_GROWTH_TARGET = 1.2
+AUDIT_DETAIL = json.dumps({"mailbox": "u1", "folder": "INBOX", "uid": 1234, "uidvalidity": 1796029741,
+                           "size": 1500, "dedup": "message_id", "kind": "normal", "job_id": 1234,
+                           "queue": "email-rag"})
+# the columns of ``bench_bare_insert_email`` that are the same for every bare mail
+BARE_EMAIL = {"mailbox_id": 1, "folder": "INBOX", "uidvalidity": 1, "in_reply_to": None,
+              "references_header": None, "from_addr": "kunde@example.org", "from_name": None,
+              "to_addrs": "support@example.com", "cc_addrs": None, "sent_at": None,
+              "parse_status": "pending", "parse_error": None, "auto_reason": None,
+              "status": "received", "status_reason": None, "body_text": None, "body_html": None,
+              "attachments": None}
+LABELS = ("bare fetch+insert", "bare same I/O", "poller")
+
+
+def mailbox_mails(n: int) -> list[bytes]:
+    """n deliveries of the seeded corpus (duplicates delivered twice, as a mail server does)."""
+    return deliveries(generate(n, seed=11))[:n]
+
+
+def bare(user: DovecotUser, db: Database, batch: int, queue: JobQueue | None,
+         same_io: bool = False) -> float:
+    """Fetch and insert with no logic; ``same_io`` adds every write the poller does."""
+    db.execute(sql("bench_create_raw_mails"))
+    db.execute(sql("bench_mailbox_insert"), {"name": "bare", "address": ""})
+    started = time.perf_counter()
+    with IMAPClient(user.host, port=user.port, ssl=False) as c:
+        c.login(user.username, user.password)
+        c.select_folder("INBOX", readonly=True)
+        uids = c.search(["UID", "1:*"])
+        next_id = 1
+        for i in range(0, len(uids), batch):
+            data = c.fetch(uids[i:i + batch], ["RFC822.SIZE", "BODY.PEEK[]"])
+            ids = list(range(next_id, next_id + len(data)))
+            if not same_io:
+                rows = [{"uid": u, "sha": hashlib.sha256(v[b"BODY[]"]).hexdigest(),
+                         "size": len(v[b"BODY[]"]), "raw": v[b"BODY[]"]} for u, v in data.items()]
+                with db.transaction() as cur:
+                    cur.executemany(sql("bench_insert_raw_mail"), rows)
+            else:  # the same columns, rows and sizes the poller writes, without its logic
+                rows = [{**BARE_EMAIL,
+                         "dedup_key": hashlib.sha256(b"%d:" % u + v[b"BODY[]"]).hexdigest(),
+                         "message_id": f"<mail-{u}@example.org>", "uid": u,
+                         "thread_key": hashlib.sha256(str(u).encode()).hexdigest(),
+                         "subject": f"Anfrage {u}", "raw": v[b"BODY[]"],
+                         "raw_size": len(v[b"BODY[]"])} for u, v in data.items()]
+                with db.transaction() as cur:
+                    cur.execute(sql("bench_bare_lease"))
+                    cur.executemany(sql("bench_bare_insert_email"), rows)
+                    cur.executemany(sql("bench_bare_insert_job"),
+                                    [{"job_key": f"process_email:{k}", "email_id": k} for k in ids])
+                    cur.executemany(sql("bench_bare_insert_audit"),
+                                    [{"event_uid": uuid.uuid4().hex, "entity_id": str(k),
+                                      "detail": AUDIT_DETAIL} for k in ids])
+                    cur.execute(sql("bench_bare_cursor"),
+                                {"last_uid": uids[min(i + batch, len(uids)) - 1]})
+            if queue is not None:
+                queue.enqueue(("bench", k) for k in ids)
+                if same_io:
+                    db.execute(sql("ingest_mark_enqueued", ids=len(ids)), slot_params(ids=ids))
+            next_id += len(rows)
+    elapsed = time.perf_counter() - started
+    if not same_io:
+        got = db.fetchone(sql("bench_raw_mails_check")) or {}
+        if (int(got.get("n") or 0), int(got.get("uids") or 0)) != (len(uids), len(uids)):
+            raise CheckFailed(f"bare fetch+insert stored {got}, expected {len(uids)} distinct UIDs")
+    return elapsed
+
+
+def poller_run(ws: Workspace, user: DovecotUser, db: Database, batch: int,
+               expect: dict[str, int]) -> tuple[float, dict[str, Any]]:
+    svc = Services(ws.settings(db, mailboxes=[user.config], imap_fetch_batch=batch))
+    try:
+        started = time.perf_counter()
+        result = svc_poll(svc)
+        elapsed = time.perf_counter() - started
+        extra = {"commits": svc.db.commits, "statements": svc.db.statements,
+                 "redis_round_trips": svc.queue.round_trips, "totals": result}
+        check_poll(db, svc, result, expect)
+    finally:
+        svc.close()
+    return elapsed, extra
+
+
+def svc_poll(svc: Services) -> dict[str, int]:
+    res = Poller(svc).poll()
+    box = res.mailboxes[0]
+    if box.status != "ok":
+        raise RuntimeError(f"poll of the bench mailbox ended {box.status}: {box.error}")
+    return res.totals
+
+
+def check_poll(db: Database, svc: Services, totals: dict[str, int], expect: dict[str, int]) -> None:
+    """Every delivered mail seen once; one row per distinct mail; one job per job-worthy mail."""
+    emails = int(db.fetchone(sql("bench_count_emails"))["n"])
+    jobs = int(db.fetchone(sql("bench_count_jobs"))["n"])
+    queued = svc.queue.queue(svc.settings.queue_name).count
+    got = {"fetched": totals["fetched"], "new": totals["new"], "rows": emails,
+           "jobs": jobs, "enqueued": totals["enqueued"], "in_redis": queued}
+    want = {"fetched": expect["deliveries"], "new": expect["distinct"],
+            "rows": expect["distinct"], "jobs": totals["queued"], "enqueued": totals["queued"],
+            "in_redis": totals["queued"]}
+    if got != want or totals["new"] + totals["duplicate"] != totals["fetched"]:
+        raise CheckFailed(f"poller result {got} (totals {totals}), expected {want}")
+
+
+def peak_rss(ws: Workspace, user: DovecotUser, db: Database, batch: int) -> dict[str, Any]:
+    """``email-rag poll --once`` in a subprocess; its peak RSS from the kernel (wait4)."""
+    env = ws.env(db, mailboxes=json.loads(mailboxes_json([user.config])), imap_fetch_batch=batch)
+    proc = subprocess.Popen([sys.executable, "-m", "email_rag", "poll", "--once", "--json"],
+                            env=env, cwd=ws.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    started = time.perf_counter()
+    out, err = b"", b""
+    import threading
+
+    def drain() -> None:
+        nonlocal out, err
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.read(), proc.stderr.read()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    reader.join(10)
+    seconds = time.perf_counter() - started
+    if proc.returncode not in (0, 2):  # 2: some mails unparseable (the corpus has a few)
+        raise RuntimeError(f"email-rag poll exited {proc.returncode}: "
+                           f"{(err or out).decode(errors='replace')[-1500:]}")
+    data = json.loads(out.decode())["data"]
+    return {"peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "seconds": round(seconds, 2),
+            "fetched": data.get("totals", {}).get("fetched", data.get("fetched"))}
+
+
+def run(args: Any) -> Report:
+    mails = args.mails or 10_000
+    runs = args.runs or (3 if mails >= 1000 else 1)
+    sizes = args.memory_sizes or [max(1, mails // 10), mails]
+    batch = args.batch
+    best = dict.fromkeys(LABELS, 1e9)
+    extra: dict[str, Any] = {}
+    memory: list[dict[str, Any]] = []
+    raws = mailbox_mails(max([mails, *sizes]))
+    with Workspace("ingest") as ws:
+        dovecot = Dovecot().start()
+        ws.on_exit(dovecot.stop)
+        user = dovecot.add_user()
+        t = time.perf_counter()
+        user.deliver(raws[:mails])
+        deliver_s = time.perf_counter() - t
+        with user.imap() as imap:  # let Dovecot assign the UIDs before timing anything
+            imap.select("INBOX")
+        expect = {"deliveries": mails,
+                  "distinct": len({hashlib.sha256(r).hexdigest() for r in raws[:mails]})}
+        mailbox_bytes = sum(len(r) for r in raws[:mails])
+        for _ in range(runs):
+            for label in LABELS:
+                db = ws.fresh()
+                if label == "poller":
+                    elapsed, extra = poller_run(ws, user, db, batch, expect)
+                else:
+                    same = label == "bare same I/O"
+                    q = JobQueue(ws.redis_url) if same else None
+                    try:
+                        elapsed = bare(user, db, batch, q, same_io=same)
+                    finally:
+                        if q:
+                            q.close()
+                db.close()
+                best[label] = min(best[label], elapsed)
+        for size in sizes:
+            box = user if size == mails else dovecot.add_user()
+            if box is not user:
+                box.deliver(raws[:size])
+                with box.imap() as imap:
+                    imap.select("INBOX")
+            db = ws.fresh()
+            m = peak_rss(ws, box, db, batch)
+            db.close()
+            if m["fetched"] != size:
+                raise CheckFailed(f"the {size}-mail poll fetched {m['fetched']}")
+            memory.append({"mails": size, **m,
+                           "mailbox_mb": round(sum(len(r) for r in raws[:size]) / 1e6, 1)})
+    rates = {k: rate(mails, v) for k, v in best.items()}
+    r = ratio(rates["poller"], rates["bare fetch+insert"])
+    growth = ratio(memory[-1]["peak_rss_mb"], memory[0]["peak_rss_mb"]) if memory else None
+    figures = {
+        "mails": mails, "batch": batch, "runs": runs, "mailbox_mb": round(mailbox_bytes / 1e6, 1),
+        "deliver_maildir_mails_per_s": rate(mails, deliver_s), "mails_per_s": rates,
+        "ratio": r, "ratio_same_io": ratio(rates["poller"], rates["bare same I/O"]),
+        "poller_last_run": {k: v for k, v in extra.items() if k != "totals"},
+        "poller_totals": extra.get("totals"),
+        "per_mail": {k: round(extra[k] / mails, 3) for k in ("commits", "statements",
+                                                             "redis_round_trips") if k in extra},
+        "memory": memory, "rss_growth": growth,
+    }
+    rows = [{"run": label, "mails/s": rates[label],
+             "ratio": ratio(rates["poller"], rates[label]) if label != "poller" else ""}
+            for label in LABELS]
+    rows += [{"run": f"poller peak RSS, {m['mails']} mails ({m['mailbox_mb']} MB)",
+              "mails/s": rate(m["mails"], m["seconds"]), "ratio": "",
+              "peak RSS MB": m["peak_rss_mb"]} for m in memory]
+    targets = [Target(f"poller / bare fetch+insert >= {RATIO_TARGET}", r, RATIO_TARGET),
+               Target(f"peak RSS {memory[-1]['mails']} / {memory[0]['mails']} mails <= "
+                      f"{RSS_GROWTH_TARGET}", growth, RSS_GROWTH_TARGET, False)]
+    summary = (f"ingest ({mails} mails, {figures['mailbox_mb']} MB): poller {rates['poller']} "
+               f"mails/s vs bare fetch+insert {rates['bare fetch+insert']} (ratio {r}), vs bare "
+               f"same I/O {rates['bare same I/O']} (ratio {figures['ratio_same_io']}); peak RSS "
+               + ", ".join(f"{m['peak_rss_mb']} MB at {m['mails']}" for m in memory))
+    checks = [f"every run fetched all {mails} deliveries; the poller stored {expect['distinct']} "
+              "distinct mails once each, one job per job-worthy mail, all enqueued",
+              "the bare insert stored every UID once"]
+    notes = [f"best of {runs} alternating runs; batches of {batch} UIDs; per mail (poller): "
+             + ", ".join(f"{k} {v}" for k, v in figures["per_mail"].items())]
+    return Report("ingest", summary, ["run", "mails/s", "ratio", "peak RSS MB"], rows, figures,
+                  targets, checks, notes)

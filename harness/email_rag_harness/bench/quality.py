@@ -1,0 +1,234 @@
+"""Quality of the configured models on the project's labelled corpus (bench/quality_corpus.py).
+
+    python -m bench quality [--llm local|configured|scripted] [--mails N] [--drafts N] [--json]
+
+- classification: every mail through the pipeline's own classification task and
+  LLM policy: accuracy per field (category, priority, language, needs_reply), JSON
+  valid on the first try, fallbacks taken (retries, defaults, manual), and where the
+  prompt-injection mails ended (``no_reply_suggested`` is a list staff see;
+  ``no_reply`` would be silent);
+- retrieval: every mail embedded with the configured embedder (and the hashing
+  test embedder as the baseline); each paraphrase is the query: hit@1 and hit@3;
+- drafts: the draft task with its checks (email_rag.llm.draft_checks) for DRAFT_IDS:
+  passed on the first try, passed after the one regeneration, flagged;
+- latency p50/p95 per LLM call, per task.
+
+``--llm local`` (default) starts the installed local model (scripts/local-llm/
+install.sh) on a free port; ``configured`` uses EMAIL_RAG_LLM_*; ``scripted`` the
+test double (smoke tests only: its figures mean nothing).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from contextlib import ExitStack
+from typing import Any
+
+from email_rag.core.settings import Settings
+from email_rag.db.audit import AuditEvent
+from email_rag.llm.policy import PolicyLimits, TaskOutcome, run_task
+from email_rag.pipeline.classify import classification_task, no_reply_outcome
+from email_rag.pipeline.draft import draft_task
+
+from .common import Report, Target, percentile
+from .quality_corpus import DRAFT_IDS, MAILS, PARAPHRASES
+
+TARGETS = {"category": 0.80, "language": 0.95, "needs_reply": 0.90, "json_valid_first": 0.99,
+           "retrieval_hit3": 0.90}
+SENDER = "customer@example.com"
+
+
+def _event(name: str, detail: dict[str, Any]) -> AuditEvent:
+    return AuditEvent("bench", "email", 0, name, detail=detail)
+
+
+def _endpoint(stack: ExitStack, mode: str, settings: Settings) -> tuple[Settings, str]:
+    if mode == "scripted":
+        from email_rag_harness.testing.llm_server import ScriptedLLMServer
+
+        srv = stack.enter_context(ScriptedLLMServer())
+        return settings.model_copy(update={"llm_base_url": srv.url}), "scripted test double"
+    if mode == "local":
+        from email_rag.llm.local_server import LocalLLMServer
+
+        srv = stack.enter_context(LocalLLMServer())
+        return (settings.model_copy(update={"llm_base_url": srv.url, "llm_model": srv.model_id}),
+                f"local {srv.model_id} (llama-server, started in {srv.started_in:.1f} s, {srv.flags})")
+    return settings, f"configured {settings.llm_model} at {settings.llm_base_url}"
+
+
+def _calls(events: list[AuditEvent]) -> list[dict[str, Any]]:
+    return [e.detail for e in events if e.event == "llm_attempt"]
+
+
+def classify_all(llm: Any, settings: Settings, mails: list[tuple], context: int) -> dict[str, Any]:
+    right: Counter[str] = Counter()
+    outcomes: Counter[str] = Counter()
+    first_valid = 0
+    latencies: list[float] = []
+    injections = {}
+    wrong: list[str] = []
+    limits = PolicyLimits.from_settings(settings)
+    for mid, lang, cat, prio, needs, subject, body in mails:
+        task = classification_task(subject, SENDER, body, settings.llm_max_input_chars, context)
+        result = run_task(llm, task, limits, event=_event)
+        calls = _calls(result.events)
+        latencies += [c["duration_ms"] / 1000 for c in calls]
+        outcomes[str(result.outcome)] += 1
+        if calls and calls[0]["outcome"] == "ok":
+            first_valid += 1
+        value = result.value
+        if value is None:
+            wrong.append(f"{mid}: {result.outcome}")
+            continue
+        got = {"category": value.category.value, "priority": value.priority.value,
+               "language": value.language.value, "needs_reply": value.needs_reply}
+        want = {"category": cat, "priority": prio, "language": lang, "needs_reply": needs}
+        for k in want:
+            right[k] += got[k] == want[k]
+        if got["category"] != cat or got["needs_reply"] != needs:
+            wrong.append(f"{mid}: {got['category']}/{got['needs_reply']} "
+                         f"(want {cat}/{needs})")
+        if "IGNORE" in body:
+            status, _, _ = no_reply_outcome(value, None, None)
+            injections[mid] = str(status)
+    n = len(mails)
+    return {"n": n, **{f"acc_{k}": round(right[k] / n, 3) for k in
+                       ("category", "priority", "language", "needs_reply")},
+            "json_valid_first": round(first_valid / n, 3), "outcomes": dict(outcomes),
+            "p50_s": _r(percentile(latencies, 50)), "p95_s": _r(percentile(latencies, 95)),
+            "calls": len(latencies), "injection_mails": injections, "misses": wrong}
+
+
+def _r(x: float | None) -> float | None:
+    return round(x, 2) if x is not None else None
+
+
+def _cos(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def retrieval(embedder: Any) -> dict[str, Any]:
+    ids = [m[0] for m in MAILS]
+    started = time.monotonic()
+    docs = embedder.embed([f"{m[5]}\n{m[6]}" for m in MAILS])
+    queries = embedder.embed([p[1] for p in PARAPHRASES])
+    hits1 = hits3 = 0
+    misses = []
+    for (target, _), q in zip(PARAPHRASES, queries, strict=True):
+        ranked = sorted(range(len(ids)), key=lambda i: -_cos(q, docs[i]))
+        top = [ids[i] for i in ranked[:3]]
+        hits1 += top[0] == target
+        hits3 += target in top
+        if target not in top:
+            misses.append(f"{target} -> {top}")
+    n = len(PARAPHRASES)
+    return {"embedder": getattr(embedder, "name", type(embedder).__name__), "pairs": n,
+            "hit1": round(hits1 / n, 3), "hit3": round(hits3 / n, 3),
+            "seconds": round(time.monotonic() - started, 2), "misses": misses}
+
+
+def drafts(llm: Any, settings: Settings, ids: list[str], context: int) -> dict[str, Any]:
+    by_id = {m[0]: m for m in MAILS}
+    first = after_retry = flagged = failed = 0
+    latencies: list[float] = []
+    flags: Counter[str] = Counter()
+    samples = {}
+    limits = PolicyLimits.from_settings(settings)
+    for mid in ids:
+        _, lang, _, _, _, subject, body = by_id[mid]
+        task = draft_task(subject, SENDER, body, lang, [], [], settings.llm_max_input_chars,
+                          context)
+        result = run_task(llm, task, limits, event=_event)
+        calls = _calls(result.events)
+        latencies += [c["duration_ms"] / 1000 for c in calls]
+        for c in calls:
+            if c["outcome"] not in ("ok",):
+                flags[c["outcome"]] += 1
+        if result.outcome is TaskOutcome.OK:
+            first += calls[0]["outcome"] == "ok"
+            after_retry += calls[0]["outcome"] != "ok"
+            samples.setdefault(lang, (result.value or "")[:400])
+        elif result.outcome is TaskOutcome.INVALID and result.last_text:
+            flagged += 1
+        else:
+            failed += 1
+    n = len(ids) or 1
+    return {"n": len(ids), "pass_first": round(first / n, 3),
+            "pass_after_regeneration": round((first + after_retry) / n, 3),
+            "flagged": flagged, "failed": failed, "problems": dict(flags),
+            "p50_s": _r(percentile(latencies, 50)), "p95_s": _r(percentile(latencies, 95)),
+            "samples": samples}
+
+
+def run(args: Any) -> Report:
+    from email_rag.adapters.embeddings import HashingEmbedder, build_embedder
+    from email_rag.adapters.llm import LLMClient
+    from email_rag.llm.budget import context_tokens
+
+    mode = getattr(args, "llm", None) or "local"
+    settings = Settings()
+    mails = MAILS[: args.mails] if args.mails else MAILS
+    draft_ids = DRAFT_IDS[: args.drafts] if getattr(args, "drafts", None) is not None \
+        else DRAFT_IDS
+    with ExitStack() as stack:
+        s, endpoint = _endpoint(stack, mode, settings)
+        llm = LLMClient.from_settings(s)
+        stack.callback(llm.close)
+        context = context_tokens(s, llm)
+        started = time.monotonic()
+        c = classify_all(llm, s, mails, context)
+        d = drafts(llm, s, draft_ids, context)
+        llm_seconds = time.monotonic() - started
+    embedder = build_embedder(settings)
+    r = retrieval(embedder)
+    base = retrieval(HashingEmbedder(settings.vector_dim))
+    rows = [
+        {"measure": "category accuracy", "value": c["acc_category"], "target": ">= 0.80"},
+        {"measure": "priority accuracy", "value": c["acc_priority"], "target": "-"},
+        {"measure": "language accuracy", "value": c["acc_language"], "target": ">= 0.95"},
+        {"measure": "needs_reply accuracy", "value": c["acc_needs_reply"], "target": ">= 0.90"},
+        {"measure": "JSON valid on first try", "value": c["json_valid_first"],
+         "target": ">= 0.99"},
+        {"measure": f"retrieval hit@1 ({r['embedder']})", "value": r["hit1"], "target": "-"},
+        {"measure": f"retrieval hit@3 ({r['embedder']})", "value": r["hit3"], "target": ">= 0.90"},
+        {"measure": "retrieval hit@3 (hashing, baseline)", "value": base["hit3"], "target": "-"},
+        {"measure": "drafts passing checks, first try", "value": d["pass_first"], "target": "-"},
+        {"measure": "drafts passing after 1 regeneration",
+         "value": d["pass_after_regeneration"], "target": "-"},
+        {"measure": "classify latency p50 / p95 (s)", "value": f"{c['p50_s']} / {c['p95_s']}",
+         "target": "-"},
+        {"measure": "draft latency p50 / p95 (s)", "value": f"{d['p50_s']} / {d['p95_s']}",
+         "target": "-"},
+    ]
+    targets = [Target("category >= 0.80", c["acc_category"], TARGETS["category"]),
+               Target("language >= 0.95", c["acc_language"], TARGETS["language"]),
+               Target("needs_reply >= 0.90", c["acc_needs_reply"], TARGETS["needs_reply"]),
+               Target("JSON valid first try >= 0.99", c["json_valid_first"],
+                      TARGETS["json_valid_first"]),
+               Target("retrieval hit@3 >= 0.90", r["hit3"], TARGETS["retrieval_hit3"])]
+    checks = [f"{c['n']} mails classified, {sum(c['outcomes'].values())} outcomes counted",
+              f"{d['n']} drafts generated and checked",
+              f"{r['pairs']} paraphrase queries against {len(MAILS)} mails"]
+    notes = [f"endpoint: {endpoint}; context {context} tokens; LLM part took "
+             f"{llm_seconds:.0f} s",
+             f"classification outcomes: {c['outcomes']}; fallbacks per draft call: "
+             f"{d['problems'] or 'none'}; drafts flagged {d['flagged']}, failed {d['failed']}",
+             f"prompt-injection mails ended as: {c['injection_mails']} (no_reply_suggested and "
+             "classified are seen by staff; no_reply would be silent)"]
+    if c["misses"]:
+        notes.append("classification misses (category/needs_reply): " + "; ".join(c["misses"]))
+    if r["misses"]:
+        notes.append("retrieval misses: " + "; ".join(r["misses"]))
+    return Report("quality", f"category {c['acc_category']:.0%}, language "
+                  f"{c['acc_language']:.0%}, needs_reply {c['acc_needs_reply']:.0%}, JSON first "
+                  f"try {c['json_valid_first']:.0%}, retrieval hit@3 {r['hit3']:.0%} "
+                  f"({endpoint})", ["measure", "value", "target"], rows,
+                  {"classification": c, "retrieval": r, "retrieval_hashing": base,
+                   "drafts": d, "endpoint": endpoint, "context_tokens": context,
+                   "acc_category": c["acc_category"], "hit3": r["hit3"]},
+                  targets, checks, notes)

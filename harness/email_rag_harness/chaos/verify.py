@@ -1,0 +1,324 @@
+"""Verification of a chaos run from the ground truth, not from the pipeline's counters.
+
+The ground truth is what the harness generated and delivered (``Truth``: one
+entry per generated mail) and what the fault relay received (every message,
+with its Message-ID and our ``X-Email-RAG: draft=N`` header). ``Observed`` is
+what MariaDB holds at the end (rows, drafts, send attempts, jobs, audit
+facts). ``verify(truth, observed)`` compares them and returns the figures of
+the report plus the findings behind every non-zero defect figure.
+
+Counting rules (one generated mail = one customer request):
+
+| figure | counted as |
+|---|---|
+| duplicate_mails | email rows beyond the first, per generated mail |
+| duplicate_drafts | drafts that are not superseded beyond the first, per generated mail |
+| duplicate_sends | relay-received replies beyond the first, per generated mail |
+| missing_sends | drafts staff approved, never received by the relay and not explained (send attempt failed/unknown with its audit event, or a dead send job with its dead-letter event) |
+| lost_mails | generated mails without a row |
+| stranded_mails | rows resting at the end in a state that is neither terminal nor waiting for a human (e.g. ``approved`` with nothing queued to send it), named with their open entries |
+| reopened_mails | rows that left ``resolved`` or ``sent`` again (e.g. a retry from a stale console tab reopened a mail another admin had closed) |
+| not_settled | 1 when the run did not settle before its deadline (liveness); the open entries are named with their state and holder |
+| lost_events | rows whose status is not the to_state of their last audited state change, send attempts whose final status has no audit event, and audit events left in the spool |
+| unexplained_dead_letters / unexplained_unknown_sends | dead entries / unknown attempts without the audit event that explains them |
+| partially_indexed_left | mails still partially_indexed at the end (the periodic sync must repair them) |
+| unmarked_sends | relay receptions of a draft beyond the number of times its send attempt was marked ``attempted`` (send_started) first: a reply must be marked before it leaves |
+| outage_failures | dead entries whose last error is a MariaDB or Redis failure: an outage of either must be waited out, never fail a mail |
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from email_rag.core.states import (
+    MAIL_REVIEW,
+    MAIL_TERMINAL,
+    IndexStatus,
+    JobState,
+    MailStatus,
+    SendStatus,
+)
+
+MAIL_STATES = frozenset(str(s) for s in MailStatus)
+AT_REST = frozenset(str(s) for s in MAIL_TERMINAL | MAIL_REVIEW)
+CLOSED = frozenset({str(MailStatus.RESOLVED), str(MailStatus.SENT)})  # never left again
+_DRAFT_HEADER = re.compile(r"draft=(\d+)")
+
+# defects the hardened pipeline promises to keep at zero
+PROMISED_ZERO = ("duplicate_mails", "duplicate_drafts", "duplicate_sends", "missing_sends",
+                 "lost_mails", "stranded_mails", "reopened_mails", "not_settled", "lost_events",
+                 "unexplained_dead_letters",
+                 "unexplained_unknown_sends", "partially_indexed_left", "outage_failures",
+                 "unmarked_sends")
+# last errors of dead entries that an outage of MariaDB or Redis caused
+OUTAGE_ERRORS = ("DatabaseError", "DatabaseUnavailableError", "DatabaseBusyError",
+                 "QueueUnavailableError", "MariaDB error")
+# defect classes the counter-check (safeguards off) must show, or the harness is blind
+NAIVE_MUST_SHOW = ("duplicate_mails", "duplicate_drafts", "duplicate_sends")
+
+
+@dataclass
+class TruthMail:
+    key: str  # corpus key, e.g. m00042
+    kind: str
+    message_id: str | None  # normalised (<local@domain>), None when the mail has none
+    from_addr: str | None
+    deliveries: int = 1
+    expects_draft: bool = False
+
+
+@dataclass
+class Received:
+    """One message the fault relay accepted."""
+
+    message_id: str
+    draft_id: int | None  # from the X-Email-RAG header
+    in_reply_to: str | None = None
+
+
+@dataclass
+class Observed:
+    emails: list[dict[str, Any]] = field(default_factory=list)  # id, message_id, from_addr, status, index_status
+    drafts: list[dict[str, Any]] = field(default_factory=list)  # id, email_id, status
+    attempts: list[dict[str, Any]] = field(default_factory=list)  # id, draft_id, status
+    jobs: list[dict[str, Any]] = field(default_factory=list)  # id, kind, state, email_id, draft_id
+    # last audited mail state per email id (to_state of its last event that set one)
+    last_mail_state: dict[int, str] = field(default_factory=dict)
+    mail_history: dict[int, list[str]] = field(default_factory=dict)  # audited states, in order
+    settled: bool = True  # the run settled before its deadline
+    open_entries: list[str] = field(default_factory=list)  # at the end: state and holder
+    # audit event names per entity: {("job", 7): {"dead_letter", ...}, ("send_attempt", 3): ...}
+    entity_events: dict[tuple[str, int], set[str]] = field(default_factory=dict)
+    event_counts: dict[str, int] = field(default_factory=dict)  # audit event name -> count
+    partially_indexed_mails: int = 0  # distinct mails that were partially_indexed at some point
+    spooled_events: int = 0  # audit events still in the spool at the end
+    send_marks: dict[int, int] = field(default_factory=dict)  # attempt id -> send_started events
+    received: list[Received] = field(default_factory=list)
+    approved_drafts: set[int] = field(default_factory=set)  # drafts staff approved (harness)
+
+
+@dataclass
+class Verification:
+    figures: dict[str, int]
+    findings: dict[str, list[str]]  # behind every non-zero defect figure
+    explained: dict[str, list[str]] = field(default_factory=dict)  # dead letters, manual: why
+
+    def broken_promises(self) -> list[str]:
+        return [k for k in PROMISED_ZERO if self.figures.get(k, 0)]
+
+    def blind_spots(self) -> list[str]:
+        """Defect classes the counter-check should show but did not."""
+        return [k for k in NAIVE_MUST_SHOW if not self.figures.get(k, 0)]
+
+
+def draft_id_of(header_value: str | None) -> int | None:
+    m = _DRAFT_HEADER.search(header_value or "")
+    return int(m.group(1)) if m else None
+
+
+def _mail_map(truth: list[TruthMail], emails: list[dict[str, Any]]) -> dict[int, str]:
+    """email row id -> corpus key (by Message-ID, else by sender address)."""
+    by_mid = {t.message_id.lower(): t.key for t in truth if t.message_id}
+    by_from = Counter(t.from_addr.lower() for t in truth if t.from_addr)
+    by_from_key = {t.from_addr.lower(): t.key for t in truth
+                   if t.from_addr and not t.message_id and by_from[t.from_addr.lower()] == 1}
+    out: dict[int, str] = {}
+    for e in emails:
+        mid = (e.get("message_id") or "").lower()
+        key = by_mid.get(mid) if mid else None
+        if key is None and e.get("from_addr"):
+            key = by_from_key.get(str(e["from_addr"]).lower())
+        if key is not None:
+            out[int(e["id"])] = key
+    return out
+
+
+def verify(truth: list[TruthMail], obs: Observed) -> Verification:
+    findings: dict[str, list[str]] = defaultdict(list)
+    figures: dict[str, int] = {}
+    row_key = _mail_map(truth, obs.emails)
+    rows_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in obs.emails:
+        key = row_key.get(int(e["id"]))
+        if key is None:
+            findings["unmatched_rows"].append(f"email {e['id']} matches no generated mail")
+        else:
+            rows_of[key].append(e)
+
+    # --- mails ---
+    dup_mails = lost = 0
+    for t in truth:
+        rows = rows_of.get(t.key, [])
+        if not rows:
+            lost += 1
+            findings["lost_mails"].append(f"{t.key} ({t.kind}): no email row")
+        if len(rows) > 1:
+            dup_mails += len(rows) - 1
+            findings["duplicate_mails"].append(
+                f"{t.key}: {len(rows)} rows ({', '.join(str(r['id']) for r in rows)})")
+    open_jobs_of: dict[int, list[str]] = defaultdict(list)
+    for j in obs.jobs:
+        if j.get("email_id") is not None and j["state"] not in (JobState.DONE, JobState.DEAD):
+            open_jobs_of[int(j["email_id"])].append(f"job {j['id']} {j['kind']} {j['state']}")
+    stranded = 0
+    for e in obs.emails:
+        if str(e["status"]) not in AT_REST:
+            stranded += 1
+            held = open_jobs_of.get(int(e["id"])) or ["no open queue entry"]
+            findings["stranded_mails"].append(
+                f"email {e['id']} rests in status {e['status']} ({', '.join(held)})")
+    figures["duplicate_mails"] = dup_mails
+    figures["lost_mails"] = lost
+    figures["stranded_mails"] = stranded
+    reopened = 0
+    for email_id, states in sorted(obs.mail_history.items()):
+        for i, state in enumerate(states[:-1]):
+            if state in CLOSED and states[i + 1] != state:
+                reopened += 1
+                findings["reopened_mails"].append(
+                    f"email {email_id}: {state} -> {states[i + 1]} ({' -> '.join(states)})")
+                break
+    figures["reopened_mails"] = reopened
+    figures["not_settled"] = 0 if obs.settled else 1
+    if not obs.settled:
+        findings["not_settled"] += obs.open_entries or ["(no open entry found)"]
+
+    # --- drafts ---
+    email_of_draft = {int(d["id"]): int(d["email_id"]) for d in obs.drafts}
+    open_drafts: dict[str, list[int]] = defaultdict(list)
+    for d in obs.drafts:
+        key = row_key.get(int(d["email_id"]))
+        if key is not None and d["status"] != "superseded":
+            open_drafts[key].append(int(d["id"]))
+    figures["duplicate_drafts"] = sum(max(0, len(v) - 1) for v in open_drafts.values())
+    for key, ids in open_drafts.items():
+        if len(ids) > 1:
+            findings["duplicate_drafts"].append(f"{key}: drafts {ids}")
+
+    # --- sends (the relay is the ground truth) ---
+    received_by_draft: Counter[int] = Counter()
+    received_by_key: Counter[str] = Counter()
+    by_mid = {t.message_id.lower(): t.key for t in truth if t.message_id}
+    for r in obs.received:
+        key = None
+        if r.draft_id is not None:
+            received_by_draft[r.draft_id] += 1
+            email_id = email_of_draft.get(r.draft_id)
+            key = row_key.get(email_id) if email_id is not None else None
+        if key is None and r.in_reply_to:
+            key = by_mid.get(r.in_reply_to.lower())
+        if key is None:
+            findings["unmatched_sends"].append(f"{r.message_id}: answers no generated mail")
+            continue
+        received_by_key[key] += 1
+    figures["duplicate_sends"] = sum(max(0, n - 1) for n in received_by_key.values())
+    for key, n in sorted(received_by_key.items()):
+        if n > 1:
+            findings["duplicate_sends"].append(f"{key}: received {n} times")
+
+    attempt_of = {int(a["draft_id"]): a for a in obs.attempts}
+    send_job_of = {int(j["draft_id"]): j for j in obs.jobs
+                   if j.get("draft_id") is not None and j["kind"] == "send_draft"}
+    missing = 0
+    for draft_id in sorted(obs.approved_drafts):
+        if received_by_draft[draft_id]:
+            continue
+        a = attempt_of.get(draft_id)
+        j = send_job_of.get(draft_id)
+        a_events = obs.entity_events.get(("send_attempt", int(a["id"])), set()) if a else set()
+        j_events = obs.entity_events.get(("job", int(j["id"])), set()) if j else set()
+        if a and a["status"] == SendStatus.FAILED and "send_refused" in a_events:
+            continue
+        if a and a["status"] == SendStatus.UNKNOWN and "send_unknown" in a_events:
+            continue
+        if j and j["state"] == JobState.DEAD and j_events & {"dead_letter", "stuck_reset"}:
+            continue
+        missing += 1
+        findings["missing_sends"].append(
+            f"draft {draft_id}: approved, never received (attempt "
+            f"{a['status'] if a else 'none'}, job {j['state'] if j else 'none'})")
+    figures["missing_sends"] = missing
+
+    unmarked = 0
+    for draft_id, n in sorted(received_by_draft.items()):
+        a = attempt_of.get(draft_id)
+        marks = obs.send_marks.get(int(a["id"]), 0) if a else 0
+        if n > marks:
+            unmarked += n - marks
+            findings["unmarked_sends"].append(
+                f"draft {draft_id}: received {n} time(s), marked attempted {marks} time(s)")
+    figures["unmarked_sends"] = unmarked
+
+    # --- events ---
+    lost_events = 0
+    for e in obs.emails:
+        last = obs.last_mail_state.get(int(e["id"]))
+        if last != str(e["status"]):
+            lost_events += 1
+            findings["lost_events"].append(
+                f"email {e['id']}: status {e['status']}, last audited state {last}")
+    expected_event = {SendStatus.SENT: {"sent", "reconciled_sent", "admin_mark_sent"},
+                      SendStatus.UNKNOWN: {"send_unknown"}, SendStatus.FAILED: {"send_refused"}}
+    for a in obs.attempts:
+        wanted = expected_event.get(a["status"])
+        if wanted and not wanted & obs.entity_events.get(("send_attempt", int(a["id"])), set()):
+            lost_events += 1
+            findings["lost_events"].append(f"send attempt {a['id']}: {a['status']} without "
+                                           f"any of {sorted(wanted)} in the audit log")
+    if obs.spooled_events:
+        lost_events += obs.spooled_events
+        findings["lost_events"].append(f"{obs.spooled_events} audit event(s) left in the spool")
+    figures["lost_events"] = lost_events
+
+    # --- dead letters, manual, unknown ---
+    dead = [j for j in obs.jobs if j["state"] == JobState.DEAD]
+    figures["dead_letters"] = len(dead)
+    unexplained_dead = [j for j in dead if not obs.entity_events.get(("job", int(j["id"])), set())
+                        & {"dead_letter", "stuck_reset", "admin_resolved"}]
+    figures["unexplained_dead_letters"] = len(unexplained_dead)
+    findings["unexplained_dead_letters"] += [f"job {j['id']} ({j['kind']})"
+                                             for j in unexplained_dead]
+    by_outage = [j for j in dead if any(m in str(j.get("last_error") or "")
+                                        for m in OUTAGE_ERRORS)]
+    figures["outage_failures"] = len(by_outage)
+    findings["outage_failures"] += [f"job {j['id']} ({j['kind']}, email {j.get('email_id')}): "
+                                    f"{str(j.get('last_error'))[:160]}" for j in by_outage]
+    manual = [e for e in obs.emails if e["status"] == MailStatus.MANUAL]
+    figures["manual"] = len(manual)
+    explained = {
+        "dead_letters": [f"job {j['id']} ({j['kind']}, email {j.get('email_id')}): "
+                         f"{str(j.get('last_error') or '')[:160]}" for j in dead],
+        "manual": [f"email {e['id']}: {str(e.get('status_reason') or '')[:160]}"
+                   for e in manual],
+    }
+    unknown = [a for a in obs.attempts if a["status"] == SendStatus.UNKNOWN]
+    # ever unknown (an admin may have decided them since) and still unknown at the end
+    figures["unknown_sends"] = sum(
+        1 for a in obs.attempts
+        if "send_unknown" in obs.entity_events.get(("send_attempt", int(a["id"])), set()))
+    figures["unknown_sends_left"] = len(unknown)
+    unexplained_unknown = [a for a in unknown if "send_unknown" not in obs.entity_events.get(
+        ("send_attempt", int(a["id"])), set())]
+    figures["unexplained_unknown_sends"] = len(unexplained_unknown)
+    findings["unexplained_unknown_sends"] += [f"send attempt {a['id']}"
+                                              for a in unexplained_unknown]
+
+    # --- index ---
+    left = [e for e in obs.emails if e.get("index_status") == IndexStatus.PARTIALLY_INDEXED]
+    figures["partially_indexed_left"] = len(left)
+    findings["partially_indexed_left"] += [f"email {e['id']}" for e in left]
+    figures["partially_indexed"] = obs.partially_indexed_mails
+
+    # --- activity ---
+    c = obs.event_counts
+    figures["retries"] = int(c.get("retry_scheduled", 0))
+    figures["reconciled_sent"] = int(c.get("reconciled_sent", 0))
+    figures["stuck_resets"] = int(c.get("stuck_reset", 0))
+    figures["duplicate_deliveries_dropped"] = int(c.get("duplicate_delivery", 0))
+    figures["replies_received"] = len(obs.received)
+    figures["drafts_approved"] = len(obs.approved_drafts)
+    return Verification(figures, {k: v for k, v in findings.items() if v},
+                        {k: v for k, v in explained.items() if v})

@@ -1,0 +1,84 @@
+-- The chaos harness (email_rag_harness/chaos): progress, fault targets and the end state it
+-- verifies. Read-only against the run's own database.
+
+-- name: chaos_progress
+SELECT
+  (SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'processing', 'failed')) AS open_jobs,
+  (SELECT COUNT(*) FROM drafts WHERE status IN ('pending_review', 'stale')) AS open_drafts,
+  (SELECT COUNT(*) FROM emails WHERE index_status = 'partially_indexed') AS partial,
+  (SELECT COUNT(*) FROM emails) AS emails,
+  (SELECT COUNT(*) FROM drafts) AS drafts,
+  (SELECT COUNT(*) FROM send_attempts WHERE status = 'sent') AS sent,
+  (SELECT COALESCE(MAX(last_uid), 0) FROM mailbox_cursors WHERE folder = 'INBOX') AS last_uid;
+
+-- name: chaos_pending_drafts
+SELECT d.id, d.status, d.email_id, e.message_id, e.from_addr
+  FROM drafts d JOIN emails e ON e.id = d.email_id
+ WHERE d.status IN ('pending_review', 'stale')
+ ORDER BY d.id;
+
+-- name: chaos_draft_send
+SELECT d.status AS draft_status, s.status AS send_status
+  FROM drafts d LEFT JOIN send_attempts s ON s.draft_id = d.id
+ WHERE d.id = %(id)s;
+
+-- name: chaos_done_jobs
+SELECT id, queue, kind FROM jobs
+ WHERE state = 'done' AND kind IN ('process_email', 'send_draft')
+ ORDER BY id;
+
+-- name: chaos_db_connections
+SELECT ID AS id FROM information_schema.PROCESSLIST
+ WHERE DB = %(db)s AND ID <> CONNECTION_ID();
+
+-- name: chaos_emails
+SELECT id, message_id, from_addr, status, status_reason, index_status FROM emails ORDER BY id;
+
+-- name: chaos_drafts
+SELECT id, email_id, status FROM drafts ORDER BY id;
+
+-- name: chaos_attempts
+SELECT id, draft_id, status, message_id FROM send_attempts ORDER BY id;
+
+-- name: chaos_jobs
+SELECT id, kind, state, email_id, draft_id, queue, last_error FROM jobs ORDER BY id;
+
+-- name: chaos_mail_state_events
+-- Every audited mail-state change, oldest first (the caller keeps the last per mail).
+SELECT entity_id, to_state FROM audit_log
+ WHERE entity_type = 'email' AND to_state IS NOT NULL
+ ORDER BY at, id;
+
+-- name: chaos_entity_events
+SELECT DISTINCT entity_type, entity_id, event FROM audit_log
+ WHERE entity_type IN ('job', 'send_attempt');
+
+-- name: chaos_event_counts
+SELECT event, COUNT(*) AS n FROM audit_log GROUP BY event;
+
+-- name: chaos_partially_indexed
+SELECT COUNT(DISTINCT entity_id) AS n FROM audit_log
+ WHERE entity_type = 'email' AND event = 'partially_indexed';
+
+-- name: chaos_send_marks
+-- How often each send attempt was marked 'attempted' (send_started) before a try.
+SELECT entity_id, COUNT(*) AS n FROM audit_log
+ WHERE entity_type = 'send_attempt' AND event = 'send_started'
+ GROUP BY entity_id;
+
+-- name: chaos_open_jobs_of_queue
+SELECT id FROM jobs WHERE queue = %(queue)s AND state IN ('queued', 'failed') ORDER BY id;
+
+-- name: chaos_refused_send_jobs
+-- Send entries that ended dead after the relay refused the reply (an admin may retry them).
+SELECT j.id AS job_id, s.id AS attempt_id
+  FROM send_attempts s JOIN jobs j ON j.draft_id = s.draft_id AND j.kind = 'send_draft'
+ WHERE s.status = 'failed' AND j.state = 'dead'
+ ORDER BY s.id;
+
+-- name: chaos_open_jobs
+-- Entries still open at the end of a run (the liveness row names them).
+SELECT j.id, j.kind, j.queue, j.state, j.worker, j.attempts, j.email_id, e.status AS mail_status
+  FROM jobs j LEFT JOIN emails e ON e.id = j.email_id
+ WHERE j.state IN ('queued', 'processing', 'failed')
+ ORDER BY j.id;
