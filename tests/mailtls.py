@@ -356,7 +356,8 @@ class TlsSmtpServer:
         context = cert.server_context() if cert is not None else None
         kwargs: dict[str, Any] = {"hostname": "127.0.0.1", "port": self.port,
                                   "decode_data": False, "data_size_limit": size_limit,
-                                  "auth_require_tls": mode != "plain"}
+                                  # implicit TLS: aiosmtpd only knows STARTTLS as "TLS"
+                                  "auth_require_tls": mode == "starttls"}
         if mode == "starttls":
             kwargs.update(tls_context=context, require_starttls=True)
         elif mode == "tls":

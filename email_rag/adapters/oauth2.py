@@ -108,7 +108,8 @@ def request_token(client: OAuthClient, params: dict[str, str]) -> TokenAnswer:
             answer = {}
         code = str(answer.get("error", "")) if isinstance(answer, dict) else ""
         text = str(answer.get("error_description", ""))[:300] if isinstance(answer, dict) else ""
-        if code in GRANT_ERRORS or (e.code in (400, 401, 403) and code):
+        if code in GRANT_ERRORS or (e.code in (400, 401, 403) and code) or code in (
+                "authorization_pending", "slow_down"):
             raise OAuthGrantError(redact_text(
                 f"token endpoint {where} refused the {params.get('grant_type')} grant: "
                 f"{code}: {text}".rstrip(": ")), error=code, status=e.code) from None
@@ -297,3 +298,107 @@ class RefreshTokenSource:
         if rotated:
             self.journal.clear(self.mailbox)
         return self.cache.put(answer.access_token, answer.expires_at)
+
+
+# --- the one-time authorization by an admin (``email-rag mailboxes authorize``) ---
+def pkce_pair() -> tuple[str, str]:
+    """(code_verifier, code_challenge) for PKCE S256 (RFC 7636)."""
+    import hashlib
+    import secrets
+
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    return verifier, challenge.decode().rstrip("=")
+
+
+def authorization_url(authorize_url: str, client: OAuthClient, redirect_uri: str, state: str,
+                      code_challenge: str, login_hint: str = "") -> str:
+    """The page an admin opens to consent (authorization-code grant with PKCE)."""
+    query = {"client_id": client.client_id, "response_type": "code",
+             "redirect_uri": redirect_uri, "scope": " ".join(client.scopes), "state": state,
+             "code_challenge": code_challenge, "code_challenge_method": "S256",
+             "access_type": "offline", "prompt": "consent"}
+    if login_hint:
+        query["login_hint"] = login_hint
+    sep = "&" if "?" in authorize_url else "?"
+    return authorize_url + sep + urllib.parse.urlencode(query)
+
+
+def code_from(pasted: str, state: str = "") -> str:
+    """The code from what the admin pasted: the code itself, or the whole redirect URL
+    (whose ``state`` must match)."""
+    text = pasted.strip()
+    if "code=" not in text:
+        return text
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(text).query or text))
+    if state and query.get("state") not in (None, state):
+        raise OAuthGrantError("the pasted address belongs to another authorization (state "
+                              "differs); start again", error="state_mismatch")
+    if "error" in query:
+        raise OAuthGrantError(f"the consent page answered {query['error']}: "
+                              f"{query.get('error_description', '')}", error=query["error"])
+    return query.get("code", "")
+
+
+def exchange_code(client: OAuthClient, code: str, redirect_uri: str,
+                  code_verifier: str) -> TokenAnswer:
+    answer = request_token(client, {"grant_type": "authorization_code", "code": code,
+                                    "redirect_uri": redirect_uri,
+                                    "code_verifier": code_verifier})
+    if not answer.refresh_token:
+        raise OAuthGrantError("the token endpoint granted no refresh token: add the "
+                              "offline_access scope (Microsoft) or access_type=offline consent "
+                              "(Google), then authorize again", error="no_refresh_token")
+    return answer
+
+
+@dataclass(frozen=True)
+class DeviceCode:
+    device_code: str = field(repr=False)
+    user_code: str
+    verification_uri: str
+    interval: float
+    expires_at: float
+    message: str = ""
+
+
+def start_device_flow(client: OAuthClient, device_url: str) -> DeviceCode:
+    """Device-authorization request (RFC 8628): the code the admin types at the URL."""
+    body = {"client_id": client.client_id, "scope": " ".join(client.scopes)}
+    request = urllib.request.Request(device_url, data=urllib.parse.urlencode(body).encode(),
+                                     method="POST", headers={"Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=client.timeout) as response:
+            answer = json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        raise OAuthGrantError(f"device authorization at {_endpoint(device_url)} refused: "
+                              f"HTTP {e.code}") from None
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        raise OAuthUnavailableError(f"device authorization at {_endpoint(device_url)} cannot "
+                                    f"be reached: {e}") from None
+    return DeviceCode(str(answer["device_code"]), str(answer["user_code"]),
+                      str(answer.get("verification_uri") or answer.get("verification_url")),
+                      float(answer.get("interval") or 5),
+                      time.time() + float(answer.get("expires_in") or 900),
+                      str(answer.get("message") or ""))
+
+
+def finish_device_flow(client: OAuthClient, device: DeviceCode, sleep=time.sleep) -> TokenAnswer:
+    """Poll the token endpoint until the admin consented (or the code expired)."""
+    interval = device.interval
+    while time.time() < device.expires_at:
+        sleep(interval)
+        try:
+            return request_token(client, {
+                "grant_type": "urn:ietf:params:oauth:grant-type:device_code",
+                "device_code": device.device_code})
+        except OAuthGrantError as e:
+            code = e.context.get("error")
+            if code == "authorization_pending":
+                continue
+            if code == "slow_down":
+                interval += 5
+                continue
+            raise
+    raise OAuthGrantError("the device code expired before the consent was given; start "
+                          "again", error="expired_token")

@@ -38,6 +38,7 @@ COMMAND_MODULES = [
     "email_rag.cli.web",
     "email_rag.cli.poll",
     "email_rag.cli.idle",
+    "email_rag.cli.mailboxes",
     "email_rag.cli.sample_mailbox",
     "email_rag.cli.bench",
 ]

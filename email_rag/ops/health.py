@@ -54,12 +54,10 @@ def check_redis(svc: Services) -> Check:
 
 
 def check_imap(svc: Services) -> list[Check]:
-    from ..adapters.imap import ImapMailbox
-
     checks = []
     for mb in svc.settings.mailboxes:
         def probe(mb=mb) -> tuple[str, str]:
-            with ImapMailbox(mb, timeout=5) as imap:
+            with svc.imap_mailbox(mb, 5) as imap:  # its own login (password or OAuth2)
                 greeting = imap.greeting
             return greeting[:80], f"{mb.host}:{mb.port} as {mb.username}"
         checks.append(_timed(f"imap:{mb.name}", False, probe))
