@@ -123,7 +123,10 @@ def _apply_preset(data: dict[str, Any]) -> dict[str, Any]:
     for key in ("host", "port", "security", "auth", "provider_files_sent"):
         out.setdefault(key, preset[key])
     if out.get("smtp") is None or isinstance(out.get("smtp"), dict):
-        out["smtp"] = {**preset["smtp"], **(out.get("smtp") or {})}
+        mine = dict(out.get("smtp") or {})
+        if "port" in mine and "security" not in mine:
+            mine["security"] = "auto"  # the preset's security belongs to the preset's port
+        out["smtp"] = {**preset["smtp"], **mine}
     oauth = dict(out.get("oauth") or {})
     p = preset["oauth"]
     tenant = oauth.get("tenant") or p.get("tenant", "")
