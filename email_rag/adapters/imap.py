@@ -62,7 +62,7 @@ from ..core.ports import FetchBatch, FetchedMail, FolderState
 from ..core.redact import redact_text
 from ..core.settings import MailboxConfig
 from .oauth2 import TokenSource
-from .tls import certificate_problem, client_context
+from .tls import certificate_problem, certificate_summary, client_context
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +165,17 @@ class ImapMailbox:
         """The TLS version of the connection ('' when in clear)."""
         sock = self._client.socket() if self._client is not None else None
         return sock.version() or "" if isinstance(sock, ssl.SSLSocket) else ""
+
+    def peer_certificate(self) -> dict[str, str]:
+        """The server certificate's subject, issuer and expiry (verified; empty in clear)."""
+        sock = self._client.socket() if self._client is not None else None
+        if not isinstance(sock, ssl.SSLSocket):
+            return {}
+        return certificate_summary(sock)
+
+    def capabilities(self) -> list[str]:
+        return sorted(c.decode() if isinstance(c, bytes) else str(c)
+                      for c in self._call("CAPABILITY", lambda c: c.capabilities()))
 
     def special_folder(self, flag: bytes) -> str | None:
         """The folder the server marks with a SPECIAL-USE / XLIST flag (e.g. ``b"\\Sent"``);

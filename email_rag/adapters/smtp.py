@@ -43,7 +43,7 @@ from ..core.errors import (
     SmtpTransientError,
 )
 from .oauth2 import TokenSource, sasl_oauthbearer, sasl_xoauth2
-from .tls import certificate_problem, client_context, resolve_security
+from .tls import certificate_problem, certificate_summary, client_context, resolve_security
 
 AUTH_METHODS = ("password", "xoauth2", "oauthbearer")
 
@@ -159,6 +159,55 @@ class SmtpSender:
             except (OSError, smtplib.SMTPException):
                 smtp.close()
 
+
+    def probe(self) -> dict[str, object]:
+        """Connect, secure, authenticate and QUIT without sending (``mailboxes check``):
+        the certificate, the AUTH mechanisms and SIZE limit offered. Raises the same errors
+        as ``send`` before DATA."""
+        c = self.config
+        token = self._token()
+        context = client_context(c.ca_file) if c.mode != "plain" else None
+        try:
+            smtp = (smtplib.SMTP_SSL(c.host, c.port, timeout=c.timeout, context=context)
+                    if c.mode == "tls" else smtplib.SMTP(c.host, c.port, timeout=c.timeout))
+        except (OSError, smtplib.SMTPException) as e:
+            problem = certificate_problem(e, c.host, c.port)
+            if problem:
+                raise SmtpTlsError(f"SMTP: {problem}") from e
+            raise SmtpTransientError(f"cannot connect to {c.host}:{c.port}: {e}") from e
+        try:
+            code, banner = smtp.ehlo()
+            if c.mode == "starttls":
+                if not smtp.has_extn("starttls"):
+                    raise SmtpTlsError(f"SMTP server {c.host}:{c.port} does not offer STARTTLS")
+                smtp.starttls(context=context)
+                smtp.ehlo()
+            sock = smtp.sock
+            report: dict[str, object] = {
+                "mode": c.mode, "ehlo": banner.decode(errors="replace").splitlines()[0][:100],
+                "auth_offered": smtp.esmtp_features.get("auth", "").split(),
+                "size_limit": int(smtp.esmtp_features.get("size", "0").strip() or 0),
+                "tls": certificate_summary(sock) if isinstance(sock, ssl.SSLSocket) else {}}
+            if token is not None or c.user:
+                self._authenticate(smtp, token)
+                report["authenticated_as"] = c.user
+                report["auth_used"] = c.auth
+            return report
+        except smtplib.SMTPAuthenticationError as e:
+            if token is not None and c.tokens is not None:
+                c.tokens.invalidate(token)
+            raise SmtpPermanentError(f"SMTP login ({c.auth}) refused for user {c.user!r}: "
+                                     f"{e.smtp_code}") from e
+        except ssl.SSLCertVerificationError as e:
+            raise SmtpTlsError(f"SMTP: {certificate_problem(e, c.host, c.port)}") from e
+        except (TimeoutError, OSError, smtplib.SMTPException) as e:
+            raise SmtpTransientError(f"SMTP conversation with {c.host}:{c.port} failed: "
+                                     f"{e}") from e
+        finally:
+            try:
+                smtp.quit()
+            except (OSError, smtplib.SMTPException):
+                smtp.close()
 
     def _token(self) -> str | None:
         """The OAuth2 access token (before connecting: no connection for nothing)."""

@@ -26,7 +26,8 @@ import ssl
 from ..core.errors import ConfigError
 from ..core.tls_policy import is_loopback, resolve_security
 
-__all__ = ["certificate_problem", "client_context", "is_loopback", "resolve_security"]
+__all__ = ["certificate_problem", "certificate_summary", "client_context", "is_loopback",
+           "resolve_security"]
 
 def client_context(ca_file: str = "") -> ssl.SSLContext:
     """A client context that checks the certificate chain and the host name (the system CA
@@ -52,3 +53,16 @@ def certificate_problem(error: BaseException, host: str, port: int) -> str | Non
                     "host name, or set ca_file to the CA that signed it (a private CA)")
         e = e.__cause__ or e.__context__
     return None
+
+
+def certificate_summary(sock: ssl.SSLSocket) -> dict[str, str]:
+    """Subject, issuer, expiry and TLS version of a verified connection (for checks)."""
+    cert = sock.getpeercert() or {}
+
+    def name(field: str) -> str:
+        parts = [f"{k}={v}" for rdn in cert.get(field, ()) for k, v in rdn]
+        return ", ".join(parts)
+
+    return {"subject": name("subject"), "issuer": name("issuer"),
+            "expires": str(cert.get("notAfter", "")), "tls_version": sock.version() or "",
+            "verified": "yes"}
