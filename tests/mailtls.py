@@ -166,6 +166,7 @@ class TokenServer:
     grants: dict[str, Grant] = field(default_factory=dict)  # refresh token -> grant
     access: dict[str, tuple[str, float]] = field(default_factory=dict)  # token -> (user, exp)
     codes: dict[str, str] = field(default_factory=dict)
+    devices: dict[str, list[str]] = field(default_factory=dict)  # device_code -> [user_code, user]
     app_users: set[str] = field(default_factory=set)  # client_credentials may act for these
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -224,6 +225,13 @@ class TokenServer:
             self.codes[code] = username
         return code
 
+    def approve_device(self, user_code: str, username: str) -> None:
+        """The user typed ``user_code`` at the verification page and consented."""
+        with self.lock:
+            for entry in self.devices.values():
+                if entry[0] == user_code:
+                    entry[1] = username
+
     def revoke(self, username: str) -> None:
         with self.lock:
             for g in self.grants.values():
@@ -251,6 +259,12 @@ class TokenServer:
             user = self.valid(params.get("token", ""))
             return 200, ({"active": "true", "username": user} if user
                          else {"active": "false"})
+        if path == "/device":
+            device, user_code = secrets.token_urlsafe(12), secrets.token_hex(3).upper()
+            with self.lock:
+                self.devices[device] = [user_code, ""]
+            return 200, {"device_code": device, "user_code": user_code, "interval": 0.2,
+                         "verification_uri": self.url + "/devicelogin", "expires_in": 30}
         if path != "/token":
             return 404, {"error": "not_found"}
         self.requests.append({k: v for k, v in params.items() if k == "grant_type"})
@@ -284,6 +298,15 @@ class TokenServer:
                 token = "rt-" + secrets.token_urlsafe(16)
                 self.grants[token] = Grant(user, token)
                 return 200, {**self._access(user), "refresh_token": token}
+            if grant_type == "urn:ietf:params:oauth:grant-type:device_code":
+                entry = self.devices.get(params.get("device_code", ""))
+                if entry is None:
+                    return 400, {"error": "invalid_grant"}
+                if not entry[1]:
+                    return 400, {"error": "authorization_pending"}
+                token = "rt-" + secrets.token_urlsafe(16)
+                self.grants[token] = Grant(entry[1], token)
+                return 200, {**self._access(entry[1]), "refresh_token": token}
             if grant_type == "client_credentials":
                 return 200, self._access("app:" + self.client_id)
         return 400, {"error": "unsupported_grant_type"}

@@ -5,6 +5,7 @@ XOAUTH2 / OAUTHBEARER checking tokens against the same server. No protocol is mo
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 import subprocess
@@ -323,3 +324,48 @@ def test_two_mailboxes_reply_through_their_own_smtp_identity(dovecot, pki, token
     assert [r[0] for r in first.received] == ["support@example.com"]
     assert [r[0] for r in second.received] == ["sales@example.com"]
     assert first.auths and first.auths[0][:2] == ("XOAUTH2", USER)
+
+
+def test_authorize_by_device_code_then_idle_and_poll_with_the_token(
+        dovecot, pki, tokens, make_svc, monkeypatch, capsys):
+    cfg = config(dovecot, pki, tokens).model_copy(update={"oauth": OAuthConfig(
+        token_url=tokens.token_url, device_url=tokens.url + "/device",
+        client_id=tokens.client_id, client_secret=SecretStr(tokens.client_secret))})
+    monkeypatch.setenv("EMAIL_RAG_MAILBOXES", json.dumps([{
+        **cfg.model_dump(mode="json"), "oauth": {
+            **cfg.oauth.model_dump(mode="json"), "client_secret": tokens.client_secret}}]))
+    monkeypatch.setenv("EMAIL_RAG_OAUTH_TOKEN_KEY", KEY)
+    from email_rag.cli import main
+    from email_rag.core.settings import get_settings
+
+    get_settings.cache_clear()
+
+    def consent_when_asked():
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not tokens.devices:
+            time.sleep(0.05)
+        for user_code, _ in list(tokens.devices.values()):
+            tokens.approve_device(user_code, USER)
+
+    helper = threading.Thread(target=consent_when_asked)
+    helper.start()
+    assert main(["mailboxes", "authorize", "support", "--device"]) == 0
+    helper.join()
+    user_code = next(iter(tokens.devices.values()))[0]
+    assert user_code in capsys.readouterr().out  # what the admin types at the page
+    svc = make_svc(cfg)
+    session = svc.idle_session(cfg, "INBOX", 10)
+    try:
+        assert session.start()  # IDLE over TLS, logged in by XOAUTH2
+        with by_password(dovecot, pki) as imap:
+            imap.append("INBOX", raw_mail(7))
+        deadline = time.monotonic() + 10
+        while not session.wait(0.5).new_mail and time.monotonic() < deadline:
+            pass
+        assert time.monotonic() < deadline
+    finally:
+        session.close()
+    assert svc.poller().poll().mailboxes[0].status == "ok"
+    assert [r["message_id"] for r in emails(svc.db, "message_id")] == [
+        "<oauth-7@customer.example>"]
+    assert tokens.refreshes() == 0  # the token granted at authorization is reused
