@@ -97,28 +97,9 @@ class SmtpSender:
         """Send one message; returns the relay's final answer (e.g. '250 2.0.0 Ok')."""
         c = self.config
         token = self._token()
-        context = client_context(c.ca_file) if c.mode != "plain" else None
-        try:
-            if c.mode == "tls":
-                smtp: smtplib.SMTP = smtplib.SMTP_SSL(c.host, c.port, timeout=c.timeout,
-                                                      context=context)
-            else:
-                smtp = smtplib.SMTP(c.host, c.port, timeout=c.timeout)
-        except (OSError, smtplib.SMTPException) as e:
-            problem = certificate_problem(e, c.host, c.port)
-            if problem:
-                raise SmtpTlsError(f"SMTP: {problem}") from e
-            raise SmtpTransientError(f"cannot connect to {c.host}:{c.port}: {e}") from e
+        smtp = self._open()
         body_sent = False
         try:
-            smtp.ehlo()
-            if c.mode == "starttls":
-                if not smtp.has_extn("starttls"):
-                    raise SmtpTlsError(f"SMTP server {c.host}:{c.port} does not offer STARTTLS; "
-                                       "refusing to send in clear (set security 'tls' for port "
-                                       "465)")
-                smtp.starttls(context=context)
-                smtp.ehlo()
             self._authenticate(smtp, token)
             code, text = smtp.mail(mail_from)
             if code != 250:
@@ -145,8 +126,6 @@ class SmtpSender:
             raise SmtpPermanentError(f"SMTP login refused for user {c.user!r}: {e.smtp_code}") from e
         except (SmtpTransientError, SmtpPermanentError):
             raise
-        except ssl.SSLCertVerificationError as e:
-            raise SmtpTlsError(f"SMTP: {certificate_problem(e, c.host, c.port)}") from e
         except (TimeoutError, OSError, smtplib.SMTPException) as e:
             if body_sent:
                 raise SmtpOutcomeUnknownError(
@@ -166,25 +145,11 @@ class SmtpSender:
         as ``send`` before DATA."""
         c = self.config
         token = self._token()
-        context = client_context(c.ca_file) if c.mode != "plain" else None
+        smtp = self._open()
         try:
-            smtp = (smtplib.SMTP_SSL(c.host, c.port, timeout=c.timeout, context=context)
-                    if c.mode == "tls" else smtplib.SMTP(c.host, c.port, timeout=c.timeout))
-        except (OSError, smtplib.SMTPException) as e:
-            problem = certificate_problem(e, c.host, c.port)
-            if problem:
-                raise SmtpTlsError(f"SMTP: {problem}") from e
-            raise SmtpTransientError(f"cannot connect to {c.host}:{c.port}: {e}") from e
-        try:
-            code, banner = smtp.ehlo()
-            if c.mode == "starttls":
-                if not smtp.has_extn("starttls"):
-                    raise SmtpTlsError(f"SMTP server {c.host}:{c.port} does not offer STARTTLS")
-                smtp.starttls(context=context)
-                smtp.ehlo()
             sock = smtp.sock
             report: dict[str, object] = {
-                "mode": c.mode, "ehlo": banner.decode(errors="replace").splitlines()[0][:100],
+                "mode": c.mode,
                 "auth_offered": smtp.esmtp_features.get("auth", "").split(),
                 "size_limit": int(smtp.esmtp_features.get("size", "0").strip() or 0),
                 "tls": certificate_summary(sock) if isinstance(sock, ssl.SSLSocket) else {}}
@@ -198,8 +163,6 @@ class SmtpSender:
                 c.tokens.invalidate(token)
             raise SmtpPermanentError(f"SMTP login ({c.auth}) refused for user {c.user!r}: "
                                      f"{e.smtp_code}") from e
-        except ssl.SSLCertVerificationError as e:
-            raise SmtpTlsError(f"SMTP: {certificate_problem(e, c.host, c.port)}") from e
         except (TimeoutError, OSError, smtplib.SMTPException) as e:
             raise SmtpTransientError(f"SMTP conversation with {c.host}:{c.port} failed: "
                                      f"{e}") from e
@@ -208,6 +171,40 @@ class SmtpSender:
                 smtp.quit()
             except (OSError, smtplib.SMTPException):
                 smtp.close()
+
+    def _open(self) -> smtplib.SMTP:
+        """Connect, EHLO and (STARTTLS) secure the connection; errors before any mail."""
+        c = self.config
+        context = client_context(c.ca_file) if c.mode != "plain" else None
+        try:
+            smtp = (smtplib.SMTP_SSL(c.host, c.port, timeout=c.timeout, context=context)
+                    if c.mode == "tls" else smtplib.SMTP(c.host, c.port, timeout=c.timeout))
+        except (OSError, smtplib.SMTPException) as e:
+            problem = certificate_problem(e, c.host, c.port)
+            if problem:
+                raise SmtpTlsError(f"SMTP: {problem}") from e
+            raise SmtpTransientError(f"cannot connect to {c.host}:{c.port}: {e}") from e
+        try:
+            smtp.ehlo()
+            if c.mode == "starttls":
+                if not smtp.has_extn("starttls"):
+                    raise SmtpTlsError(f"SMTP server {c.host}:{c.port} does not offer STARTTLS; "
+                                       "refusing to send in clear (set security 'tls' for port "
+                                       "465)")
+                smtp.starttls(context=context)
+                smtp.ehlo()
+            return smtp
+        except Exception as e:
+            smtp.close()
+            if isinstance(e, SmtpTlsError):
+                raise
+            problem = certificate_problem(e, c.host, c.port)
+            if problem:
+                raise SmtpTlsError(f"SMTP: {problem}") from e
+            if isinstance(e, OSError | smtplib.SMTPException):
+                raise SmtpTransientError(f"SMTP greeting or STARTTLS with {c.host}:{c.port} "
+                                         f"failed: {e}") from e
+            raise
 
     def _token(self) -> str | None:
         """The OAuth2 access token (before connecting: no connection for nothing)."""
