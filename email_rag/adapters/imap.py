@@ -51,6 +51,7 @@ from imapclient import IMAPClient, SocketTimeout
 from imapclient.exceptions import LoginError
 
 from ..core.errors import (
+    ConfigError,
     ImapAuthError,
     ImapError,
     ImapOAuthError,
@@ -130,7 +131,10 @@ class ImapMailbox:
             return self
         c = self.config
         mode = c.mode
-        context = client_context(c.ca_file) if mode != "plain" else None
+        try:
+            context = client_context(c.ca_file) if mode != "plain" else None
+        except ConfigError as e:
+            raise ImapTlsError(f"IMAP {self._where}: {e}", mailbox=c.name) from e
         with self._translate("connect"):
             client = IMAPClient(c.host, port=c.port, ssl=mode == "tls", ssl_context=context,
                                 timeout=SocketTimeout(connect=self.timeout, read=self.timeout))

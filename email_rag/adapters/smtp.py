@@ -175,7 +175,10 @@ class SmtpSender:
     def _open(self) -> smtplib.SMTP:
         """Connect, EHLO and (STARTTLS) secure the connection; errors before any mail."""
         c = self.config
-        context = client_context(c.ca_file) if c.mode != "plain" else None
+        try:
+            context = client_context(c.ca_file) if c.mode != "plain" else None
+        except ConfigError as e:
+            raise SmtpTlsError(f"SMTP {c.host}:{c.port}: {e}") from e
         try:
             smtp = (smtplib.SMTP_SSL(c.host, c.port, timeout=c.timeout, context=context)
                     if c.mode == "tls" else smtplib.SMTP(c.host, c.port, timeout=c.timeout))

@@ -61,8 +61,8 @@ class OAuthConfig(BaseModel):
             try:
                 return Path(self.client_secret_file).read_text().strip()
             except OSError as e:
-                raise ValueError(f"client_secret_file {self.client_secret_file!r} cannot be "
-                                 f"read: {e.strerror}") from e
+                raise ConfigError(f"client_secret_file {self.client_secret_file!r} cannot be "
+                                  f"read: {e.strerror}") from e
         return self.client_secret.get_secret_value()
 
 
@@ -494,6 +494,13 @@ class Settings(BaseSettings):
         "(fsync) before MariaDB stores it, so a crash in between keeps the only valid one.")
 
     log_level: str = Field("INFO", description="Python log level.")
+
+    @model_validator(mode="after")
+    def _relay_security(self) -> Settings:
+        wanted = "starttls" if self.smtp_starttls and self.smtp_security in ("", "auto") else (
+            self.smtp_security)
+        _security_valid(wanted, self.smtp_host, self.smtp_port, "smtp")
+        return self
 
     @field_validator("worker_class")
     @classmethod

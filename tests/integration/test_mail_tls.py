@@ -12,7 +12,7 @@ from email_rag.adapters.imap import ImapMailbox
 from email_rag.adapters.smtp import SmtpConfig, SmtpSender
 from email_rag.core.errors import ConfigError, ImapTlsError, SmtpTlsError
 from email_rag.core.settings import MailboxConfig
-from tests.mailtls import TestCA, TlsDovecot, TlsSmtpServer, self_signed
+from tests.mailtls import TestCA, TlsDovecot, TlsSmtpServer, free_port, self_signed
 
 MSG = (b"Message-ID: <tls1@email-rag.invalid>\r\nFrom: support@example.com\r\n"
        b"To: alice@example.org\r\nSubject: Re: hi\r\n\r\nHello.\r\n")
@@ -125,3 +125,11 @@ def test_imap_plaintext_to_another_host_is_refused_by_the_settings():
     with pytest.raises(ValueError, match="plaintext is allowed only for a loopback host"):
         MailboxConfig(name="x", host="imap.example.org", port=143, security="plain",
                       username="u")
+
+
+def test_an_unreadable_ca_file_is_a_tls_configuration_error(pki, dovecots, tmp_path):
+    missing = str(tmp_path / "no-such-ca.pem")
+    with pytest.raises(ImapTlsError, match="no-such-ca.pem"):
+        ImapMailbox(imap_config(dovecots["good"], "tls", missing), 5).connect()
+    with pytest.raises(SmtpTlsError, match="no-such-ca.pem"):
+        send(free_port(), security="tls", ca_file=missing)

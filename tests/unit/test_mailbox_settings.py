@@ -88,3 +88,14 @@ def test_authorization_url_carries_pkce_and_the_pasted_redirect_gives_the_code()
         code_from("http://localhost/?code=C0DE&state=other", "st-1")
     with pytest.raises(OAuthGrantError, match="access_denied"):
         code_from("http://localhost/?error=access_denied&code=&state=st-1", "st-1")
+
+
+def test_the_global_relay_refuses_plaintext_to_a_remote_host(monkeypatch):
+    from email_rag.core.settings import Settings
+
+    monkeypatch.setenv("EMAIL_RAG_SMTP_HOST", "relay.example.org")
+    monkeypatch.setenv("EMAIL_RAG_SMTP_SECURITY", "plain")
+    with pytest.raises(ValueError, match="plaintext is allowed only for a loopback host"):
+        Settings()
+    monkeypatch.setenv("EMAIL_RAG_SMTP_SECURITY", "auto")
+    assert Settings().smtp_security == "auto"
