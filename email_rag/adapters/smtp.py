@@ -139,6 +139,20 @@ class SmtpSender:
                 smtp.close()
 
 
+    def greet(self) -> str:
+        """Connect and secure the connection as ``send`` does, then QUIT (``status``):
+        the security in force and the TLS version."""
+        smtp = self._open()
+        try:
+            sock = smtp.sock
+            return (f"{self.config.mode} {sock.version()}" if isinstance(sock, ssl.SSLSocket)
+                    else self.config.mode)
+        finally:
+            try:
+                smtp.quit()
+            except (OSError, smtplib.SMTPException):
+                smtp.close()
+
     def probe(self) -> dict[str, object]:
         """Connect, secure, authenticate and QUIT without sending (``mailboxes check``):
         the certificate, the AUTH mechanisms and SIZE limit offered. Raises the same errors

@@ -133,3 +133,18 @@ def test_an_unreadable_ca_file_is_a_tls_configuration_error(pki, dovecots, tmp_p
         ImapMailbox(imap_config(dovecots["good"], "tls", missing), 5).connect()
     with pytest.raises(SmtpTlsError, match="no-such-ca.pem"):
         send(free_port(), security="tls", ca_file=missing)
+
+
+def test_status_checks_the_relay_the_way_a_send_opens_it(pki, settings):
+    from email_rag.ops.health import check_smtp
+    from tests.integration.ingest_helpers import services_for
+
+    with TlsSmtpServer(pki["good"], "tls") as good, TlsSmtpServer(pki["self_signed"],
+                                                                  "tls") as bad:
+        trusted = services_for(settings, smtp_port=good.port, smtp_security="tls",
+                               smtp_ca_file=str(pki["ca"].ca_file))
+        untrusted = services_for(settings, smtp_port=bad.port, smtp_security="tls",
+                                 smtp_ca_file=str(pki["ca"].ca_file))
+        ok, refused = check_smtp(trusted), check_smtp(untrusted)
+    assert ok.ok and ok.version.startswith("tls TLSv1.")
+    assert not refused.ok and "self-signed" in refused.detail
