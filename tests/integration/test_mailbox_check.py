@@ -86,6 +86,10 @@ def test_check_reports_each_failure_class_with_its_exit_code(env, servers, monke
     assert "XOAUTH2" in smtp["auth_offered"] and smtp["auth_used"] == "xoauth2"
     assert smtp["size_limit"] == 20_000_000 and smtp["tls"]["verified"] == "yes"
 
+    assert main(["mailboxes", "check", "good"]) == 0
+    text = capsys.readouterr().out
+    assert "Sent: Sent Items (SPECIAL-USE \\Sent)" in text and "All mailbox checks passed" in text
+
     code, r = run_check(capsys)
     assert code == 3
     assert r["good"]["_"]["exit_code"] == 0

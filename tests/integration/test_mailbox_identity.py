@@ -111,3 +111,25 @@ def test_reconciliation_searches_the_special_use_sent_folder(settings, db, dovec
         configured.close()
     finally:
         svc.close()
+
+
+def test_one_mail_under_two_gmail_labels_is_ingested_once(settings, db, dovecot, pki):
+    """Gmail shows a labelled mail in every label's folder; polling two of them must not
+    store it twice."""
+    support = mailbox(dovecot, pki, "support", 9, "starttls").model_copy(
+        update={"folders": ["INBOX", "Labels/Work"]})
+    raw = (b"Message-ID: <labelled-1@customer.example>\r\nFrom: alice@customer.example\r\n"
+           b"To: support@example.com\r\nSubject: Labelled\r\n\r\nHello.\r\n")
+    with ImapMailbox(support, 10) as imap:
+        imap.create_folder("Labels/Work")
+        imap.append("INBOX", raw)
+        imap.append("Labels/Work", raw)
+    svc = services_for(settings, support)
+    try:
+        result = svc.poller().poll().mailboxes[0]
+    finally:
+        svc.close()
+    assert result.status == "ok"
+    rows = db.fetchall("SELECT message_id, folder FROM emails")
+    assert [r["message_id"] for r in rows] == ["<labelled-1@customer.example>"]
+    assert result.total("duplicate") == 1
