@@ -1,7 +1,8 @@
 """``email-rag mailboxes``: the mailboxes' logins.
 
 ``mailboxes authorize NAME``: the one-time OAuth2 consent of an admin for a mailbox on the
-refresh-token grant. By default the authorization-code flow (with PKCE): it prints the
+refresh-token grant (the instructions go to stderr; stdout carries only the outcome, so
+``--json`` stays one JSON object). By default the authorization-code flow (with PKCE): it prints the
 address to open, the admin signs in as the mailbox (or an admin of it) and pastes the code
 or the whole address the browser was sent to. ``--device``: the device-code flow (a code
 typed at the provider's page, e.g. on another machine). The refresh token is stored
@@ -72,7 +73,7 @@ def run_authorize(args, svc) -> Outcome:
                               "flow for mail scopes; use the code flow)")
         device = oauth2.start_device_flow(client, o.device_url)
         print(device.message or f"Open {device.verification_uri} and enter the code "
-              f"{device.user_code} (signed in as {mb.username}).", flush=True)
+              f"{device.user_code} (signed in as {mb.username}).", file=sys.stderr, flush=True)
         answer = oauth2.finish_device_flow(client, device)
         how = "device_code"
     else:
@@ -83,7 +84,7 @@ def run_authorize(args, svc) -> Outcome:
         print(f"1. Open this address and sign in as {mb.username}:\n\n{url}\n\n"
               f"2. After consenting, the browser goes to {o.redirect_uri}?code=... (the page "
               "may not load: that is fine). Paste that whole address, or just the code:",
-              flush=True)
+              file=sys.stderr, flush=True)
         pasted = sys.stdin.readline()
         code = oauth2.code_from(pasted, state)
         if not code:

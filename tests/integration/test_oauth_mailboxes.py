@@ -352,7 +352,7 @@ def test_authorize_by_device_code_then_idle_and_poll_with_the_token(
     assert main(["mailboxes", "authorize", "support", "--device"]) == 0
     helper.join()
     user_code = next(iter(tokens.devices.values()))[0]
-    assert user_code in capsys.readouterr().out  # what the admin types at the page
+    assert user_code in capsys.readouterr().err  # what the admin types at the page
     svc = make_svc(cfg)
     session = svc.idle_session(cfg, "INBOX", 10)
     try:
