@@ -20,6 +20,16 @@ Failure table (situation | retry? | state known? | resume?):
   UID listed by SEARCH, no body in the FETCH | yes: next polls | the batch names it
       (``FetchBatch.missing``); the poller keeps its cursor below it and fetches it again |
       after ``missing_uid_polls`` polls: a mail row for a human; not listed any more: gone
+  certificate refused (self-signed, unknown CA, expired, wrong host) | ``ImapTlsError``:
+      slow schedule, needs_attention (ALARM) | nothing fetched | once the admin fixes it
+  OAuth2 refresh refused (invalid_grant) | ``ImapOAuthError``: same | nothing fetched |
+      after ``email-rag mailboxes authorize NAME``
+  OAuth2 token endpoint down | ``ImapError``, backoff | nothing fetched | next poll
+
+Security (``adapters.tls``): IMAPS (``tls``, 993), STARTTLS (``starttls``, 143) or ``plain``
+(a loopback server only); the certificate and host name are always verified. Login:
+``password`` (LOGIN), ``xoauth2`` or ``oauthbearer`` with a token from the mailbox's
+``TokenSource`` (``adapters.oauth2``).
 """
 
 from __future__ import annotations
@@ -40,10 +50,20 @@ from typing import TypeVar
 from imapclient import IMAPClient, SocketTimeout
 from imapclient.exceptions import LoginError
 
-from ..core.errors import ImapAuthError, ImapError
+from ..core.errors import (
+    ConfigError,
+    ImapAuthError,
+    ImapError,
+    ImapOAuthError,
+    ImapTlsError,
+    OAuthGrantError,
+    OAuthUnavailableError,
+)
 from ..core.ports import FetchBatch, FetchedMail, FolderState
 from ..core.redact import redact_text
 from ..core.settings import MailboxConfig
+from .oauth2 import TokenSource
+from .tls import certificate_problem, certificate_summary, client_context
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +81,13 @@ _APPENDUID = re.compile(rb"APPENDUID\s+(\d+)\s+(\d+)", re.I)
 class ImapMailbox:
     """One IMAP connection to one mailbox. Use as a context manager."""
 
-    def __init__(self, config: MailboxConfig, timeout: float = 30.0) -> None:
+    def __init__(self, config: MailboxConfig, timeout: float = 30.0,
+                 tokens: TokenSource | None = None) -> None:
         self.config = config
         self.timeout = timeout
+        self.tokens = tokens  # OAuth2 access tokens (auth xoauth2 / oauthbearer)
         self._client: IMAPClient | None = None
+        self._token: str | None = None  # the token of the last OAuth2 login
         self.selected: str | None = None
         self.logout_on_close = True  # False: cut the connection (an IDLE one may be dead)
 
@@ -78,11 +101,23 @@ class ImapMailbox:
             yield
         except LoginError as e:
             self.close()
+            if self._token is not None and self.tokens is not None:
+                self.tokens.invalidate(self._token)  # the next login fetches a fresh one
             raise ImapAuthError(
-                f"IMAP login as {self.config.username} at {self._where} was refused: "
-                f"{_text(e)}", mailbox=self.config.name) from e
+                f"IMAP login ({self.config.auth}) as {self.config.username} at {self._where} "
+                f"was refused: {_text(e)}", mailbox=self.config.name) from e
+        except OAuthGrantError as e:
+            self.close()
+            raise ImapOAuthError(f"IMAP at {self._where}: {e}", mailbox=self.config.name) from e
+        except OAuthUnavailableError as e:
+            self.close()
+            raise ImapError(f"IMAP at {self._where}: no OAuth2 token: {e}",
+                            mailbox=self.config.name) from e
         except _NETWORK_ERRORS as e:
             self.close()
+            problem = certificate_problem(e, self.config.host, self.config.port)
+            if problem:
+                raise ImapTlsError(f"IMAP: {problem}", mailbox=self.config.name) from e
             kind = "timed out" if isinstance(e, socket.timeout | TimeoutError) else "failed"
             raise ImapError(f"IMAP {action} at {self._where} {kind}: {type(e).__name__}: "
                             f"{_text(e)}", mailbox=self.config.name) from e
@@ -94,13 +129,66 @@ class ImapMailbox:
     def connect(self) -> ImapMailbox:
         if self._client is not None:
             return self
+        c = self.config
+        mode = c.mode
+        try:
+            context = client_context(c.ca_file) if mode != "plain" else None
+        except ConfigError as e:
+            raise ImapTlsError(f"IMAP {self._where}: {e}", mailbox=c.name) from e
         with self._translate("connect"):
-            client = IMAPClient(self.config.host, port=self.config.port, ssl=self.config.ssl,
+            client = IMAPClient(c.host, port=c.port, ssl=mode == "tls", ssl_context=context,
                                 timeout=SocketTimeout(connect=self.timeout, read=self.timeout))
         self._client = client
+        if mode == "starttls":
+            with self._translate("STARTTLS"):
+                if not client.has_capability("STARTTLS"):
+                    self.close()
+                    raise ImapTlsError(f"IMAP server {self._where} does not offer STARTTLS; "
+                                       "refusing to log in in clear (set security 'tls' for "
+                                       "port 993)", mailbox=c.name)
+                client.starttls(context)
         with self._translate("login"):
-            client.login(self.config.username, self.config.password.get_secret_value())
+            self._login(client)
         return self
+
+    def _login(self, client: IMAPClient) -> None:
+        c = self.config
+        if c.auth == "password":
+            client.login(c.username, c.password.get_secret_value())
+            return
+        if self.tokens is None:
+            raise ImapOAuthError(f"mailbox {c.name} uses {c.auth} but has no OAuth2 token "
+                                 "source (oauth settings)", mailbox=c.name)
+        self._token = self.tokens.access_token()
+        if c.auth == "oauthbearer":
+            client.oauthbearer_login(c.username, self._token)
+        else:
+            client.oauth2_login(c.username, self._token)
+
+    def tls_version(self) -> str:
+        """The TLS version of the connection ('' when in clear)."""
+        sock = self._client.socket() if self._client is not None else None
+        return sock.version() or "" if isinstance(sock, ssl.SSLSocket) else ""
+
+    def peer_certificate(self) -> dict[str, str]:
+        """The server certificate's subject, issuer and expiry (verified; empty in clear)."""
+        sock = self._client.socket() if self._client is not None else None
+        if not isinstance(sock, ssl.SSLSocket):
+            return {}
+        return certificate_summary(sock)
+
+    def capabilities(self) -> list[str]:
+        return sorted(c.decode() if isinstance(c, bytes) else str(c)
+                      for c in self._call("CAPABILITY", lambda c: c.capabilities()))
+
+    def special_folder(self, flag: bytes) -> str | None:
+        """The folder the server marks with a SPECIAL-USE / XLIST flag (e.g. ``b"\\Sent"``);
+        None when no folder carries it (no guessing by name)."""
+        folders = self._call("LIST", lambda c: c.list_folders())
+        for flags, _delim, name in folders:
+            if any(f.lower() == flag.lower() for f in flags):
+                return str(name)
+        return None
 
     @property
     def greeting(self) -> str:
@@ -333,9 +421,10 @@ class IdleSession:
 
     EOF_PROBES = 20  # readable-but-empty reads in a row that count as a closed connection
 
-    def __init__(self, config: MailboxConfig, folder: str, timeout: float = 30.0) -> None:
+    def __init__(self, config: MailboxConfig, folder: str, timeout: float = 30.0,
+                 tokens: TokenSource | None = None) -> None:
         self.folder = folder
-        self.imap = ImapMailbox(config, timeout)
+        self.imap = ImapMailbox(config, timeout, tokens)
         self.imap.logout_on_close = False
         self.idling = False
         self.started_at = 0.0  # monotonic time of the last IDLE command (start or refresh)
@@ -426,7 +515,8 @@ def _text(e: BaseException) -> str:
 
 
 def connect(config: MailboxConfig, timeout: float) -> ImapMailbox:
-    """Factory used by the poller (tests may pass another one)."""
+    """Factory used by the poller for password mailboxes (``Services.imap_mailbox`` adds a
+    mailbox's OAuth2 token source)."""
     return ImapMailbox(config, timeout)
 
 
@@ -436,7 +526,13 @@ class ImapSentFolder:
     ``contains`` answers whether a mail with this Message-ID was filed there
     (reconciliation of a send whose outcome is unknown); a missing folder
     holds nothing. ``append`` files a sent reply (marked \\Seen), creating the
-    folder when needed. Errors are ``ImapError``: the caller retries later.
+    folder when needed - unless the provider files submitted mail itself
+    (``provider_files_sent``: Microsoft 365, Gmail), where a second copy would be a
+    duplicate. Errors are ``ImapError``: the caller retries later.
+
+    Which folder: ``sent_folder`` when configured, else the one the server marks ``\\Sent``
+    (RFC 6154 SPECIAL-USE: "Sent Items", "[Gmail]/Sent Mail", "Gesendete Elemente"), else
+    "Sent". It is looked up once per connection.
 
     One connection is kept between calls (a worker files one reply after the
     other: connecting and logging in twice per reply was most of a send's time
@@ -445,10 +541,14 @@ class ImapSentFolder:
     repeated here; an error during a command closes the connection and is raised.
     """
 
-    def __init__(self, config: MailboxConfig, timeout: float = 30.0) -> None:
+    DEFAULT_NAME = "Sent"
+
+    def __init__(self, config: MailboxConfig, timeout: float = 30.0,
+                 tokens: TokenSource | None = None) -> None:
         self.config = config
         self.timeout = timeout
-        self.folder = config.sent_folder
+        self.tokens = tokens
+        self.folder = config.sent_folder  # "" until found by SPECIAL-USE
         self._imap: ImapMailbox | None = None
         self._folder_seen = False  # the folder exists (seen or created on this connection)
 
@@ -459,7 +559,9 @@ class ImapSentFolder:
                 return self._imap
             except ImapError:
                 self.close()
-        self._imap = ImapMailbox(self.config, self.timeout).connect()
+        self._imap = ImapMailbox(self.config, self.timeout, self.tokens).connect()
+        if not self.config.sent_folder:
+            self.folder = self._imap.special_folder(b"\\Sent") or self.DEFAULT_NAME
         return self._imap
 
     def _do(self, fn: Callable[[ImapMailbox], T]) -> T:
@@ -481,6 +583,9 @@ class ImapSentFolder:
         return self._do(search)
 
     def append(self, message: bytes) -> None:
+        if self.config.provider_files_sent:
+            return  # the provider filed the submitted mail already; a copy would double it
+
         def file(imap: ImapMailbox) -> None:
             if not self._folder_seen:
                 imap.create_folder(self.folder)
@@ -495,5 +600,6 @@ class ImapSentFolder:
             imap.close()
 
 
-def sent_folder(config: MailboxConfig, timeout: float = 30.0) -> ImapSentFolder:
-    return ImapSentFolder(config, timeout)
+def sent_folder(config: MailboxConfig, timeout: float = 30.0,
+                tokens: TokenSource | None = None) -> ImapSentFolder:
+    return ImapSentFolder(config, timeout, tokens)

@@ -38,6 +38,7 @@ COMMAND_MODULES = [
     "email_rag.cli.web",
     "email_rag.cli.poll",
     "email_rag.cli.idle",
+    "email_rag.cli.mailboxes",
 ]
 
 # name -> (module run as ``python -m``, help): programs of the test harness, a distribution of

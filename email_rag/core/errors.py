@@ -233,3 +233,28 @@ class DatabaseBusyError(TransientError):
 
 class PromptNotFoundError(ConfigError):
     """A prompt file the LLM calls need is missing from the package."""
+
+
+# --- TLS and OAuth2 of the mail servers (adapters/tls.py, adapters/oauth2.py) ---
+class ImapTlsError(ImapAuthError):
+    """The IMAP server's TLS certificate was refused (untrusted, expired, or for another
+    host): a configuration error; the mailbox needs an admin (retried on the slow schedule)."""
+
+
+class SmtpTlsError(SmtpPermanentError):
+    """The SMTP server's TLS certificate was refused (untrusted, expired, or for another
+    host): a configuration error; nothing was sent."""
+
+
+class OAuthUnavailableError(TransientError):
+    """The OAuth2 token endpoint is unreachable or failed (5xx, timeout): try again later."""
+
+
+class OAuthGrantError(PermanentError):
+    """The OAuth2 token endpoint refused the grant (invalid_grant, invalid_client, revoked
+    consent, expired secret): an admin must re-authorize the mailbox."""
+
+
+class ImapOAuthError(ImapAuthError):
+    """No OAuth2 access token for IMAP: the refresh was refused; an admin must re-authorize
+    the mailbox (``email-rag mailboxes authorize NAME``)."""

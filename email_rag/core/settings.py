@@ -13,27 +13,187 @@ import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .errors import ConfigError
+from .tls_policy import resolve_security
 
 ENV_PREFIX = "EMAIL_RAG_"
 
 log = logging.getLogger(__name__)
 
 
+def _security_valid(security: str, host: str, port: int, protocol: str) -> None:
+    try:
+        resolve_security(security, host, port, protocol)
+    except ConfigError as e:
+        raise ValueError(str(e)) from None
+
+
+class OAuthConfig(BaseModel):
+    """How a mailbox gets OAuth2 access tokens (SASL XOAUTH2 / OAUTHBEARER).
+
+    ``grant``: ``refresh_token`` (an admin authorized once: ``email-rag mailboxes authorize
+    NAME``; the refresh token is kept encrypted in MariaDB) or ``client_credentials``
+    (app-only access, Microsoft 365). The endpoints and scopes come from the mailbox's
+    ``provider`` preset unless given here.
+    """
+
+    grant: Literal["refresh_token", "client_credentials"] = "refresh_token"
+    client_id: str = ""
+    client_secret: SecretStr = SecretStr("")
+    client_secret_file: str = Field("", description="File holding the client secret (wins).")
+    tenant: str = Field("", description="Microsoft 365: the directory (tenant) id or domain.")
+    token_url: str = ""
+    authorize_url: str = ""
+    device_url: str = Field("", description="Device-authorization endpoint (device-code flow).")
+    scopes: list[str] = Field(default_factory=list)
+    redirect_uri: str = Field("http://localhost", description="Registered redirect URI.")
+    refresh_token_file: str = Field(
+        "", description="A refresh token to start from (file); the stored one wins once "
+        "there is one.")
+
+    def secret(self) -> str:
+        if self.client_secret_file:
+            try:
+                return Path(self.client_secret_file).read_text().strip()
+            except OSError as e:
+                raise ConfigError(f"client_secret_file {self.client_secret_file!r} cannot be "
+                                  f"read: {e.strerror}") from e
+        return self.client_secret.get_secret_value()
+
+
+class SmtpIdentity(BaseModel):
+    """The SMTP server a mailbox's replies leave through (default: the global relay)."""
+
+    host: str
+    port: int = 587
+    security: str = "auto"
+    ca_file: str = ""
+    username: str = Field("", description="Empty: the mailbox's username (OAuth2) or no AUTH.")
+    password: SecretStr = SecretStr("")
+    auth: Literal["password", "xoauth2", "oauthbearer", ""] = Field(
+        "", description="Empty: the mailbox's IMAP auth method.")
+
+    @model_validator(mode="after")
+    def _plaintext_only_to_loopback(self) -> SmtpIdentity:
+        _security_valid(self.security, self.host, self.port, "smtp")
+        return self
+
+
+# Provider presets: what a mailbox of this provider needs besides address and client id.
+PROVIDERS: dict[str, dict[str, Any]] = {
+    "microsoft365": {
+        "host": "outlook.office365.com", "port": 993, "security": "tls", "auth": "xoauth2",
+        "smtp": {"host": "smtp.office365.com", "port": 587, "security": "starttls"},
+        "provider_files_sent": True,
+        "oauth": {
+            "token_url": "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token",
+            "authorize_url": "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/authorize",
+            "device_url": "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/devicecode",
+            "scopes": {"refresh_token": ["offline_access",
+                                         "https://outlook.office.com/IMAP.AccessAsUser.All",
+                                         "https://outlook.office.com/SMTP.Send"],
+                       "client_credentials": ["https://outlook.office365.com/.default"]},
+            "tenant": "organizations",
+        },
+    },
+    "gmail": {
+        "host": "imap.gmail.com", "port": 993, "security": "tls", "auth": "xoauth2",
+        "smtp": {"host": "smtp.gmail.com", "port": 465, "security": "tls"},
+        "provider_files_sent": True,
+        "oauth": {
+            "token_url": "https://oauth2.googleapis.com/token",
+            "authorize_url": "https://accounts.google.com/o/oauth2/v2/auth",
+            "device_url": "",
+            "scopes": {"refresh_token": ["https://mail.google.com/"]},
+        },
+    },
+}
+
+
+def _apply_preset(data: dict[str, Any]) -> dict[str, Any]:
+    preset = PROVIDERS.get(data.get("provider") or "")
+    if preset is None:
+        return data
+    out = dict(data)
+    for key in ("host", "port", "security", "auth", "provider_files_sent"):
+        out.setdefault(key, preset[key])
+    if out.get("smtp") is None or isinstance(out.get("smtp"), dict):
+        mine = dict(out.get("smtp") or {})
+        if "port" in mine and "security" not in mine:
+            mine["security"] = "auto"  # the preset's security belongs to the preset's port
+        out["smtp"] = {**preset["smtp"], **mine}
+    oauth = dict(out.get("oauth") or {})
+    p = preset["oauth"]
+    tenant = oauth.get("tenant") or p.get("tenant", "")
+    grant = oauth.get("grant", "refresh_token")
+    for key in ("token_url", "authorize_url", "device_url"):
+        if not oauth.get(key):
+            oauth[key] = p[key].format(tenant=tenant)
+    if not oauth.get("scopes"):
+        oauth["scopes"] = list(p["scopes"].get(grant, []))
+    if tenant:
+        oauth["tenant"] = tenant
+    out["oauth"] = oauth
+    return out
+
+
 class MailboxConfig(BaseModel):
-    """One IMAP mailbox the poller reads and the sender replies from."""
+    """One IMAP mailbox the poller reads and the sender replies from.
+
+    ``provider`` (``microsoft365``, ``gmail``) fills in hosts, ports, security, auth method,
+    SMTP server, OAuth2 endpoints and scopes; anything set here wins over the preset.
+    """
 
     name: str = Field(description="Stable name, used in the database and on the CLI.")
+    provider: Literal["", "microsoft365", "gmail"] = ""
     host: str = "127.0.0.1"
     port: int = 143
-    ssl: bool = False
+    ssl: bool = Field(False, description="The older switch for security 'tls'.")
+    security: str = Field(
+        "auto", description="tls (IMAPS), starttls, plain (loopback only) or auto: tls on "
+        "993, plain for a loopback host, starttls otherwise (email_rag/core/tls_policy.py).")
+    ca_file: str = Field("", description="PEM file of the CA(s) trusted for this server "
+                         "instead of the system store (a private CA).")
     username: str
     password: SecretStr = SecretStr("")
+    auth: Literal["password", "xoauth2", "oauthbearer"] = "password"
+    oauth: OAuthConfig | None = None
+    smtp: SmtpIdentity | None = Field(
+        None, description="The SMTP server of this mailbox's replies; none: the global relay.")
     folders: list[str] = Field(default_factory=lambda: ["INBOX"], description="Folders to poll.")
-    sent_folder: str = Field("Sent", description="Where sent replies are appended and reconciled.")
+    sent_folder: str = Field(
+        "", description="Where sent replies are appended and reconciled; empty: the folder "
+        "the server marks \\Sent (SPECIAL-USE), else 'Sent'.")
+    provider_files_sent: bool = Field(
+        False, description="The SMTP server files each submitted mail in Sent itself "
+        "(Microsoft 365, Gmail): no second copy is appended; reconciliation still searches.")
     address: str = Field("", description="From/Reply-To address of replies; defaults to username.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data: Any) -> Any:
+        return _apply_preset(data) if isinstance(data, dict) else data
+
+    @model_validator(mode="after")
+    def _checked(self) -> MailboxConfig:
+        _security_valid(self.imap_security_wanted, self.host, self.port, "imap")
+        if self.auth != "password" and self.oauth is None:
+            raise ValueError(f"mailbox {self.name}: auth {self.auth} needs an 'oauth' section")
+        return self
+
+    @property
+    def imap_security_wanted(self) -> str:
+        return "tls" if self.ssl and self.security in ("", "auto") else self.security
+
+    @property
+    def mode(self) -> str:
+        """The IMAP security in force: tls, starttls or plain."""
+        return resolve_security(self.imap_security_wanted, self.host, self.port, "imap")
 
     @property
     def reply_address(self) -> str:
@@ -235,7 +395,14 @@ class Settings(BaseSettings):
     smtp_port: int = Field(25, description="SMTP relay port.")
     smtp_user: str = Field("", description="SMTP user; empty = no AUTH.")
     smtp_password: SecretStr = Field(SecretStr(""), description="SMTP password.")
-    smtp_starttls: bool = Field(False, description="Use STARTTLS.")
+    smtp_starttls: bool = Field(False, description="Use STARTTLS (the older switch for "
+                                "smtp_security 'starttls').")
+    smtp_security: str = Field(
+        "auto", description="tls (SMTPS, 465), starttls (587), plain (loopback relay only) or "
+        "auto: tls on 465, plain for a loopback host, starttls otherwise. The certificate and "
+        "host name are always verified.")
+    smtp_ca_file: str = Field("", description="PEM file of the CA(s) trusted for the relay "
+                              "instead of the system store.")
     smtp_timeout: float = Field(30.0, description="Seconds per SMTP command.")
     reconcile_sent_folder: bool = Field(
         True, description="Search the Sent folder for the Message-ID before any resend."
@@ -313,7 +480,27 @@ class Settings(BaseSettings):
         5.0, description="/metrics answers from a cache this fresh (s); 0 = always recompute."
     )
 
+    # --- OAuth2 tokens of the mailboxes ---
+    oauth_token_key: SecretStr = Field(
+        SecretStr(""), description="Key that encrypts OAuth2 tokens stored in MariaDB (any "
+        "long random string); oauth_token_key_file wins.")
+    oauth_token_key_file: str = Field("", description="File holding oauth_token_key.")
+    oauth_refresh_skew_seconds: float = Field(
+        300.0, description="An access token is renewed this long before it expires (and "
+        "reused until then: never one refresh per poll).")
+    oauth_timeout: float = Field(15.0, description="Seconds per token-endpoint request.")
+    oauth_journal_dir: Path = Field(
+        Path("var/oauth-journal"), description="A rotated refresh token is written here "
+        "(fsync) before MariaDB stores it, so a crash in between keeps the only valid one.")
+
     log_level: str = Field("INFO", description="Python log level.")
+
+    @model_validator(mode="after")
+    def _relay_security(self) -> Settings:
+        wanted = "starttls" if self.smtp_starttls and self.smtp_security in ("", "auto") else (
+            self.smtp_security)
+        _security_valid(wanted, self.smtp_host, self.smtp_port, "smtp")
+        return self
 
     @field_validator("worker_class")
     @classmethod

@@ -57,6 +57,9 @@ EXPECTED: dict[str, set[str]] = {
     "login_throttle": {"name_key", "client", "failures", "lockouts", "locked_until", "updated_at"},
     "user_mailboxes": {"user_id", "mailbox_id"},
     "draft_edits": {"draft_id", "user_id", "body", "saved_at"},
+    "oauth_tokens": {"mailbox", "refresh_token", "access_token", "access_expires_at",
+                     "generation", "status", "last_error", "authorized_at", "refreshed_at",
+                     "failed_at", "updated_at"},
     "review_queue_keys": {"sort", "sort_key", "draft_id", "email_id", "mailbox_id", "mailbox",
                           "category"},
 }

@@ -103,7 +103,7 @@ class IdleStats:
 class IdleWatcher:
     def __init__(self, services: Services, config: MailboxConfig, *,
                  stop: threading.Event | None = None, owner: str | None = None,
-                 session_factory: Callable[[MailboxConfig, str, float], IdleSession] = IdleSession,
+                 session_factory: Callable[[MailboxConfig, str, float], IdleSession] | None = None,
                  keep_polls: bool = False) -> None:
         self.svc = services
         self.config = config
@@ -111,7 +111,7 @@ class IdleWatcher:
         self.stop = stop or threading.Event()
         self.owner = owner or ms.new_owner()
         self.poller: Poller = services.poller(owner=self.owner, stop=self.stop)
-        self.session_factory = session_factory
+        self.session_factory = session_factory or services.idle_session  # with OAuth2 tokens
         self.stats = IdleStats()
         self.keep_polls = keep_polls
         self.holding = threading.Event()  # set while this watcher holds the lease

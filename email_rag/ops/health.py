@@ -6,7 +6,6 @@ it returns a ``Check`` that says what failed, in words an operator can act on.
 
 from __future__ import annotations
 
-import smtplib
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -54,12 +53,10 @@ def check_redis(svc: Services) -> Check:
 
 
 def check_imap(svc: Services) -> list[Check]:
-    from ..adapters.imap import ImapMailbox
-
     checks = []
     for mb in svc.settings.mailboxes:
         def probe(mb=mb) -> tuple[str, str]:
-            with ImapMailbox(mb, timeout=5) as imap:
+            with svc.imap_mailbox(mb, 5) as imap:  # its own login (password or OAuth2)
                 greeting = imap.greeting
             return greeting[:80], f"{mb.host}:{mb.port} as {mb.username}"
         checks.append(_timed(f"imap:{mb.name}", False, probe))
@@ -71,12 +68,13 @@ def check_imap(svc: Services) -> list[Check]:
 def check_smtp(svc: Services) -> Check:
     s = svc.settings
 
-    def probe() -> tuple[str, str]:
-        with smtplib.SMTP(s.smtp_host, s.smtp_port, timeout=5) as smtp:
-            code, banner = smtp.noop()
-            if code != 250:
-                raise EmailRagError(f"NOOP answered {code}")
-            return "", f"{s.smtp_host}:{s.smtp_port}"
+    def probe() -> tuple[str, str]:  # the relay as a send opens it (TLS verified), 5 s
+        from dataclasses import replace
+
+        from ..adapters.smtp import SmtpConfig, SmtpSender
+
+        relay = SmtpSender(replace(SmtpConfig.from_settings(s), timeout=5))
+        return relay.greet(), f"{s.smtp_host}:{s.smtp_port}"
     return _timed("smtp", False, probe)
 
 

@@ -65,6 +65,7 @@ class SendService:
         self._sent_folder = sent_folder
         self._folders: dict[str, SentFolder] = {}  # one kept IMAP connection per mailbox
         self.sender = sender or services.mail_sender
+        self._sender_given = sender is not None  # else each mailbox's own SMTP identity
         self.journal = SendJournal(self.settings.send_journal_dir)
 
     def sent_folder(self, mailbox_name: str) -> SentFolder:
@@ -93,10 +94,12 @@ class SendService:
             self._mark_stale(ctx, job, newer)
             return
         message = self._compose(ctx)
+        via = (self.sender if self._sender_given  # the mailbox's own SMTP identity, or the relay
+               else self.services.mail_sender_for(ctx["mailbox"]["name"]))
         if not self._mark_attempted(ctx, job):
             return  # another run took it; its outcome decides
         try:
-            answer = self.sender.send(message, ctx["from_addr"], [ctx["to_addr"]])
+            answer = via.send(message, ctx["from_addr"], [ctx["to_addr"]])
         except SmtpTransientError as e:
             self._set(ctx, job, SendStatus.PENDING, "send_deferred", error=str(e))
             raise

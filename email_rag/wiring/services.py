@@ -16,8 +16,12 @@ from ..db import Database
 from ..db.audit import AuditLog
 
 if TYPE_CHECKING:
+    from ..adapters.imap import IdleSession, ImapMailbox
     from ..adapters.llm import LLMClient
+    from ..adapters.oauth2 import TokenSource
     from ..core.ports import MailSender, SentFolder
+    from ..core.settings import MailboxConfig
+    from ..db.oauth_tokens import TokenStore
     from ..db.stores import Stores
     from ..ingest.poller import Poller
     from ..jobs.store import JobStore
@@ -91,9 +95,11 @@ class Services:
         return SendService(self)
 
     def poller(self, **options: Any) -> Poller:
-        """A mailbox poller (``Poller``'s keyword options: owner, stop, ...)."""
+        """A mailbox poller (``Poller``'s keyword options: owner, stop, ...); its IMAP
+        connections log in with each mailbox's own credentials (``imap_mailbox``)."""
         from ..ingest.poller import Poller
 
+        options.setdefault("imap_factory", self.imap_mailbox)
         return Poller(self, **options)
 
     @cached_property
@@ -102,17 +108,102 @@ class Services:
 
     @cached_property
     def mail_sender(self) -> MailSender:
-        """The SMTP adapter behind the ``MailSender`` port."""
+        """The global relay (SMTP adapter behind the ``MailSender`` port)."""
         from ..adapters.smtp import SmtpConfig, SmtpSender
 
         return SmtpSender(SmtpConfig.from_settings(self.settings))
+
+    def mail_sender_for(self, mailbox_name: str) -> MailSender:
+        """The SMTP server a mailbox's replies leave through: its own (``smtp`` in its
+        settings: host, security, auth, OAuth2 token) or else the global relay."""
+        from ..adapters.smtp import SmtpConfig, SmtpSender
+
+        try:
+            mb = self.settings.mailbox(mailbox_name)
+        except KeyError:
+            return self.mail_sender
+        if mb.smtp is None:
+            return self.mail_sender
+        senders = self.__dict__.setdefault("_smtp_senders", {})
+        if mailbox_name not in senders:
+            ident, s = mb.smtp, self.settings
+            auth = ident.auth or mb.auth
+            user = ident.username or (mb.username if auth != "password" else "")
+            senders[mailbox_name] = SmtpSender(SmtpConfig(
+                ident.host, ident.port, user, ident.password.get_secret_value(),
+                timeout=s.smtp_timeout, security=ident.security, ca_file=ident.ca_file,
+                auth=auth, tokens=self.token_source(mailbox_name) if auth != "password"
+                else None))
+        return senders[mailbox_name]
 
     def sent_folder(self, mailbox_name: str) -> SentFolder:
         """A new IMAP connection to a mailbox's Sent folder (``SentFolder`` port); the
         send job keeps one per mailbox."""
         from ..adapters.imap import sent_folder
 
-        return sent_folder(self.settings.mailbox(mailbox_name), self.settings.imap_timeout)
+        return sent_folder(self.settings.mailbox(mailbox_name), self.settings.imap_timeout,
+                           self.token_source(mailbox_name))
+
+    def imap_mailbox(self, config: MailboxConfig, timeout: float | None = None) -> ImapMailbox:
+        """An IMAP connection (not yet open) to a mailbox, with its OAuth2 token source."""
+        from ..adapters.imap import ImapMailbox
+
+        return ImapMailbox(config, self.settings.imap_timeout if timeout is None else timeout,
+                           self.token_source(config.name))
+
+    def idle_session(self, config: MailboxConfig, folder: str, timeout: float) -> IdleSession:
+        """An IDLE connection to one folder of a mailbox, with its OAuth2 token source."""
+        from ..adapters.imap import IdleSession
+
+        return IdleSession(config, folder, timeout, self.token_source(config.name))
+
+    # --- OAuth2 ---
+    @cached_property
+    def oauth_tokens(self) -> TokenStore:
+        """The mailboxes' OAuth2 tokens in MariaDB, encrypted (needs oauth_token_key)."""
+        from ..db.oauth_tokens import TokenCipher, TokenStore
+
+        return TokenStore(self.db, TokenCipher.from_settings(self.settings))
+
+    def token_source(self, mailbox_name: str) -> TokenSource | None:
+        """The mailbox's OAuth2 access tokens (one source per mailbox and process, so its
+        token is reused across polls and sends); None for a password mailbox."""
+        from ..adapters.oauth2 import (
+            ClientCredentialsSource,
+            OAuthClient,
+            RefreshJournal,
+            RefreshTokenSource,
+        )
+
+        try:
+            mb = self.settings.mailbox(mailbox_name)
+        except KeyError:
+            return None
+        uses_oauth = mb.auth != "password" or (mb.smtp is not None and mb.smtp.auth not in
+                                                ("", "password"))
+        if mb.oauth is None or not uses_oauth:
+            return None
+        sources = self.__dict__.setdefault("_token_sources", {})
+        if mailbox_name in sources:
+            return sources[mailbox_name]
+        s, o = self.settings, mb.oauth
+        client = OAuthClient(o.token_url, o.client_id, o.secret(), tuple(o.scopes),
+                             s.oauth_timeout)
+        if o.grant == "client_credentials":
+            source: TokenSource = ClientCredentialsSource(client, s.oauth_refresh_skew_seconds)
+        else:
+            seed = ""
+            if o.refresh_token_file:
+                from pathlib import Path
+
+                seed = Path(o.refresh_token_file).read_text().strip()
+            store = self.oauth_tokens
+            journal = RefreshJournal(s.oauth_journal_dir, store.cipher.encrypt,
+                                     store.cipher.decrypt)
+            source = RefreshTokenSource(mailbox_name, client, store, journal,
+                                        s.oauth_refresh_skew_seconds, seed)
+        sources[mailbox_name] = source
+        return source
 
     @cached_property
     def coordination(self) -> Any:

@@ -1,0 +1,404 @@
+"""OAuth2 access tokens for IMAP and SMTP (SASL XOAUTH2 / OAUTHBEARER): the only module that
+talks to a token endpoint.
+
+Two sources, one interface (``TokenSource``: ``access_token()``, ``invalidate(token)``):
+
+- ``ClientCredentialsSource``: app-only access (Microsoft 365): client id + secret -> token.
+- ``RefreshTokenSource``: an admin authorized the mailbox once (``email-rag mailboxes
+  authorize``); the refresh token is kept encrypted in MariaDB (``db.oauth_tokens``).
+
+An access token is reused until ``skew`` seconds before it expires (in this process, and
+across processes through MariaDB): never one refresh per poll. Refreshes of one mailbox are
+serialized by a MariaDB named lock, so two processes never spend the same refresh token.
+
+A refresh token the provider rotates is written to the journal (``oauth_journal_dir``,
+fsync) the moment it arrives, then stored in MariaDB (conditional on the generation it
+replaces), then the journal entry is removed. A crash between receiving and storing leaves
+it in the journal; the next ``access_token()`` stores it first.
+
+| situation | error | retry? | state known? | resume? |
+|---|---|---|---|---|
+| token endpoint down / 5xx / timeout | OAuthUnavailableError (transient) | caller's backoff | stored tokens unchanged | next try |
+| invalid_grant / invalid_client (revoked consent, expired secret) | OAuthGrantError (permanent) | caller's backoff; ALARM + audit ``oauth_refresh_failed`` | token row ``needs_authorization`` | after ``mailboxes authorize`` |
+| not authorized yet | OAuthGrantError | same | no row | after ``mailboxes authorize`` |
+| crash after a rotated token arrived, before MariaDB stored it | - | - | journal holds it | stored at the next call |
+| MariaDB down while storing | DatabaseUnavailableError | caller | journal holds it | stored at the next call |
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ..core.errors import OAuthGrantError, OAuthUnavailableError
+from ..core.redact import redact_text
+
+log = logging.getLogger(__name__)
+
+# error codes of RFC 6749 5.2 that retrying will not fix
+GRANT_ERRORS = {"invalid_grant", "invalid_client", "unauthorized_client", "invalid_scope",
+                "unsupported_grant_type", "access_denied", "expired_token"}
+
+
+def sasl_xoauth2(user: str, token: str) -> str:
+    """The XOAUTH2 initial client response (Google / Microsoft), before base64."""
+    return f"user={user}\x01auth=Bearer {token}\x01\x01"
+
+
+def sasl_oauthbearer(user: str, token: str) -> str:
+    """The OAUTHBEARER initial client response (RFC 7628), before base64."""
+    authzid = user.replace("=", "=3D").replace(",", "=2C")
+    return f"n,a={authzid},\x01auth=Bearer {token}\x01\x01"
+
+
+class TokenSource(Protocol):
+    def access_token(self) -> str: ...
+
+    def invalidate(self, token: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class OAuthClient:
+    """What a token request needs (the secret never shows in repr)."""
+
+    token_url: str
+    client_id: str
+    client_secret: str = field(default="", repr=False)
+    scopes: tuple[str, ...] = ()
+    timeout: float = 15.0
+
+
+@dataclass(frozen=True)
+class TokenAnswer:
+    access_token: str = field(repr=False)
+    expires_at: float  # epoch seconds
+    refresh_token: str | None = field(default=None, repr=False)
+
+
+def request_token(client: OAuthClient, params: dict[str, str]) -> TokenAnswer:
+    """POST to the token endpoint; OAuthGrantError when it refuses the grant,
+    OAuthUnavailableError when it cannot answer."""
+    body = {**params, "client_id": client.client_id}
+    if client.client_secret:
+        body["client_secret"] = client.client_secret
+    if client.scopes and "scope" not in body:
+        body["scope"] = " ".join(client.scopes)
+    request = urllib.request.Request(
+        client.token_url, data=urllib.parse.urlencode(body).encode(), method="POST",
+        headers={"Content-Type": "application/x-www-form-urlencoded",
+                 "Accept": "application/json"})
+    where = _endpoint(client.token_url)
+    started = time.time()
+    try:
+        with urllib.request.urlopen(request, timeout=client.timeout) as response:
+            answer = json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        try:
+            answer = json.loads(e.read() or b"{}")
+        except ValueError:
+            answer = {}
+        code = str(answer.get("error", "")) if isinstance(answer, dict) else ""
+        text = str(answer.get("error_description", ""))[:300] if isinstance(answer, dict) else ""
+        if code in GRANT_ERRORS or (e.code in (400, 401, 403) and code) or code in (
+                "authorization_pending", "slow_down"):
+            raise OAuthGrantError(redact_text(
+                f"token endpoint {where} refused the {params.get('grant_type')} grant: "
+                f"{code}: {text}".rstrip(": ")), error=code, status=e.code) from None
+        raise OAuthUnavailableError(f"token endpoint {where} answered HTTP {e.code}"
+                                    f"{' ' + code if code else ''}") from None
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        reason = getattr(e, "reason", e)
+        raise OAuthUnavailableError(f"token endpoint {where} cannot be reached: "
+                                    f"{type(e).__name__}: {reason}") from None
+    token = answer.get("access_token") if isinstance(answer, dict) else None
+    if not token:
+        raise OAuthUnavailableError(f"token endpoint {where} answered without an access_token")
+    lifetime = float(answer.get("expires_in") or 3600)
+    return TokenAnswer(str(token), started + lifetime,
+                       str(answer["refresh_token"]) if answer.get("refresh_token") else None)
+
+
+def _endpoint(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}{parts.path}"
+
+
+class _Cached:
+    """An access token in this process, reused until ``skew`` s before it expires."""
+
+    def __init__(self, skew: float) -> None:
+        self.skew = skew
+        self.token: str | None = None
+        self.expires_at = 0.0
+
+    def get(self) -> str | None:
+        if self.token and self.expires_at - self.skew > time.time():
+            return self.token
+        return None
+
+    def put(self, token: str, expires_at: float) -> str:
+        self.token, self.expires_at = token, expires_at
+        return token
+
+    def drop(self, token: str) -> None:
+        if self.token == token:
+            self.token, self.expires_at = None, 0.0
+
+
+class ClientCredentialsSource:
+    """App-only tokens (client credentials grant); nothing stored."""
+
+    def __init__(self, client: OAuthClient, skew: float = 300.0) -> None:
+        self.client = client
+        self.cache = _Cached(skew)
+        self.refreshes = 0
+
+    def access_token(self) -> str:
+        token = self.cache.get()
+        if token:
+            return token
+        answer = request_token(self.client, {"grant_type": "client_credentials"})
+        self.refreshes += 1
+        return self.cache.put(answer.access_token, answer.expires_at)
+
+    def invalidate(self, token: str) -> None:
+        self.cache.drop(token)
+
+
+class RefreshJournal:
+    """Refresh tokens received but not yet stored in MariaDB: one file per mailbox, written
+    with fsync and renamed into place (never half a file), encrypted like the store."""
+
+    def __init__(self, folder: Path, encrypt, decrypt) -> None:
+        self.folder = Path(folder)
+        self._encrypt, self._decrypt = encrypt, decrypt
+
+    def _path(self, mailbox: str) -> Path:
+        safe = base64.urlsafe_b64encode(mailbox.encode()).decode().rstrip("=")
+        return self.folder / f"{safe}.json"
+
+    def write(self, mailbox: str, generation: int, refresh_token: str) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self._path(mailbox)
+        tmp = path.with_suffix(".tmp")
+        data = json.dumps({"mailbox": mailbox, "replaces_generation": generation,
+                           "refresh_token": self._encrypt(refresh_token).decode()})
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, data.encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        dir_fd = os.open(self.folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    def read(self, mailbox: str) -> tuple[int, str] | None:
+        try:
+            data = json.loads(self._path(mailbox).read_text())
+        except (OSError, ValueError):
+            return None
+        return int(data["replaces_generation"]), self._decrypt(data["refresh_token"].encode())
+
+    def clear(self, mailbox: str) -> None:
+        try:
+            self._path(mailbox).unlink()
+        except FileNotFoundError:
+            pass
+
+
+class RefreshTokenSource:
+    """Tokens of a mailbox an admin authorized (refresh-token grant), stored in MariaDB."""
+
+    def __init__(self, mailbox: str, client: OAuthClient, store, journal: RefreshJournal,
+                 skew: float = 300.0, seed_refresh_token: str = "") -> None:
+        self.mailbox = mailbox
+        self.client = client
+        self.store = store  # db.oauth_tokens.TokenStore
+        self.journal = journal
+        self.cache = _Cached(skew)
+        self.seed = seed_refresh_token
+        self.refreshes = 0
+
+    def __repr__(self) -> str:
+        return f"RefreshTokenSource({self.mailbox!r}, {_endpoint(self.client.token_url)})"
+
+    def access_token(self) -> str:
+        token = self.cache.get()
+        if token:
+            return token
+        self.settle_journal()
+        stored = self._stored_access()
+        if stored:
+            return stored
+        with self.store.refresh_lock(self.mailbox, self.client.timeout * 2):
+            stored = self._stored_access()  # another process may have refreshed meanwhile
+            if stored:
+                return stored
+            return self._refresh()
+
+    def invalidate(self, token: str) -> None:
+        self.cache.drop(token)
+        self.store.drop_access_token(self.mailbox, token)
+
+    def settle_journal(self) -> None:
+        """A rotated refresh token that arrived but was not stored (a crash): store it."""
+        pending = self.journal.read(self.mailbox)
+        if pending is None:
+            return
+        generation, refresh_token = pending
+        if self.store.rotate(self.mailbox, generation, refresh_token, None, 0.0):
+            log.warning("mailbox %s: stored the rotated OAuth2 refresh token kept in the "
+                        "journal (the process that received it stopped before storing it)",
+                        self.mailbox)
+        self.journal.clear(self.mailbox)
+
+    def _stored_access(self) -> str | None:
+        record = self.store.get(self.mailbox)
+        if record and record.access_token and record.access_expires_at - self.cache.skew > time.time():
+            return self.cache.put(record.access_token, record.access_expires_at)
+        return None
+
+    def _refresh(self) -> str:
+        record = self.store.get(self.mailbox)
+        if (record is None or not record.refresh_token) and self.seed:
+            self.store.authorize(self.mailbox, self.seed, actor_detail="refresh_token_file")
+            record = self.store.get(self.mailbox)
+        if record is None or not record.refresh_token:
+            raise OAuthGrantError(
+                f"mailbox {self.mailbox} is not authorized for OAuth2 yet: run `email-rag "
+                f"mailboxes authorize {self.mailbox}`", error="not_authorized")
+        try:
+            answer = request_token(self.client, {"grant_type": "refresh_token",
+                                                 "refresh_token": record.refresh_token})
+        except OAuthGrantError as e:
+            self.store.refresh_failed(self.mailbox, str(e), e.context.get("error", ""))
+            raise OAuthGrantError(
+                f"{e} - mailbox {self.mailbox} must be authorized again: run `email-rag "
+                f"mailboxes authorize {self.mailbox}` (polling keeps retrying and resumes "
+                "then; nothing is lost)", **e.context) from None
+        self.refreshes += 1
+        rotated = answer.refresh_token if answer.refresh_token != record.refresh_token else None
+        if rotated:
+            self.journal.write(self.mailbox, record.generation, rotated)
+        self.store.rotate(self.mailbox, record.generation, rotated, answer.access_token,
+                          answer.expires_at)
+        if rotated:
+            self.journal.clear(self.mailbox)
+        return self.cache.put(answer.access_token, answer.expires_at)
+
+
+# --- the one-time authorization by an admin (``email-rag mailboxes authorize``) ---
+def pkce_pair() -> tuple[str, str]:
+    """(code_verifier, code_challenge) for PKCE S256 (RFC 7636)."""
+    import hashlib
+    import secrets
+
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    return verifier, challenge.decode().rstrip("=")
+
+
+def authorization_url(authorize_url: str, client: OAuthClient, redirect_uri: str, state: str,
+                      code_challenge: str, login_hint: str = "") -> str:
+    """The page an admin opens to consent (authorization-code grant with PKCE)."""
+    query = {"client_id": client.client_id, "response_type": "code",
+             "redirect_uri": redirect_uri, "scope": " ".join(client.scopes), "state": state,
+             "code_challenge": code_challenge, "code_challenge_method": "S256",
+             "access_type": "offline", "prompt": "consent"}
+    if login_hint:
+        query["login_hint"] = login_hint
+    sep = "&" if "?" in authorize_url else "?"
+    return authorize_url + sep + urllib.parse.urlencode(query)
+
+
+def code_from(pasted: str, state: str = "") -> str:
+    """The code from what the admin pasted: the code itself, or the whole redirect URL
+    (whose ``state`` must match)."""
+    text = pasted.strip()
+    if "code=" not in text:
+        return text
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(text).query or text))
+    if state and query.get("state") not in (None, state):
+        raise OAuthGrantError("the pasted address belongs to another authorization (state "
+                              "differs); start again", error="state_mismatch")
+    if "error" in query:
+        raise OAuthGrantError(f"the consent page answered {query['error']}: "
+                              f"{query.get('error_description', '')}", error=query["error"])
+    return query.get("code", "")
+
+
+def exchange_code(client: OAuthClient, code: str, redirect_uri: str,
+                  code_verifier: str) -> TokenAnswer:
+    answer = request_token(client, {"grant_type": "authorization_code", "code": code,
+                                    "redirect_uri": redirect_uri,
+                                    "code_verifier": code_verifier})
+    if not answer.refresh_token:
+        raise OAuthGrantError("the token endpoint granted no refresh token: add the "
+                              "offline_access scope (Microsoft) or access_type=offline consent "
+                              "(Google), then authorize again", error="no_refresh_token")
+    return answer
+
+
+@dataclass(frozen=True)
+class DeviceCode:
+    device_code: str = field(repr=False)
+    user_code: str
+    verification_uri: str
+    interval: float
+    expires_at: float
+    message: str = ""
+
+
+def start_device_flow(client: OAuthClient, device_url: str) -> DeviceCode:
+    """Device-authorization request (RFC 8628): the code the admin types at the URL."""
+    body = {"client_id": client.client_id, "scope": " ".join(client.scopes)}
+    request = urllib.request.Request(device_url, data=urllib.parse.urlencode(body).encode(),
+                                     method="POST", headers={"Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=client.timeout) as response:
+            answer = json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        raise OAuthGrantError(f"device authorization at {_endpoint(device_url)} refused: "
+                              f"HTTP {e.code}") from None
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        raise OAuthUnavailableError(f"device authorization at {_endpoint(device_url)} cannot "
+                                    f"be reached: {e}") from None
+    return DeviceCode(str(answer["device_code"]), str(answer["user_code"]),
+                      str(answer.get("verification_uri") or answer.get("verification_url")),
+                      float(answer.get("interval") or 5),
+                      time.time() + float(answer.get("expires_in") or 900),
+                      str(answer.get("message") or ""))
+
+
+def finish_device_flow(client: OAuthClient, device: DeviceCode, sleep=time.sleep) -> TokenAnswer:
+    """Poll the token endpoint until the admin consented (or the code expired)."""
+    interval = device.interval
+    while time.time() < device.expires_at:
+        sleep(interval)
+        try:
+            return request_token(client, {
+                "grant_type": "urn:ietf:params:oauth:grant-type:device_code",
+                "device_code": device.device_code})
+        except OAuthGrantError as e:
+            code = e.context.get("error")
+            if code == "authorization_pending":
+                continue
+            if code == "slow_down":
+                interval += 5
+                continue
+            raise
+    raise OAuthGrantError("the device code expired before the consent was given; start "
+                          "again", error="expired_token")

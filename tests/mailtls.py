@@ -1,0 +1,586 @@
+"""Test servers for real mailboxes: a test CA, TLS SMTP (aiosmtpd) with AUTH XOAUTH2 /
+OAUTHBEARER, a local OAuth2 token server (token + introspection endpoints), and a private
+Dovecot with TLS and an ``oauth2`` passdb whose introspection URL is that token server.
+
+Everything runs on this machine on free loopback ports; certificates are made by the test
+(``cryptography``), never taken from the system.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import ipaddress
+import json
+import os
+import secrets
+import shutil
+import socket
+import ssl
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import SMTP as SMTPProtocol
+from aiosmtpd.smtp import AuthResult
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# --- certificates ---
+def _key() -> ec.EllipticCurvePrivateKey:
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def _name(cn: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+
+def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+
+
+@dataclass
+class ServerCert:
+    cert_path: Path
+    key_path: Path
+
+    def server_context(self) -> ssl.SSLContext:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(self.cert_path, self.key_path)
+        return ctx
+
+
+class TestCA:
+    """A certificate authority made for one test run (files in ``folder``)."""
+
+    __test__ = False
+
+    def __init__(self, folder: Path, name: str = "email-rag test CA") -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.key = _key()
+        now = dt.datetime.now(dt.UTC)
+        self.cert = (x509.CertificateBuilder().subject_name(_name(name)).issuer_name(_name(name))
+                     .public_key(self.key.public_key()).serial_number(x509.random_serial_number())
+                     .not_valid_before(now - dt.timedelta(hours=1))
+                     .not_valid_after(now + dt.timedelta(days=2))
+                     .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+                     .add_extension(x509.KeyUsage(False, False, False, False, False, True, True,
+                                                  False, False), True)
+                     .sign(self.key, hashes.SHA256()))
+        self.ca_file = self.folder / f"ca-{secrets.token_hex(3)}.pem"
+        self.ca_file.write_bytes(self.cert.public_bytes(serialization.Encoding.PEM))
+
+    def issue(self, hosts: list[str], name: str = "server", expired: bool = False) -> ServerCert:
+        """A server certificate for ``hosts`` (DNS names or IP addresses) signed by this CA."""
+        key = _key()
+        now = dt.datetime.now(dt.UTC)
+        sans: list[x509.GeneralName] = []
+        for h in hosts:
+            try:
+                sans.append(x509.IPAddress(ipaddress.ip_address(h)))
+            except ValueError:
+                sans.append(x509.DNSName(h))
+        start, end = ((now - dt.timedelta(days=3), now - dt.timedelta(days=1)) if expired
+                      else (now - dt.timedelta(hours=1), now + dt.timedelta(days=1)))
+        cert = (x509.CertificateBuilder().subject_name(_name(hosts[0]))
+                .issuer_name(self.cert.subject).public_key(key.public_key())
+                .serial_number(x509.random_serial_number())
+                .not_valid_before(start).not_valid_after(end)
+                .add_extension(x509.SubjectAlternativeName(sans), False)
+                .add_extension(x509.BasicConstraints(ca=False, path_length=None), True)
+                .sign(self.key, hashes.SHA256()))
+        return self._write(name, cert, key)
+
+    def _write(self, name: str, cert: x509.Certificate, key: Any) -> ServerCert:
+        tag = f"{name}-{secrets.token_hex(3)}"
+        cert_path, key_path = self.folder / f"{tag}.crt", self.folder / f"{tag}.key"
+        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        key_path.write_bytes(_pem_key(key))
+        os.chmod(key_path, 0o644)  # Dovecot reads it (as root at start-up; harmless: test key)
+        return ServerCert(cert_path, key_path)
+
+
+def self_signed(folder: Path, host: str = "127.0.0.1") -> ServerCert:
+    """A certificate for ``host`` that signs itself (no CA anyone trusts)."""
+    ca = TestCA(folder, name="unused")  # only for its folder and file naming
+    key = _key()
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(_name(host)).issuer_name(_name(host))
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(hours=1))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(
+                ipaddress.ip_address(host))]), False)
+            .sign(key, hashes.SHA256()))
+    return ca._write("selfsigned", cert, key)
+
+
+# --- OAuth2 token server ---
+@dataclass
+class Grant:
+    """One user's consent: a refresh token and the access tokens issued from it."""
+
+    username: str
+    refresh_token: str
+    revoked: bool = False
+
+
+@dataclass
+class TokenServer:
+    """A small real OAuth2 authorization server (RFC 6749 token endpoint, RFC 7662
+    introspection) on a free loopback port, in a thread.
+
+    ``POST /token``: grant_type=refresh_token (rotating the refresh token when ``rotate``),
+    client_credentials, authorization_code (codes made by ``issue_code``). ``POST
+    /introspect``: token=... -> {"active": ..., "username": ...} (what Dovecot's oauth2
+    passdb asks). ``strict_rotation``: a rotated refresh token is dead at once (the
+    strictest provider). ``lifetime``: access-token seconds. ``down``: answer 503.
+    """
+
+    client_id: str = "email-rag-test-client"
+    client_secret: str = field(default_factory=lambda: secrets.token_urlsafe(16))
+    lifetime: int = 3600
+    rotate: bool = False
+    strict_rotation: bool = False
+    down: bool = False
+    requests: list[dict[str, str]] = field(default_factory=list)
+    on_token: Any = None  # called(params) when a token request arrives, before answering
+    grants: dict[str, Grant] = field(default_factory=dict)  # refresh token -> grant
+    access: dict[str, tuple[str, float]] = field(default_factory=dict)  # token -> (user, exp)
+    codes: dict[str, str] = field(default_factory=dict)
+    devices: dict[str, list[str]] = field(default_factory=dict)  # device_code -> [user_code, user]
+    app_users: set[str] = field(default_factory=set)  # client_credentials may act for these
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def start(self) -> TokenServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                params = dict(urllib.parse.parse_qsl(self.rfile.read(length).decode()))
+                auth = self.headers.get("Authorization", "")
+                if auth.startswith("Basic "):
+                    cid, _, secret = base64.b64decode(auth[6:]).decode().partition(":")
+                    params.setdefault("client_id", urllib.parse.unquote(cid))
+                    params.setdefault("client_secret", urllib.parse.unquote(secret))
+                status, body = server.handle(self.path, params)
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def token_url(self) -> str:
+        return self.url + "/token"
+
+    # --- what the test sets up ---
+    def consent(self, username: str) -> str:
+        """An admin consented for ``username``: returns the refresh token."""
+        token = "rt-" + secrets.token_urlsafe(16)
+        with self.lock:
+            self.grants[token] = Grant(username, token)
+        return token
+
+    def issue_code(self, username: str) -> str:
+        code = "code-" + secrets.token_urlsafe(8)
+        with self.lock:
+            self.codes[code] = username
+        return code
+
+    def approve_device(self, user_code: str, username: str) -> None:
+        """The user typed ``user_code`` at the verification page and consented."""
+        with self.lock:
+            for entry in self.devices.values():
+                if entry[0] == user_code:
+                    entry[1] = username
+
+    def revoke(self, username: str) -> None:
+        with self.lock:
+            for g in self.grants.values():
+                if g.username == username:
+                    g.revoked = True
+            for t, (user, _exp) in list(self.access.items()):
+                if user == username:
+                    self.access[t] = (user, 0.0)
+
+    def expire_access_tokens(self) -> None:
+        with self.lock:
+            self.access = {t: (u, 0.0) for t, (u, _) in self.access.items()}
+
+    def refreshes(self) -> int:
+        return sum(1 for r in self.requests if r.get("grant_type") == "refresh_token")
+
+    def valid(self, token: str) -> str | None:
+        with self.lock:
+            user, exp = self.access.get(token, ("", 0.0))
+        return user if user and exp > time.time() else None
+
+    # --- the endpoints ---
+    def handle(self, path: str, params: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        if path.startswith("/introspect"):
+            user = self.valid(params.get("token", ""))
+            return 200, ({"active": "true", "username": user} if user
+                         else {"active": "false"})
+        if path == "/device":
+            device, user_code = secrets.token_urlsafe(12), secrets.token_hex(3).upper()
+            with self.lock:
+                self.devices[device] = [user_code, ""]
+            return 200, {"device_code": device, "user_code": user_code, "interval": 0.2,
+                         "verification_uri": self.url + "/devicelogin", "expires_in": 30}
+        if path != "/token":
+            return 404, {"error": "not_found"}
+        self.requests.append({k: v for k, v in params.items() if k == "grant_type"})
+        if self.on_token is not None:
+            self.on_token(params)
+        if self.down:
+            return 503, {"error": "temporarily_unavailable"}
+        if (params.get("client_id"), params.get("client_secret")) != (self.client_id,
+                                                                       self.client_secret):
+            return 401, {"error": "invalid_client", "error_description": "bad client secret"}
+        grant_type = params.get("grant_type")
+        with self.lock:
+            if grant_type == "refresh_token":
+                grant = self.grants.get(params.get("refresh_token", ""))
+                if grant is None or grant.revoked:
+                    return 400, {"error": "invalid_grant",
+                                 "error_description": "AADSTS70000: the refresh token was "
+                                 "revoked or has expired"}
+                body = self._access(grant.username)
+                if self.rotate:
+                    new = "rt-" + secrets.token_urlsafe(16)
+                    self.grants[new] = Grant(grant.username, new)
+                    if self.strict_rotation:
+                        grant.revoked = True
+                    body["refresh_token"] = new
+                return 200, body
+            if grant_type == "authorization_code":
+                user = self.codes.pop(params.get("code", ""), None)
+                if user is None:
+                    return 400, {"error": "invalid_grant", "error_description": "bad code"}
+                token = "rt-" + secrets.token_urlsafe(16)
+                self.grants[token] = Grant(user, token)
+                return 200, {**self._access(user), "refresh_token": token}
+            if grant_type == "urn:ietf:params:oauth:grant-type:device_code":
+                entry = self.devices.get(params.get("device_code", ""))
+                if entry is None:
+                    return 400, {"error": "invalid_grant"}
+                if not entry[1]:
+                    return 400, {"error": "authorization_pending"}
+                token = "rt-" + secrets.token_urlsafe(16)
+                self.grants[token] = Grant(entry[1], token)
+                return 200, {**self._access(entry[1]), "refresh_token": token}
+            if grant_type == "client_credentials":
+                return 200, self._access("app:" + self.client_id)
+        return 400, {"error": "unsupported_grant_type"}
+
+    def _access(self, username: str) -> dict[str, Any]:
+        token = "at-" + secrets.token_urlsafe(16)
+        self.access[token] = (username, time.time() + self.lifetime)
+        return {"access_token": token, "token_type": "Bearer", "expires_in": self.lifetime}
+
+
+# --- SMTP with TLS and OAuth2 ---
+def _sasl_bearer(raw: bytes) -> tuple[str, str]:
+    """(user, token) from an XOAUTH2 or OAUTHBEARER initial response."""
+    text = raw.decode("utf-8", "replace")
+    user, token = "", ""
+    for part in text.split("\x01"):
+        if part.startswith("user="):
+            user = part[5:]
+        elif part.startswith("auth=Bearer "):
+            token = part[12:]
+        elif part.startswith("n,a="):
+            user = part[4:].split(",", 1)[0]
+    return user, token
+
+
+class _SmtpHandler:
+    def __init__(self, server: TlsSmtpServer) -> None:
+        self.server = server
+
+    async def _bearer(self, smtp: SMTPProtocol, args: list[str], mech: str) -> AuthResult:
+        if len(args) < 2:
+            raw = await smtp.challenge_auth("")
+            if not isinstance(raw, bytes):
+                return AuthResult(success=False)
+        else:
+            raw = base64.b64decode(args[1])
+        user, token = _sasl_bearer(raw)
+        tokens = self.server.tokens
+        holder = tokens.valid(token) if tokens is not None else None
+        self.server.auths.append((mech, user, holder is not None))
+        if holder is not None and holder in (user, "app:" + tokens.client_id):
+            return AuthResult(success=True, auth_data=user)
+        return AuthResult(success=False, handled=False,
+                          message="535 5.7.8 Authentication credentials invalid")
+
+    async def auth_XOAUTH2(self, smtp: SMTPProtocol, args: list[str]) -> AuthResult:  # noqa: N802
+        return await self._bearer(smtp, args, "XOAUTH2")
+
+    async def auth_OAUTHBEARER(self, smtp: SMTPProtocol, args: list[str]) -> AuthResult:  # noqa: N802
+        return await self._bearer(smtp, args, "OAUTHBEARER")
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.server.received.append((envelope.mail_from, list(envelope.rcpt_tos),
+                                     envelope.original_content or envelope.content,
+                                     getattr(session, "auth_data", None)))
+        return "250 2.0.0 Ok: queued"
+
+
+class TlsSmtpServer:
+    """aiosmtpd on a free loopback port: ``mode`` 'starttls' (STARTTLS offered and required
+    before AUTH), 'tls' (implicit TLS) or 'plain'; AUTH XOAUTH2 / OAUTHBEARER checked
+    against ``tokens`` (a TokenServer)."""
+
+    def __init__(self, cert: ServerCert | None, mode: str = "starttls",
+                 tokens: TokenServer | None = None, size_limit: int = 10_000_000) -> None:
+        self.mode, self.tokens = mode, tokens
+        self.received: list[tuple[str, list[str], bytes, Any]] = []
+        self.auths: list[tuple[str, str, bool]] = []
+        self.port = free_port()
+        context = cert.server_context() if cert is not None else None
+        kwargs: dict[str, Any] = {"hostname": "127.0.0.1", "port": self.port,
+                                  "decode_data": False, "data_size_limit": size_limit,
+                                  # implicit TLS: aiosmtpd only knows STARTTLS as "TLS"
+                                  "auth_require_tls": mode == "starttls"}
+        if mode == "starttls":
+            kwargs.update(tls_context=context, require_starttls=True)
+        elif mode == "tls":
+            kwargs.update(ssl_context=context)
+        self._controller = Controller(_SmtpHandler(self), **kwargs)
+
+    def start(self) -> TlsSmtpServer:
+        self._controller.start()
+        return self
+
+    def stop(self) -> None:
+        self._controller.stop()
+
+    def __enter__(self) -> TlsSmtpServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+# --- Dovecot with TLS and an oauth2 passdb ---
+DOVECOT_BIN = shutil.which("dovecot") or "/usr/sbin/dovecot"
+
+DOVECOT_CONF = """\
+protocols = imap
+listen = 127.0.0.1
+base_dir = {base}/run
+state_dir = {base}/state
+instance_name = {instance}
+log_path = {base}/log/dovecot.log
+ssl = yes
+ssl_cert = <{cert}
+ssl_key = <{key}
+disable_plaintext_auth = no
+auth_mechanisms = plain login xoauth2 oauthbearer
+auth_failure_delay = 0
+mail_location = maildir:{base}/mail/%u
+mail_uid = {mail_user}
+mail_gid = {mail_group}
+first_valid_uid = 1
+first_valid_gid = 0
+mail_fsync = never
+default_login_user = {login_user}
+default_internal_user = {internal_user}
+protocol imap {{
+  mail_max_userip_connections = 1000
+}}
+service imap-login {{
+  inet_listener imap {{
+    address = 127.0.0.1
+    port = {port}
+  }}
+  inet_listener imaps {{
+    address = 127.0.0.1
+    port = {tls_port}
+    ssl = yes
+  }}
+  chroot =
+}}
+service anvil {{
+  chroot =
+  unix_listener anvil-auth-penalty {{
+    mode = 0
+  }}
+}}
+passdb {{
+  driver = oauth2
+  mechanisms = xoauth2 oauthbearer
+  args = {base}/oauth2.conf.ext
+}}
+passdb {{
+  driver = passwd-file
+  mechanisms = plain login
+  args = scheme=PLAIN username_format=%u {base}/passwd
+}}
+userdb {{
+  driver = static
+  args = uid={mail_user} gid={mail_group} home={base}/mail/%u allow_all_users=yes
+}}
+namespace inbox {{
+  inbox = yes
+  separator = /
+  mailbox Sent {{
+    special_use = \\Sent
+  }}
+  mailbox "Gesendete Elemente" {{
+    special_use = \\Sent
+    auto = create
+  }}
+}}
+"""
+
+OAUTH2_CONF = """\
+introspection_mode = post
+introspection_url = {introspect}
+force_introspection = yes
+username_attribute = username
+active_attribute = active
+active_value = true
+"""
+
+
+class TlsDovecot:
+    """A private Dovecot: STARTTLS on ``port``, implicit TLS on ``tls_port``, logins by
+    password (PLAIN) or by OAuth2 bearer token (XOAUTH2, OAUTHBEARER) checked by Dovecot's
+    ``oauth2`` passdb against ``tokens``' introspection endpoint."""
+
+    def __init__(self, cert: ServerCert, tokens: TokenServer | None = None,
+                 sent_name: str = "Sent") -> None:
+        self.cert, self.tokens, self.sent_name = cert, tokens, sent_name
+        self.base = Path(tempfile.mkdtemp(prefix="email-rag-tlsdovecot-", dir="/tmp"))
+        os.chmod(self.base, 0o755)
+        self.port, self.tls_port = free_port(), free_port()
+        self.passwords: dict[str, str] = {}
+        if os.geteuid() == 0:
+            import pwd
+
+            self.mail_user, self.mail_group = "nobody", "nogroup"
+            try:
+                pwd.getpwnam("dovenull")
+                self.login_user, self.internal_user = "dovenull", "dovecot"
+            except KeyError:
+                self.login_user = self.internal_user = "nobody"
+        else:
+            import grp
+            import pwd
+
+            me = pwd.getpwuid(os.geteuid()).pw_name
+            self.mail_user = self.login_user = self.internal_user = me
+            self.mail_group = grp.getgrgid(os.getegid()).gr_name
+
+    def start(self) -> TlsDovecot:
+        for sub in ("run", "state", "log", "mail"):
+            (self.base / sub).mkdir(exist_ok=True)
+        mail = self.base / "mail"
+        os.chmod(mail, 0o777)
+        introspect = (self.tokens.url + "/introspect") if self.tokens else "http://127.0.0.1:9/"
+        (self.base / "oauth2.conf.ext").write_text(OAUTH2_CONF.format(introspect=introspect))
+        self._write_passwd()
+        conf = DOVECOT_CONF.format(
+            base=self.base, instance=f"erag-tls-{secrets.token_hex(4)}",
+            cert=self.cert.cert_path, key=self.cert.key_path, port=self.port,
+            tls_port=self.tls_port, mail_user=self.mail_user, mail_group=self.mail_group,
+            login_user=self.login_user, internal_user=self.internal_user)
+        if self.sent_name != "Sent":
+            conf = conf.replace("  mailbox Sent {\n    special_use = \\Sent\n  }\n", "")
+            conf = conf.replace('"Gesendete Elemente"', json.dumps(self.sent_name))
+        else:
+            conf = conf.replace('  mailbox "Gesendete Elemente" {\n    special_use = \\Sent\n'
+                                '    auto = create\n  }\n', "")
+        (self.base / "dovecot.conf").write_text(conf)
+        startup = self.base / "log" / "startup.log"
+        with startup.open("w") as out:  # the daemon keeps inherited pipes open: a file
+            proc = subprocess.run([DOVECOT_BIN, "-c", str(self.base / "dovecot.conf")],
+                                  stdin=subprocess.DEVNULL, stdout=out, stderr=out, timeout=60)
+        if proc.returncode != 0:
+            raise RuntimeError(f"dovecot did not start: {startup.read_text()}{self.log()}")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                    s.settimeout(2)
+                    if s.recv(64).startswith(b"* OK"):
+                        return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("dovecot did not listen" + self.log())
+
+    def add_user(self, username: str, password: str = "") -> str:
+        self.passwords[username] = password or secrets.token_hex(6)
+        self._write_passwd()
+        time.sleep(1.05)  # Dovecot re-reads the passwd file only when its mtime second changes
+        return self.passwords[username]
+
+    def _write_passwd(self) -> None:
+        path = self.base / "passwd"
+        path.write_text("".join(f"{u}:{{PLAIN}}{p}::::::nodelay=yes\n"
+                                for u, p in self.passwords.items()))
+        os.chmod(path, 0o644)
+
+    def log(self) -> str:
+        try:
+            return "\n" + (self.base / "log" / "dovecot.log").read_text()[-3000:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        try:
+            pid = int((self.base / "run" / "master.pid").read_text().strip())
+            os.kill(pid, 15)
+            for _ in range(100):
+                os.kill(pid, 0)
+                time.sleep(0.05)
+            os.killpg(pid, 9)
+        except (OSError, ValueError):
+            pass
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def __enter__(self) -> TlsDovecot:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
