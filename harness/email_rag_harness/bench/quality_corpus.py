@@ -181,7 +181,7 @@ MAILS: list[tuple[str, str, str, str, bool, str, str]] = [
     ("de26", "de", "technical", "normal", True, "Passwort vergessen",
      "Hallo, ich habe mein Passwort vergessen und die Mail zum Zurücksetzen kommt nicht "
      "an. Können Sie mir helfen?"),
-    ("de27", "de", "account", "normal", True, "Zahlungsart ändern",
+    ("de27", "de", "billing", "normal", True, "Zahlungsart ändern",
      "Guten Tag, ich möchte künftig per Lastschrift statt per Kreditkarte zahlen. Wie "
      "ändere ich das in meinem Konto?"),
     ("de28", "de", "billing", "normal", True, "Problem mit meiner Rechnung",
