@@ -38,6 +38,7 @@ from typing import Any
 
 from ..core import routing
 from ..core.ports import FetchedMail
+from ..core.rows import FromRow, set_field
 from ..core.states import Actor, IndexStatus, JobKind, JobState, MailStatus, ParseStatus
 from ..db import Database, slot_params, sql
 from ..db.audit import AuditEvent, write_events
@@ -209,6 +210,57 @@ def missing_body_mail(uid: int, misses: int, t: BatchTarget) -> PreparedMail:
                         ParseStatus.FAILED, reason)
 
 
+@dataclass(frozen=True)
+class StoredKey(FromRow):
+    """A stored mail's natural key (``ingest_insert_emails`` RETURNING, ``ingest_existing_*``)."""
+
+    id: int
+    dedup_key: str
+    content_hash: str = ""
+
+    def __post_init__(self) -> None:
+        set_field(self, "id", int(self.id))
+        set_field(self, "content_hash", self.content_hash or "")
+
+    @property
+    def natural_key(self) -> tuple[str, str]:
+        return self.dedup_key, self.content_hash
+
+
+@dataclass(frozen=True)
+class RawMail(FromRow):
+    """A stored mail's raw bytes (``ingest_raw_for_hash``: rows stored before the hash)."""
+
+    id: int
+    raw: bytes = b""
+    raw_size: int = 0
+
+    def __post_init__(self) -> None:
+        set_field(self, "id", int(self.id))
+        set_field(self, "raw", bytes(self.raw or b""))
+        set_field(self, "raw_size", int(self.raw_size or 0))
+
+
+@dataclass(frozen=True)
+class MissingUid(FromRow):
+    """A UID the server listed without a body in ``misses`` polls (``missing_uids``)."""
+
+    uid: int
+    misses: int
+
+    def __post_init__(self) -> None:
+        set_field(self, "uid", int(self.uid))
+        set_field(self, "misses", int(self.misses))
+
+
+def read_missing(db: Database, t: BatchTarget) -> dict[int, int]:
+    """The target folder's UIDs still missing a body: UID -> polls that missed it."""
+    rows = db.fetchall(sql("ingest_missing_uids"), {"mailbox_id": t.mailbox_id,
+                                                    "folder": t.folder,
+                                                    "uidvalidity": t.uidvalidity})
+    return {m.uid: m.misses for m in MissingUid.from_rows(rows)}
+
+
 @dataclass
 class BatchResult:
     new: list[tuple[int, PreparedMail]] = field(default_factory=list)
@@ -333,8 +385,7 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
             params = slot_params(rows=[_row(t.mailbox_id, t.folder, t.uidvalidity, p)
                                        for p in chunk])
             statement = sql("ingest_insert_emails", rows=(len(chunk), EMAIL_COLUMNS))
-            ids = {(r["dedup_key"], r["content_hash"]): int(r["id"])
-                   for r in cur.fetchall(statement, params)}
+            ids = {k.natural_key: k.id for k in StoredKey.from_rows(cur.fetchall(statement, params))}
             skipped = [p for p in chunk if (p.dedup_key, p.content_hash) not in ids]
             concurrent = _concurrent(cur, t, skipped) if skipped else {}
             for p in chunk:
@@ -360,15 +411,15 @@ def _known(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]
     keys = sorted({p.dedup_key for p in prepared} | set(aliases))
     if not keys:
         return {}
-    rows = cur.fetchall(sql("ingest_existing_emails", keys=len(keys)),
-                        {"mailbox_id": t.mailbox_id, **slot_params(keys=keys)})
-    legacy = [int(r["id"]) for r in rows if not r["content_hash"]]
+    stored = StoredKey.from_rows(cur.fetchall(sql("ingest_existing_emails", keys=len(keys)),
+                                              {"mailbox_id": t.mailbox_id,
+                                               **slot_params(keys=keys)}))
+    legacy = [k.id for k in stored if not k.content_hash]
     hashes = _hash_legacy(cur, legacy) if legacy else {}
     known: dict[str, list[tuple[str, int]]] = {}
-    for r in rows:
-        chash = r["content_hash"] or hashes.get(int(r["id"]), "")
-        key = aliases.get(r["dedup_key"], r["dedup_key"])
-        known.setdefault(key, []).append((chash, int(r["id"])))
+    for k in stored:
+        chash = k.content_hash or hashes.get(k.id, "")
+        known.setdefault(aliases.get(k.dedup_key, k.dedup_key), []).append((chash, k.id))
     return known
 
 
@@ -385,7 +436,7 @@ def _concurrent(cur: Cursor, t: BatchTarget, skipped: list[PreparedMail]
     keys = sorted({p.dedup_key for p in skipped})
     rows = cur.fetchall(sql("ingest_existing_emails_locking", keys=len(keys)),
                         {"mailbox_id": t.mailbox_id, **slot_params(keys=keys)})
-    found = {(r["dedup_key"], r["content_hash"]): int(r["id"]) for r in rows}
+    found = {k.natural_key: k.id for k in StoredKey.from_rows(rows)}
     for p in skipped:  # cannot happen: INSERT IGNORE skipped it, so the key exists
         if (p.dedup_key, p.content_hash) not in found:
             raise RuntimeError(f"dedup key {p.dedup_key} neither inserted nor found")
@@ -396,12 +447,10 @@ def _hash_legacy(cur: Cursor, ids: list[int]) -> dict[int, str]:
     """Content hashes of rows stored before the hash existed, from their raw mail (once:
     the hash is written back)."""
     out = {}
-    rows = cur.fetchall(sql("ingest_raw_for_hash", ids=len(ids)), slot_params(ids=ids))
-    for r in rows:
-        raw = bytes(r["raw"] or b"")
-        out[int(r["id"])] = content_hash(parse_headers(raw), raw, int(r["raw_size"] or 0))
-        cur.execute(sql("ingest_set_content_hash"),
-                    {"content_hash": out[int(r["id"])], "id": int(r["id"])})
+    for m in RawMail.from_rows(cur.fetchall(sql("ingest_raw_for_hash", ids=len(ids)),
+                                            slot_params(ids=ids))):
+        out[m.id] = content_hash(parse_headers(m.raw), m.raw, m.raw_size)
+        cur.execute(sql("ingest_set_content_hash"), {"content_hash": out[m.id], "id": m.id})
     return out
 
 
