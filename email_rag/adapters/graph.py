@@ -38,7 +38,7 @@ from arango.exceptions import ArangoClientError, ArangoServerError
 from arango.http import DefaultHTTPClient
 
 from ..core.errors import StoreRejectedError, StoreUnavailableError
-from ..core.index_ports import GraphMail
+from ..core.index_ports import GraphMail, HistoryMail
 from ..core.redact import redact_text
 
 T = TypeVar("T")
@@ -128,9 +128,9 @@ def documents(mail: GraphMail) -> dict[str, list[dict[str, Any]]]:
     if mail.parent_email_id:
         docs["reply_to"].append(edge(m_id, f"mails/{mail_key(mail.parent_email_id)}"))
     for r in mail.replies:
-        d = reply_key(r["draft_id"])
-        docs["replies"].append({"_key": d, "draft_id": r["draft_id"], "email_id": mail.email_id,
-                                "sent_at": r.get("sent_at")})
+        d = reply_key(r.draft_id)
+        docs["replies"].append({"_key": d, "draft_id": r.draft_id, "email_id": mail.email_id,
+                                "sent_at": r.sent_at})
         docs["answered_by"].append(edge(m_id, f"replies/{d}"))
     return docs
 
@@ -224,17 +224,17 @@ class ArangoGraph:
         self._call(f"write mail {mail.email_id}", write)
 
     def sender_history(self, address: str, *, exclude_email_id: int | None = None,
-                       limit: int = 10, mailbox_id: int | None = None) -> list[dict[str, Any]]:
+                       limit: int = 10, mailbox_id: int | None = None) -> list[HistoryMail]:
         found = addresses(address)
         if not found:
             return []
         db = self.db()
 
-        def query() -> list[dict[str, Any]]:
+        def query() -> list[HistoryMail]:
             cursor = db.aql.execute(HISTORY_AQL, bind_vars={
                 "person": f"people/{person_key(found[0])}", "exclude": exclude_email_id or -1,
                 "mailbox": mailbox_id, "limit": int(limit)})
-            return list(cursor)  # type: ignore[arg-type]
+            return [HistoryMail.from_row(d) for d in cursor]  # type: ignore[union-attr]
         return self._call("sender history", query)
 
     def server_version(self) -> str:

@@ -12,7 +12,7 @@ from email_rag.core.errors import (
     StoreRejectedError,
     StoreUnavailableError,
 )
-from email_rag.core.index_ports import GraphMail, point_id
+from email_rag.core.index_ports import GraphMail, GraphReply, point_id
 from email_rag.core.retry import RetryPolicy
 from email_rag.core.settings import Settings
 from email_rag.indexing.indexer import with_tries
@@ -50,7 +50,7 @@ def test_graph_documents_have_deterministic_keys_and_edges():
                      from_addr="Alice@Customer.example", from_name="Alice",
                      to_addrs=["support@example.com", "support@example.com"],
                      cc_addrs=["Bob <bob@example.com>"], parent_email_id=3,
-                     replies=[{"draft_id": 9, "sent_at": None}])
+                     replies=[GraphReply(9)])
     docs = documents(mail)
     assert documents(mail) == docs  # same input, same documents: a rewrite is an overwrite
     assert docs["mails"][0]["_key"] == "m7"

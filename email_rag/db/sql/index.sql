@@ -31,6 +31,9 @@ SELECT * FROM emails
  WHERE index_status IN ('complete', 'partially_indexed', 'skipped') AND id > %(after)s
  ORDER BY id LIMIT %(limit)s;
 
+-- name: index_status_of
+SELECT id, index_status, index_missing FROM emails WHERE id = %(id)s;
+
 -- name: index_count_partial
 SELECT COUNT(*) AS n FROM emails WHERE index_status = 'partially_indexed';
 
@@ -75,9 +78,6 @@ SELECT e.id AS email_id, e.subject, e.from_addr, e.received_at, e.category,
   FROM emails e JOIN drafts d ON d.email_id = e.id AND d.status = 'sent'
  WHERE e.id IN ({ids})
  ORDER BY e.id, d.id;
-
--- name: index_mailbox_by_name
-SELECT id FROM mailboxes WHERE name = %(name)s;
 
 -- name: index_mailbox_names
 SELECT id, name FROM mailboxes;
