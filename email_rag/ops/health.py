@@ -10,10 +10,12 @@ import smtplib
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
 from ..core.errors import EmailRagError
 from ..core.redact import redact_text
+from ..core.rows import FromRow, set_field
 from ..db import sql
 from ..wiring.services import Services
 
@@ -144,34 +146,84 @@ def check_arango(svc: Services) -> Check:
     return _timed("arangodb", False, probe)
 
 
-def counts(svc: Services) -> dict[str, Any]:
-    """Queue entries per state, mails per status and index status, mailbox poll health."""
+@dataclass(frozen=True)
+class Tally(FromRow):
+    """One group of a count (``health_*_by_*``): its label (a state or status) and size."""
+
+    label: str | None
+    n: int
+
+    def __post_init__(self) -> None:
+        set_field(self, "n", int(self.n))
+
+
+def tally(rows: list[dict[str, Any]]) -> dict[str | None, int]:
+    return {t.label: t.n for t in Tally.from_rows(rows)}
+
+
+@dataclass(frozen=True)
+class MailboxHealth(FromRow):
+    """A mailbox's poll health (``health_mailboxes``)."""
+
+    name: str
+    consecutive_failures: int = 0
+    needs_attention: bool = False
+    last_success_at: datetime | None = None
+    failing_since: datetime | None = None
+    backoff_until: datetime | None = None
+    last_error: str | None = None
+    alarm: bool = False  # no successful poll for imap_alarm_after_seconds, or needs a human
+    lease_owner: str | None = None
+    lease_until: datetime | None = None
+    lease_expired: bool = False
+
+    def __post_init__(self) -> None:
+        set_field(self, "consecutive_failures", int(self.consecutive_failures or 0))
+        set_field(self, "needs_attention", bool(self.needs_attention))
+        set_field(self, "alarm", bool(self.alarm))
+        set_field(self, "lease_expired", bool(self.lease_expired))
+
+    @property
+    def held_by(self) -> str | None:
+        """Who holds the poll lease now (an `email-rag idle` process holds it while it runs)."""
+        return self.lease_owner if self.lease_until and not self.lease_expired else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "last_success_at": _iso(self.last_success_at),
+                "failing_since": _iso(self.failing_since),
+                "consecutive_failures": self.consecutive_failures,
+                "backoff_until": _iso(self.backoff_until), "needs_attention": self.needs_attention,
+                "last_error": self.last_error, "alarm": self.alarm, "lease_owner": self.held_by}
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Queue entries per state, mails per status and index status, sends per status, and
+    every mailbox's poll health."""
+
+    jobs: dict[str | None, int]
+    mails: dict[str | None, int]
+    index: dict[str | None, int]
+    sends: dict[str | None, int]
+    mailboxes: list[MailboxHealth]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"jobs": self.jobs, "mails": self.mails, "index": self.index,
+                "sends": self.sends, "mailboxes": [m.as_dict() for m in self.mailboxes]}
+
+
+def counts(svc: Services) -> Counts:
     db = svc.db
-    jobs = {r["state"]: int(r["n"]) for r in db.fetchall(sql("health_jobs_by_state"))}
-    mails = {r["status"]: int(r["n"]) for r in db.fetchall(sql("health_mails_by_status"))}
-    index = {r["index_status"]: int(r["n"]) for r in db.fetchall(sql("health_mails_by_index"))}
-    sends = {r["status"]: int(r["n"]) for r in db.fetchall(sql("health_sends_by_status"))}
-    alarm_after = svc.settings.imap_alarm_after_seconds
-    mailboxes = [
-        {
-            "name": r["name"],
-            "last_success_at": _iso(r["last_success_at"]),
-            "failing_since": _iso(r["failing_since"]),
-            "consecutive_failures": int(r["consecutive_failures"]),
-            "backoff_until": _iso(r["backoff_until"]),
-            "needs_attention": bool(r["needs_attention"]),
-            "last_error": r["last_error"],
-            "alarm": bool(r["alarm"]),
-            # an `email-rag idle` process holds the lease for as long as it runs
-            "lease_owner": r["lease_owner"] if r["lease_until"] and not r["lease_expired"]
-            else None,
-        }
-        for r in db.fetchall(sql("health_mailboxes"), {"alarm_after": alarm_after})
-    ]
-    return {"jobs": jobs, "mails": mails, "index": index, "sends": sends, "mailboxes": mailboxes}
+    return Counts(
+        jobs=tally(db.fetchall(sql("health_jobs_by_state"))),
+        mails=tally(db.fetchall(sql("web_metrics_mails"))),
+        index=tally(db.fetchall(sql("web_metrics_index"))),
+        sends=tally(db.fetchall(sql("web_metrics_sends"))),
+        mailboxes=MailboxHealth.from_rows(db.fetchall(
+            sql("health_mailboxes"), {"alarm_after": svc.settings.imap_alarm_after_seconds})))
 
 
-def _iso(v: Any) -> str | None:
+def _iso(v: datetime | None) -> str | None:
     return v.isoformat() if v is not None else None
 
 
@@ -186,7 +238,7 @@ def status(svc: Services) -> dict[str, Any]:
     }
     if checks[0].ok:
         try:
-            result["counts"] = counts(svc)
+            result["counts"] = counts(svc).as_dict()
         except EmailRagError as e:
             result["counts_error"] = redact_text(str(e))
             result["ok"] = False

@@ -1,0 +1,69 @@
+"""The health and metrics records (email_rag/ops, pure): what `status` and /metrics show."""
+
+from datetime import datetime, timedelta
+
+from email_rag.ops.health import MailboxHealth, Tally, tally
+from email_rag.ops.metrics import (
+    LLM_BUCKETS_MS,
+    EventTally,
+    Exposition,
+    JobTally,
+    LlmAttempts,
+    MailboxGauge,
+    Snapshot,
+    _database,
+    histograms,
+)
+
+AT = datetime(2026, 1, 2, 3, 4, 5)
+
+
+def test_tally_maps_labels_to_counts():
+    assert tally([{"label": "queued", "n": 2}, {"label": None, "n": "1"}]) == {"queued": 2,
+                                                                               None: 1}
+
+
+def test_mailbox_health_shows_the_lease_owner_only_while_the_lease_holds():
+    row = {"name": "support", "consecutive_failures": 2, "needs_attention": 0, "alarm": 1,
+           "lease_owner": "h:1:a", "lease_until": AT + timedelta(seconds=9),
+           "lease_expired": 0, "failing_since": AT, "address": "not shown"}
+    held = MailboxHealth.from_row(row)
+    assert held.held_by == "h:1:a" and held.alarm is True
+    assert held.as_dict() == {"name": "support", "last_success_at": None,
+                              "failing_since": AT.isoformat(), "consecutive_failures": 2,
+                              "backoff_until": None, "needs_attention": False,
+                              "last_error": None, "alarm": True, "lease_owner": "h:1:a"}
+    assert MailboxHealth.from_row({**row, "lease_expired": 1}).held_by is None
+    assert MailboxHealth.from_row({**row, "lease_until": None}).held_by is None
+
+
+def _llm(task: str, outcome: str, timed: int, le: int) -> LlmAttempts:
+    return LlmAttempts.from_row({"task": task, "outcome": outcome, "n": timed, "timed": timed,
+                                 "sum_ms": 100.0 * timed,
+                                 **{f"le_{b}": le for b in LLM_BUCKETS_MS}})
+
+
+def test_llm_histogram_sums_the_outcomes_of_a_task():
+    h = histograms([_llm("draft", "ok", 3, 2), _llm("draft", "timeout", 1, 0),
+                    _llm("classify", "ok", 2, 2)])
+    assert (h["draft"].n, h["draft"].sum_ms, h["draft"].buckets[0]) == (4, 400.0, 2)
+    assert h["classify"].n == 2
+
+
+def test_exposition_of_a_snapshot():
+    snap = Snapshot(
+        mails=[Tally("received", 3)], index=[Tally(None, 1)],
+        jobs=[JobTally("process_email", "dead", 2), JobTally("process_email", "done", 5)],
+        sends=[], drafts=[], events=[EventTally("retry_scheduled", 4)],
+        llm=[_llm("draft", "ok", 1, 1)],
+        mailboxes=[MailboxGauge("support", 0, 0, None)], oldest_pending_draft_age_s=12.0)
+    out = Exposition()
+    _database(snap, out)
+    text = out.text()
+    assert 'email_rag_mails{status="received"} 3' in text
+    assert 'email_rag_mails_index{index_status=""} 1' in text
+    assert "email_rag_dead_letters 2" in text and "email_rag_retries_total 4" in text
+    assert 'email_rag_llm_attempt_duration_seconds_bucket{task="draft",le="+Inf"} 1' in text
+    assert "email_rag_oldest_pending_draft_age_seconds 12" in text
+    assert 'email_rag_mailbox_consecutive_failures{mailbox="support"} 0' in text
+    assert "email_rag_mailbox_last_success_timestamp_seconds{" not in text
