@@ -27,11 +27,35 @@ def point_id(email_id: int, chunk: int) -> str:
 
 
 @dataclass(frozen=True)
+class ChunkPayload(FromRow):
+    """What a vector point carries about its chunk and mail (the Qdrant payload): enough to
+    filter by mailbox and to show a hit without MariaDB. ``from_row`` reads a stored
+    payload (keys it does not name are ignored); ``as_dict`` is what is written."""
+
+    email_id: int
+    mailbox_id: int | None = None
+    chunk: int = 0
+    subject: str | None = None
+    thread_key: str | None = None
+    from_addr: str | None = None
+    category: str | None = None
+    language: str | None = None
+    received_at: str | None = None  # ISO text
+    has_sent_reply: bool | None = None  # when indexed; MariaDB decides "sent" (retrieval)
+    embedder: str | None = None  # what produced the vector
+    source: str | None = None  # "body" or "attachment" (attachment content is untrusted)
+    text: str | None = None  # the chunk's first characters (snippet)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class VectorPoint:
     email_id: int
     chunk: int
     vector: list[float]
-    payload: dict[str, Any]
+    payload: ChunkPayload
 
     @property
     def id(self) -> str:
@@ -43,7 +67,7 @@ class VectorHit:
     email_id: int
     chunk: int
     score: float
-    payload: dict[str, Any]
+    payload: ChunkPayload
 
 
 @dataclass(frozen=True)

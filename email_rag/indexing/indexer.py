@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Any
 
 from ..core.errors import EmailRagError, PermanentError, StoreUnavailableError
-from ..core.index_ports import GraphMail, GraphReply, MailToIndex, VectorPoint
+from ..core.index_ports import ChunkPayload, GraphMail, GraphReply, MailToIndex, VectorPoint
 from ..core.retry import RetryPolicy
 from ..core.rows import FromRow, set_field
 from ..core.states import IndexStatus
@@ -263,17 +263,15 @@ class SentReply(FromRow):
 
 
 def chunk_payload(mail: MailToIndex, chunk: int, text: str, source: str, has_reply: bool,
-                  embedder: str) -> dict[str, Any]:
+                  embedder: str) -> ChunkPayload:
     """The vector payload of one chunk (what a search hit carries without MariaDB).
     ``source``: "body" or "attachment" (attachment content, untrusted; chunking.py)."""
-    return {
-        "email_id": mail.id, "mailbox_id": mail.mailbox_id,
-        "subject": (mail.subject or "")[:300], "thread_key": mail.thread_key,
-        "from_addr": (mail.from_addr or "").lower() or None,
-        "category": mail.category, "language": mail.language,
-        "received_at": _iso(mail.received_at), "has_sent_reply": has_reply,
-        "embedder": embedder, "chunk": chunk, "source": source, "text": text[:SNIPPET],
-    }
+    return ChunkPayload(
+        email_id=mail.id, mailbox_id=mail.mailbox_id, chunk=chunk,
+        subject=(mail.subject or "")[:300], thread_key=mail.thread_key,
+        from_addr=(mail.from_addr or "").lower() or None, category=mail.category,
+        language=mail.language, received_at=_iso(mail.received_at), has_sent_reply=has_reply,
+        embedder=embedder, source=source, text=text[:SNIPPET])
 
 
 def _iso(v: Any) -> str | None:

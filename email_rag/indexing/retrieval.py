@@ -100,7 +100,7 @@ def similar_cases(hits: list[VectorHit], cases: dict[int, SentCase], limit: int
         out.append(SimilarCase(
             h.email_id, round(h.score, 4), h.chunk, case.subject, case.from_addr,
             _iso(case.received_at), case.category,
-            (h.payload.get("text") or clean_body(case.body_text))[:SNIPPET],
+            (h.payload.text or clean_body(case.body_text))[:SNIPPET],
             CaseReply(case.draft_id, (case.reply_text or "")[:REPLY_CHARS])))
         if len(out) >= limit:
             break
@@ -174,12 +174,11 @@ class SearchHit:
 
 def search_hit(h: VectorHit, found: FoundMail | None) -> SearchHit:
     p = h.payload
-    snippet = (p.get("text") or "")[:SNIPPET]
+    snippet = (p.text or "")[:SNIPPET]
     if found is None:
-        return SearchHit(h.email_id, round(h.score, 4), h.chunk, p.get("mailbox_id"),
-                         p.get("subject"), p.get("from_addr"), p.get("received_at"), None, None,
-                         False, snippet)
-    return SearchHit(h.email_id, round(h.score, 4), h.chunk, p.get("mailbox_id"), found.subject,
+        return SearchHit(h.email_id, round(h.score, 4), h.chunk, p.mailbox_id, p.subject,
+                         p.from_addr, p.received_at, None, None, False, snippet)
+    return SearchHit(h.email_id, round(h.score, 4), h.chunk, p.mailbox_id, found.subject,
                      found.from_addr, _iso(found.received_at), found.status,
                      found.has_sent_reply, True, snippet)
 

@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from email_rag.core.index_ports import HistoryMail, MailToIndex, VectorHit
+from email_rag.core.index_ports import ChunkPayload, HistoryMail, MailToIndex, VectorHit
 from email_rag.indexing.indexer import StoreResult, chunk_payload
 from email_rag.indexing.retrieval import (
     REPLY_CHARS,
@@ -19,7 +19,9 @@ AT = datetime(2026, 2, 3, 4, 5, 6)
 
 
 def hit(email_id: int, score: float, chunk: int = 0, text: str | None = None, **payload):
-    return VectorHit(email_id, chunk, score, {**payload, **({"text": text} if text else {})})
+    return VectorHit(email_id, chunk, score,
+                     ChunkPayload.from_row({"email_id": email_id, "chunk": chunk, **payload,
+                                            "text": text}))
 
 
 def case(email_id: int, draft_id: int, reply: str = "Thanks", body: str = "Body") -> SentCase:
@@ -62,6 +64,7 @@ def test_search_hit_prefers_mariadb_and_falls_back_to_the_payload():
     assert (gone.subject, gone.received_at, gone.status, gone.has_sent_reply,
             gone.in_mariadb) == ("from payload", "2026-01-01T00:00:00", None, None, False)
     assert gone.mailbox_id == 2 and gone.as_dict()["snippet"] == "hello"
+    assert ChunkPayload.from_row({"email_id": 7, "unknown_key": 1}).chunk == 0
 
 
 def test_history_mail_says_only_what_its_source_knows():
@@ -96,7 +99,7 @@ def test_chunk_payload_names_the_mail_and_the_chunk():
     mail = MailToIndex.of({"id": 5, "mailbox_id": 2, "subject": "S" * 400,
                            "from_addr": "Bob@X.example", "received_at": AT})
     p = chunk_payload(mail, 3, "t" * 2000, "attachment", True, "hashing")
-    assert (p["email_id"], p["chunk"], p["source"], p["from_addr"]) == (
-        5, 3, "attachment", "bob@x.example")
-    assert len(p["subject"]) == 300 and len(p["text"]) == 1000
-    assert p["received_at"] == AT.isoformat() and p["has_sent_reply"] is True
+    assert (p.email_id, p.chunk, p.source, p.from_addr) == (5, 3, "attachment", "bob@x.example")
+    assert len(p.subject) == 300 and len(p.text) == 1000
+    assert p.received_at == AT.isoformat() and p.has_sent_reply is True
+    assert list(p.as_dict())[:3] == ["email_id", "mailbox_id", "chunk"]
