@@ -227,25 +227,59 @@ def _iso(v: datetime | None) -> str | None:
     return v.isoformat() if v is not None else None
 
 
-def status(svc: Services) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Status:
+    """Every dependency's check, the counts (MariaDB up) and the queue depths (Redis up)."""
+
+    checks: list[Check]
+    counts: Counts | None = None
+    counts_error: str | None = None  # MariaDB answered but the counts failed (schema?)
+    queues: dict[str, Any] | None = None
+    queues_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Every required dependency is up and the counts could be read."""
+        return all(c.ok for c in self.checks if c.required) and self.counts_error is None
+
+    @property
+    def down(self) -> list[str]:
+        return [c.name for c in self.checks if c.required and not c.ok]
+
+    @property
+    def degraded(self) -> list[str]:
+        return [c.name for c in self.checks if not c.ok]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON of ``email-rag status --json`` and of the web status page."""
+        out: dict[str, Any] = {"ok": self.ok, "dependencies": [c.as_dict() for c in self.checks],
+                               "counts": self.counts.as_dict() if self.counts else None,
+                               "queues": self.queues}
+        if self.counts_error is not None:
+            out["counts_error"] = self.counts_error
+        if self.queues_error is not None:
+            out["queues_error"] = self.queues_error
+        return out
+
+
+def report(svc: Services) -> Status:
     checks = [check_mariadb(svc), check_redis(svc), *check_imap(svc), check_smtp(svc),
               check_llm(svc), check_qdrant(svc), check_vector_owner(svc), check_arango(svc)]
-    result: dict[str, Any] = {
-        "ok": all(c.ok for c in checks if c.required),
-        "dependencies": [c.as_dict() for c in checks],
-        "counts": None,
-        "queues": None,
-    }
+    found_counts, counts_error, queues, queues_error = None, None, None, None
     if checks[0].ok:
         try:
-            result["counts"] = counts(svc).as_dict()
+            found_counts = counts(svc)
         except EmailRagError as e:
-            result["counts_error"] = redact_text(str(e))
-            result["ok"] = False
+            counts_error = redact_text(str(e))
     if checks[1].ok:
         s = svc.settings
         try:
-            result["queues"] = svc.queue.depths([s.queue_name, s.vector_queue_name])
+            queues = svc.queue.depths([s.queue_name, s.vector_queue_name])
         except EmailRagError as e:
-            result["queues_error"] = str(e)
-    return result
+            queues_error = str(e)
+    return Status(checks, found_counts, counts_error, queues, queues_error)
+
+
+def status(svc: Services) -> dict[str, Any]:
+    """``report`` as JSON (the web status page)."""
+    return report(svc).as_dict()

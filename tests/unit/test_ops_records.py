@@ -67,3 +67,18 @@ def test_exposition_of_a_snapshot():
     assert "email_rag_oldest_pending_draft_age_seconds 12" in text
     assert 'email_rag_mailbox_consecutive_failures{mailbox="support"} 0' in text
     assert "email_rag_mailbox_last_success_timestamp_seconds{" not in text
+
+
+def test_status_is_ok_only_with_every_required_dependency_and_the_counts():
+    from email_rag.ops.health import Check, Counts, Status
+
+    up = [Check("mariadb", True, True), Check("redis", True, True), Check("smtp", False, False)]
+    counts = Counts({}, {"received": 1}, {}, {}, [])
+    ok = Status(up, counts, queues={"email_rag": 0})
+    assert ok.ok and ok.down == [] and ok.degraded == ["smtp"]
+    assert ok.as_dict()["counts"]["mails"] == {"received": 1} and "counts_error" not in ok.as_dict()
+    no_schema = Status(up, None, counts_error="no table")
+    assert not no_schema.ok and no_schema.down == []
+    assert no_schema.as_dict()["counts_error"] == "no table"
+    db_down = Status([Check("mariadb", True, False), *up[1:]])
+    assert not db_down.ok and db_down.down == ["mariadb"]
