@@ -82,3 +82,20 @@ def test_status_is_ok_only_with_every_required_dependency_and_the_counts():
     assert no_schema.as_dict()["counts_error"] == "no table"
     db_down = Status([Check("mariadb", True, False), *up[1:]])
     assert not db_down.ok and db_down.down == ["mariadb"]
+
+
+def test_vector_owner_judgement():
+    from email_rag.indexing.owner_beacon import MAX_STARTS, OwnerBeat, OwnerStart, judge
+
+    beat = OwnerBeat(41, "host-a", 0.0)
+    ok, text = judge(beat, [OwnerStart(1.0, 41, "host-a")], [], waiting=3)
+    assert ok and text.startswith("worker pid 41 on host-a since ")
+    ok, text = judge(None, [], [], waiting=1)
+    assert not ok and "no vector owner running while 1 entry waits" in text
+    assert judge(None, [], [], waiting=0) == (True, "no vector owner running")
+    starts = [OwnerStart(float(i), i) for i in range(MAX_STARTS + 1)]
+    failed = [OwnerStart(9.0, 7, error="folder held by pid 5"), OwnerStart(8.0, 6, error="x")]
+    ok, text = judge(beat, starts, failed, waiting=0)
+    assert not ok and "2 failed start(s)" in text and "last: folder held by pid 5" in text
+    assert f"restarted {MAX_STARTS + 1} times" in text
+    assert OwnerStart(1.0, 2, error="e").as_json() == '{"at": 1.0, "pid": 2, "error": "e"}'
