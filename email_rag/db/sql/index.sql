@@ -20,14 +20,21 @@ UPDATE emails SET index_status = %(status)s, index_missing = %(missing)s WHERE i
 -- name: index_get_for_update
 SELECT id, index_status, index_missing FROM emails WHERE id = %(id)s FOR UPDATE;
 
+-- The sync's batches: what indexing reads (MailToIndex) and the index state, never the raw mail.
 -- name: index_partial_batch
-SELECT * FROM emails
+SELECT id, mailbox_id, subject, body_text, attachment_text, thread_key, message_id,
+       in_reply_to, from_addr, from_name, to_addrs, cc_addrs, received_at, category, language,
+       index_status, index_missing
+  FROM emails
  WHERE index_status = 'partially_indexed' AND id > %(after)s
  ORDER BY id LIMIT %(limit)s;
 
 -- name: index_all_batch
 -- Every mail whose index step has run (re-index everything, e.g. onto a new store).
-SELECT * FROM emails
+SELECT id, mailbox_id, subject, body_text, attachment_text, thread_key, message_id,
+       in_reply_to, from_addr, from_name, to_addrs, cc_addrs, received_at, category, language,
+       index_status, index_missing
+  FROM emails
  WHERE index_status IN ('complete', 'partially_indexed', 'skipped') AND id > %(after)s
  ORDER BY id LIMIT %(limit)s;
 
