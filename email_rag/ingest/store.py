@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from ..core import routing
@@ -70,8 +71,10 @@ MAX_ROWS_PER_STATEMENT = 500
 TEXT_BYTES = 60_000  # TEXT columns hold 65,535 bytes
 
 
-@dataclass
+@dataclass(frozen=True)
 class PreparedMail:
+    """A fetched mail as the row to store; a change (``reused``) is a new record."""
+
     uid: int
     raw: bytes  # what is stored in emails.raw (headers only when too large)
     size: int
@@ -91,11 +94,24 @@ class PreparedMail:
     attachments: str | None = None
     attachment_text: str | None = None
     reused_of: int | None = None  # kind reused_id: the stored mail with this Message-ID
-    legacy: tuple[str, str] | None = None  # (key, hash) under the old formula: legacy_of()
 
     @property
     def needs_job(self) -> bool:
         return self.kind == "normal"
+
+    @cached_property
+    def legacy(self) -> tuple[str, str]:
+        """(dedup key, content hash) as rows were stored before the hash covered the MIME
+        labels (``headers.legacy_keys``), computed once and only when needed."""
+        if not self.headers.ok:
+            return self.dedup_key, self.content_hash
+        return legacy_keys(self.raw, self.size)
+
+    def parsed(self, parsed: mime.ParsedMail) -> PreparedMail:
+        """With the parse of a mail no job parses (it is parsed here, like every row)."""
+        return replace(self, parse_status=parsed.parse_status, parse_error=parsed.reason,
+                       body_text=parsed.body_text, body_html=parsed.body_html,
+                       attachments=parsed.attachments_json())
 
 
 def mail_keys(headers: MailHeaders, raw: bytes, size: int | None) -> tuple[str, str]:
@@ -142,17 +158,14 @@ def _prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
     auto = loop_guard(headers, opts.message_id_domain, opts.own_addresses, mail.raw,
                       opts.list_headers)
     if auto:
-        p = PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "no_reply",
-                         MailStatus.NO_REPLY, chash, reply, f"loop guard: {auto}",
-                         auto_reason=auto)
         # nothing else processes this mail: listed, its attachments' text is not read
         parsed = mime.parse_mail(mail.raw, size=mail.size, headers_only=too_large,
                                  max_mail_bytes=opts.max_mail_bytes,
                                  max_attachment_bytes=opts.max_attachment_bytes, extract=False)
-        p.parse_status, p.parse_error = parsed.parse_status, parsed.reason
-        p.body_text, p.body_html = parsed.body_text, parsed.body_html
-        p.attachments = parsed.attachments_json()
-        return p
+        return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "no_reply",
+                            MailStatus.NO_REPLY, chash, reply, f"loop guard: {auto}",
+                            parsed.parse_status, parsed.reason, auto, parsed.body_text,
+                            parsed.body_html, parsed.attachments_json())
     if too_large:
         reason = mime.too_large_reason(mail.size, opts.max_mail_bytes)
         return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "too_large",
@@ -356,7 +369,7 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
     ``known``: (dedup key -> [(content hash, id)]) of the stored mails with the batch's
     keys, grown as rows are inserted. A mail whose key and hash are known is a duplicate;
     whose key is known with another hash reuses a Message-ID: it is stored for a human
-    (``mark_reused``). Two mails of one batch with one key and different content are
+    (``reused``). Two mails of one batch with one key and different content are
     inserted in two rounds, so the second one can name the first one's id.
     """
     result = BatchResult()
@@ -371,14 +384,14 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
             stored = known.get(p.dedup_key, [])
             same = next((i for h, i in stored if h == p.content_hash), None)
             if same is None and stored:  # a row stored under the old hash formula?
-                same = next((i for h, i in stored if h == legacy_of(p)[1]), None)
+                same = next((i for h, i in stored if h == p.legacy[1]), None)
             if same is not None:
                 result.duplicates.append((same, p))
             elif p.dedup_key in round_keys:
                 (dup_later if round_keys[p.dedup_key] == p.content_hash else deferred).append(p)
             else:
                 if stored:
-                    mark_reused(p, stored[0][1])
+                    p = reused(p, stored[0][1])
                 round_keys[p.dedup_key] = p.content_hash
                 round_rows.append(p)
         for chunk in _chunks(round_rows, t.statement_bytes):
@@ -405,7 +418,7 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
 def _known(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]
            ) -> dict[str, list[tuple[str, int]]]:
     # rows stored under the old formula with another key (no Message-ID, a BOM): found too
-    aliases = {legacy_of(p)[0]: p.dedup_key for p in prepared
+    aliases = {p.legacy[0]: p.dedup_key for p in prepared
                if p.raw.startswith(b"\xef\xbb\xbf") or not p.headers.message_id}
     aliases = {old: new for old, new in aliases.items() if old != new}
     keys = sorted({p.dedup_key for p in prepared} | set(aliases))
@@ -423,12 +436,6 @@ def _known(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]
     return known
 
 
-def legacy_of(p: PreparedMail) -> tuple[str, str]:
-    """(dedup key, content hash) of ``p`` as rows were stored before the hash covered the
-    MIME labels (``headers.legacy_keys``), computed once and only when needed."""
-    if p.legacy is None:
-        p.legacy = legacy_keys(p.raw, p.size) if p.headers.ok else (p.dedup_key, p.content_hash)
-    return p.legacy
 
 
 def _concurrent(cur: Cursor, t: BatchTarget, skipped: list[PreparedMail]
@@ -454,20 +461,17 @@ def _hash_legacy(cur: Cursor, ids: list[int]) -> dict[int, str]:
     return out
 
 
-def mark_reused(p: PreparedMail, first_id: int) -> None:
+def reused(p: PreparedMail, first_id: int) -> PreparedMail:
     """A different mail under a Message-ID already stored: kept, for a human (never
     dropped as a duplicate, never answered automatically)."""
-    p.kind = "reused_id"
-    p.status = MailStatus.MANUAL
-    p.status_reason = (f"Message-ID {p.headers.message_id} is already used by mail #{first_id} "
-                       "with different content (a sender reusing ids, or an altered copy): "
-                       "kept for a human, not processed automatically")
-    p.reused_of = first_id
-    if p.parse_status == ParseStatus.PENDING:  # no job parses it: parsed here, like every row
-        parsed = mime.parse_mail(p.raw, size=p.size, extract=False)
-        p.parse_status, p.parse_error = parsed.parse_status, parsed.reason
-        p.body_text, p.body_html = parsed.body_text, parsed.body_html
-        p.attachments = parsed.attachments_json()
+    out = replace(p, kind="reused_id", status=MailStatus.MANUAL, reused_of=first_id,
+                  status_reason=(f"Message-ID {p.headers.message_id} is already used by mail "
+                                 f"#{first_id} with different content (a sender reusing ids, "
+                                 "or an altered copy): kept for a human, not processed "
+                                 "automatically"))
+    if out.parse_status == ParseStatus.PENDING:  # no job parses it: parsed here, like every row
+        return out.parsed(mime.parse_mail(p.raw, size=p.size, extract=False))
+    return out
 
 
 def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:
