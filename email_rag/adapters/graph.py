@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from arango import ArangoClient
@@ -38,7 +39,7 @@ from arango.exceptions import ArangoClientError, ArangoServerError
 from arango.http import DefaultHTTPClient
 
 from ..core.errors import StoreRejectedError, StoreUnavailableError
-from ..core.index_ports import GraphMail
+from ..core.index_ports import GraphMail, HistoryMail
 from ..core.redact import redact_text
 
 T = TypeVar("T")
@@ -76,10 +77,6 @@ def reply_key(draft_id: int) -> str:
     return f"d{int(draft_id)}"
 
 
-def edge(from_id: str, to_id: str, **attrs: Any) -> dict[str, Any]:
-    return {"_key": _h(f"{from_id}|{to_id}"), "_from": from_id, "_to": to_id, **attrs}
-
-
 _ADDR = re.compile(r"[^\s<>,;\"']+@[^\s<>,;\"']+")
 
 
@@ -95,43 +92,127 @@ def addresses(value: Any) -> list[str]:
     return list(seen)
 
 
-def documents(mail: GraphMail) -> dict[str, list[dict[str, Any]]]:
-    """The vertex and edge documents of one mail, by collection (pure: no I/O)."""
-    docs: dict[str, list[dict[str, Any]]] = {name: [] for name in (*VERTICES, *EDGES)}
+@dataclass(frozen=True)
+class Person:
+    """Vertex ``people``: a sender or recipient (the name when a mail gave one)."""
+
+    address: str
+    name: str | None = None
+
+    @property
+    def key(self) -> str:
+        return person_key(self.address)
+
+    def doc(self) -> dict[str, Any]:
+        return {"_key": self.key, "address": self.address, **({"name": self.name}
+                                                               if self.name else {})}
+
+
+@dataclass(frozen=True)
+class Thread:
+    """Vertex ``threads``."""
+
+    thread_key: str
+    mailbox_id: int
+
+    @property
+    def key(self) -> str:
+        return thread_key(self.thread_key)
+
+    def doc(self) -> dict[str, Any]:
+        return {"_key": self.key, "thread_key": self.thread_key, "mailbox_id": self.mailbox_id}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """Vertex ``replies``: one of our replies that was sent."""
+
+    draft_id: int
+    email_id: int
+    sent_at: str | None = None
+
+    @property
+    def key(self) -> str:
+        return reply_key(self.draft_id)
+
+    def doc(self) -> dict[str, Any]:
+        return {"_key": self.key, "draft_id": self.draft_id, "email_id": self.email_id,
+                "sent_at": self.sent_at}
+
+
+@dataclass(frozen=True)
+class Edge:
+    """An edge document: its key is derived from its two ends (a rewrite overwrites it)."""
+
+    from_id: str
+    to_id: str
+    attrs: tuple[tuple[str, Any], ...] = ()  # (name, value) of its other attributes
+
+    @property
+    def key(self) -> str:
+        return _h(f"{self.from_id}|{self.to_id}")
+
+    def doc(self) -> dict[str, Any]:
+        return {"_key": self.key, "_from": self.from_id, "_to": self.to_id, **dict(self.attrs)}
+
+
+@dataclass
+class GraphDocuments:
+    """The vertices and edges of one mail, by collection."""
+
+    mail: GraphMail
+    people: list[Person] = field(default_factory=list)
+    threads: list[Thread] = field(default_factory=list)
+    replies: list[Reply] = field(default_factory=list)
+    sent: list[Edge] = field(default_factory=list)
+    received: list[Edge] = field(default_factory=list)
+    in_thread: list[Edge] = field(default_factory=list)
+    reply_to: list[Edge] = field(default_factory=list)
+    answered_by: list[Edge] = field(default_factory=list)
+
+    def mail_doc(self) -> dict[str, Any]:
+        m = self.mail
+        return {"_key": mail_key(m.email_id), "email_id": m.email_id, "mailbox_id": m.mailbox_id,
+                "message_id": m.message_id, "subject": m.subject, "thread_key": m.thread_key,
+                "from_addr": (m.from_addr or "").lower() or None, "received_at": m.received_at,
+                "category": m.category}
+
+    def by_collection(self) -> dict[str, list[dict[str, Any]]]:
+        """What is written, per collection (vertices first, then edges)."""
+        return {"people": [p.doc() for p in self.people],
+                "threads": [t.doc() for t in self.threads],
+                "mails": [self.mail_doc()],
+                "replies": [r.doc() for r in self.replies],
+                **{name: [e.doc() for e in getattr(self, name)] for name in EDGES}}
+
+
+def documents(mail: GraphMail) -> GraphDocuments:
+    """The vertex and edge documents of one mail (pure: no I/O)."""
+    docs = GraphDocuments(mail)
     m_id = f"mails/{mail_key(mail.email_id)}"
-    docs["mails"].append({
-        "_key": mail_key(mail.email_id), "email_id": mail.email_id, "mailbox_id": mail.mailbox_id,
-        "message_id": mail.message_id, "subject": mail.subject, "thread_key": mail.thread_key,
-        "from_addr": (mail.from_addr or "").lower() or None, "received_at": mail.received_at,
-        "category": mail.category})
     sender = addresses(mail.from_addr)
     if sender:
-        p = person_key(sender[0])
-        person: dict[str, Any] = {"_key": p, "address": sender[0]}
-        if mail.from_name:
-            person["name"] = mail.from_name
-        docs["people"].append(person)
-        docs["sent"].append(edge(f"people/{p}", m_id, at=mail.received_at))
+        person = Person(sender[0], mail.from_name or None)
+        docs.people.append(person)
+        docs.sent.append(Edge(f"people/{person.key}", m_id, (("at", mail.received_at),)))
     for kind, addrs in (("to", addresses(mail.to_addrs)), ("cc", addresses(mail.cc_addrs))):
         for a in addrs:
-            p = person_key(a)
-            if all(d["_key"] != p for d in docs["people"]):
-                docs["people"].append({"_key": p, "address": a})
-            e = edge(m_id, f"people/{p}", kind=kind)
-            if all(d["_key"] != e["_key"] for d in docs["received"]):
-                docs["received"].append(e)
+            person = Person(a)
+            if all(p.key != person.key for p in docs.people):
+                docs.people.append(person)
+            e = Edge(m_id, f"people/{person.key}", (("kind", kind),))
+            if all(d.key != e.key for d in docs.received):
+                docs.received.append(e)
     if mail.thread_key:
-        t = thread_key(mail.thread_key)
-        docs["threads"].append({"_key": t, "thread_key": mail.thread_key,
-                                "mailbox_id": mail.mailbox_id})
-        docs["in_thread"].append(edge(m_id, f"threads/{t}"))
+        t = Thread(mail.thread_key, mail.mailbox_id)
+        docs.threads.append(t)
+        docs.in_thread.append(Edge(m_id, f"threads/{t.key}"))
     if mail.parent_email_id:
-        docs["reply_to"].append(edge(m_id, f"mails/{mail_key(mail.parent_email_id)}"))
+        docs.reply_to.append(Edge(m_id, f"mails/{mail_key(mail.parent_email_id)}"))
     for r in mail.replies:
-        d = reply_key(r["draft_id"])
-        docs["replies"].append({"_key": d, "draft_id": r["draft_id"], "email_id": mail.email_id,
-                                "sent_at": r.get("sent_at")})
-        docs["answered_by"].append(edge(m_id, f"replies/{d}"))
+        reply = Reply(r.draft_id, mail.email_id, r.sent_at)
+        docs.replies.append(reply)
+        docs.answered_by.append(Edge(m_id, f"replies/{reply.key}"))
     return docs
 
 
@@ -211,7 +292,7 @@ class ArangoGraph:
 
     def upsert_mail(self, mail: GraphMail) -> None:
         db = self.db()
-        docs = documents(mail)
+        docs = documents(mail).by_collection()
 
         def write() -> None:
             for name, batch in docs.items():
@@ -224,17 +305,17 @@ class ArangoGraph:
         self._call(f"write mail {mail.email_id}", write)
 
     def sender_history(self, address: str, *, exclude_email_id: int | None = None,
-                       limit: int = 10, mailbox_id: int | None = None) -> list[dict[str, Any]]:
+                       limit: int = 10, mailbox_id: int | None = None) -> list[HistoryMail]:
         found = addresses(address)
         if not found:
             return []
         db = self.db()
 
-        def query() -> list[dict[str, Any]]:
+        def query() -> list[HistoryMail]:
             cursor = db.aql.execute(HISTORY_AQL, bind_vars={
                 "person": f"people/{person_key(found[0])}", "exclude": exclude_email_id or -1,
                 "mailbox": mailbox_id, "limit": int(limit)})
-            return list(cursor)  # type: ignore[arg-type]
+            return [HistoryMail.from_row(d) for d in cursor]  # type: ignore[union-attr]
         return self._call("sender history", query)
 
     def server_version(self) -> str:

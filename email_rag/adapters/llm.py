@@ -33,6 +33,8 @@ import json
 import re
 import time
 import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -94,6 +96,52 @@ def _server_text(e: openai.APIStatusError) -> str:
     return redact_text(text)[:300]
 
 
+JsonSchema = Mapping[str, Any]  # a JSON schema, as the endpoint receives it
+
+
+@dataclass(frozen=True)
+class ResponseFormat:
+    """How a JSON answer is asked for (``settings.llm_response_format``).
+
+    ``json_object`` carries the schema too (llama-cpp-python's server turns it into a
+    grammar; it refuses the ``json_schema`` type with HTTP 500).
+    """
+
+    type: str  # json_schema | json_object
+    name: str
+    schema: JsonSchema
+
+    def body(self) -> dict[str, Any]:
+        if self.type == "json_schema":
+            return {"type": "json_schema",
+                    "json_schema": {"name": self.name, "schema": self.schema, "strict": True}}
+        return {"type": "json_object", "schema": self.schema}
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion request (``body()``: what the OpenAI client sends)."""
+
+    model: str
+    messages: list[dict[str, str]]  # role, content: the OpenAI message shape
+    temperature: float
+    max_tokens: int | None = None
+    response_format: ResponseFormat | None = None
+
+    @property
+    def mode(self) -> str:
+        return self.response_format.type if self.response_format else "none"
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": self.messages,
+                                "temperature": self.temperature}
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        if self.response_format is not None:
+            body["response_format"] = self.response_format.body()
+        return body
+
+
 class LLMClient:
     """Chat calls against one OpenAI-compatible endpoint."""
 
@@ -139,49 +187,40 @@ class LLMClient:
         return self._context
 
     # --- calls ---
-    def response_format_for(self, schema: dict[str, Any], name: str) -> dict[str, Any] | None:
-        """What ``response_format`` to send for a JSON answer in the configured mode.
-
-        ``json_object`` carries the schema too (llama-cpp-python's server turns it
-        into a grammar; it refuses the ``json_schema`` type with HTTP 500).
-        """
-        if self.response_format == "json_schema":
-            return {"type": "json_schema",
-                    "json_schema": {"name": name, "schema": schema, "strict": True}}
-        if self.response_format == "json_object":
-            return {"type": "json_object", "schema": schema}
+    def response_format_for(self, schema: JsonSchema, name: str) -> ResponseFormat | None:
+        """How to ask for a JSON answer in the configured mode (None: "none", the prompt
+        alone asks for it)."""
+        if self.response_format in ("json_schema", "json_object"):
+            return ResponseFormat(self.response_format, name, schema)
         return None
 
-    def chat_json(self, messages: list[dict[str, str]], schema: dict[str, Any], name: str,
+    def chat_json(self, messages: list[dict[str, str]], schema: JsonSchema, name: str,
                   *, max_tokens: int | None = 400, temperature: float = 0.0) -> LLMResult:
         """A chat call that asks for one JSON object (structured output per settings)."""
-        return self._chat(messages, self.response_format_for(schema, name), max_tokens,
-                          temperature)
+        return self._chat(ChatRequest(self.model, messages, temperature, max_tokens,
+                                      self.response_format_for(schema, name)))
 
     def chat_text(self, messages: list[dict[str, str]], *, max_tokens: int | None = 800,
                   temperature: float = 0.2) -> LLMResult:
         """A plain chat call (e.g. a reply draft)."""
-        return self._chat(messages, None, max_tokens, temperature)
+        return self._chat(ChatRequest(self.model, messages, temperature, max_tokens))
 
-    def _chat(self, messages: list[dict[str, str]], response_format: dict[str, Any] | None,
-              max_tokens: int | None, temperature: float) -> LLMResult:
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
-                                  "temperature": temperature}
-        if max_tokens is not None:
-            kwargs["max_tokens"] = max_tokens
-        if response_format is not None:
-            kwargs["response_format"] = response_format
+    def _chat(self, request: ChatRequest) -> LLMResult:
+        body = request.body()
         waited = 0.0
         if self.slots is not None:
             with self.slots.slot() as waited:
                 started = time.monotonic()
-                with self._translated(response_format):
-                    completion = self._client.chat.completions.create(**kwargs)
+                with self._translated(request.mode):
+                    completion = self._client.chat.completions.create(**body)
         else:
             started = time.monotonic()
-            with self._translated(response_format):
-                completion = self._client.chat.completions.create(**kwargs)
-        duration = time.monotonic() - started
+            with self._translated(request.mode):
+                completion = self._client.chat.completions.create(**body)
+        return self._answer(completion, time.monotonic() - started, waited)
+
+    def _answer(self, completion: Any, duration: float, waited: float) -> LLMResult:
+        """The chat completion as an ``LLMResult`` (refused when it has no answer)."""
         choices = getattr(completion, "choices", None)
         if not choices or getattr(choices[0], "message", None) is None:
             raise LLMError(f"the LLM endpoint {redact_text(self.base_url)} sent a response "
@@ -200,30 +239,29 @@ class LLMClient:
     def embed(self, texts: list[str], model: str | None = None,
               dimensions: int | None = None) -> list[list[float]]:
         """Embedding vectors from the endpoint's /embeddings (same error translation)."""
-        kwargs: dict[str, Any] = {"model": model or self.model, "input": texts,
-                                  "encoding_format": "float"}
-        if dimensions:
-            kwargs["dimensions"] = dimensions
-        with self._translated(None):
-            resp = self._client.embeddings.create(**kwargs)
+        with self._translated("none"):
+            resp = self._client.embeddings.create(
+                model=model or self.model, input=texts, encoding_format="float",
+                **({"dimensions": dimensions} if dimensions else {}))
         return [list(d.embedding) for d in sorted(resp.data, key=lambda d: d.index)]
 
     def list_models(self) -> list[str]:
         """Model ids the endpoint lists (GET /models)."""
-        with self._translated(None):
+        with self._translated("none"):
             return [m.id for m in self._client.models.list()]
 
     # --- error translation ---
-    def _translated(self, response_format: dict[str, Any] | None) -> _Translate:
-        return _Translate(self, response_format)
+    def _translated(self, mode: str) -> _Translate:
+        return _Translate(self, mode)
 
 
 class _Translate:
-    """Context manager: openai errors -> email_rag.core.errors (``raise ... from e``)."""
+    """Context manager: openai errors -> email_rag.core.errors (``raise ... from e``).
+    ``mode``: the request's response_format type ("none" when it had none)."""
 
-    def __init__(self, client: LLMClient, response_format: dict[str, Any] | None) -> None:
+    def __init__(self, client: LLMClient, mode: str) -> None:
         self.c = client
-        self.mode = (response_format or {}).get("type", "none")
+        self.mode = mode
 
     def __enter__(self) -> None:
         return None

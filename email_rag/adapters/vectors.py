@@ -46,7 +46,7 @@ from ..core.errors import (
     StoreRejectedError,
     StoreUnavailableError,
 )
-from ..core.index_ports import VectorHit, VectorPoint
+from ..core.index_ports import ChunkPayload, VectorHit, VectorPoint
 from ..core.redact import redact_text
 
 log = logging.getLogger(__name__)
@@ -242,7 +242,7 @@ class QdrantStore:
         with self._translate("upsert"):
             if points:
                 client.upsert(self.collection, wait=True, points=[
-                    models.PointStruct(id=p.id, vector=p.vector, payload=p.payload)
+                    models.PointStruct(id=p.id, vector=p.vector, payload=p.payload.as_dict())
                     for p in points])
             stale = self._local_stale_ids(int(email_id), len(points))
             if stale is None:
@@ -294,9 +294,9 @@ class QdrantStore:
             result = client.query_points(
                 self.collection, query=list(vector), limit=limit, with_payload=True,
                 query_filter=flt)
-        return [VectorHit(int(p.payload["email_id"]), int(p.payload.get("chunk", 0)),
-                          float(p.score), dict(p.payload))
+        hits = [(ChunkPayload.from_row(p.payload), float(p.score))
                 for p in result.points if p.payload]
+        return [VectorHit(int(c.email_id), int(c.chunk or 0), score, c) for c, score in hits]
 
     def _local_prefix_search(self, vector: Sequence[float], mailbox_id: int | None,
                              exclude_email_id: int | None, limit: int) -> list[VectorHit] | None:
@@ -313,7 +313,7 @@ class QdrantStore:
         wide = limit * 2 + 20
         nearest = self._query(vector, wide, None)
         keep = [h for h in nearest
-                if (mailbox_id is None or h.payload.get("mailbox_id") == int(mailbox_id))
+                if (mailbox_id is None or h.payload.mailbox_id == int(mailbox_id))
                 and (not exclude_email_id or h.email_id != int(exclude_email_id))]
         if len(keep) >= limit or len(nearest) < wide:
             return keep[:limit]

@@ -16,10 +16,13 @@ can open it):
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.actors import command_line
 from ..core.errors import PermanentError, QueueCallTimeoutError, StoreUnavailableError
+from ..core.records import Job
+from ..core.rows import FromRow
 from ..db import sql
 from ..indexing.local_store import is_local, try_open
 from ..indexing.sync import arm, sync, sync_queue
@@ -49,16 +52,45 @@ def register(sub, common) -> None:
     s.set_defaults(handler=run_search)
 
 
+@dataclass(frozen=True)
+class IndexState(FromRow):
+    """A mail's index status (``index_status_of``)."""
+
+    id: int
+    index_status: str | None = None
+    index_missing: str | None = None
+
+
+@dataclass(frozen=True)
+class MailboxName(FromRow):
+    id: int
+    name: str
+
+
+def index_state(svc, email_id: int) -> IndexState | None:
+    row = svc.db.fetchone(sql("index_status_of"), {"id": email_id})
+    return IndexState.from_row(row) if row else None
+
+
+def count_partial(svc) -> int:
+    row = svc.db.fetchone(sql("index_count_partial"))
+    return int(row["n"]) if row else 0
+
+
+def mailboxes(svc) -> list[MailboxName]:
+    return MailboxName.from_rows(svc.db.fetchall(sql("index_mailbox_names")))
+
+
 def _actor(args) -> str:
     return command_line(args.by)
 
 
 def run_reindex(args, svc) -> Outcome:
     scope = "all" if args.all else f"email:{args.email}" if args.email else "partial"
-    if args.email and svc.db.fetchone(sql("emails_get"), {"id": args.email}) is None:
+    if args.email and index_state(svc, args.email) is None:
         return Outcome(ExitCode.ERROR, f"Mail {args.email} does not exist. Nothing was done.",
                        {"scope": scope, "error": "not_found"})
-    if scope == "partial" and not int(svc.db.fetchone(sql("index_count_partial"))["n"]):
+    if scope == "partial" and not count_partial(svc):
         return Outcome(ExitCode.OK, "Nothing to re-index: no mail is partially_indexed.",
                        {"mode": "none", "scope": scope, "examined": 0, "reindexed": [],
                         "still_missing": {}})
@@ -104,26 +136,27 @@ def _queued(args, svc, scope: str, info: dict[str, Any], local: bool) -> Outcome
         return Outcome(ExitCode.OK, head + " The worker started with --with-vectors runs it; "
                        "follow it with `email-rag jobs list`.", data)
     deadline = time.monotonic() + args.wait
-    row = None
+    job: Job | None = None
     while time.monotonic() < deadline:
         row = svc.db.fetchone(sql("jobs_get"), {"id": info["job_id"]})
-        if row and row["state"] in ("done", "dead", "failed"):
+        job = Job.from_row(row) if row else None
+        if job and job.state in ("done", "dead", "failed"):
             break
         time.sleep(0.2)
-    state = row["state"] if row else "unknown"
+    state = str(job.state) if job else "unknown"
     data["final_state"] = state
-    remaining = int(svc.db.fetchone(sql("index_count_partial"))["n"])
+    remaining = count_partial(svc)
     data["partially_indexed_now"] = remaining
     if args.email:
-        mail = svc.db.fetchone(sql("emails_get"), {"id": args.email})
-        data["index_status"] = mail["index_status"] if mail else None
-        data["index_missing"] = mail["index_missing"] if mail else None
+        mail = index_state(svc, args.email)
+        data["index_status"] = mail.index_status if mail else None
+        data["index_missing"] = mail.index_missing if mail else None
     if state == "done":
         code = ExitCode.OK if (not remaining if scope == "partial" else
                                data.get("index_status") != "partially_indexed") else ExitCode.PARTIAL
         return Outcome(code, f"{head} It ran: {remaining} mail(s) are partially_indexed now.", data)
     if state in ("dead", "failed"):
-        return Outcome(ExitCode.ERROR, f"{head} It failed: {row['last_error'] if row else ''}. "
+        return Outcome(ExitCode.ERROR, f"{head} It failed: {job.last_error if job else ''}. "
                        "See `email-rag failed list`.", data)
     # not "some items failed" (2): nothing is known to have failed; the wait ran out
     return Outcome(ExitCode.ERROR, f"{head} Not finished after {args.wait:g} s (state {state}); "
@@ -134,11 +167,10 @@ def _queued(args, svc, scope: str, info: dict[str, Any], local: bool) -> Outcome
 def run_search(args, svc) -> Outcome:
     mailbox_id = None
     if args.mailbox:
-        row = svc.db.fetchone(sql("index_mailbox_by_name"), {"name": args.mailbox})
-        if row is None:
+        mailbox_id = {m.name: m.id for m in mailboxes(svc)}.get(args.mailbox)
+        if mailbox_id is None:
             return Outcome(ExitCode.ERROR, f"No mailbox named {args.mailbox!r}.",
                            {"results": [], "error": "unknown_mailbox"})
-        mailbox_id = int(row["id"])
     if args.limit < 1:
         raise PermanentError("--limit must be at least 1")
     local = is_local(svc.settings)
@@ -167,17 +199,18 @@ def run_search(args, svc) -> Outcome:
                            "Nothing was changed. Is `email-rag worker --with-vectors` running?",
                            {"results": [], "error": type(e).__name__, "detail": str(e)})
         mode = "vector_worker"
-    names = {int(r["id"]): r["name"] for r in svc.db.fetchall(sql("index_mailbox_names"))}
-    for r in results:
-        r["mailbox"] = names.get(int(r["mailbox_id"])) if r.get("mailbox_id") is not None else None
+    names = {m.id: m.name for m in mailboxes(svc)}
+    found = [{**h.as_dict(), "mailbox": names.get(int(h.mailbox_id))
+              if h.mailbox_id is not None else None} for h in results]
     data = {"query": args.text, "mailbox": args.mailbox, "mode": mode,
-            "embedding_backend": svc.settings.embedding_backend, "results": results}
+            "embedding_backend": svc.settings.embedding_backend, "results": found}
     via = " (answered by the vector worker that owns the local store)" \
         if mode == "vector_worker" else ""
     if not results:
         return Outcome(ExitCode.OK, f"No indexed mail found{via}. Mail is searchable once its "
                        "index step ran (`email-rag reindex` fills gaps).", data)
-    rows = [{**r, "snippet": (r.get("snippet") or "").replace("\n", " ")[:60]} for r in results]
+    rows = [{**d, "snippet": h.snippet.replace("\n", " ")[:60]}
+            for h, d in zip(results, found, strict=True)]
     return Outcome(ExitCode.OK, f"{len(results)} mail(s){via}.", data,
                    table(rows, ["email_id", "score", "mailbox", "subject", "has_sent_reply",
                                 "snippet"], fit=("subject", "snippet")))

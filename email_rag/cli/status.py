@@ -5,7 +5,11 @@ Exit 0 when every required dependency (MariaDB, Redis) is up, 1 otherwise.
 
 from __future__ import annotations
 
-from ..ops.health import status
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from ..ops.health import report
 from .output import ExitCode, Outcome, table
 
 
@@ -15,38 +19,41 @@ def register(sub, common) -> None:
 
 
 def run(args, svc) -> Outcome:
-    data = status(svc)
-    deps = [{**d, "state": "up" if d["ok"] else "DOWN",
-             "required": "yes" if d["required"] else "no"} for d in data["dependencies"]]
+    got = report(svc)
+    data = got.as_dict()
+    deps = [{**c.as_dict(), "state": "up" if c.ok else "DOWN",
+             "required": "yes" if c.required else "no"} for c in got.checks]
     lines = [table(deps, ["name", "state", "required", "version", "latency_ms", "detail"])]
-    counts = data.get("counts")
-    if counts:
+    if got.counts:
+        counts = got.counts
         lines.append("")
-        lines.append("queue entries: " + _fmt(counts["jobs"]))
-        lines.append("mails:         " + _fmt(counts["mails"]))
-        lines.append("index:         " + _fmt(counts["index"]))
-        lines.append("sends:         " + _fmt(counts["sends"]))
-        for mb in counts["mailboxes"]:
-            state = "ALARM" if mb["alarm"] else "ok"
-            held = f", held by {mb['lease_owner']}" if mb.get("lease_owner") else ""
-            lines.append(f"mailbox {mb['name']}: {state}, last success {mb['last_success_at']}, "
-                         f"failing since {mb['failing_since']}, last error {mb['last_error']}"
+        lines.append("queue entries: " + _fmt(counts.jobs))
+        lines.append("mails:         " + _fmt(counts.mails))
+        lines.append("index:         " + _fmt(counts.index))
+        lines.append("sends:         " + _fmt(counts.sends))
+        for mb in counts.mailboxes:
+            state = "ALARM" if mb.alarm else "ok"
+            held = f", held by {mb.held_by}" if mb.held_by else ""
+            lines.append(f"mailbox {mb.name}: {state}, last success {_iso(mb.last_success_at)}, "
+                         f"failing since {_iso(mb.failing_since)}, last error {mb.last_error}"
                          f"{held}")
-    elif data.get("counts_error"):
-        lines.append(f"\ncounts unavailable: {data['counts_error']} (run `email-rag migrate`?)")
-    if data.get("queues") is not None:
-        lines.append("redis queues:  " + _fmt(data["queues"]))
-    down = [d["name"] for d in data["dependencies"] if d["required"] and not d["ok"]]
-    if data["ok"]:
+    elif got.counts_error:
+        lines.append(f"\ncounts unavailable: {got.counts_error} (run `email-rag migrate`?)")
+    if got.queues is not None:
+        lines.append("redis queues:  " + _fmt(got.queues))
+    if got.ok:
         msg = "All required dependencies are up."
-        optional_down = [d["name"] for d in data["dependencies"] if not d["ok"]]
-        if optional_down:
-            msg += f" Degraded: {', '.join(optional_down)} unreachable (see detail)."
+        if got.degraded:
+            msg += f" Degraded: {', '.join(got.degraded)} unreachable (see detail)."
         return Outcome(ExitCode.OK, msg, data, "\n".join(lines))
-    msg = (f"Required dependency down: {', '.join(down) or 'schema'}. Work already stored in "
+    msg = (f"Required dependency down: {', '.join(got.down) or 'schema'}. Work already stored in "
            "MariaDB is safe; workers wait and resume when it is back. Check the detail column.")
     return Outcome(ExitCode.ERROR, msg, data, "\n".join(lines))
 
 
-def _fmt(d: dict) -> str:
+def _iso(v: datetime | None) -> str | None:
+    return v.isoformat() if v is not None else None
+
+
+def _fmt(d: Mapping[Any, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(d.items())) or "(none)"

@@ -9,9 +9,12 @@ library, so importing it is cheap.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
+
+from .rows import FromRow, set_field
 
 # Fixed namespace: point ids must never change between releases (a changed id
 # would duplicate every point on the next re-index).
@@ -24,11 +27,35 @@ def point_id(email_id: int, chunk: int) -> str:
 
 
 @dataclass(frozen=True)
+class ChunkPayload(FromRow):
+    """What a vector point carries about its chunk and mail (the Qdrant payload): enough to
+    filter by mailbox and to show a hit without MariaDB. ``from_row`` reads a stored
+    payload (keys it does not name are ignored); ``as_dict`` is what is written."""
+
+    email_id: int
+    mailbox_id: int | None = None
+    chunk: int = 0
+    subject: str | None = None
+    thread_key: str | None = None
+    from_addr: str | None = None
+    category: str | None = None
+    language: str | None = None
+    received_at: str | None = None  # ISO text
+    has_sent_reply: bool | None = None  # when indexed; MariaDB decides "sent" (retrieval)
+    embedder: str | None = None  # what produced the vector
+    source: str | None = None  # "body" or "attachment" (attachment content is untrusted)
+    text: str | None = None  # the chunk's first characters (snippet)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class VectorPoint:
     email_id: int
     chunk: int
     vector: list[float]
-    payload: dict[str, Any]
+    payload: ChunkPayload
 
     @property
     def id(self) -> str:
@@ -40,7 +67,68 @@ class VectorHit:
     email_id: int
     chunk: int
     score: float
-    payload: dict[str, Any]
+    payload: ChunkPayload
+
+
+@dataclass(frozen=True)
+class MailToIndex(FromRow):
+    """The columns of a mail that indexing and retrieval read (a row of ``emails``; never
+    its raw bytes)."""
+
+    id: int
+    mailbox_id: int
+    subject: str | None = None
+    body_text: str | None = None
+    attachment_text: str | None = None
+    thread_key: str | None = None
+    message_id: str | None = None
+    in_reply_to: str | None = None
+    from_addr: str | None = None
+    from_name: str | None = None
+    to_addrs: str | list[str] | None = None  # comma-separated text or a JSON list
+    cc_addrs: str | list[str] | None = None
+    received_at: datetime | str | None = None
+    category: str | None = None
+    language: str | None = None
+
+    def __post_init__(self) -> None:
+        set_field(self, "id", int(self.id))
+        set_field(self, "mailbox_id", int(self.mailbox_id))
+
+    @classmethod
+    def of(cls, mail: MailToIndex | Mapping[str, Any]) -> MailToIndex:
+        """The record, from a caller's ``emails`` row or the record itself."""
+        return mail if isinstance(mail, MailToIndex) else cls.from_row(mail)
+
+
+@dataclass(frozen=True)
+class GraphReply:
+    """One of our replies to a mail that was sent (graph vertex ``replies``)."""
+
+    draft_id: int
+    sent_at: str | None = None
+
+
+@dataclass(frozen=True)
+class HistoryMail(FromRow):
+    """One earlier mail of a sender (retrieval context): from the graph (``replied``) or from
+    MariaDB (``status``); ``as_dict`` gives the fields its source knows."""
+
+    email_id: int
+    subject: str | None = None
+    received_at: str | None = None
+    thread_key: str | None = None
+    category: str | None = None
+    replied: bool | None = None  # graph: one of our replies to it was sent
+    status: str | None = None  # MariaDB: its business status
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if self.replied is None:
+            del d["replied"]
+        if self.status is None:
+            del d["status"]
+        return d
 
 
 @dataclass
@@ -59,7 +147,7 @@ class GraphMail:
     received_at: str | None = None
     category: str | None = None
     parent_email_id: int | None = None  # the mail it answers (In-Reply-To), if we have it
-    replies: list[dict[str, Any]] = field(default_factory=list)  # our sent replies: draft_id, sent_at
+    replies: list[GraphReply] = field(default_factory=list)  # our sent replies
 
 
 class Embedder(Protocol):
@@ -90,6 +178,6 @@ class GraphStore(Protocol):
     def upsert_mail(self, mail: GraphMail) -> None: ...
 
     def sender_history(self, address: str, *, exclude_email_id: int | None = None,
-                       limit: int = 10, mailbox_id: int | None = None) -> list[dict[str, Any]]: ...
+                       limit: int = 10, mailbox_id: int | None = None) -> list[HistoryMail]: ...
 
     def close(self) -> None: ...

@@ -28,13 +28,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from ..core.errors import EmailRagError, PermanentError, StoreUnavailableError
-from ..core.index_ports import GraphMail, VectorPoint
+from ..core.index_ports import ChunkPayload, GraphMail, GraphReply, MailToIndex, VectorPoint
 from ..core.retry import RetryPolicy
+from ..core.rows import FromRow, set_field
 from ..core.states import IndexStatus
 from ..db import sql
 from .chunking import MAX_CHUNKS, attachment_chunks, mail_chunks
@@ -162,23 +164,26 @@ class Indexer:
         self.policy = store_policy(services.settings)
         self.sleep = sleep
 
-    def index(self, email: dict[str, Any], only: Iterable[str] | None = None,
+    def index(self, email: MailToIndex | Mapping[str, Any], only: Iterable[str] | None = None,
               down: set[str] | None = None) -> IndexResult:
-        """Index ``email`` into the stores (``only``: a subset, e.g. the missing ones).
+        """Index ``email`` (the record, or an ``emails`` row: converted here) into the stores
+        (``only``: a subset, e.g. the missing ones).
 
         ``down``: stores already found unavailable in this run (a sync batch); they are
         not tried again and stay missing, so one outage does not cost tries per mail.
         """
+        mail = MailToIndex.of(email)
         wanted = [s for s in STORES if only is None or s in set(only)]
         s = self.settings
-        chunks, truncated = mail_chunks(email.get("subject"), email.get("body_text"),
-                                        s.chunk_chars, s.chunk_overlap)
+        chunks, truncated = mail_chunks(mail.subject, mail.body_text, s.chunk_chars,
+                                        s.chunk_overlap)
         sources = ["body"] * len(chunks)
-        extra = attachment_chunks(email.get("subject"), email.get("attachment_text"),
+        extra = attachment_chunks(mail.subject, mail.attachment_text,
                                   s.chunk_chars, s.chunk_overlap, MAX_CHUNKS - len(chunks))
         chunks, sources = chunks + extra, sources + ["attachment"] * len(extra)
-        result = IndexResult(int(email["id"]), {}, len(chunks), truncated)
-        replies = self.services.db.fetchall(sql("index_sent_replies"), {"id": email["id"]})
+        result = IndexResult(mail.id, {}, len(chunks), truncated)
+        replies = SentReply.from_rows(self.services.db.fetchall(sql("index_sent_replies"),
+                                                                {"id": mail.id}))
         down = down if down is not None else set()
         if "vectors" in wanted:
             if not chunks:
@@ -189,7 +194,7 @@ class Indexer:
             else:
                 result.embedder = self._embedder_name()
                 result.stores["vectors"] = with_tries(
-                    "vectors", lambda: self._write_vectors(email, chunks, sources, bool(replies)),
+                    "vectors", lambda: self._write_vectors(mail, chunks, sources, bool(replies)),
                     self.policy, self.sleep)
         if "graph" in wanted:
             if not s.arango_url:
@@ -199,7 +204,7 @@ class Indexer:
                 result.stores["graph"] = StoreResult(
                     "graph", "missing", error="not tried: unavailable earlier in this run")
             else:
-                gm = self._graph_mail(email, replies)
+                gm = self._graph_mail(mail, replies)
                 result.stores["graph"] = with_tries("graph", lambda: self._write_graph(gm),
                                                     self.policy, self.sleep)
         for name, r in result.stores.items():
@@ -214,48 +219,59 @@ class Indexer:
             return self.settings.embedding_backend
 
     # --- vectors ---
-    def _write_vectors(self, email: dict[str, Any], chunks: list[str], sources: list[str],
+    def _write_vectors(self, mail: MailToIndex, chunks: list[str], sources: list[str],
                        has_reply: bool) -> dict[str, Any]:
         embedder = self.services.embedder
         vectors = embedder.embed(chunks)
-        base = {
-            "email_id": int(email["id"]), "mailbox_id": int(email["mailbox_id"]),
-            "subject": (email.get("subject") or "")[:300], "thread_key": email.get("thread_key"),
-            "from_addr": (email.get("from_addr") or "").lower() or None,
-            "category": email.get("category"), "language": email.get("language"),
-            "received_at": _iso(email.get("received_at")), "has_sent_reply": has_reply,
-            "embedder": embedder.name,
-        }
-        # source: "body" or "attachment" (attachment content, untrusted; chunking.py)
-        points = [VectorPoint(int(email["id"]), i, v, {**base, "chunk": i, "source": src,
-                                                          "text": c[:SNIPPET]})
+        points = [VectorPoint(mail.id, i, v, chunk_payload(mail, i, c, src, has_reply,
+                                                           embedder.name))
                   for i, (c, v, src) in enumerate(zip(chunks, vectors, sources, strict=True))]
-        written = self.services.vectors.replace_mail(int(email["id"]), points)
+        written = self.services.vectors.replace_mail(mail.id, points)
         return {"points": written}
 
     # --- graph ---
-    def _graph_mail(self, email: dict[str, Any], replies: list[dict[str, Any]]) -> GraphMail:
+    def _graph_mail(self, mail: MailToIndex, replies: list[SentReply]) -> GraphMail:
         parent = None
-        if email.get("in_reply_to"):
+        if mail.in_reply_to:
             row = self.services.db.fetchone(sql("index_parent_by_message_id"), {
-                "mailbox_id": email["mailbox_id"], "message_id": email["in_reply_to"],
-                "id": email["id"]})
+                "mailbox_id": mail.mailbox_id, "message_id": mail.in_reply_to, "id": mail.id})
             parent = int(row["id"]) if row else None
         return GraphMail(
-            email_id=int(email["id"]), mailbox_id=int(email["mailbox_id"]),
-            message_id=email.get("message_id"), subject=email.get("subject"),
-            thread_key=email.get("thread_key"), from_addr=email.get("from_addr"),
-            from_name=email.get("from_name"), to_addrs=_addr_list(email.get("to_addrs")),
-            cc_addrs=_addr_list(email.get("cc_addrs")), received_at=_iso(email.get("received_at")),
-            category=email.get("category"), parent_email_id=parent,
-            replies=[{"draft_id": int(r["draft_id"]), "sent_at": _iso(r["sent_at"])}
-                     for r in replies])
+            email_id=mail.id, mailbox_id=mail.mailbox_id, message_id=mail.message_id,
+            subject=mail.subject, thread_key=mail.thread_key, from_addr=mail.from_addr,
+            from_name=mail.from_name, to_addrs=_addr_list(mail.to_addrs),
+            cc_addrs=_addr_list(mail.cc_addrs), received_at=_iso(mail.received_at),
+            category=mail.category, parent_email_id=parent,
+            replies=[GraphReply(r.draft_id, _iso(r.sent_at)) for r in replies])
 
     def _write_graph(self, gm: GraphMail) -> dict[str, Any]:
         graph = self.services.graph
         assert graph is not None
         graph.upsert_mail(gm)
         return {"parent": gm.parent_email_id, "replies": len(gm.replies)}
+
+
+@dataclass(frozen=True)
+class SentReply(FromRow):
+    """One of our replies to a mail that left (``index_sent_replies``)."""
+
+    draft_id: int
+    sent_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        set_field(self, "draft_id", int(self.draft_id))
+
+
+def chunk_payload(mail: MailToIndex, chunk: int, text: str, source: str, has_reply: bool,
+                  embedder: str) -> ChunkPayload:
+    """The vector payload of one chunk (what a search hit carries without MariaDB).
+    ``source``: "body" or "attachment" (attachment content, untrusted; chunking.py)."""
+    return ChunkPayload(
+        email_id=mail.id, mailbox_id=mail.mailbox_id, chunk=chunk,
+        subject=(mail.subject or "")[:300], thread_key=mail.thread_key,
+        from_addr=(mail.from_addr or "").lower() or None, category=mail.category,
+        language=mail.language, received_at=_iso(mail.received_at), has_sent_reply=has_reply,
+        embedder=embedder, source=source, text=text[:SNIPPET])
 
 
 def _iso(v: Any) -> str | None:

@@ -25,7 +25,10 @@ import os
 import socket
 import threading
 import time
+from dataclasses import asdict, dataclass, replace
 from typing import Any
+
+from ..core.rows import FromRow
 
 log = logging.getLogger(__name__)
 
@@ -41,20 +44,43 @@ def _now() -> float:
     return time.time()
 
 
+@dataclass(frozen=True)
+class OwnerStart(FromRow):
+    """One start of a vector owner (``error``: it failed), kept in Redis for ``WINDOW_S``."""
+
+    at: float
+    pid: int
+    host: str | None = None
+    error: str | None = None
+
+    def as_json(self) -> str:
+        return json.dumps({k: v for k, v in asdict(self).items() if v is not None})
+
+
+@dataclass(frozen=True)
+class OwnerBeat(FromRow):
+    """The running owner's heartbeat (``BEAT_KEY``)."""
+
+    pid: int
+    host: str
+    since: float
+    at: float = 0.0
+
+
 def record_start(redis: Any) -> None:
-    _push(redis, STARTS_KEY, {"at": _now(), "pid": os.getpid(), "host": socket.gethostname()})
+    _push(redis, STARTS_KEY, OwnerStart(_now(), os.getpid(), host=socket.gethostname()))
 
 
 def record_failed_start(redis: Any, error: str) -> None:
     log.error("ALARM vector owner cannot start: %s Mails needing the vector queue wait; "
               "everything else keeps flowing.", error)
-    _push(redis, FAILED_KEY, {"at": _now(), "pid": os.getpid(), "error": error[:400]})
+    _push(redis, FAILED_KEY, OwnerStart(_now(), os.getpid(), error=error[:400]))
 
 
-def _push(redis: Any, key: str, item: dict[str, Any]) -> None:
+def _push(redis: Any, key: str, item: OwnerStart) -> None:
     try:
         with redis.pipeline() as pipe:
-            pipe.lpush(key, json.dumps(item))
+            pipe.lpush(key, item.as_json())
             pipe.ltrim(key, 0, 49)
             pipe.expire(key, WINDOW_S)
             pipe.execute()
@@ -67,13 +93,13 @@ class Beacon:
 
     def __init__(self, redis: Any, interval: float = INTERVAL_S) -> None:
         self.redis, self.interval = redis, interval
-        self.info = {"pid": os.getpid(), "host": socket.gethostname(), "since": _now()}
+        self.beat_record = OwnerBeat(os.getpid(), socket.gethostname(), _now())
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def beat(self) -> None:
         try:
-            self.redis.set(BEAT_KEY, json.dumps({**self.info, "at": _now()}),
+            self.redis.set(BEAT_KEY, json.dumps(asdict(replace(self.beat_record, at=_now()))),
                            ex=max(1, int(3 * self.interval)))
         except Exception as e:  # noqa: BLE001 - Redis may be down; beat again later
             log.warning("vector owner beat not written: %s", e)
@@ -97,15 +123,15 @@ class Beacon:
             pass
 
 
-def _recent(redis: Any, key: str) -> list[dict[str, Any]]:
-    cutoff = _now() - WINDOW_S
+def _recent(redis: Any, key: str, now: float) -> list[OwnerStart]:
+    cutoff = now - WINDOW_S
     out = []
     for raw in redis.lrange(key, 0, 49):
         try:
-            item = json.loads(raw)
-        except ValueError:
+            item = OwnerStart.from_row(json.loads(raw))
+        except (ValueError, TypeError, AttributeError):
             continue
-        if float(item.get("at", 0)) >= cutoff:
+        if float(item.at or 0) >= cutoff:
             out.append(item)
     return out
 
@@ -113,21 +139,27 @@ def _recent(redis: Any, key: str) -> list[dict[str, Any]]:
 def state(redis: Any, waiting: int) -> tuple[bool, str]:
     """(ok, what an admin reads). ``waiting``: entries queued on the vector queue."""
     raw = redis.get(BEAT_KEY)
-    owner = json.loads(raw) if raw else None
-    starts = _recent(redis, STARTS_KEY)
-    failed = _recent(redis, FAILED_KEY)
+    owner = OwnerBeat.from_row(json.loads(raw)) if raw else None
+    now = _now()
+    return judge(owner, _recent(redis, STARTS_KEY, now), _recent(redis, FAILED_KEY, now),
+                 waiting)
+
+
+def judge(owner: OwnerBeat | None, starts: list[OwnerStart], failed: list[OwnerStart],
+          waiting: int) -> tuple[bool, str]:
+    """The owner's state from its beat and the starts of the window (newest first)."""
     problems = []
     if failed:
         problems.append(f"ALARM {len(failed)} failed start(s) in the last {WINDOW_S // 60} min, "
-                        f"last: {failed[0].get('error')}")
+                        f"last: {failed[0].error}")
     if len(starts) > MAX_STARTS:
         problems.append(f"ALARM restarted {len(starts)} times in the last {WINDOW_S // 60} min")
     if owner is None and waiting:
         problems.append(f"ALARM no vector owner running while {waiting} entr"
                         f"{'y waits' if waiting == 1 else 'ies wait'} on the vector queue")
     if owner is not None:
-        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(owner["since"])))
-        head = f"worker pid {owner['pid']} on {owner['host']} since {since}"
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(owner.since)))
+        head = f"worker pid {owner.pid} on {owner.host} since {since}"
     else:
         head = "no vector owner running"
     return not problems, "; ".join([head, *problems])

@@ -36,12 +36,20 @@ import email.policy
 import re
 from dataclasses import dataclass, field
 from email.message import Message
-from typing import Any
+from enum import StrEnum
+from typing import TYPE_CHECKING
 
+from ..core.rows import FromRow, set_field
+from ..core.settings import Settings
 from ..core.states import Actor, DraftStatus, MailStatus, SendStatus
 from ..db import sql
 from ..db.audit import AuditEvent
+from ..db.connection import Cursor
 from ..mail.headers import BOUNCE_LOCALPARTS
+
+if TYPE_CHECKING:
+    from ..db.stores import Stores
+    from .store import PreparedMail
 
 _MSGID_LINE = re.compile(r"^\s*(?:Original-)?Message-ID:\s*(<[^>\s]+>)", re.I | re.M)
 _ADDRESS = re.compile(r"<?([A-Za-z0-9._%+\-=]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,})>?")
@@ -130,7 +138,7 @@ def read_bounce(raw: bytes, message_id_domain: str) -> Bounce | None:
     return out
 
 
-def is_bounce(p: Any) -> bool:
+def is_bounce(p: PreparedMail) -> bool:
     """A stored no-reply mail that looks like a bounce (a DSN also carries Auto-Submitted,
     which the loop guard names first)."""
     if p.kind != "no_reply":
@@ -164,8 +172,47 @@ def _free_text_reason(texts: list[str]) -> str:
     return " ".join(lines[:3])
 
 
-def link_bounces(cur: Any, stores: Any, settings: Any, new: list[tuple[int, Any]]
-                 ) -> list[AuditEvent]:
+@dataclass(frozen=True)
+class NamedAttempt(FromRow):
+    """The send attempt a bounce names, locked (``sends_by_message_id_for_update``,
+    ``sends_last_to_recipient``): with the mail it replied to."""
+
+    id: int
+    draft_id: int
+    email_id: int
+    status: SendStatus
+    message_id: str = ""
+
+    def __post_init__(self) -> None:
+        set_field(self, "status", SendStatus(self.status))
+        for name in ("id", "draft_id", "email_id"):
+            set_field(self, name, int(getattr(self, name)))
+
+
+class BounceAction(StrEnum):
+    APPLY = "apply"  # sent / unknown: the attempt bounced (draft stale, mail draft_ready)
+    ALREADY = "already"  # bounced before (the same bounce again): nothing changes
+    NOT_APPLIED = "not_applied"  # any other status: nothing changes, audited on the bounce
+
+
+@dataclass(frozen=True)
+class BounceMatch:
+    action: BounceAction
+    matched_by: str  # "original Message-ID" or "recipient"
+
+
+def match(attempt: NamedAttempt, bounce: Bounce) -> BounceMatch:
+    """What a bounce does to the send attempt it names."""
+    how = "original Message-ID" if attempt.message_id in bounce.message_ids else "recipient"
+    if attempt.status in (SendStatus.SENT, SendStatus.UNKNOWN):
+        return BounceMatch(BounceAction.APPLY, how)
+    if attempt.status == SendStatus.BOUNCED:
+        return BounceMatch(BounceAction.ALREADY, how)
+    return BounceMatch(BounceAction.NOT_APPLIED, how)
+
+
+def link_bounces(cur: Cursor, stores: Stores, settings: Settings,
+                 new: list[tuple[int, PreparedMail]]) -> list[AuditEvent]:
     """For each newly stored bounce mail (``(email id, PreparedMail)``, see ``is_bounce``),
     move the send attempt it names; returns the audit events (written by the caller with
     its batch)."""
@@ -183,45 +230,46 @@ def link_bounces(cur: Any, stores: Any, settings: Any, new: list[tuple[int, Any]
     return events
 
 
-def _attempt_named(cur: Any, bounce: Bounce, days: int) -> dict[str, Any] | None:
+def _attempt_named(cur: Cursor, bounce: Bounce, days: int) -> NamedAttempt | None:
     for message_id in bounce.message_ids:
         row = cur.fetchone(sql("sends_by_message_id_for_update"), {"message_id": message_id})
         if row is not None:
-            return row
+            return NamedAttempt.from_row(row)
     for rcpt in bounce.recipients:
         row = cur.fetchone(sql("sends_last_to_recipient"), {"recipient": rcpt, "days": days})
         if row is not None:
-            return row
+            return NamedAttempt.from_row(row)
     return None
 
 
-def _apply(cur: Any, stores: Any, email_id: int, attempt: dict[str, Any], bounce: Bounce
+def _apply(cur: Cursor, stores: Stores, email_id: int, attempt: NamedAttempt, bounce: Bounce
            ) -> list[AuditEvent]:
     events: list[AuditEvent] = []
-    how = "original Message-ID" if attempt["message_id"] in bounce.message_ids else "recipient"
-    if attempt["status"] not in (SendStatus.SENT, SendStatus.UNKNOWN):
-        if attempt["status"] != SendStatus.BOUNCED:
-            events.append(AuditEvent(Actor.POLLER, "email", email_id, "bounce_not_applied",
-                                     detail={"send_attempt": attempt["id"],
-                                             "status": str(attempt["status"]), "matched_by": how}))
+    found = match(attempt, bounce)
+    how = found.matched_by
+    if found.action == BounceAction.NOT_APPLIED:
+        events.append(AuditEvent(Actor.POLLER, "email", email_id, "bounce_not_applied",
+                                 detail={"send_attempt": attempt.id,
+                                         "status": str(attempt.status), "matched_by": how}))
+    if found.action != BounceAction.APPLY:
         return events
     reason = f"the reply bounced (bounce mail {email_id}): {bounce.diagnostic}"[:2000]
     detail = {"bounce_email_id": email_id, "matched_by": how, "diagnostic": bounce.diagnostic}
-    stores.sends.move(cur, attempt["id"], SendStatus.BOUNCED, actor=Actor.POLLER,
-                      event="bounced", query="sends_bounce", row=attempt, detail=detail,
-                      events=events, diagnostic=f"bounce: {bounce.diagnostic}"[:2000],
-                      bounce_email_id=email_id)
-    draft = stores.drafts.lock(cur, attempt["draft_id"])
-    if draft["status"] in (DraftStatus.SENT, DraftStatus.APPROVED):
-        stores.drafts.move(cur, draft["id"], DraftStatus.STALE, actor=Actor.POLLER,
+    stores.sends.move(cur, attempt.id, SendStatus.BOUNCED, actor=Actor.POLLER,
+                      event="bounced", query="sends_bounce", current=attempt.status,
+                      detail=detail, events=events,
+                      diagnostic=f"bounce: {bounce.diagnostic}"[:2000], bounce_email_id=email_id)
+    draft = stores.drafts.get(cur, attempt.draft_id)
+    if draft.status in (DraftStatus.SENT, DraftStatus.APPROVED):
+        stores.drafts.move(cur, draft.id, DraftStatus.STALE, actor=Actor.POLLER,
                            event="bounced", query="drafts_mark_stale", reason=reason,
-                           row=draft, detail=detail, events=events)
-    mail = stores.mails.lock(cur, int(attempt["email_id"]))
-    if mail["status"] in (MailStatus.SENT, MailStatus.MANUAL):
-        stores.mails.move(cur, mail["id"], MailStatus.DRAFT_READY, actor=Actor.POLLER,
-                          event="reply_bounced", reason=reason, row=mail, detail=detail,
-                          events=events)
+                           current=draft.status, detail=detail, events=events)
+    mail = stores.mails.get(cur, attempt.email_id)
+    if mail.status in (MailStatus.SENT, MailStatus.MANUAL):
+        stores.mails.move(cur, mail.id, MailStatus.DRAFT_READY, actor=Actor.POLLER,
+                          event="reply_bounced", reason=reason, current=mail.status,
+                          detail=detail, events=events)
     events.append(AuditEvent(Actor.POLLER, "email", email_id, "bounce_linked",
-                             detail={"send_attempt": attempt["id"], "matched_by": how,
-                                     "replied_mail": int(attempt["email_id"])}))
+                             detail={"send_attempt": attempt.id, "matched_by": how,
+                                     "replied_mail": attempt.email_id}))
     return events

@@ -50,7 +50,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..adapters.imap import IdleSession
 from ..core.errors import ConfigError, DatabaseUnavailableError, EmailRagError, ImapError
@@ -115,6 +115,7 @@ class IdleWatcher:
         self.stats = IdleStats()
         self.keep_polls = keep_polls
         self.holding = threading.Event()  # set while this watcher holds the lease
+        self.mailbox: ms.Mailbox | None = None  # while holding: the row as the polls left it
 
     # --- outer loop: lease, backoff, outages ---
     def run(self) -> IdleStats:
@@ -141,11 +142,11 @@ class IdleWatcher:
         """Take the lease and hold it as long as things go well; returns the seconds to wait
         before the next try (0: at once)."""
         db = self.svc.db
-        row = ms.ensure_mailbox(db, self.config)
-        lease = ms.take_lease(db, row, self.owner, self.settings.poll_lease_seconds)
+        mailbox = ms.ensure_mailbox(db, self.config)
+        lease = ms.take_lease(db, mailbox, self.owner, self.settings.poll_lease_seconds)
         if not lease.got:
             if lease.why == "backoff" and lease.backoff_until is not None:
-                now = ms.ensure_mailbox(db, self.config)["db_now"]
+                now = ms.ensure_mailbox(db, self.config).db_now or lease.backoff_until
                 wait = max(0.05, (lease.backoff_until - now).total_seconds())
                 log.info("mailbox %s in backoff for %.1f s", self.config.name, wait)
                 return wait
@@ -154,14 +155,16 @@ class IdleWatcher:
         self.stats.leases += 1
         self.holding.set()
         try:
-            self._hold(lease.row or row)
+            self._hold(lease.mailbox or mailbox)
         finally:
             self.holding.clear()
-            ms.release_lease(db, row["id"], self.owner)
+            ms.release_lease(db, mailbox.id, self.owner)
         return 0.0
 
     # --- inner loop: sessions, notifications, re-issue, safety poll ---
-    def _hold(self, row: dict[str, Any]) -> None:
+    def _hold(self, mailbox: ms.Mailbox) -> None:
+        """Hold the lease of ``mailbox``: IDLE sessions and polls until a failure or stop."""
+        self.mailbox = mailbox
         s = self.settings
         sessions: list[IdleSession] = []
         selector = selectors.DefaultSelector()
@@ -169,11 +172,11 @@ class IdleWatcher:
             try:
                 sessions = self._open_sessions()
             except ImapError as e:
-                self._failed(row, e)
+                self._failed(e)
                 return
             for session in sessions:
                 selector.register(session.fileno(), selectors.EVENT_READ, session)
-            if not self._poll(row, None, "catch-up"):  # what arrived while nobody listened
+            if not self._poll(None, "catch-up"):  # what arrived while nobody listened
                 return
             now = time.monotonic()
             next_safety = now + s.poll_interval_seconds
@@ -188,7 +191,7 @@ class IdleWatcher:
                     if session.wait(0).new_mail:
                         announced.add(session.folder)
                         self.stats.notifications += 1
-                if announced and not self._poll(row, announced, "notification"):
+                if announced and not self._poll(announced, "notification"):
                     return
                 now = time.monotonic()
                 unannounced: set[str] = set()
@@ -200,14 +203,14 @@ class IdleWatcher:
                     self.stats.safety_polls += 1
                     next_safety = now + s.poll_interval_seconds
                     unannounced = set(self.config.folders)
-                if unannounced and not self._poll(row, unannounced, "safety"):
+                if unannounced and not self._poll(unannounced, "safety"):
                     return
                 if time.monotonic() >= next_renew:
                     with self.svc.db.transaction() as cur:
-                        ms.renew_lease(cur, row["id"], self.owner, s.poll_lease_seconds)
+                        ms.renew_lease(cur, mailbox.id, self.owner, s.poll_lease_seconds)
                     next_renew = time.monotonic() + s.poll_lease_seconds / 3
         except ImapError as e:
-            self._failed(row, e)
+            self._failed(e)
         except ms.LeaseLostError as e:
             log.warning("mailbox %s: %s; IDLE stops and waits for the lease", self.config.name, e)
         finally:
@@ -252,9 +255,10 @@ class IdleWatcher:
             raise
         self.stats.refreshes += 1
 
-    def _poll(self, row: dict[str, Any], folders: set[str] | None, why: str) -> bool:
+    def _poll(self, folders: set[str] | None, why: str) -> bool:
         """The normal poll path under the held lease; False when the watcher must let go."""
-        res = self.poller.poll_held(self.config, row, folders)
+        assert self.mailbox is not None
+        res, self.mailbox = self.poller.poll_held(self.config, self.mailbox, folders)
         new = res.total("new")
         self.stats.new += new
         if self.keep_polls:
@@ -273,10 +277,11 @@ class IdleWatcher:
                     self.config.name, why, res.status, res.error)
         return False
 
-    def _failed(self, row: dict[str, Any], error: ImapError) -> None:
+    def _failed(self, error: ImapError) -> None:
         self.stats.failures += 1
-        failures, delay = ms.record_failure(self.svc.db, row, error, self.poller.backoff)
-        row["consecutive_failures"] = failures
+        assert self.mailbox is not None
+        failures, delay = ms.record_failure(self.svc.db, self.mailbox, error, self.poller.backoff)
+        self.mailbox = self.mailbox.failed(failures)
         log.warning("mailbox %s: IDLE failed (%s); failure %d, reconnecting in %.1f s",
                     self.config.name, redact_text(str(error)), failures, delay)
 

@@ -19,13 +19,14 @@ import logging
 import os
 import socket
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from enum import StrEnum
 
 from ..core.errors import ImapAuthError, LeaseLostError
 from ..core.redact import redact_text
 from ..core.retry import ExponentialBackoff
+from ..core.rows import FromRow, set_field
 from ..core.settings import MailboxConfig
 from ..core.states import Actor
 from ..core.timing import micros
@@ -57,57 +58,144 @@ def owner_is_dead(owner: str | None) -> bool:
     return False
 
 
-def ensure_mailbox(db: Database, config: MailboxConfig) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Mailbox(FromRow):
+    """A mailboxes row as the poller reads it (``ingest_mailbox_by_name``): its poll health,
+    its lease, and the database clock when it was read (``db_now``)."""
+
+    id: int
+    name: str
+    consecutive_failures: int = 0
+    needs_attention: bool = False
+    failing_since: datetime | None = None
+    last_error: str | None = None
+    backoff_until: datetime | None = None
+    lease_owner: str | None = None
+    lease_until: datetime | None = None
+    db_now: datetime | None = None
+
+    def __post_init__(self) -> None:
+        set_field(self, "consecutive_failures", int(self.consecutive_failures or 0))
+        set_field(self, "needs_attention", bool(self.needs_attention))
+
+    @property
+    def in_backoff(self) -> bool:
+        return (self.backoff_until is not None and self.db_now is not None
+                and self.backoff_until > self.db_now)
+
+    @property
+    def lease_expired(self) -> bool:
+        """No lease, or its time ran out (by the database clock)."""
+        return (self.lease_until is None or self.db_now is None
+                or self.lease_until < self.db_now)
+
+    @property
+    def lease_free(self) -> bool:
+        return self.lease_owner is None or self.lease_expired
+
+    def failed(self, failures: int) -> Mailbox:
+        """As it is after a failure recorded with ``failures`` in a row."""
+        return replace(self, consecutive_failures=failures)
+
+    def recovered(self) -> Mailbox:
+        """As it is after a successful poll."""
+        return replace(self, consecutive_failures=0, needs_attention=False, failing_since=None)
+
+
+def read_mailbox(cur: Cursor | Database, name: str) -> Mailbox | None:
+    row = cur.fetchone(sql("ingest_mailbox_by_name"), {"name": name})
+    return Mailbox.from_row(row) if row is not None else None
+
+
+def ensure_mailbox(db: Database, config: MailboxConfig) -> Mailbox:
     """Upsert the mailboxes row by name and return it (with ``db_now``)."""
     with db.transaction() as cur:
         cur.execute(sql("ingest_upsert_mailbox"),
                     {"name": config.name, "address": config.reply_address})
-        row = cur.fetchone(sql("ingest_mailbox_by_name"), {"name": config.name})
-    assert row is not None
-    return row
+        mailbox = read_mailbox(cur, config.name)
+    assert mailbox is not None
+    return mailbox
 
 
-@dataclass
+@dataclass(frozen=True)
 class LeaseResult:
     got: bool
     why: str = ""  # when not got: "busy" or "backoff"
     holder: str | None = None
     backoff_until: datetime | None = None
     taken_over_from: str | None = None  # owner of an expired or dead lease we took
-    row: dict[str, Any] | None = None  # the mailboxes row as read when taking the lease
+    mailbox: Mailbox | None = None  # the mailboxes row as read when taking the lease
 
 
-def take_lease(db: Database, row: dict[str, Any], owner: str, lease_seconds: float,
+def refusal(now: Mailbox, force: bool) -> LeaseResult:
+    """Why a lease was not got, from the row read after the refusal: ``backoff`` when the
+    lease is free but the mailbox waits (unless forced), else ``busy`` (someone holds it)."""
+    if not force and now.in_backoff and now.lease_free:
+        return LeaseResult(False, "backoff", backoff_until=now.backoff_until)
+    return LeaseResult(False, "busy", holder=now.lease_owner, backoff_until=now.backoff_until)
+
+
+def take_lease(db: Database, mailbox: Mailbox, owner: str, lease_seconds: float,
                force: bool = False) -> LeaseResult:
-    mailbox_id = row["id"]
     with db.transaction() as cur:
-        before = cur.fetchone(sql("ingest_mailbox_by_name"), {"name": row["name"]})
+        before = read_mailbox(cur, mailbox.name)
         assert before is not None
-        lease = {"owner": owner, "lease_us": micros(lease_seconds), "mailbox_id": mailbox_id,
+        lease = {"owner": owner, "lease_us": micros(lease_seconds), "mailbox_id": mailbox.id,
                  "force": bool(force)}
         got = cur.execute(sql("ingest_take_lease"), lease) == 1
-        holder = before["lease_owner"]
+        holder = before.lease_owner
         if not got and holder and holder != owner and owner_is_dead(holder):
             got = cur.execute(sql("ingest_take_dead_lease"),
                               {**lease, "dead_owner": holder}) == 1
         if got and holder and holder != owner:
-            expired = before["lease_until"] is None or before["lease_until"] < before["db_now"]
             write_events(cur, [AuditEvent(
-                Actor.POLLER, "mailbox", row["name"], "lease_taken_over",
+                Actor.POLLER, "mailbox", mailbox.name, "lease_taken_over",
                 detail={"previous_owner": holder, "owner": owner,
-                        "why": "lease expired" if expired else "owner process is dead"})])
+                        "why": "lease expired" if before.lease_expired
+                        else "owner process is dead"})])
     if got:
         return LeaseResult(True, taken_over_from=holder if holder and holder != owner else None,
-                           row=before)
-    now = db.fetchone(sql("ingest_mailbox_by_name"), {"name": row["name"]}) or before
-    in_backoff = (not force and now["backoff_until"] is not None
-                  and now["backoff_until"] > now["db_now"])
-    lease_free = (now["lease_owner"] is None or now["lease_until"] is None
-                  or now["lease_until"] < now["db_now"])
-    if in_backoff and lease_free:
-        return LeaseResult(False, "backoff", backoff_until=now["backoff_until"])
-    return LeaseResult(False, "busy", holder=now["lease_owner"],
-                       backoff_until=now["backoff_until"])
+                           mailbox=before)
+    return refusal(read_mailbox(db, mailbox.name) or before, force)
+
+
+@dataclass(frozen=True)
+class FolderCursor(FromRow):
+    """A folder's poll cursor (``mailbox_cursors``): the UIDs up to ``last_uid`` of this
+    ``uidvalidity`` are stored."""
+
+    uidvalidity: int
+    last_uid: int = 0
+
+    def __post_init__(self) -> None:
+        set_field(self, "uidvalidity", int(self.uidvalidity))
+        set_field(self, "last_uid", int(self.last_uid or 0))
+
+
+class CursorAction(StrEnum):
+    NEW = "new"  # no cursor yet: create it at 0, fetch everything
+    CONTINUE = "continue"  # same UIDVALIDITY: fetch above last_uid
+    RESET = "reset"  # UIDVALIDITY changed: the old UIDs mean nothing; reset to 0 (audited)
+
+
+@dataclass(frozen=True)
+class CursorStart:
+    action: CursorAction
+    last_uid: int  # fetch the UIDs above this one
+
+
+def cursor_start(stored: FolderCursor | None, uidvalidity: int) -> CursorStart:
+    """Where a poll of a folder starts, given its stored cursor and the server's UIDVALIDITY."""
+    if stored is None:
+        return CursorStart(CursorAction.NEW, 0)
+    if stored.uidvalidity == uidvalidity:
+        return CursorStart(CursorAction.CONTINUE, stored.last_uid)
+    return CursorStart(CursorAction.RESET, 0)
+
+
+def read_cursor(db: Database, mailbox_id: int, folder: str) -> FolderCursor | None:
+    row = db.fetchone(sql("ingest_cursor"), {"mailbox_id": mailbox_id, "folder": folder})
+    return FolderCursor.from_row(row) if row is not None else None
 
 
 def renew_lease(cur: Cursor, mailbox_id: int, owner: str, lease_seconds: float) -> None:
@@ -125,30 +213,30 @@ def release_lease(db: Database, mailbox_id: int, owner: str) -> None:
                     mailbox_id, e)
 
 
-def record_failure(db: Database, row: dict[str, Any], error: BaseException,
+def record_failure(db: Database, mailbox: Mailbox, error: BaseException,
                    backoff: ExponentialBackoff) -> tuple[int, float]:
     """Count the failure, set the backoff and audit it; returns (failures, delay s)."""
-    failures = int(row["consecutive_failures"]) + 1
+    failures = mailbox.consecutive_failures + 1
     delay = backoff.delay(failures)
     auth = isinstance(error, ImapAuthError)
     message = redact_text(f"{type(error).__name__}: {error}")[:2000]
     with db.transaction() as cur:
         cur.execute(sql("ingest_poll_failed"),
                     {"failures": failures, "backoff_us": micros(delay), "error": message,
-                     "needs_attention": auth, "mailbox_id": row["id"]})
+                     "needs_attention": auth, "mailbox_id": mailbox.id})
         write_events(cur, [AuditEvent(
-            Actor.POLLER, "mailbox", row["name"], "poll_failed", attempt=failures,
+            Actor.POLLER, "mailbox", mailbox.name, "poll_failed", attempt=failures,
             detail={"error": message, "error_type": type(error).__name__,
                     "retry_in_seconds": round(delay, 3), "needs_attention": auth or None,
                     "consecutive_failures": failures})])
     return failures, delay
 
 
-def record_success(db: Database, row: dict[str, Any]) -> None:
+def record_success(db: Database, mailbox: Mailbox) -> None:
     with db.transaction() as cur:
-        cur.execute(sql("ingest_poll_succeeded"), {"mailbox_id": row["id"]})
-        if int(row["consecutive_failures"]) > 0 or row["needs_attention"]:
+        cur.execute(sql("ingest_poll_succeeded"), {"mailbox_id": mailbox.id})
+        if mailbox.consecutive_failures > 0 or mailbox.needs_attention:
             write_events(cur, [AuditEvent(
-                Actor.POLLER, "mailbox", row["name"], "poll_recovered",
-                detail={"after_failures": int(row["consecutive_failures"]),
-                        "failing_since": row["failing_since"]})])
+                Actor.POLLER, "mailbox", mailbox.name, "poll_recovered",
+                detail={"after_failures": mailbox.consecutive_failures,
+                        "failing_since": mailbox.failing_since})])

@@ -46,6 +46,7 @@ from ..core.settings import MailboxConfig
 from ..core.states import Actor
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
+from ..db.connection import Cursor
 from ..jobs.dispatch import left_for_redispatch
 from ..jobs.store import mark_enqueued
 from . import mailbox_state as ms
@@ -53,9 +54,11 @@ from .bounces import link_bounces
 from .store import (
     BatchTarget,
     MissingUids,
+    PreparedMail,
     PrepareOptions,
     missing_body_mail,
     prepare,
+    read_missing,
     store_batch_retrying,
     write_missing,
 )
@@ -166,56 +169,57 @@ class Poller:
         started = time.monotonic()
         res = MailboxResult(config.name)
         db = self.svc.db
-        row = ms.ensure_mailbox(db, config)
-        lease = ms.take_lease(db, row, self.owner, self.settings.poll_lease_seconds, force)
+        mailbox = ms.ensure_mailbox(db, config)
+        lease = ms.take_lease(db, mailbox, self.owner, self.settings.poll_lease_seconds, force)
         if not lease.got:
             res.status = lease.why
             res.backoff_until = lease.backoff_until
-            res.consecutive_failures = int(row["consecutive_failures"])
-            res.needs_attention = bool(row["needs_attention"])
+            res.consecutive_failures = mailbox.consecutive_failures
+            res.needs_attention = mailbox.needs_attention
             res.error = (f"lease held by {lease.holder}" if lease.why == "busy"
                          else f"in backoff until {lease.backoff_until} after "
-                              f"{row['consecutive_failures']} failure(s): {row['last_error']}")
+                              f"{mailbox.consecutive_failures} failure(s): {mailbox.last_error}")
             return res
         try:
-            self._poll_held(config, lease.row or row, res)
+            self._poll_held(config, lease.mailbox or mailbox, res)
         finally:
-            ms.release_lease(db, row["id"], self.owner)
+            ms.release_lease(db, mailbox.id, self.owner)
             res.seconds = round(time.monotonic() - started, 3)
         return res
 
-    def poll_held(self, config: MailboxConfig, row: dict[str, Any],
-                  folders: Iterable[str] | None = None) -> MailboxResult:
+    def poll_held(self, config: MailboxConfig, mailbox: ms.Mailbox,
+                  folders: Iterable[str] | None = None) -> tuple[MailboxResult, ms.Mailbox]:
         """Poll ``config`` (only ``folders`` of it, when given) under a lease the caller holds
         and keeps (the IDLE watcher): same path, same guarantees as ``poll_mailbox``.
-        ``row`` is updated with the failure count the outcome left in MariaDB."""
+        Returns the result and ``mailbox`` with the failure count the outcome left in
+        MariaDB."""
         started = time.monotonic()
         res = MailboxResult(config.name)
         self._redis_down = None
         try:
-            self._poll_held(config, row, res, folders)
+            mailbox = self._poll_held(config, mailbox, res, folders)
         finally:
             res.seconds = round(time.monotonic() - started, 3)
-        return res
+        return res, mailbox
 
-    def _poll_held(self, config: MailboxConfig, row: dict[str, Any], res: MailboxResult,
-                   folders: Iterable[str] | None = None) -> None:
+    def _poll_held(self, config: MailboxConfig, mailbox: ms.Mailbox, res: MailboxResult,
+                   folders: Iterable[str] | None = None) -> ms.Mailbox:
         db = self.svc.db
         try:
-            self._poll_leased(config, row, res, folders)
-            ms.record_success(db, row)
-            row.update(consecutive_failures=0, needs_attention=0, failing_since=None)
+            self._poll_leased(config, mailbox, res, folders)
+            ms.record_success(db, mailbox)
+            mailbox = mailbox.recovered()
             if self.stop.is_set():
                 res.status = "interrupted"
         except ImapError as e:
-            failures, delay = ms.record_failure(db, row, e, self.backoff)
-            fresh = db.fetchone(sql("ingest_mailbox_by_name"), {"name": config.name}) or row
-            row["consecutive_failures"] = failures
+            failures, delay = ms.record_failure(db, mailbox, e, self.backoff)
+            fresh = ms.read_mailbox(db, config.name) or mailbox
+            mailbox = mailbox.failed(failures)
             res.status = "failed"
             res.error = redact_text(f"{e} (failure {failures}; next try in {delay:.0f} s)")
             res.consecutive_failures = failures
-            res.needs_attention = bool(fresh["needs_attention"])
-            res.backoff_until = fresh["backoff_until"]
+            res.needs_attention = fresh.needs_attention
+            res.backoff_until = fresh.backoff_until
             log.warning("mailbox %s: poll failed (%s); failure %d, retry in %.1f s",
                         config.name, e, failures, delay)
         except ms.LeaseLostError as e:
@@ -225,12 +229,13 @@ class Poller:
             res.status, res.error = "error", redact_text(f"{type(e).__name__}: {e}")
             if not isinstance(e, DatabaseUnavailableError):
                 try:
-                    row["consecutive_failures"] = ms.record_failure(db, row, e, self.backoff)[0]
+                    mailbox = mailbox.failed(ms.record_failure(db, mailbox, e, self.backoff)[0])
                 except Exception:  # noqa: BLE001 - MariaDB itself may be what failed
                     log.warning("could not record the failure of mailbox %s", config.name)
+        return mailbox
 
     # --- internals ---
-    def _poll_leased(self, config: MailboxConfig, row: dict[str, Any],
+    def _poll_leased(self, config: MailboxConfig, mailbox: ms.Mailbox,
                      res: MailboxResult, folders: Iterable[str] | None = None) -> None:
         imap = self.imap_factory(config, self.settings.imap_timeout)
         wanted = config.folders if folders is None else [f for f in config.folders
@@ -242,7 +247,7 @@ class Poller:
                     break
                 fres = FolderResult(folder)
                 res.folders.append(fres)
-                self._poll_folder(imap, config, row, fres)
+                self._poll_folder(imap, config, mailbox, fres)
         finally:
             imap.close()
 
@@ -269,16 +274,16 @@ class Poller:
                               max_attachment_bytes=s.max_attachment_bytes,
                               list_headers=s.loop_guard_list_headers)
 
-    def _poll_folder(self, imap: ImapMailbox, config: MailboxConfig, row: dict[str, Any],
+    def _poll_folder(self, imap: ImapMailbox, config: MailboxConfig, mailbox: ms.Mailbox,
                      fres: FolderResult) -> None:
         s = self.settings
         config_folder = fres.folder
         state = imap.select(config_folder)
         fres.uidvalidity = state.uidvalidity
-        last_uid = self._cursor(row, state, fres)
+        last_uid = self._cursor(mailbox, state, fres)
         max_mail, statement_bytes = self._limits_for_packet()
         opts = self.prepare_options(config, max_mail)
-        target = BatchTarget(row["id"], config.name, config_folder, state.uidvalidity,
+        target = BatchTarget(mailbox.id, config.name, config_folder, state.uidvalidity,
                              s.queue_name, self.owner, s.poll_lease_seconds, statement_bytes)
         try:
             self._fetch_and_store(imap, config, target, opts, last_uid, fres, max_mail)
@@ -298,9 +303,7 @@ class Poller:
         s = self.settings
         config_folder = fres.folder
         db = self.svc.db
-        pending = {int(r["uid"]): int(r["misses"]) for r in db.fetchall(
-            sql("ingest_missing_uids"), {"mailbox_id": target.mailbox_id, "folder": target.folder,
-                                         "uidvalidity": target.uidvalidity})}
+        pending = read_missing(db, target)
         hold: int | None = None  # lowest UID still missing: the cursor stays below it
         for batch in imap.fetch_new(config_folder, last_uid, s.imap_fetch_batch,
                                     s.imap_fetch_batch_bytes, max_mail):
@@ -351,32 +354,34 @@ class Poller:
                  config.name, config_folder, fres.fetched, fres.new, fres.duplicate,
                  fres.skipped, fres.failed)
 
-    def _link_bounces(self, cur: Any, new: list[tuple[int, Any]]) -> list[AuditEvent]:
+    def _link_bounces(self, cur: Cursor, new: list[tuple[int, PreparedMail]]) -> list[AuditEvent]:
         """A stored bounce moves the send attempt it names (email_rag/ingest/bounces.py)."""
         return link_bounces(cur, self.svc.stores, self.settings, new)
 
-    def _cursor(self, row: dict[str, Any], state: FolderState, fres: FolderResult) -> int:
+    def _cursor(self, mailbox: ms.Mailbox, state: FolderState, fres: FolderResult) -> int:
         db = self.svc.db
-        where = {"mailbox_id": row["id"], "folder": state.folder}
-        cur = db.fetchone(sql("ingest_cursor"), where)
-        if cur is None:
-            db.execute(sql("ingest_reset_cursor"), {**where, "uidvalidity": state.uidvalidity})
-            return 0
-        if int(cur["uidvalidity"]) == state.uidvalidity:
-            fres.last_uid = int(cur["last_uid"])
+        stored = ms.read_cursor(db, mailbox.id, state.folder)
+        start = ms.cursor_start(stored, state.uidvalidity)
+        reset = {"mailbox_id": mailbox.id, "folder": state.folder,
+                 "uidvalidity": state.uidvalidity}
+        if start.action == ms.CursorAction.CONTINUE:
+            fres.last_uid = start.last_uid
             return fres.last_uid
+        if start.action == ms.CursorAction.NEW or stored is None:
+            db.execute(sql("ingest_reset_cursor"), reset)
+            return start.last_uid
         fres.uidvalidity_changed = True
         with db.transaction() as c:
-            c.execute(sql("ingest_reset_cursor"), {**where, "uidvalidity": state.uidvalidity})
+            c.execute(sql("ingest_reset_cursor"), reset)
             write_events(c, [AuditEvent(
-                Actor.POLLER, "mailbox", row["name"], "uidvalidity_changed",
-                detail={"folder": state.folder, "old_uidvalidity": int(cur["uidvalidity"]),
+                Actor.POLLER, "mailbox", mailbox.name, "uidvalidity_changed",
+                detail={"folder": state.folder, "old_uidvalidity": stored.uidvalidity,
                         "new_uidvalidity": state.uidvalidity,
-                        "old_last_uid": int(cur["last_uid"]),
+                        "old_last_uid": stored.last_uid,
                         "action": "cursor reset to 0; dedup keeps stored mails from repeating"})])
         log.warning("mailbox %s/%s: UIDVALIDITY changed %s -> %s; starting the folder over",
-                    row["name"], state.folder, cur["uidvalidity"], state.uidvalidity)
-        return 0
+                    mailbox.name, state.folder, stored.uidvalidity, state.uidvalidity)
+        return start.last_uid
 
     def _hand_off(self, jobs: list[tuple[int, str, int]], fres: FolderResult) -> None:
         """After the commit: enqueue the batch's jobs in one pipeline (outbox on failure)."""

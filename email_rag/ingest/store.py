@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from ..core import routing
 from ..core.ports import FetchedMail
+from ..core.rows import FromRow, set_field
 from ..core.states import Actor, IndexStatus, JobKind, JobState, MailStatus, ParseStatus
 from ..db import Database, slot_params, sql
 from ..db.audit import AuditEvent, write_events
@@ -69,8 +71,10 @@ MAX_ROWS_PER_STATEMENT = 500
 TEXT_BYTES = 60_000  # TEXT columns hold 65,535 bytes
 
 
-@dataclass
+@dataclass(frozen=True)
 class PreparedMail:
+    """A fetched mail as the row to store; a change (``reused``) is a new record."""
+
     uid: int
     raw: bytes  # what is stored in emails.raw (headers only when too large)
     size: int
@@ -90,11 +94,24 @@ class PreparedMail:
     attachments: str | None = None
     attachment_text: str | None = None
     reused_of: int | None = None  # kind reused_id: the stored mail with this Message-ID
-    legacy: tuple[str, str] | None = None  # (key, hash) under the old formula: legacy_of()
 
     @property
     def needs_job(self) -> bool:
         return self.kind == "normal"
+
+    @cached_property
+    def legacy(self) -> tuple[str, str]:
+        """(dedup key, content hash) as rows were stored before the hash covered the MIME
+        labels (``headers.legacy_keys``), computed once and only when needed."""
+        if not self.headers.ok:
+            return self.dedup_key, self.content_hash
+        return legacy_keys(self.raw, self.size)
+
+    def parsed(self, parsed: mime.ParsedMail) -> PreparedMail:
+        """With the parse of a mail no job parses (it is parsed here, like every row)."""
+        return replace(self, parse_status=parsed.parse_status, parse_error=parsed.reason,
+                       body_text=parsed.body_text, body_html=parsed.body_html,
+                       attachments=parsed.attachments_json())
 
 
 def mail_keys(headers: MailHeaders, raw: bytes, size: int | None) -> tuple[str, str]:
@@ -141,17 +158,14 @@ def _prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
     auto = loop_guard(headers, opts.message_id_domain, opts.own_addresses, mail.raw,
                       opts.list_headers)
     if auto:
-        p = PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "no_reply",
-                         MailStatus.NO_REPLY, chash, reply, f"loop guard: {auto}",
-                         auto_reason=auto)
         # nothing else processes this mail: listed, its attachments' text is not read
         parsed = mime.parse_mail(mail.raw, size=mail.size, headers_only=too_large,
                                  max_mail_bytes=opts.max_mail_bytes,
                                  max_attachment_bytes=opts.max_attachment_bytes, extract=False)
-        p.parse_status, p.parse_error = parsed.parse_status, parsed.reason
-        p.body_text, p.body_html = parsed.body_text, parsed.body_html
-        p.attachments = parsed.attachments_json()
-        return p
+        return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "no_reply",
+                            MailStatus.NO_REPLY, chash, reply, f"loop guard: {auto}",
+                            parsed.parse_status, parsed.reason, auto, parsed.body_text,
+                            parsed.body_html, parsed.attachments_json())
     if too_large:
         reason = mime.too_large_reason(mail.size, opts.max_mail_bytes)
         return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "too_large",
@@ -207,6 +221,57 @@ def missing_body_mail(uid: int, misses: int, t: BatchTarget) -> PreparedMail:
     return PreparedMail(uid, b"", 0, MailHeaders(ok=False, reason=reason), key, key,
                         "missing_body", MailStatus.MANUAL, key, None, reason,
                         ParseStatus.FAILED, reason)
+
+
+@dataclass(frozen=True)
+class StoredKey(FromRow):
+    """A stored mail's natural key (``ingest_insert_emails`` RETURNING, ``ingest_existing_*``)."""
+
+    id: int
+    dedup_key: str
+    content_hash: str = ""
+
+    def __post_init__(self) -> None:
+        set_field(self, "id", int(self.id))
+        set_field(self, "content_hash", self.content_hash or "")
+
+    @property
+    def natural_key(self) -> tuple[str, str]:
+        return self.dedup_key, self.content_hash
+
+
+@dataclass(frozen=True)
+class RawMail(FromRow):
+    """A stored mail's raw bytes (``ingest_raw_for_hash``: rows stored before the hash)."""
+
+    id: int
+    raw: bytes = b""
+    raw_size: int = 0
+
+    def __post_init__(self) -> None:
+        set_field(self, "id", int(self.id))
+        set_field(self, "raw", bytes(self.raw or b""))
+        set_field(self, "raw_size", int(self.raw_size or 0))
+
+
+@dataclass(frozen=True)
+class MissingUid(FromRow):
+    """A UID the server listed without a body in ``misses`` polls (``missing_uids``)."""
+
+    uid: int
+    misses: int
+
+    def __post_init__(self) -> None:
+        set_field(self, "uid", int(self.uid))
+        set_field(self, "misses", int(self.misses))
+
+
+def read_missing(db: Database, t: BatchTarget) -> dict[int, int]:
+    """The target folder's UIDs still missing a body: UID -> polls that missed it."""
+    rows = db.fetchall(sql("ingest_missing_uids"), {"mailbox_id": t.mailbox_id,
+                                                    "folder": t.folder,
+                                                    "uidvalidity": t.uidvalidity})
+    return {m.uid: m.misses for m in MissingUid.from_rows(rows)}
 
 
 @dataclass
@@ -304,7 +369,7 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
     ``known``: (dedup key -> [(content hash, id)]) of the stored mails with the batch's
     keys, grown as rows are inserted. A mail whose key and hash are known is a duplicate;
     whose key is known with another hash reuses a Message-ID: it is stored for a human
-    (``mark_reused``). Two mails of one batch with one key and different content are
+    (``reused``). Two mails of one batch with one key and different content are
     inserted in two rounds, so the second one can name the first one's id.
     """
     result = BatchResult()
@@ -319,22 +384,21 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
             stored = known.get(p.dedup_key, [])
             same = next((i for h, i in stored if h == p.content_hash), None)
             if same is None and stored:  # a row stored under the old hash formula?
-                same = next((i for h, i in stored if h == legacy_of(p)[1]), None)
+                same = next((i for h, i in stored if h == p.legacy[1]), None)
             if same is not None:
                 result.duplicates.append((same, p))
             elif p.dedup_key in round_keys:
                 (dup_later if round_keys[p.dedup_key] == p.content_hash else deferred).append(p)
             else:
                 if stored:
-                    mark_reused(p, stored[0][1])
+                    p = reused(p, stored[0][1])
                 round_keys[p.dedup_key] = p.content_hash
                 round_rows.append(p)
         for chunk in _chunks(round_rows, t.statement_bytes):
             params = slot_params(rows=[_row(t.mailbox_id, t.folder, t.uidvalidity, p)
                                        for p in chunk])
             statement = sql("ingest_insert_emails", rows=(len(chunk), EMAIL_COLUMNS))
-            ids = {(r["dedup_key"], r["content_hash"]): int(r["id"])
-                   for r in cur.fetchall(statement, params)}
+            ids = {k.natural_key: k.id for k in StoredKey.from_rows(cur.fetchall(statement, params))}
             skipped = [p for p in chunk if (p.dedup_key, p.content_hash) not in ids]
             concurrent = _concurrent(cur, t, skipped) if skipped else {}
             for p in chunk:
@@ -354,30 +418,24 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
 def _known(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail]
            ) -> dict[str, list[tuple[str, int]]]:
     # rows stored under the old formula with another key (no Message-ID, a BOM): found too
-    aliases = {legacy_of(p)[0]: p.dedup_key for p in prepared
+    aliases = {p.legacy[0]: p.dedup_key for p in prepared
                if p.raw.startswith(b"\xef\xbb\xbf") or not p.headers.message_id}
     aliases = {old: new for old, new in aliases.items() if old != new}
     keys = sorted({p.dedup_key for p in prepared} | set(aliases))
     if not keys:
         return {}
-    rows = cur.fetchall(sql("ingest_existing_emails", keys=len(keys)),
-                        {"mailbox_id": t.mailbox_id, **slot_params(keys=keys)})
-    legacy = [int(r["id"]) for r in rows if not r["content_hash"]]
+    stored = StoredKey.from_rows(cur.fetchall(sql("ingest_existing_emails", keys=len(keys)),
+                                              {"mailbox_id": t.mailbox_id,
+                                               **slot_params(keys=keys)}))
+    legacy = [k.id for k in stored if not k.content_hash]
     hashes = _hash_legacy(cur, legacy) if legacy else {}
     known: dict[str, list[tuple[str, int]]] = {}
-    for r in rows:
-        chash = r["content_hash"] or hashes.get(int(r["id"]), "")
-        key = aliases.get(r["dedup_key"], r["dedup_key"])
-        known.setdefault(key, []).append((chash, int(r["id"])))
+    for k in stored:
+        chash = k.content_hash or hashes.get(k.id, "")
+        known.setdefault(aliases.get(k.dedup_key, k.dedup_key), []).append((chash, k.id))
     return known
 
 
-def legacy_of(p: PreparedMail) -> tuple[str, str]:
-    """(dedup key, content hash) of ``p`` as rows were stored before the hash covered the
-    MIME labels (``headers.legacy_keys``), computed once and only when needed."""
-    if p.legacy is None:
-        p.legacy = legacy_keys(p.raw, p.size) if p.headers.ok else (p.dedup_key, p.content_hash)
-    return p.legacy
 
 
 def _concurrent(cur: Cursor, t: BatchTarget, skipped: list[PreparedMail]
@@ -385,7 +443,7 @@ def _concurrent(cur: Cursor, t: BatchTarget, skipped: list[PreparedMail]
     keys = sorted({p.dedup_key for p in skipped})
     rows = cur.fetchall(sql("ingest_existing_emails_locking", keys=len(keys)),
                         {"mailbox_id": t.mailbox_id, **slot_params(keys=keys)})
-    found = {(r["dedup_key"], r["content_hash"]): int(r["id"]) for r in rows}
+    found = {k.natural_key: k.id for k in StoredKey.from_rows(rows)}
     for p in skipped:  # cannot happen: INSERT IGNORE skipped it, so the key exists
         if (p.dedup_key, p.content_hash) not in found:
             raise RuntimeError(f"dedup key {p.dedup_key} neither inserted nor found")
@@ -396,29 +454,24 @@ def _hash_legacy(cur: Cursor, ids: list[int]) -> dict[int, str]:
     """Content hashes of rows stored before the hash existed, from their raw mail (once:
     the hash is written back)."""
     out = {}
-    rows = cur.fetchall(sql("ingest_raw_for_hash", ids=len(ids)), slot_params(ids=ids))
-    for r in rows:
-        raw = bytes(r["raw"] or b"")
-        out[int(r["id"])] = content_hash(parse_headers(raw), raw, int(r["raw_size"] or 0))
-        cur.execute(sql("ingest_set_content_hash"),
-                    {"content_hash": out[int(r["id"])], "id": int(r["id"])})
+    for m in RawMail.from_rows(cur.fetchall(sql("ingest_raw_for_hash", ids=len(ids)),
+                                            slot_params(ids=ids))):
+        out[m.id] = content_hash(parse_headers(m.raw), m.raw, m.raw_size)
+        cur.execute(sql("ingest_set_content_hash"), {"content_hash": out[m.id], "id": m.id})
     return out
 
 
-def mark_reused(p: PreparedMail, first_id: int) -> None:
+def reused(p: PreparedMail, first_id: int) -> PreparedMail:
     """A different mail under a Message-ID already stored: kept, for a human (never
     dropped as a duplicate, never answered automatically)."""
-    p.kind = "reused_id"
-    p.status = MailStatus.MANUAL
-    p.status_reason = (f"Message-ID {p.headers.message_id} is already used by mail #{first_id} "
-                       "with different content (a sender reusing ids, or an altered copy): "
-                       "kept for a human, not processed automatically")
-    p.reused_of = first_id
-    if p.parse_status == ParseStatus.PENDING:  # no job parses it: parsed here, like every row
-        parsed = mime.parse_mail(p.raw, size=p.size, extract=False)
-        p.parse_status, p.parse_error = parsed.parse_status, parsed.reason
-        p.body_text, p.body_html = parsed.body_text, parsed.body_html
-        p.attachments = parsed.attachments_json()
+    out = replace(p, kind="reused_id", status=MailStatus.MANUAL, reused_of=first_id,
+                  status_reason=(f"Message-ID {p.headers.message_id} is already used by mail "
+                                 f"#{first_id} with different content (a sender reusing ids, "
+                                 "or an altered copy): kept for a human, not processed "
+                                 "automatically"))
+    if out.parse_status == ParseStatus.PENDING:  # no job parses it: parsed here, like every row
+        return out.parsed(mime.parse_mail(p.raw, size=p.size, extract=False))
+    return out
 
 
 def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
 from ..core.errors import EmailRagError
 from ..core.redact import redact_text
+from ..core.rows import FromRow, set_field
 from ..db import sql
 from ..wiring.services import Services
 
@@ -142,56 +144,140 @@ def check_arango(svc: Services) -> Check:
     return _timed("arangodb", False, probe)
 
 
-def counts(svc: Services) -> dict[str, Any]:
-    """Queue entries per state, mails per status and index status, mailbox poll health."""
+@dataclass(frozen=True)
+class Tally(FromRow):
+    """One group of a count (``health_*_by_*``): its label (a state or status) and size."""
+
+    label: str | None
+    n: int
+
+    def __post_init__(self) -> None:
+        set_field(self, "n", int(self.n))
+
+
+def tally(rows: list[dict[str, Any]]) -> dict[str | None, int]:
+    return {t.label: t.n for t in Tally.from_rows(rows)}
+
+
+@dataclass(frozen=True)
+class MailboxHealth(FromRow):
+    """A mailbox's poll health (``health_mailboxes``)."""
+
+    name: str
+    consecutive_failures: int = 0
+    needs_attention: bool = False
+    last_success_at: datetime | None = None
+    failing_since: datetime | None = None
+    backoff_until: datetime | None = None
+    last_error: str | None = None
+    alarm: bool = False  # no successful poll for imap_alarm_after_seconds, or needs a human
+    lease_owner: str | None = None
+    lease_until: datetime | None = None
+    lease_expired: bool = False
+
+    def __post_init__(self) -> None:
+        set_field(self, "consecutive_failures", int(self.consecutive_failures or 0))
+        set_field(self, "needs_attention", bool(self.needs_attention))
+        set_field(self, "alarm", bool(self.alarm))
+        set_field(self, "lease_expired", bool(self.lease_expired))
+
+    @property
+    def held_by(self) -> str | None:
+        """Who holds the poll lease now (an `email-rag idle` process holds it while it runs)."""
+        return self.lease_owner if self.lease_until and not self.lease_expired else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "last_success_at": _iso(self.last_success_at),
+                "failing_since": _iso(self.failing_since),
+                "consecutive_failures": self.consecutive_failures,
+                "backoff_until": _iso(self.backoff_until), "needs_attention": self.needs_attention,
+                "last_error": self.last_error, "alarm": self.alarm, "lease_owner": self.held_by}
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Queue entries per state, mails per status and index status, sends per status, and
+    every mailbox's poll health."""
+
+    jobs: dict[str | None, int]
+    mails: dict[str | None, int]
+    index: dict[str | None, int]
+    sends: dict[str | None, int]
+    mailboxes: list[MailboxHealth]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"jobs": self.jobs, "mails": self.mails, "index": self.index,
+                "sends": self.sends, "mailboxes": [m.as_dict() for m in self.mailboxes]}
+
+
+def counts(svc: Services) -> Counts:
     db = svc.db
-    jobs = {r["state"]: int(r["n"]) for r in db.fetchall(sql("health_jobs_by_state"))}
-    mails = {r["status"]: int(r["n"]) for r in db.fetchall(sql("health_mails_by_status"))}
-    index = {r["index_status"]: int(r["n"]) for r in db.fetchall(sql("health_mails_by_index"))}
-    sends = {r["status"]: int(r["n"]) for r in db.fetchall(sql("health_sends_by_status"))}
-    alarm_after = svc.settings.imap_alarm_after_seconds
-    mailboxes = [
-        {
-            "name": r["name"],
-            "last_success_at": _iso(r["last_success_at"]),
-            "failing_since": _iso(r["failing_since"]),
-            "consecutive_failures": int(r["consecutive_failures"]),
-            "backoff_until": _iso(r["backoff_until"]),
-            "needs_attention": bool(r["needs_attention"]),
-            "last_error": r["last_error"],
-            "alarm": bool(r["alarm"]),
-            # an `email-rag idle` process holds the lease for as long as it runs
-            "lease_owner": r["lease_owner"] if r["lease_until"] and not r["lease_expired"]
-            else None,
-        }
-        for r in db.fetchall(sql("health_mailboxes"), {"alarm_after": alarm_after})
-    ]
-    return {"jobs": jobs, "mails": mails, "index": index, "sends": sends, "mailboxes": mailboxes}
+    return Counts(
+        jobs=tally(db.fetchall(sql("health_jobs_by_state"))),
+        mails=tally(db.fetchall(sql("web_metrics_mails"))),
+        index=tally(db.fetchall(sql("web_metrics_index"))),
+        sends=tally(db.fetchall(sql("web_metrics_sends"))),
+        mailboxes=MailboxHealth.from_rows(db.fetchall(
+            sql("health_mailboxes"), {"alarm_after": svc.settings.imap_alarm_after_seconds})))
 
 
-def _iso(v: Any) -> str | None:
+def _iso(v: datetime | None) -> str | None:
     return v.isoformat() if v is not None else None
 
 
-def status(svc: Services) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Status:
+    """Every dependency's check, the counts (MariaDB up) and the queue depths (Redis up)."""
+
+    checks: list[Check]
+    counts: Counts | None = None
+    counts_error: str | None = None  # MariaDB answered but the counts failed (schema?)
+    queues: dict[str, Any] | None = None
+    queues_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Every required dependency is up and the counts could be read."""
+        return all(c.ok for c in self.checks if c.required) and self.counts_error is None
+
+    @property
+    def down(self) -> list[str]:
+        return [c.name for c in self.checks if c.required and not c.ok]
+
+    @property
+    def degraded(self) -> list[str]:
+        return [c.name for c in self.checks if not c.ok]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON of ``email-rag status --json`` and of the web status page."""
+        out: dict[str, Any] = {"ok": self.ok, "dependencies": [c.as_dict() for c in self.checks],
+                               "counts": self.counts.as_dict() if self.counts else None,
+                               "queues": self.queues}
+        if self.counts_error is not None:
+            out["counts_error"] = self.counts_error
+        if self.queues_error is not None:
+            out["queues_error"] = self.queues_error
+        return out
+
+
+def report(svc: Services) -> Status:
     checks = [check_mariadb(svc), check_redis(svc), *check_imap(svc), check_smtp(svc),
               check_llm(svc), check_qdrant(svc), check_vector_owner(svc), check_arango(svc)]
-    result: dict[str, Any] = {
-        "ok": all(c.ok for c in checks if c.required),
-        "dependencies": [c.as_dict() for c in checks],
-        "counts": None,
-        "queues": None,
-    }
+    found_counts, counts_error, queues, queues_error = None, None, None, None
     if checks[0].ok:
         try:
-            result["counts"] = counts(svc)
+            found_counts = counts(svc)
         except EmailRagError as e:
-            result["counts_error"] = redact_text(str(e))
-            result["ok"] = False
+            counts_error = redact_text(str(e))
     if checks[1].ok:
         s = svc.settings
         try:
-            result["queues"] = svc.queue.depths([s.queue_name, s.vector_queue_name])
+            queues = svc.queue.depths([s.queue_name, s.vector_queue_name])
         except EmailRagError as e:
-            result["queues_error"] = str(e)
-    return result
+            queues_error = str(e)
+    return Status(checks, found_counts, counts_error, queues, queues_error)
+
+
+def status(svc: Services) -> dict[str, Any]:
+    """``report`` as JSON (the web status page)."""
+    return report(svc).as_dict()

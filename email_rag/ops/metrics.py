@@ -27,15 +27,94 @@ LLM task names and outcomes: never mail content, addresses or subjects.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import EmailRagError
+from ..core.rows import FromRow
 from ..db import sql
 from ..wiring.services import Services
+from .health import Tally
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LLM_BUCKETS_MS = (50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000)
+
+
+@dataclass(frozen=True)
+class JobTally(FromRow):
+    kind: str
+    state: str
+    n: int
+
+
+@dataclass(frozen=True)
+class EventTally(FromRow):
+    event: str
+    n: int
+
+
+@dataclass(frozen=True)
+class LlmAttempts:
+    """LLM attempts of one (task, outcome) (``web_metrics_llm_latency``): how many, how many
+    timed, their summed duration and the cumulative count per bucket of ``LLM_BUCKETS_MS``."""
+
+    task: str
+    outcome: str
+    n: int
+    timed: int
+    sum_ms: float
+    buckets: tuple[int, ...]
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> LlmAttempts:
+        return cls(str(row["task"]), str(row["outcome"]), int(row["n"]), int(row["timed"]),
+                   float(row["sum_ms"]),
+                   tuple(int(row[f"le_{b}"] or 0) for b in LLM_BUCKETS_MS))
+
+
+@dataclass
+class Histogram:
+    """One task's duration histogram, summed over its outcomes."""
+
+    n: int = 0
+    sum_ms: float = 0.0
+    buckets: list[int] = field(default_factory=lambda: [0] * len(LLM_BUCKETS_MS))
+
+    def add(self, a: LlmAttempts) -> None:
+        self.n += a.timed
+        self.sum_ms += a.sum_ms
+        self.buckets = [x + y for x, y in zip(self.buckets, a.buckets, strict=True)]
+
+
+def histograms(attempts: Iterable[LlmAttempts]) -> dict[str, Histogram]:
+    out: dict[str, Histogram] = {}
+    for a in attempts:
+        out.setdefault(a.task, Histogram()).add(a)
+    return out
+
+
+@dataclass(frozen=True)
+class MailboxGauge(FromRow):
+    name: str
+    consecutive_failures: int | None = None
+    needs_attention: int | None = None
+    last_success_ts: float | None = None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What MariaDB says, read in one transaction."""
+
+    mails: list[Tally]
+    index: list[Tally]
+    jobs: list[JobTally]
+    sends: list[Tally]
+    drafts: list[Tally]
+    events: list[EventTally]
+    llm: list[LlmAttempts]
+    mailboxes: list[MailboxGauge]
+    oldest_pending_draft_age_s: float
 
 
 class Exposition:
@@ -55,10 +134,10 @@ class Exposition:
                           else f"{name} {_num(value)}")
 
     def family(self, name: str, kind: str, help_text: str, label: str,
-               rows: Iterable[dict[str, Any]]) -> None:
+               rows: Iterable[Tally]) -> None:
         self.declare(name, kind, help_text)
         for r in rows:
-            self.sample(name, r["n"], **{label: r["label"] if r["label"] is not None else ""})
+            self.sample(name, r.n, **{label: r.label if r.label is not None else ""})
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
@@ -76,7 +155,7 @@ def _num(v: Any) -> str:
 def collect(svc: Services) -> str:
     out = Exposition()
     try:
-        data = _fetch(svc)
+        data: Snapshot | None = _fetch(svc)
     except EmailRagError:
         data = None
     out.declare("email_rag_database_up", "gauge", "1 when MariaDB answers.")
@@ -93,42 +172,37 @@ def collect(svc: Services) -> str:
     return out.text()
 
 
-def _fetch(svc: Services) -> dict[str, Any]:
-    names = ("mails", "index", "jobs", "sends", "drafts", "audit_events", "llm_latency",
-             "mailboxes")
+def _fetch(svc: Services) -> Snapshot:
     with svc.db.transaction() as cur:
-        data = {n: cur.fetchall(sql(f"web_metrics_{n}")) for n in names}
-        data["oldest"] = cur.fetchone(sql("web_metrics_oldest_pending_draft"))
-    return data
+        def rows(n: str) -> list[dict[str, Any]]:
+            return cur.fetchall(sql(f"web_metrics_{n}"))
+        tallies = {n: Tally.from_rows(rows(n)) for n in ("mails", "index", "sends", "drafts")}
+        oldest = cur.fetchone(sql("web_metrics_oldest_pending_draft"))
+        return Snapshot(
+            jobs=JobTally.from_rows(rows("jobs")), events=EventTally.from_rows(rows("audit_events")),
+            llm=[LlmAttempts.from_row(r) for r in rows("llm_latency")],
+            mailboxes=MailboxGauge.from_rows(rows("mailboxes")),
+            oldest_pending_draft_age_s=float(oldest["age_s"] or 0) if oldest else 0.0,
+            **tallies)
 
 
-def _database(data: dict[str, Any], out: Exposition) -> None:
-    mails, index, jobs, sends, drafts = (data[n] for n in ("mails", "index", "jobs", "sends",
-                                                           "drafts"))
-    oldest, events, mailboxes = data["oldest"], data["audit_events"], data["mailboxes"]
-    llm_outcomes = data["llm_latency"]
-    llm: dict[str, dict[str, float]] = {}  # per task: histogram over timed attempts
-    for r in llm_outcomes:
-        h = llm.setdefault(r["task"], {"n": 0, "sum_ms": 0.0, **{f"le_{b}": 0 for b in LLM_BUCKETS_MS}})
-        h["n"] += int(r["timed"])
-        h["sum_ms"] += float(r["sum_ms"])
-        for b in LLM_BUCKETS_MS:
-            h[f"le_{b}"] += int(r[f"le_{b}"] or 0)
-    out.family("email_rag_mails", "gauge", "Mails by business status.", "status", mails)
-    out.family("email_rag_mails_index", "gauge", "Mails by index status.", "index_status", index)
+def _database(data: Snapshot, out: Exposition) -> None:
+    out.family("email_rag_mails", "gauge", "Mails by business status.", "status", data.mails)
+    out.family("email_rag_mails_index", "gauge", "Mails by index status.", "index_status",
+               data.index)
     out.declare("email_rag_jobs", "gauge", "Queue entries by kind and state.")
-    for r in jobs:
-        out.sample("email_rag_jobs", r["n"], kind=r["kind"], state=r["state"])
+    for j in data.jobs:
+        out.sample("email_rag_jobs", j.n, kind=j.kind, state=j.state)
     out.declare("email_rag_dead_letters", "gauge", "Queue entries in state dead.")
-    out.sample("email_rag_dead_letters", sum(int(r["n"]) for r in jobs if r["state"] == "dead"))
-    out.family("email_rag_drafts", "gauge", "Drafts by status.", "status", drafts)
+    out.sample("email_rag_dead_letters", sum(int(j.n) for j in data.jobs if j.state == "dead"))
+    out.family("email_rag_drafts", "gauge", "Drafts by status.", "status", data.drafts)
     out.declare("email_rag_oldest_pending_draft_age_seconds", "gauge",
                 "Age of the oldest mail whose draft waits for review.")
-    out.sample("email_rag_oldest_pending_draft_age_seconds", oldest["age_s"] if oldest else 0)
+    out.sample("email_rag_oldest_pending_draft_age_seconds", data.oldest_pending_draft_age_s)
     out.family("email_rag_send_attempts", "gauge", "Send attempts by status (send outcomes).",
-               "status", sends)
+               "status", data.sends)
     out.declare("email_rag_events_total", "counter", "Audit events of interest by event name.")
-    by_event = {r["event"]: int(r["n"]) for r in events}
+    by_event = {e.event: int(e.n) for e in data.events}
     for name in sorted(by_event):
         out.sample("email_rag_events_total", by_event[name], event=name)
     out.declare("email_rag_retries_total", "counter", "Automatic retries scheduled (audit "
@@ -136,27 +210,28 @@ def _database(data: dict[str, Any], out: Exposition) -> None:
     out.sample("email_rag_retries_total", by_event.get("retry_scheduled", 0))
     out.declare("email_rag_llm_attempt_duration_seconds", "histogram",
                 "Duration of LLM attempts (audit events llm_attempt, detail.duration_ms).")
-    for task, h in sorted(llm.items()):
-        for b in LLM_BUCKETS_MS:
-            out.sample("email_rag_llm_attempt_duration_seconds_bucket", h[f"le_{b}"],
+    for task, h in sorted(histograms(data.llm).items()):
+        for b, count in zip(LLM_BUCKETS_MS, h.buckets, strict=True):
+            out.sample("email_rag_llm_attempt_duration_seconds_bucket", count,
                        task=task, le=_num(b / 1000))
-        out.sample("email_rag_llm_attempt_duration_seconds_bucket", h["n"], task=task, le="+Inf")
-        out.sample("email_rag_llm_attempt_duration_seconds_sum", h["sum_ms"] / 1000, task=task)
-        out.sample("email_rag_llm_attempt_duration_seconds_count", h["n"], task=task)
+        out.sample("email_rag_llm_attempt_duration_seconds_bucket", h.n, task=task, le="+Inf")
+        out.sample("email_rag_llm_attempt_duration_seconds_sum", h.sum_ms / 1000, task=task)
+        out.sample("email_rag_llm_attempt_duration_seconds_count", h.n, task=task)
     out.declare("email_rag_llm_attempts_total", "counter", "LLM attempts by task and outcome.")
-    for r in llm_outcomes:
-        out.sample("email_rag_llm_attempts_total", r["n"], task=r["task"], outcome=r["outcome"])
-    for metric, key, help_text in (
-            ("email_rag_mailbox_consecutive_failures", "consecutive_failures",
-             "Failed polls in a row."),
-            ("email_rag_mailbox_needs_attention", "needs_attention",
-             "1 when a mailbox needs a human."),
-            ("email_rag_mailbox_last_success_timestamp_seconds", "last_success_ts",
-             "Unix time of the last successful poll (absent: never).")):
+    for a in data.llm:
+        out.sample("email_rag_llm_attempts_total", a.n, task=a.task, outcome=a.outcome)
+    gauges: tuple[tuple[str, str, Callable[[MailboxGauge], float | None]], ...] = (
+        ("email_rag_mailbox_consecutive_failures", "Failed polls in a row.",
+         lambda m: m.consecutive_failures),
+        ("email_rag_mailbox_needs_attention", "1 when a mailbox needs a human.",
+         lambda m: m.needs_attention),
+        ("email_rag_mailbox_last_success_timestamp_seconds",
+         "Unix time of the last successful poll (absent: never).", lambda m: m.last_success_ts))
+    for metric, help_text, value in gauges:
         out.declare(metric, "gauge", help_text)
-        for r in mailboxes:  # samples of one family stay together
-            if r[key] is not None:
-                out.sample(metric, r[key], mailbox=r["name"])
+        for m in data.mailboxes:  # samples of one family stay together
+            if value(m) is not None:
+                out.sample(metric, value(m), mailbox=m.name)  # type: ignore[arg-type]
 
 
 def _redis(svc: Services, out: Exposition) -> None:

@@ -16,6 +16,7 @@ from email_rag_harness.testing.tcp_proxy import TcpFaultProxy
 
 from email_rag.core.settings import MailboxConfig, get_settings
 from email_rag.ingest.idle import IdleWatcher
+from email_rag.ops.health import MailboxHealth, counts
 from email_rag.wiring.services import Services
 
 QUIET = {  # no safety poll, no re-issue, no backoff worth waiting for, unless a test says so
@@ -70,12 +71,10 @@ def started(watcher: IdleWatcher) -> bool:
     return watcher.holding.is_set() and len(watcher.stats.polls) >= 1
 
 
-def mailbox_health() -> dict:
-    from email_rag.ops.health import counts
-
+def mailbox_health() -> MailboxHealth:
     svc = Services(get_settings())
     try:
-        [health] = counts(svc)["mailboxes"]
+        [health] = counts(svc).mailboxes
         return health
     finally:
         svc.close()
@@ -96,7 +95,7 @@ def test_a_mail_appended_while_idling_is_stored_without_a_scheduled_poll(idle_en
     with watching(mailbox.config) as watcher:
         until(lambda: started(watcher), what="watcher started")
         assert watcher.stats.idle_supported is True and watcher.stats.sessions == 1
-        assert mailbox_health()["lease_owner"] == watcher.owner  # `email-rag status` shows it
+        assert mailbox_health().held_by == watcher.owner  # `email-rag status` shows it
         mailbox.append(mail(1))
         took = until(lambda: len(mails(db)) == 1, what="mail stored")
         assert jobs(db) == 1
@@ -214,7 +213,7 @@ def test_a_silent_idle_connection_raises_an_alarm_and_is_opened_again(
             until(lambda: db.fetchone("SELECT failing_since FROM mailboxes")["failing_since"],
                   what="the failure recorded on the mailbox")
             assert db.fetchone("SELECT last_error FROM mailboxes")["last_error"]
-            assert mailbox_health()["failing_since"]  # what `email-rag status` shows
+            assert mailbox_health().failing_since  # what `email-rag status` shows
             proxy.speak()
             until(lambda: len(mails(db)) == 1, what="mail stored after the server spoke again")
             until(lambda: watcher.holding.is_set() and watcher.stats.refreshes >= 1

@@ -56,8 +56,8 @@ def test_imap_down_records_backoff_then_recovery_gets_everything_once(settings, 
     db.execute("UPDATE mailboxes SET backoff_until = NOW(6) + INTERVAL 60 SECOND")
     # the status command shows it (the alarm is for a mailbox that never succeeded)
     svc = services_for(settings, mailbox, imap_alarm_after_seconds=0)
-    [health] = counts(svc)["mailboxes"]
-    assert health["consecutive_failures"] == 2 and health["failing_since"] and health["alarm"]
+    [health] = counts(svc).mailboxes
+    assert health.consecutive_failures == 2 and health.failing_since and health.alarm
     svc.close()
     # back up: forced poll (an operator, or the next run after backoff) gets all three once
     recovered, _ = _poll(settings, mailbox)

@@ -110,8 +110,8 @@ def test_search_finds_indexed_mail_by_exact_text_and_filters_by_mailbox(services
     x = indexed(services, db, mailbox_id=a, subject="Printer error", body=PRINTER)
     y = indexed(services, db, mailbox_id=b, subject="Printer error", body=PRINTER)
     results = Retriever(services).search(PRINTER, limit=5)
-    assert {r["email_id"] for r in results[:2]} == {x, y}
-    assert [r["email_id"] for r in Retriever(services).search(PRINTER, mailbox_id=b)][:1] == [y]
+    assert {r.email_id for r in results[:2]} == {x, y}
+    assert [r.email_id for r in Retriever(services).search(PRINTER, mailbox_id=b)][:1] == [y]
 
 
 # --- the real local embedding model (optional) ---

@@ -24,7 +24,7 @@ from qdrant_client import models
 
 from email_rag.adapters.queue import JobQueue, rq_job_id
 from email_rag.adapters.vectors import QdrantStore, _match
-from email_rag.core.index_ports import VectorPoint
+from email_rag.core.index_ports import ChunkPayload, VectorPoint
 from email_rag.core.states import MailStatus, Step
 from email_rag.db import Database
 from email_rag.db.audit import events_for
@@ -176,7 +176,7 @@ def points(email_id: int, mailbox_id: int, n: int, seed: int) -> list[VectorPoin
 
     rng = random.Random(seed)
     return [VectorPoint(email_id, i, [rng.uniform(-1, 1) for _ in range(8)],
-                        {"email_id": email_id, "mailbox_id": mailbox_id, "chunk": i})
+                        ChunkPayload(email_id, mailbox_id, i))
             for i in range(n)]
 
 

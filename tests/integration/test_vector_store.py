@@ -18,15 +18,14 @@ from email_rag.core.errors import (
     StoreRejectedError,
     StoreUnavailableError,
 )
-from email_rag.core.index_ports import VectorPoint
+from email_rag.core.index_ports import ChunkPayload, VectorPoint
 from tests.index_helpers import EmbeddingsServer
 
 EMB = HashingEmbedder(384)
 
 
 def points(email_id: int, texts: list[str], mailbox_id: int = 1) -> list[VectorPoint]:
-    return [VectorPoint(email_id, i, v, {"email_id": email_id, "mailbox_id": mailbox_id,
-                                         "chunk": i, "text": t})
+    return [VectorPoint(email_id, i, v, ChunkPayload(email_id, mailbox_id, i, text=t))
             for i, (t, v) in enumerate(zip(texts, EMB.embed(texts), strict=True))]
 
 

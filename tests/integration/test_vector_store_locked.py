@@ -9,7 +9,7 @@ import sqlite3
 from email_rag.adapters.embeddings import HashingEmbedder
 from email_rag.adapters.vectors import QdrantStore
 from email_rag.core.errors import StoreUnavailableError
-from email_rag.core.index_ports import VectorPoint
+from email_rag.core.index_ports import ChunkPayload, VectorPoint
 
 EMB = HashingEmbedder(384)
 
@@ -21,7 +21,7 @@ def test_write_into_locked_storage_is_unavailable_then_works_again(tmp_path):
     store = QdrantStore(path=tmp_path / "q", collection="emails", dim=384)
     store.open()
     point = VectorPoint(1, 0, EMB.embed(["printer broken"])[0],
-                        {"email_id": 1, "mailbox_id": 1, "chunk": 0, "text": "printer broken"})
+                        ChunkPayload(1, 1, 0, text="printer broken"))
     lock = sqlite3.connect(str(tmp_path / "q" / "collection" / "emails" / "storage.sqlite"),
                            isolation_level=None)
     try:

@@ -60,3 +60,49 @@ def test_a_mail_that_names_nothing_is_no_bounce():
     raw = (b"From: MAILER-DAEMON@mx.example\r\nSubject: Undelivered\r\n\r\n"
            b"This is the mail system. Your message could not be delivered.\r\n")
     assert read_bounce(raw, OURS) is None
+
+
+# --- what a bounce does to the attempt it names (email_rag/ingest/bounces.py match, pure) ---
+
+def _attempt(status: str, message_id: str = f"<draft-7.abc@{OURS}>"):
+    from email_rag.ingest.bounces import NamedAttempt
+
+    return NamedAttempt.from_row({"id": 5, "draft_id": 7, "email_id": 3, "status": status,
+                                  "message_id": message_id, "smtp_response": "250 ok",
+                                  "recipients": "bob@customer.example"})
+
+
+def _bounce(message_ids=(), recipients=("bob@customer.example",)):
+    from email_rag.ingest.bounces import Bounce
+
+    return Bounce(message_ids=list(message_ids), recipients=list(recipients))
+
+
+def test_a_sent_or_unknown_attempt_named_by_its_message_id_bounces():
+    from email_rag.ingest.bounces import BounceAction, match
+
+    for status in ("sent", "unknown"):
+        m = match(_attempt(status), _bounce([f"<draft-7.abc@{OURS}>"]))
+        assert (m.action, m.matched_by) == (BounceAction.APPLY, "original Message-ID")
+
+
+def test_an_attempt_found_by_recipient_says_so():
+    from email_rag.ingest.bounces import BounceAction, match
+
+    m = match(_attempt("sent"), _bounce([]))
+    assert (m.action, m.matched_by) == (BounceAction.APPLY, "recipient")
+
+
+def test_a_bounced_attempt_is_left_alone_and_others_are_not_applied():
+    from email_rag.ingest.bounces import BounceAction, match
+
+    assert match(_attempt("bounced"), _bounce()).action == BounceAction.ALREADY
+    for status in ("pending", "attempted", "failed"):
+        assert match(_attempt(status), _bounce()).action == BounceAction.NOT_APPLIED
+
+
+def test_named_attempt_refuses_an_unknown_status():
+    import pytest
+
+    with pytest.raises(ValueError):
+        _attempt("teleported")

@@ -155,9 +155,10 @@ def test_response_format_per_setting():
                            ("none", None)]:
         c = LLMClient("http://127.0.0.1:9/v1", "k", "m", 1.0, mode)
         rf = c.response_format_for(schema, "email_classification")
-        assert (rf or {}).get("type") == expected
+        body = rf.body() if rf else {}
+        assert body.get("type") == expected
         if mode == "json_object":  # llama-cpp-python needs the schema inside json_object
-            assert rf["schema"] == schema
+            assert body["schema"] == schema
         c.close()
     with pytest.raises(ConfigError):
         LLMClient("http://127.0.0.1:9/v1", "k", "m", 1.0, "xml")
@@ -181,3 +182,17 @@ def test_classify_prompt_defines_every_value_and_has_no_example_answer_to_copy()
     for p in cl.Priority:
         assert f"    {p.value}: {cl.PRIORITY_MEANING[p]}" in system
     assert "{" not in system and '"category"' not in system and "Example" not in system
+
+
+def test_chat_request_body_sends_only_what_was_asked():
+    from email_rag.adapters.llm import ChatRequest, ResponseFormat
+
+    msgs = [{"role": "user", "content": "hi"}]
+    plain = ChatRequest("m", msgs, 0.2)
+    assert plain.body() == {"model": "m", "messages": msgs, "temperature": 0.2}
+    assert plain.mode == "none"
+    rf = ResponseFormat("json_schema", "email_classification", {"type": "object"})
+    asked = ChatRequest("m", msgs, 0.0, 400, rf)
+    assert asked.mode == "json_schema" and asked.body()["max_tokens"] == 400
+    assert asked.body()["response_format"]["json_schema"] == {
+        "name": "email_classification", "schema": {"type": "object"}, "strict": True}

@@ -12,7 +12,7 @@ from email_rag.core.errors import (
     StoreRejectedError,
     StoreUnavailableError,
 )
-from email_rag.core.index_ports import GraphMail, point_id
+from email_rag.core.index_ports import GraphMail, GraphReply, point_id
 from email_rag.core.retry import RetryPolicy
 from email_rag.core.settings import Settings
 from email_rag.indexing.indexer import with_tries
@@ -50,16 +50,24 @@ def test_graph_documents_have_deterministic_keys_and_edges():
                      from_addr="Alice@Customer.example", from_name="Alice",
                      to_addrs=["support@example.com", "support@example.com"],
                      cc_addrs=["Bob <bob@example.com>"], parent_email_id=3,
-                     replies=[{"draft_id": 9, "sent_at": None}])
+                     replies=[GraphReply(9)])
     docs = documents(mail)
     assert documents(mail) == docs  # same input, same documents: a rewrite is an overwrite
-    assert docs["mails"][0]["_key"] == "m7"
-    assert {p["address"] for p in docs["people"]} == {
+    assert docs.mail_doc()["_key"] == "m7"
+    assert {p.address for p in docs.people} == {
         "alice@customer.example", "support@example.com", "bob@example.com"}
-    assert docs["sent"][0]["_from"] == f"people/{person_key('alice@customer.example')}"
-    assert len(docs["received"]) == 2  # duplicates collapse
-    assert docs["reply_to"][0]["_to"] == "mails/m3"
-    assert docs["answered_by"][0]["_to"] == "replies/d9"
+    assert docs.people[0].doc() == {"_key": person_key("alice@customer.example"),
+                                    "address": "alice@customer.example", "name": "Alice"}
+    assert docs.sent[0].from_id == f"people/{person_key('alice@customer.example')}"
+    assert len(docs.received) == 2  # duplicates collapse
+    assert docs.reply_to[0].to_id == "mails/m3"
+    assert docs.answered_by[0].to_id == "replies/d9"
+    written = docs.by_collection()
+    assert list(written) == ["people", "threads", "mails", "replies", "sent", "received",
+                             "in_thread", "reply_to", "answered_by"]
+    assert written["sent"][0] == {"_key": docs.sent[0].key, "_from": docs.sent[0].from_id,
+                                  "_to": "mails/m7", "at": None}
+    assert written["received"][0]["kind"] == "to"
     assert person_key("ALICE@customer.example ") == person_key("alice@customer.example")
     assert addresses('"Doe, J" <j@x.example>, k@y.example') == ["j@x.example", "k@y.example"]
 

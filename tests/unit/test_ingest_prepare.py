@@ -37,3 +37,17 @@ def test_garbage_is_failed_with_reason_and_no_job():
     assert (p.kind, p.status, p.parse_status, p.needs_job) == (
         "failed", MailStatus.FAILED, ParseStatus.FAILED, False)
     assert "no header fields" in p.status_reason
+
+
+def test_a_reused_message_id_is_a_new_record_for_a_human_and_the_original_is_unchanged():
+    from email_rag.ingest.store import reused
+
+    p = prepare(FetchedMail(5, mail(5), 500), OPTS)
+    r = reused(p, 41)
+    assert (r.kind, r.status, r.reused_of, r.needs_job) == ("reused_id", MailStatus.MANUAL, 41,
+                                                            False)
+    assert "mail #41" in r.status_reason and r.parse_status == ParseStatus.OK
+    assert "Bestellung 5" in r.body_text
+    assert (p.kind, p.status, p.reused_of, p.parse_status) == (
+        "normal", MailStatus.RECEIVED, None, ParseStatus.PENDING)
+    assert p.legacy is p.legacy  # computed once

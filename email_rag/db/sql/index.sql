@@ -20,16 +20,26 @@ UPDATE emails SET index_status = %(status)s, index_missing = %(missing)s WHERE i
 -- name: index_get_for_update
 SELECT id, index_status, index_missing FROM emails WHERE id = %(id)s FOR UPDATE;
 
+-- The sync's batches: what indexing reads (MailToIndex) and the index state, never the raw mail.
 -- name: index_partial_batch
-SELECT * FROM emails
+SELECT id, mailbox_id, subject, body_text, attachment_text, thread_key, message_id,
+       in_reply_to, from_addr, from_name, to_addrs, cc_addrs, received_at, category, language,
+       index_status, index_missing
+  FROM emails
  WHERE index_status = 'partially_indexed' AND id > %(after)s
  ORDER BY id LIMIT %(limit)s;
 
 -- name: index_all_batch
 -- Every mail whose index step has run (re-index everything, e.g. onto a new store).
-SELECT * FROM emails
+SELECT id, mailbox_id, subject, body_text, attachment_text, thread_key, message_id,
+       in_reply_to, from_addr, from_name, to_addrs, cc_addrs, received_at, category, language,
+       index_status, index_missing
+  FROM emails
  WHERE index_status IN ('complete', 'partially_indexed', 'skipped') AND id > %(after)s
  ORDER BY id LIMIT %(limit)s;
+
+-- name: index_status_of
+SELECT id, index_status, index_missing FROM emails WHERE id = %(id)s;
 
 -- name: index_count_partial
 SELECT COUNT(*) AS n FROM emails WHERE index_status = 'partially_indexed';
@@ -75,9 +85,6 @@ SELECT e.id AS email_id, e.subject, e.from_addr, e.received_at, e.category,
   FROM emails e JOIN drafts d ON d.email_id = e.id AND d.status = 'sent'
  WHERE e.id IN ({ids})
  ORDER BY e.id, d.id;
-
--- name: index_mailbox_by_name
-SELECT id FROM mailboxes WHERE name = %(name)s;
 
 -- name: index_mailbox_names
 SELECT id, name FROM mailboxes;

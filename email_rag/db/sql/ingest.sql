@@ -8,8 +8,11 @@
 INSERT INTO mailboxes (name, address) VALUES (%(name)s, %(address)s)
 ON DUPLICATE KEY UPDATE address = VALUES(address);
 
+-- The poller's view of a mailbox (ingest/mailbox_state.py Mailbox), with the database clock.
 -- name: ingest_mailbox_by_name
-SELECT *, NOW(6) AS db_now FROM mailboxes WHERE name = %(name)s;
+SELECT id, name, consecutive_failures, needs_attention, failing_since, last_error,
+       backoff_until, lease_owner, lease_until, NOW(6) AS db_now
+  FROM mailboxes WHERE name = %(name)s;
 
 -- name: ingest_max_allowed_packet
 SELECT @@max_allowed_packet AS packet;

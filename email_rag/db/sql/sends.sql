@@ -44,13 +44,15 @@ UPDATE send_attempts SET status = %(to)s, last_error = %(diagnostic)s, verified_
 
 -- name: sends_by_message_id_for_update
 -- The send attempt a bounce names by the original Message-ID.
-SELECT s.*, d.email_id FROM send_attempts s JOIN drafts d ON d.id = s.draft_id
+SELECT s.id, s.draft_id, s.status, s.message_id, d.email_id
+  FROM send_attempts s JOIN drafts d ON d.id = s.draft_id
  WHERE s.message_id = %(message_id)s FOR UPDATE;
 
 -- name: sends_last_to_recipient
 -- A bounce without the original Message-ID: the newest sent (or unknown) attempt to this
 -- recipient within the window.
-SELECT s.*, d.email_id FROM send_attempts s JOIN drafts d ON d.id = s.draft_id
+SELECT s.id, s.draft_id, s.status, s.message_id, d.email_id
+  FROM send_attempts s JOIN drafts d ON d.id = s.draft_id
  WHERE s.recipients = %(recipient)s AND s.status IN ('sent', 'unknown')
    AND s.updated_at > NOW(6) - INTERVAL %(days)s DAY
  ORDER BY s.id DESC LIMIT 1 FOR UPDATE;

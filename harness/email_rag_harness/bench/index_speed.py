@@ -85,7 +85,7 @@ def run(args: Any) -> Report:
         misses = 0
         for email_id, text in queries:
             found = retriever.search(text, mailbox_id=1, limit=5)
-            misses += not found or found[0]["email_id"] != email_id
+            misses += not found or found[0].email_id != email_id
         search_s = time.perf_counter() - started
         if misses:
             raise CheckFailed(f"{misses} of {len(queries)} searches did not find their own mail")
