@@ -168,8 +168,8 @@ def test_revoked_consent_is_an_alarm_and_polling_resumes_after_reauthorization(
     failed = svc.poller().poll(force=True).mailboxes[0]  # the refresh: invalid_grant
     assert failed.status == "failed" and failed.needs_attention
     assert "invalid_grant" in failed.error and "mailboxes authorize support" in failed.error
-    mailbox = counts(svc)["mailboxes"][0]
-    assert mailbox["alarm"] and "mailboxes authorize support" in mailbox["last_error"]
+    mailbox = counts(svc).mailboxes[0]
+    assert mailbox.alarm and "mailboxes authorize support" in (mailbox.last_error or "")
     audit = events(svc.db, "oauth_refresh_failed")
     assert len(audit) == 1 and "email-rag mailboxes authorize support" in audit[0]["detail"]
     assert svc.oauth_tokens.get("support").status == "needs_authorization"
@@ -195,7 +195,7 @@ def test_revoked_consent_is_an_alarm_and_polling_resumes_after_reauthorization(
     assert resumed.status == "ok"
     ids = [r["message_id"] for r in emails(svc.db, "message_id")]
     assert sorted(ids) == ["<oauth-1@customer.example>", "<oauth-2@customer.example>"]
-    assert not counts(svc)["mailboxes"][0]["alarm"]
+    assert not counts(svc).mailboxes[0].alarm
 
 
 def test_token_endpoint_down_is_transient_and_changes_nothing(dovecot, pki, tokens, make_svc):
