@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.actors import shown
 from ..core.errors import DraftNotFoundError
+from ..core.records import Draft
+from ..core.states import DraftStatus
 from ..db import sql
 from ..mail.mime import human_size
 
@@ -213,29 +215,31 @@ def others_editing(svc: Services, draft_id: int, user_id: int) -> list[dict[str,
                                                       "window_s": EDITING_WINDOW_S})
 
 
-def draft_state(svc: Services, draft_id: int) -> dict[str, Any] | None:
-    return svc.db.fetchone(sql("desk_draft_state"), {"id": draft_id})
+def draft_state(svc: Services, draft_id: int) -> Draft | None:
+    """The draft's status and who moved it (no texts): what an open page polls."""
+    row = svc.db.fetchone(sql("desk_draft_state"), {"id": draft_id})
+    return None if row is None else Draft.from_row(row)
 
 
 def N_(message: str) -> str:  # noqa: N802 - marks a text for translation (the web UI's catalog)
     return message
 
 
-def what_happened(draft: dict[str, Any], zone: Any = None) -> tuple[str, dict[str, str]]:
+def what_happened(draft: Draft, zone: Any = None) -> tuple[str, dict[str, str]]:
     """The other agent's action on a draft, as a message with its values (for a conflict;
     the web UI translates it); times in ``zone``."""
-    status = draft["status"]
-    if status in ("approved", "sent"):
+    status = draft.status
+    if status in (DraftStatus.APPROVED, DraftStatus.SENT):
         return N_("%(who)s approved it at %(at)s"), {
-            "who": _who(draft.get("approved_by")), "at": _at(draft.get("approved_at"), zone)}
-    if status == "rejected":
+            "who": _who(draft.approved_by), "at": _at(draft.approved_at, zone)}
+    if status == DraftStatus.REJECTED:
         return N_("%(who)s rejected it (%(reason)s)"), {
-            "who": _who(draft.get("rejected_by")), "reason": str(draft.get("reject_reason") or "")}
-    if status == "superseded":
+            "who": _who(draft.rejected_by), "reason": str(draft.reject_reason or "")}
+    if status == DraftStatus.SUPERSEDED:
         return N_("it was replaced by a regenerated draft"), {}
-    if status == "stale":
+    if status == DraftStatus.STALE:
         return N_("it was marked stale (%(reason)s)"), {
-            "reason": str(draft.get("stale_reason") or "a newer mail arrived")}
+            "reason": str(draft.stale_reason or "a newer mail arrived")}
     return N_("it changed (now %(status)s)"), {"status": str(status)}
 
 
