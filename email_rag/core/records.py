@@ -154,3 +154,41 @@ class InboundRef(_FromRow):
     id: int
     subject: str | None = None
     created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Account(_FromRow):
+    """A row of ``users`` as the login and session checks read it."""
+
+    id: int
+    name: str
+    role: str
+    disabled: bool = False
+    session_version: int = 0
+    password_hash: str = ""
+    time_zone: str | None = None
+    ui_language: str | None = None
+
+
+@dataclass(frozen=True)
+class Listed(_FromRow):
+    """A user as ``users list`` and the admin page show it."""
+
+    id: int
+    name: str
+    role: str
+    disabled: bool = False
+    last_login_at: datetime | None = None
+    created_at: datetime | None = None
+    mailboxes: str = ""  # names, or "all" for an admin
+
+
+@dataclass(frozen=True)
+class Bucket(_FromRow):
+    """One login-throttle bucket: (account, client) or the client's address."""
+
+    name_key: str
+    failures: int = 0
+    lockouts: int = 0
+    locked_s: int = 0  # seconds the bucket stays locked (0: not locked)
+    stale: bool = False  # untouched for longer than the window: its failures are forgotten

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.actors import shown
 from ..core.errors import DraftNotFoundError
-from ..core.records import Draft
+from ..core.records import Draft, ReplyMail
 from ..core.states import DraftStatus
 from ..db import sql
 from ..mail.mime import human_size
@@ -294,13 +294,13 @@ def correct_classification(svc: Services, draft_id: int, by: str, category: str,
 
 # --- the conversation around a draft ---
 
-def conversation(svc: Services, mail: dict[str, Any]) -> list[dict[str, Any]]:
+def conversation(svc: Services, mail: ReplyMail) -> list[dict[str, Any]]:
     """The whole thread in time order: the customer's mails (this one marked) and our
     replies that were approved or sent, each with ``kind`` inbound | ours."""
-    if not mail.get("thread_key"):
+    if not mail.thread_key:
         return []
-    key = {"mailbox_id": mail["mailbox_id"], "thread_key": mail["thread_key"]}
-    items = [{**m, "kind": "inbound", "current": m["id"] == mail["id"]}
+    key = {"mailbox_id": mail.mailbox_id, "thread_key": mail.thread_key}
+    items = [{**m, "kind": "inbound", "current": m["id"] == mail.id}
              for m in svc.db.fetchall(sql("desk_thread_mails"), key)]
     items += [{**r, "kind": "ours", "current": False}
               for r in svc.db.fetchall(sql("desk_thread_replies"), key)]
@@ -308,12 +308,12 @@ def conversation(svc: Services, mail: dict[str, Any]) -> list[dict[str, Any]]:
     return items if len(items) > 1 else []
 
 
-def sender_history(svc: Services, mail: dict[str, Any]) -> list[dict[str, Any]]:
-    if not mail.get("from_addr"):
+def sender_history(svc: Services, mail: ReplyMail) -> list[dict[str, Any]]:
+    if not mail.from_addr:
         return []
     return svc.db.fetchall(sql("desk_sender_history"), {
-        "mailbox_id": mail["mailbox_id"], "from_addr": mail["from_addr"], "id": mail["id"],
-        "thread_key": mail.get("thread_key")})
+        "mailbox_id": mail.mailbox_id, "from_addr": mail.from_addr, "id": mail.id,
+        "thread_key": mail.thread_key})
 
 
 SOURCE_TEXT_KEYS = ("snippet", "text", "excerpt", "summary", "body")

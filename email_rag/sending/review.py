@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person
 from ..core.errors import AttachmentNotFoundError, DraftNotFoundError
-from ..core.records import Draft, InboundRef, SendAttempt
+from ..core.records import Draft, InboundRef, ReplyMail, SendAttempt
 from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus
 from ..db import sql
 from ..db.audit import AuditEvent
@@ -53,6 +53,7 @@ class DraftView:
     mail: dict[str, Any]  # the mail for reading (drafts_show_mail: no raw bytes)
     thread: list[dict[str, Any]]
     sources: list[Any]
+    reply_mail: ReplyMail  # its status, threading headers and reply decision
     send_attempt: SendAttempt | None
     newer_inbound: InboundRef | None
     reply: ReplyChoice
@@ -77,7 +78,7 @@ def show(svc: Services, draft_id: int) -> DraftView:
     attachments = json.loads(mail["attachments"]) if mail.get("attachments") else []
     for a in attachments:
         a["size_text"] = human_size(int(a.get("size") or 0))
-    return DraftView(draft, mail, thread, sources, rows.send_of_draft(draft_id),
+    return DraftView(draft, mail, thread, sources, reply_mail, rows.send_of_draft(draft_id),
                      rows.newer_inbound(reply_mail, draft.created_at), rules.reply_choice(reply_mail),
                      attachments)
 

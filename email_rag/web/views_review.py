@@ -102,7 +102,8 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
         mine = None
     mail = view.mail
     return page(request, "draft.html", d=draft, seen=seen_token(draft), my_edit=mine,
-                conversation=desk.conversation(svc, mail), history=desk.sender_history(svc, mail),
+                conversation=desk.conversation(svc, view.reply_mail),
+                history=desk.sender_history(svc, view.reply_mail),
                 text=mine["body"] if mine and actionable else original, original=original,
                 editing=desk.others_editing(svc, draft_id, user.id),
                 choices=desk.classification_choices(), mail=mail, thread=view.thread,

@@ -97,6 +97,8 @@ class MemoryRows:
         row[column] = params["to"]
         for param, col in SETS.get(query, {}).items():
             row[col] = params.get(param)
+        if query == "drafts_approve":
+            row["approved_at"] = self.now()
         if query == "sends_mark_attempted":
             row["tries"] = row.get("tries", 0) + 1
         if query == "sends_move" and params.get("response") is not None:
@@ -172,13 +174,33 @@ class MemoryQueue:
         return len(self.put)
 
 
-def memory_services(rows: MemoryRows | None = None) -> SimpleNamespace:
-    """What ``sending.review`` / ``sending.admin`` use of ``Services``, in memory."""
+class MemoryAudit:
+    """``AuditLog.record`` into the memory database's event list."""
+
+    def __init__(self, rows: MemoryRows) -> None:
+        self.rows = rows
+
+    def record(self, *events: Any) -> bool:
+        self.rows.events += events
+        return True
+
+
+def _no_configured_mailbox(name: str) -> Any:
+    raise KeyError(name)  # the reply leaves from the mailbox row's address
+
+
+def memory_services(rows: MemoryRows | None = None, journal_dir: Any = "/nonexistent",
+                    mail_sender: Any = None) -> SimpleNamespace:
+    """What ``sending.review`` / ``sending.admin`` / ``SendService`` use of ``Services``,
+    in memory. ``journal_dir``: the send journal's directory (a test's tmp_path)."""
     rows = rows or MemoryRows()
     return SimpleNamespace(
         db=rows, stores=Stores.build(rows_of=rows), jobs=MemoryJobs(rows), queue=MemoryQueue(),
+        audit=MemoryAudit(rows), mail_sender=mail_sender,
         settings=SimpleNamespace(message_id_domain="test.invalid", queue_name="default",
-                                 send_journal_dir="/nonexistent", reconcile_sent_folder=False),
+                                 send_journal_dir=journal_dir, reconcile_sent_folder=False,
+                                 reconcile_again_after_seconds=0,
+                                 mailbox=_no_configured_mailbox),
         rows=rows)
 
 
