@@ -161,15 +161,24 @@ def waiting_level(age_s: Any) -> str:
 def require_draft(svc: Services, scope: frozenset[int] | None, draft_id: int) -> None:
     """The draft exists and its mailbox is in the user's scope; otherwise "not found"
     (a staff member does not learn that drafts of other mailboxes exist)."""
-    row = svc.db.fetchone(sql("desk_draft_mailbox"), {"id": draft_id})
-    if row is None or (scope is not None and int(row["mailbox_id"]) not in scope):
+    if not in_scope(scope, _mailbox_of(svc, "desk_draft_mailbox", draft_id)):
         raise DraftNotFoundError(f"draft {draft_id} does not exist")
 
 
 def require_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> None:
-    row = svc.db.fetchone(sql("desk_mail_mailbox"), {"id": email_id})
-    if row is None or (scope is not None and int(row["mailbox_id"]) not in scope):
+    if not in_scope(scope, _mailbox_of(svc, "desk_mail_mailbox", email_id)):
         raise DraftNotFoundError(f"mail {email_id} does not exist")
+
+
+def in_scope(scope: frozenset[int] | None, mailbox_id: int | None) -> bool:
+    """A record of this mailbox (None: no such record) may be seen by a user of ``scope``
+    (None: an admin, every mailbox)."""
+    return mailbox_id is not None and (scope is None or mailbox_id in scope)
+
+
+def _mailbox_of(svc: Services, query: str, record_id: int) -> int | None:
+    found = svc.db.fetchone(sql(query), {"id": record_id})
+    return None if found is None else int(found["mailbox_id"])
 
 
 def read_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> dict[str, Any]:
