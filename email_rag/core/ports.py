@@ -12,6 +12,7 @@ pipeline steps, sender, dispatch) is written against these; ``Services``
 | ``MailSender`` (hand one message to the relay) | ``adapters.smtp.SmtpSender`` | smtplib |
 | ``ChatModel`` (JSON or text from an OpenAI-compatible endpoint) | ``adapters.llm.LLMClient`` | openai |
 | ``WorkQueue`` (put committed job ids on Redis) | ``adapters.queue.JobQueue`` | redis, rq |
+| ``StatusRows``, ``ReviewRows`` (the status stores' and review decisions' reads and writes, typed records) | ``db.stores.CursorRows`` | mariadb (via ``db.connection``) |
 
 Errors cross a port only as email_rag.core.errors classes (adapters translate with
 ``raise ... from e``).

@@ -3,6 +3,10 @@
 Approval is exactly-once: the draft row is locked (SELECT ... FOR UPDATE), so
 two terminals or a double click give one approval; the send attempt is unique
 per draft and its Message-ID is fixed here, before the first try.
+
+Each action reads its records locked (typed, through ``Stores.rows_of``), asks the pure
+decisions of ``sending.rules`` (may it be approved, with which text, is it a repeat) and
+writes through the stores: read -> rules -> write.
 """
 
 from __future__ import annotations
