@@ -305,3 +305,16 @@ def test_a_draft_outside_the_users_mailboxes_is_not_found():
     assert in_scope(frozenset({1, 2}), 2) and in_scope(None, 7)
     assert not in_scope(frozenset({1, 2}), 3) and not in_scope(None, None)
     assert not in_scope(frozenset(), 1)
+
+
+def test_approval_after_a_relay_refusal_arms_the_same_attempt_and_message_id(svc):
+    email_id, draft_id = review_world(svc)
+    first = review.approve(svc, draft_id, "anna")
+    svc.rows.row("send_attempts", first.send_attempt_id)["status"] = "failed"  # 550, then
+    svc.rows.row("drafts", draft_id)["status"] = "pending_review"  # an admin's retry: review
+    svc.rows.row("emails", email_id)["status"] = "draft_ready"
+    again = review.approve(svc, draft_id, "anna")
+    assert (again.send_attempt_id, again.message_id) == (first.send_attempt_id, first.message_id)
+    assert statuses(svc, email_id, draft_id) == ("approved", "approved", SendStatus.PENDING)
+    [rearmed] = [e for e in svc.rows.events if e.event == "rearmed"]
+    assert "relay refused" in rearmed.detail["why"] and "old_message_id" not in rearmed.detail
