@@ -6,11 +6,11 @@ The web UI calls the same functions (email_rag.sending.review).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
 from ..core.errors import BadInputError
-from ..db import sql
 from ..review import desk
 from ..sending import review
 from ..sending.outcome import send_outcome_text
@@ -77,27 +77,27 @@ def list_drafts(args, svc) -> Outcome:
 
 
 def show_draft(args, svc) -> Outcome:
-    data = review.show(svc, args.draft_id)
-    d, m = data["draft"], data["mail"]
+    view = review.show(svc, args.draft_id)
+    d, m = view.draft, view.mail
     lines = [
-        f"Draft {d['id']} (v{d['version']}, {d['status']}) for mail {m['id']} in {m['mailbox']}",
-        f"Reply: {send_outcome_text(data['send_attempt'])}" if data["send_attempt"] else
+        f"Draft {d.id} (v{d.version}, {d.status}) for mail {m['id']} in {m['mailbox']}",
+        f"Reply: {send_outcome_text(view.send_attempt)}" if view.send_attempt else
         "Reply: not approved — nothing is sent",
         f"From: {m['from_addr']}   Subject: {m['subject']}",
         f"Category: {m['category']}  Priority: {m['priority']}  Language: {m['language']}",
     ]
-    if data["newer_inbound"]:
-        lines.append(f"!! STALE: newer mail {data['newer_inbound']['id']} arrived in this thread.")
-    if d.get("stale_reason"):
-        lines.append(f"!! {d['stale_reason']}")
+    if view.newer_inbound:
+        lines.append(f"!! STALE: newer mail {view.newer_inbound.id} arrived in this thread.")
+    if d.stale_reason:
+        lines.append(f"!! {d.stale_reason}")
     lines += ["", "--- original mail (untrusted text) ---", (m.get("body_text") or "")[:5000]]
-    if data["thread"]:
+    if view.thread:
         lines += ["", "--- thread ---"] + [f"  #{t['id']} {t['received_at']} {t['from_addr']}: "
-                                          f"{t['subject']} [{t['status']}]" for t in data["thread"]]
+                                          f"{t['subject']} [{t['status']}]" for t in view.thread]
     lines += ["", "--- sources used ---"]
-    lines += [f"  {json.dumps(s, default=str)[:300]}" for s in data["sources"]] or ["  (none)"]
-    lines += ["", "--- draft ---", d["body_final"] or d["body_draft"]]
-    return Outcome(ExitCode.OK, "", data, "\n".join(lines))
+    lines += [f"  {json.dumps(s, default=str)[:300]}" for s in view.sources] or ["  (none)"]
+    lines += ["", "--- draft ---", d.body]
+    return Outcome(ExitCode.OK, "", dataclasses.asdict(view), "\n".join(lines))
 
 
 def approve_draft(args, svc) -> Outcome:
@@ -110,7 +110,7 @@ def approve_draft(args, svc) -> Outcome:
     r = review.approve(svc, args.draft_id, args.by, body)
     data = vars(r)
     # what is said about the sending is read from the attempt's state, never assumed
-    attempt = svc.db.fetchone(sql("sends_by_draft"), {"draft_id": r.draft_id})
+    attempt = svc.stores.rows_of(svc.db).send_of_draft(r.draft_id)
     data["outcome"] = outcome = send_outcome_text(attempt)
     follow = f"Follow it: email-rag sends list (attempt {r.send_attempt_id})."
     if r.action == "already_approved":

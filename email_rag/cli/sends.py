@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..core.states import SendStatus
-from ..db import sql
 from ..sending import admin
 from ..sending.outcome import send_outcome_text
 from .output import ExitCode, Outcome, table
@@ -33,9 +34,9 @@ def register(sub, common) -> None:
 
 
 def list_sends(args, svc) -> Outcome:
-    rows = admin.list_attempts(svc, args.status, args.limit)
-    for r in rows:  # how the outcome was established, in words (email_rag/sending/outcome.py)
-        r["outcome"] = send_outcome_text(r)
+    # how the outcome was established, in words (email_rag/sending/outcome.py)
+    rows = [{**dataclasses.asdict(a), "outcome": send_outcome_text(a)}
+            for a in admin.list_attempts(svc, args.status, args.limit)]
     return Outcome(ExitCode.OK, f"{len(rows)} send attempt(s).", {"sends": rows},
                    table(rows, ["id", "draft_id", "email_id", "status", "verified_by", "tries",
                                 "message_id", "outcome"]))
@@ -45,7 +46,6 @@ def resolve(args, svc) -> Outcome:
     decision = "mark_sent" if args.mark_sent else "resend" if args.resend else "give_up"
     new = admin.resolve_unknown(svc, args.attempt_id, args.by, decision, args.note,
                                 args.despite_evidence)
-    attempt = svc.db.fetchone(sql("sends_get"), {"id": args.attempt_id})
-    outcome = send_outcome_text(attempt)
+    outcome = send_outcome_text(admin.get_attempt(svc, args.attempt_id))
     return Outcome(ExitCode.OK, f"Send attempt {args.attempt_id}: {outcome} (audited).",
                    {"attempt_id": args.attempt_id, "status": new, "outcome": outcome})

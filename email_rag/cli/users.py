@@ -7,6 +7,7 @@ interactive prompt (asked twice, never echoed). It is never printed or audited.
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 import os
 import sys
@@ -76,7 +77,7 @@ def add_user(args, svc) -> Outcome:
 
 
 def list_users(args, svc) -> Outcome:
-    rows = users.list_users(svc.db)
+    rows = [dataclasses.asdict(u) for u in users.list_users(svc.db)]
     shown = [{**r, "disabled": "yes" if r["disabled"] else "no"} for r in rows]
     return Outcome(ExitCode.OK, f"{len(rows)} user(s).", {"users": rows},
                    table(shown, ["id", "name", "role", "disabled", "last_login_at",

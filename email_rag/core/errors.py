@@ -8,7 +8,10 @@ A message defaults to the class docstring.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .records import Draft
 
 
 class EmailRagError(Exception):
@@ -176,10 +179,10 @@ class DraftConflictError(StateRefused):
     """The draft changed after the agent loaded it (another agent approved or rejected it,
     or it was regenerated or marked stale); nothing was changed."""
 
-    def __init__(self, draft: dict[str, Any]) -> None:
+    def __init__(self, draft: Draft) -> None:
         self.draft = draft
-        super().__init__(f"draft {draft['id']} changed since you opened it (now "
-                         f"{draft['status']}); nothing changed")
+        super().__init__(f"draft {draft.id} changed since you opened it (now "
+                         f"{draft.status}); nothing changed")
 
 
 class AttachmentNotFoundError(PermanentError):

@@ -12,6 +12,7 @@ pipeline steps, sender, dispatch) is written against these; ``Services``
 | ``MailSender`` (hand one message to the relay) | ``adapters.smtp.SmtpSender`` | smtplib |
 | ``ChatModel`` (JSON or text from an OpenAI-compatible endpoint) | ``adapters.llm.LLMClient`` | openai |
 | ``WorkQueue`` (put committed job ids on Redis) | ``adapters.queue.JobQueue`` | redis, rq |
+| ``StatusRows``, ``ReviewRows`` (the status stores' and review decisions' reads and writes, typed records) | ``db.stores.CursorRows`` | mariadb (via ``db.connection``) |
 
 Errors cross a port only as email_rag.core.errors classes (adapters translate with
 ``raise ... from e``).
@@ -19,9 +20,11 @@ Errors cross a port only as email_rag.core.errors classes (adapters translate wi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from .records import Draft, InboundRef, ReplyMail, SendAttempt
 
 
 # --- IMAP ---
@@ -109,3 +112,50 @@ class WorkQueue(Protocol):
     def hand_off(self, job_id: int, to_queue: str, from_queue: str) -> None: ...
 
     def is_pending(self, job_id: int, queue: str | None = None) -> bool: ...
+
+
+# --- the database, as the status stores and the review decisions see it ---
+class StatusRows(Protocol):
+    """What a status store (email_rag/db/stores.py) reads and writes, inside the caller's
+    transaction. Query names are the store's named queries (email_rag/db/sql/)."""
+
+    def locked(self, query: str, record_id: int) -> dict[str, Any] | None:
+        """The row, locked for this transaction (None: no such row)."""
+        ...
+
+    def update(self, query: str, params: Mapping[str, Any]) -> int:
+        """Run a conditional UPDATE (``... AND status = %(from)s``); rows changed."""
+        ...
+
+    def audit(self, events: list[Any]) -> None:
+        """Write audit events (email_rag.db.audit.AuditEvent) in this transaction."""
+        ...
+
+
+class ReviewRows(Protocol):
+    """Typed reads of the review and send records; ``lock``: FOR UPDATE in the caller's
+    transaction."""
+
+    def draft(self, draft_id: int, lock: bool = False) -> Draft | None: ...
+
+    def reply_mail(self, email_id: int, lock: bool = False) -> ReplyMail | None: ...
+
+    def send_of_draft(self, draft_id: int, lock: bool = False) -> SendAttempt | None: ...
+
+    def send(self, attempt_id: int, lock: bool = False) -> SendAttempt | None: ...
+
+    def newer_inbound(self, mail: ReplyMail, since: Any) -> InboundRef | None:
+        """An inbound mail of the same thread that arrived after ``since`` (not automatic)."""
+        ...
+
+    def open_drafts(self, email_id: int) -> list[int]:
+        """Ids of the mail's drafts pending review or stale, locked."""
+        ...
+
+    def mailbox(self, mailbox_id: int) -> tuple[str, str | None] | None:
+        """The mailbox's name and address."""
+        ...
+
+
+class StoreRows(StatusRows, ReviewRows, Protocol):
+    """Both: what ``Stores`` are built on (MariaDB: ``db.stores.CursorRows``)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, Self
 
-from .states import DraftStatus, JobKind, JobState, MailStatus, SendStatus
+from .states import DraftStatus, JobKind, JobState, MailStatus, SendStatus, SendVerifiedBy
 
 
 class _FromRow:
@@ -41,9 +41,33 @@ class Draft(_FromRow):
     email_id: int
     status: DraftStatus
     version: int = 1
+    subject: str | None = None
+    body_draft: str = ""
+    body_final: str | None = None  # the text staff approved (edited or not)
+    sources: str | None = None  # JSON as stored: the retrieved cases the draft used
+    language: str | None = None
+    check_flags: str | None = None  # the automatic checks' findings: approve edited only
+    approved_by: str | None = None
+    approved_at: datetime | None = None
+    rejected_by: str | None = None
+    reject_reason: str | None = None
+    stale_reason: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None  # any write changes it: the version an agent saw
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", DraftStatus(self.status))
+
+    @property
+    def body(self) -> str:
+        """The text that is (or would be) sent."""
+        return self.body_final or self.body_draft
+
+    @property
+    def seen(self) -> str:
+        """The version of the draft an agent saw (optimistic concurrency token)."""
+        at = self.updated_at
+        return at.isoformat() if isinstance(at, datetime) else str(at)
 
 
 @dataclass(frozen=True)
@@ -53,11 +77,22 @@ class SendAttempt(_FromRow):
     status: SendStatus
     message_id: str = ""
     tries: int = 0
+    recipients: str | None = None
     last_error: str | None = None
     smtp_response: str | None = None
+    verified_by: SendVerifiedBy | None = None
+    verified_at: datetime | None = None
+    decided_by: str | None = None
+    attempted_at: datetime | None = None
+    accepted_at: datetime | None = None
+    sent_at: datetime | None = None
+    updated_at: datetime | None = None
+    email_id: int | None = None  # the draft's mail, when the query joins it
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", SendStatus(self.status))
+        if self.verified_by is not None:
+            object.__setattr__(self, "verified_by", SendVerifiedBy(self.verified_by))
 
 
 @dataclass(frozen=True)
@@ -77,3 +112,83 @@ class Job(_FromRow):
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", JobKind(self.kind))
         object.__setattr__(self, "state", JobState(self.state))
+
+
+@dataclass(frozen=True)
+class ReplyMail(_FromRow):
+    """The inbound mail a reply answers: status, threading headers and the stored reply
+    decision - never its raw bytes or body (explicit column list: ``drafts_reply_mail``)."""
+
+    id: int
+    status: MailStatus
+    mailbox_id: int
+    subject: str | None = None
+    message_id: str | None = None
+    references_header: str | None = None
+    thread_key: str | None = None
+    from_addr: str | None = None
+    reply_addr: str | None = None
+    reply_rule: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", MailStatus(self.status))
+
+
+@dataclass(frozen=True)
+class SendContext:
+    """What the sender needs to send one reply: the approved draft, the mail it answers,
+    the mailbox it leaves from, the addresses and the one send attempt."""
+
+    draft: Draft
+    mail: ReplyMail
+    mailbox: str  # the mailbox's name (its Sent folder, the From display name)
+    attempt: SendAttempt
+    from_addr: str
+    to_addr: str
+
+
+@dataclass(frozen=True)
+class InboundRef(_FromRow):
+    """A newer inbound mail of the same thread (it makes an approved draft stale)."""
+
+    id: int
+    subject: str | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Account(_FromRow):
+    """A row of ``users`` as the login and session checks read it."""
+
+    id: int
+    name: str
+    role: str
+    disabled: bool = False
+    session_version: int = 0
+    password_hash: str = ""
+    time_zone: str | None = None
+    ui_language: str | None = None
+
+
+@dataclass(frozen=True)
+class Listed(_FromRow):
+    """A user as ``users list`` and the admin page show it."""
+
+    id: int
+    name: str
+    role: str
+    disabled: bool = False
+    last_login_at: datetime | None = None
+    created_at: datetime | None = None
+    mailboxes: str = ""  # names, or "all" for an admin
+
+
+@dataclass(frozen=True)
+class Bucket(_FromRow):
+    """One login-throttle bucket: (account, client) or the client's address."""
+
+    name_key: str
+    failures: int = 0
+    lockouts: int = 0
+    locked_s: int = 0  # seconds the bucket stays locked (0: not locked)
+    stale: bool = False  # untouched for longer than the window: its failures are forgotten

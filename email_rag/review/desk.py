@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.actors import shown
 from ..core.errors import DraftNotFoundError
+from ..core.records import Draft, ReplyMail
+from ..core.states import DraftStatus
 from ..db import sql
 from ..mail.mime import human_size
 
@@ -159,15 +161,24 @@ def waiting_level(age_s: Any) -> str:
 def require_draft(svc: Services, scope: frozenset[int] | None, draft_id: int) -> None:
     """The draft exists and its mailbox is in the user's scope; otherwise "not found"
     (a staff member does not learn that drafts of other mailboxes exist)."""
-    row = svc.db.fetchone(sql("desk_draft_mailbox"), {"id": draft_id})
-    if row is None or (scope is not None and int(row["mailbox_id"]) not in scope):
+    if not in_scope(scope, _mailbox_of(svc, "desk_draft_mailbox", draft_id)):
         raise DraftNotFoundError(f"draft {draft_id} does not exist")
 
 
 def require_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> None:
-    row = svc.db.fetchone(sql("desk_mail_mailbox"), {"id": email_id})
-    if row is None or (scope is not None and int(row["mailbox_id"]) not in scope):
+    if not in_scope(scope, _mailbox_of(svc, "desk_mail_mailbox", email_id)):
         raise DraftNotFoundError(f"mail {email_id} does not exist")
+
+
+def in_scope(scope: frozenset[int] | None, mailbox_id: int | None) -> bool:
+    """A record of this mailbox (None: no such record) may be seen by a user of ``scope``
+    (None: an admin, every mailbox)."""
+    return mailbox_id is not None and (scope is None or mailbox_id in scope)
+
+
+def _mailbox_of(svc: Services, query: str, record_id: int) -> int | None:
+    found = svc.db.fetchone(sql(query), {"id": record_id})
+    return None if found is None else int(found["mailbox_id"])
 
 
 def read_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> dict[str, Any]:
@@ -213,29 +224,31 @@ def others_editing(svc: Services, draft_id: int, user_id: int) -> list[dict[str,
                                                       "window_s": EDITING_WINDOW_S})
 
 
-def draft_state(svc: Services, draft_id: int) -> dict[str, Any] | None:
-    return svc.db.fetchone(sql("desk_draft_state"), {"id": draft_id})
+def draft_state(svc: Services, draft_id: int) -> Draft | None:
+    """The draft's status and who moved it (no texts): what an open page polls."""
+    row = svc.db.fetchone(sql("desk_draft_state"), {"id": draft_id})
+    return None if row is None else Draft.from_row(row)
 
 
 def N_(message: str) -> str:  # noqa: N802 - marks a text for translation (the web UI's catalog)
     return message
 
 
-def what_happened(draft: dict[str, Any], zone: Any = None) -> tuple[str, dict[str, str]]:
+def what_happened(draft: Draft, zone: Any = None) -> tuple[str, dict[str, str]]:
     """The other agent's action on a draft, as a message with its values (for a conflict;
     the web UI translates it); times in ``zone``."""
-    status = draft["status"]
-    if status in ("approved", "sent"):
+    status = draft.status
+    if status in (DraftStatus.APPROVED, DraftStatus.SENT):
         return N_("%(who)s approved it at %(at)s"), {
-            "who": _who(draft.get("approved_by")), "at": _at(draft.get("approved_at"), zone)}
-    if status == "rejected":
+            "who": _who(draft.approved_by), "at": _at(draft.approved_at, zone)}
+    if status == DraftStatus.REJECTED:
         return N_("%(who)s rejected it (%(reason)s)"), {
-            "who": _who(draft.get("rejected_by")), "reason": str(draft.get("reject_reason") or "")}
-    if status == "superseded":
+            "who": _who(draft.rejected_by), "reason": str(draft.reject_reason or "")}
+    if status == DraftStatus.SUPERSEDED:
         return N_("it was replaced by a regenerated draft"), {}
-    if status == "stale":
+    if status == DraftStatus.STALE:
         return N_("it was marked stale (%(reason)s)"), {
-            "reason": str(draft.get("stale_reason") or "a newer mail arrived")}
+            "reason": str(draft.stale_reason or "a newer mail arrived")}
     return N_("it changed (now %(status)s)"), {"status": str(status)}
 
 
@@ -290,13 +303,13 @@ def correct_classification(svc: Services, draft_id: int, by: str, category: str,
 
 # --- the conversation around a draft ---
 
-def conversation(svc: Services, mail: dict[str, Any]) -> list[dict[str, Any]]:
+def conversation(svc: Services, mail: ReplyMail) -> list[dict[str, Any]]:
     """The whole thread in time order: the customer's mails (this one marked) and our
     replies that were approved or sent, each with ``kind`` inbound | ours."""
-    if not mail.get("thread_key"):
+    if not mail.thread_key:
         return []
-    key = {"mailbox_id": mail["mailbox_id"], "thread_key": mail["thread_key"]}
-    items = [{**m, "kind": "inbound", "current": m["id"] == mail["id"]}
+    key = {"mailbox_id": mail.mailbox_id, "thread_key": mail.thread_key}
+    items = [{**m, "kind": "inbound", "current": m["id"] == mail.id}
              for m in svc.db.fetchall(sql("desk_thread_mails"), key)]
     items += [{**r, "kind": "ours", "current": False}
               for r in svc.db.fetchall(sql("desk_thread_replies"), key)]
@@ -304,12 +317,12 @@ def conversation(svc: Services, mail: dict[str, Any]) -> list[dict[str, Any]]:
     return items if len(items) > 1 else []
 
 
-def sender_history(svc: Services, mail: dict[str, Any]) -> list[dict[str, Any]]:
-    if not mail.get("from_addr"):
+def sender_history(svc: Services, mail: ReplyMail) -> list[dict[str, Any]]:
+    if not mail.from_addr:
         return []
     return svc.db.fetchall(sql("desk_sender_history"), {
-        "mailbox_id": mail["mailbox_id"], "from_addr": mail["from_addr"], "id": mail["id"],
-        "thread_key": mail.get("thread_key")})
+        "mailbox_id": mail.mailbox_id, "from_addr": mail.from_addr, "id": mail.id,
+        "thread_key": mail.thread_key})
 
 
 SOURCE_TEXT_KEYS = ("snippet", "text", "excerpt", "summary", "body")

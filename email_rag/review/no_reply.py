@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person, shown
 from ..core.errors import StateRefused
+from ..core.records import Job, Mail
 from ..core.routing import job_key
 from ..core.states import JobKind, JobState, MailStatus
 from ..db import sql
@@ -63,15 +64,17 @@ def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -
     queue = svc.settings.queue_name
     key = job_key(JobKind.PROCESS_EMAIL, email_id)
     with svc.db.transaction() as cur:
-        mail = cur.fetchone(sql("noreply_mail_for_update"), {"id": email_id})
-        if mail is None:
+        row = cur.fetchone(sql("noreply_mail_for_update"), {"id": email_id})
+        if row is None:
             raise StateRefused(f"mail {email_id} does not exist")
-        if mail["status"] != MailStatus.NO_REPLY_SUGGESTED:
-            return NoReplyDecision(email_id, "unchanged", mail["status"])
-        job = cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": key})
-        if reply and job is not None and job["state"] == JobState.PROCESSING:
+        mail = Mail.from_row(row)
+        if mail.status != MailStatus.NO_REPLY_SUGGESTED:
+            return NoReplyDecision(email_id, "unchanged", mail.status)
+        found = cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": key})
+        job = None if found is None else Job.from_row(found)
+        if reply and job is not None and job.state == JobState.PROCESSING:
             raise StateRefused(f"mail {email_id} is being processed right now (job "
-                                    f"{job['id']}); nothing changed, try again in a moment")
+                               f"{job.id}); nothing changed, try again in a moment")
         status = MailStatus.CLASSIFIED if reply else MailStatus.NO_REPLY
         reason = (f"{shown(by)} asked for a reply (the model had suggested none)" if reply
                   else f"no reply: confirmed by {shown(by)}")

@@ -7,10 +7,12 @@ its drafts and their send attempts, in time order. Reads only.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInputError, PermanentError
+from ..core.records import Draft, SendAttempt
 from ..db import sql
 
 if TYPE_CHECKING:
@@ -19,23 +21,32 @@ if TYPE_CHECKING:
 ENTITY_TYPES = ("email", "job", "draft", "send_attempt", "mailbox", "user", "system")
 
 
-def mail_timeline(svc: Services, email_id: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class MailTimeline:
+    mail: dict[str, Any]  # the mail as the page shows it (web_timeline_mail)
+    jobs: list[dict[str, Any]]
+    drafts: list[Draft]
+    sends: list[SendAttempt]
+    events: list[dict[str, Any]]  # audit events, oldest first, ``detail`` decoded
+
+
+def mail_timeline(svc: Services, email_id: int) -> MailTimeline:
     db = svc.db
     mail = db.fetchone(sql("web_timeline_mail"), {"id": email_id})
     if mail is None:
         raise PermanentError(f"mail {email_id} does not exist")
     jobs = db.fetchall(sql("web_timeline_jobs"), {"id": email_id})
-    drafts = db.fetchall(sql("web_timeline_drafts"), {"id": email_id})
-    sends = db.fetchall(sql("web_timeline_sends"), {"id": email_id})
+    drafts = [Draft.from_row(r) for r in db.fetchall(sql("web_timeline_drafts"), {"id": email_id})]
+    sends = [SendAttempt.from_row(r)
+             for r in db.fetchall(sql("web_timeline_sends"), {"id": email_id})]
     entities = ([("email", email_id)] + [("job", j["id"]) for j in jobs]
-                + [("draft", d["id"]) for d in drafts] + [("send_attempt", s["id"]) for s in sends])
+                + [("draft", d.id) for d in drafts] + [("send_attempt", s.id) for s in sends])
     events: list[dict[str, Any]] = []
     with db.transaction() as cur:
         for kind, ident in entities:
             events += cur.fetchall(sql("web_audit_of_entity"), {"type": kind, "id": str(ident)})
     events.sort(key=lambda e: (e["at"], e["id"]))
-    return {"mail": mail, "jobs": jobs, "drafts": drafts, "sends": sends,
-            "events": [_with_detail(e) for e in events]}
+    return MailTimeline(mail, jobs, drafts, sends, [_with_detail(e) for e in events])
 
 
 def search_audit(svc: Services, entity_type: str | None = None, entity_id: str | None = None,

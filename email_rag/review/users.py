@@ -39,6 +39,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 from ..core.errors import BadInputError, DuplicateKeyError
+from ..core.records import Account, Bucket, Listed
 from ..core.states import UserRole
 from ..db import Database, sql
 from ..db.audit import AuditEvent, write_events
@@ -102,23 +103,24 @@ def add_user(db: Database, name: str, role: str, password: str, by: str) -> int:
     return int(user_id)
 
 
-def list_users(db: Database) -> list[dict[str, Any]]:
-    return db.fetchall(sql("web_users_list"))
+def list_users(db: Database) -> list[Listed]:
+    return [Listed.from_row(r) for r in db.fetchall(sql("web_users_list"))]
 
 
 def set_disabled(db: Database, name: str, disabled: bool, by: str) -> bool:
     """True when the user exists (and is now disabled/enabled)."""
     with db.transaction() as cur:
-        user = cur.fetchone(sql("web_user_by_name_for_update"), {"name": name})
-        if user is None:
+        row = cur.fetchone(sql("web_user_by_name_for_update"), {"name": name})
+        if row is None:
             return False
+        user = Account.from_row(row)
         cur.execute(sql("web_user_set_disabled"), {"name": name, "disabled": int(disabled)})
         if disabled:  # every open session of the user ends now, not at the next login
-            cur.execute(sql("web_user_end_sessions"), {"id": user["id"]})
-        if bool(user["disabled"]) != disabled:
+            cur.execute(sql("web_user_end_sessions"), {"id": user.id})
+        if bool(user.disabled) != disabled:
             write_events(cur, [AuditEvent(
                 by, "user", name, "user_disabled" if disabled else "user_enabled",
-                "disabled" if user["disabled"] else "active",
+                "disabled" if user.disabled else "active",
                 "disabled" if disabled else "active")])
     return True
 
@@ -127,20 +129,22 @@ def active_user(db: Database, user_id: int, session_version: int | None = None) 
     """The user of a session, if it still exists, is not disabled, and the session was
     issued after the user's last logout (``session_version``)."""
     row = db.fetchone(sql("web_user_session"), {"id": user_id})
-    if row is None or row["disabled"]:
+    account = None if row is None else Account.from_row(row)
+    if account is None or account.disabled:
         return None
-    if session_version is not None and int(row["session_version"]) != int(session_version):
+    if session_version is not None and int(account.session_version) != int(session_version):
         return None
-    return _user(db, row)
+    return _user(db, account)
 
 
-def _user(db: Database, row: dict[str, Any]) -> User:
+def _user(db: Database, account: Account) -> User:
     mailboxes = None
-    if row["role"] != UserRole.ADMIN:
+    if account.role != UserRole.ADMIN:
         mailboxes = frozenset(int(r["mailbox_id"]) for r in
-                              db.fetchall(sql("web_user_mailbox_ids"), {"id": row["id"]}))
-    return User(int(row["id"]), row["name"], row["role"], int(row.get("session_version") or 0),
-                mailboxes, row.get("time_zone"), row.get("ui_language"))
+                              db.fetchall(sql("web_user_mailbox_ids"), {"id": account.id}))
+    return User(int(account.id), account.name, account.role,
+                int(account.session_version or 0), mailboxes, account.time_zone,
+                account.ui_language)
 
 
 def end_sessions(db: Database, user_id: int, by: str, reason: str = "logout") -> None:
@@ -193,42 +197,41 @@ def authenticate(db: Database, name: str, password: str, max_failures: int, lock
     actor = f"web:{client}"
     limits = {"max": max_failures, "lock_s": lockout_s, "lock_max": lockout_max_s}
     with VERIFY_SLOTS:
-        row = db.fetchone(sql("web_user_by_name"), {"name": name}) if name else None
-        account = row["name"] if row is not None else None
+        found = db.fetchone(sql("web_user_by_name"), {"name": name}) if name else None
+        row = None if found is None else Account.from_row(found)
+        account = row.name if row is not None else None
         key = {"key": name_key(account if account is not None else name), "client": client}
         address = {"key": ADDRESS_KEY, "client": client}
         shown = account if account is not None else f"unknown:{key['key'][:16]}"
         buckets = _buckets(db, key, lockout_s)
         before, by_address = buckets.get(key["key"]), buckets.get(ADDRESS_KEY)
-        locked = max(int(b["locked_s"]) for b in (before, by_address) if b) \
+        locked = max(int(b.locked_s) for b in (before, by_address) if b) \
             if before or by_address else 0
         if locked:
             _audit(db, [AuditEvent(actor, "user", shown, "login_refused",
                                    detail={"reason": "locked"})])
             return LoginResult(None, "locked", locked)
-        ok = _verify(row["password_hash"] if row else _DUMMY_HASH, password)
+        ok = _verify(row.password_hash if row else _DUMMY_HASH, password)
         reason = ("unknown_user" if row is None else "bad_password" if not ok
-                  else "disabled" if row["disabled"] else "ok")
+                  else "disabled" if row.disabled else "ok")
         if reason != "ok":
-            attempt = (int(before["failures"]) if before else 0) + 1
+            attempt = (int(before.failures) if before else 0) + 1
             with db.transaction() as cur:
                 cur.execute(sql("web_throttle_failed"), {**key, **limits, "stale": 0})
                 cur.execute(sql("web_throttle_failed"), {
                     **address, **limits, "max": address_max_failures,
-                    "stale": int(bool(by_address and by_address["stale"]))})
-                after = {r["name_key"]: r for r in cur.fetchall(sql("web_throttle_get"), {
-                    "key": key["key"], "address": ADDRESS_KEY, "client": client,
-                    "window_s": lockout_s})}
+                    "stale": int(bool(by_address and by_address.stale))})
+                after = _buckets(cur, key, lockout_s)
                 events = [AuditEvent(actor, "user", shown, "login_failed", attempt=attempt,
                                      detail={"reason": reason})]
-                lock = max([int(r["locked_s"]) for r in after.values()] or [0])
+                lock = max([int(b.locked_s) for b in after.values()] or [0])
                 if lock:
                     address_lock = after.get(ADDRESS_KEY)
                     events.append(AuditEvent(
                         actor, "user", shown, "login_locked", attempt=attempt,
                         detail={"lockout_s": lock,
-                                "lockouts": max(int(r["lockouts"]) for r in after.values()),
-                                "by_address": bool(address_lock and address_lock["locked_s"])}))
+                                "lockouts": max(int(b.lockouts) for b in after.values()),
+                                "by_address": bool(address_lock and address_lock.locked_s)}))
                 write_events(cur, events)
             if not lock:
                 return LoginResult(None, reason)
@@ -238,19 +241,20 @@ def authenticate(db: Database, name: str, password: str, max_failures: int, lock
         with db.transaction() as cur:
             cur.execute(sql("web_throttle_clear"), key)
             cur.execute(sql("web_throttle_clear"), address)  # not locked: checked above
-            cur.execute(sql("web_user_login_ok"), {"id": row["id"]})
-            if _hasher.check_needs_rehash(row["password_hash"]):
+            cur.execute(sql("web_user_login_ok"), {"id": row.id})
+            if _hasher.check_needs_rehash(row.password_hash):
                 cur.execute(sql("web_user_set_password"),
-                            {"id": row["id"], "hash": hash_password(password)})
+                            {"id": row.id, "hash": hash_password(password)})
             write_events(cur, [AuditEvent(f"user:{account}", "user", account, "login",
                                           detail={"client": client})])
     return LoginResult(_user(db, row), "ok")
 
 
-def _buckets(db: Database, key: dict[str, str], window_s: int) -> dict[str, dict[str, Any]]:
+def _buckets(db: Any, key: dict[str, str], window_s: int) -> dict[str, Bucket]:
+    """Both buckets of a login by name key (``db``: the Database or a transaction's cursor)."""
     rows = db.fetchall(sql("web_throttle_get"), {"key": key["key"], "address": ADDRESS_KEY,
                                                   "client": key["client"], "window_s": window_s})
-    return {r["name_key"]: r for r in rows}
+    return {r["name_key"]: Bucket.from_row(r) for r in rows}
 
 
 def _audit(db: Database, events: list[AuditEvent]) -> None:

@@ -22,14 +22,16 @@ shows the Message-ID now - unless the admin confirms with ``despite_evidence`` (
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..core.actors import person
-from ..core.errors import DeliveryEvidenceError, PermanentError, TransitionRefused
+from ..core.errors import BadInputError, PermanentError
+from ..core.records import SendAttempt
 from ..core.routing import job_key
-from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus, SendVerifiedBy
+from ..core.states import JobKind, SendStatus, SendVerifiedBy
 from ..db import sql
 from ..jobs.dispatch import enqueue
+from . import rules
 from .journal import SendJournal
 
 if TYPE_CHECKING:
@@ -38,85 +40,81 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def delivery_evidence(svc: Services, attempt: dict[str, Any]) -> list[str]:
+def delivery_evidence(svc: Services, attempt: SendAttempt) -> list[str]:
     """What speaks for delivery of an attempt whose outcome is unknown (empty: nothing)."""
     found: list[str] = []
     for e in svc.db.fetchall(sql("audit_of_entity"), {"type": "send_attempt",
-                                                      "id": str(attempt["id"])}):
+                                                      "id": str(attempt.id)}):
         if e["event"] == "send_outcome_unknown":
             found.append(f"{e['at']}: the whole message was handed to the relay and its "
                          "answer was lost (timeout or dropped connection after the body)")
         elif e["event"] == "late_outcome" and '"wanted": "sent"' in (e["detail"] or ""):
             found.append(f"{e['at']}: a late worker saw the relay accept it")
-    if str(attempt.get("smtp_response") or "").startswith("250"):
-        found.append(f"the relay answered: {attempt['smtp_response']}")
-    if SendJournal(svc.settings.send_journal_dir).get(attempt["id"], attempt["message_id"]):
+    if str(attempt.smtp_response or "").startswith("250"):
+        found.append(f"the relay answered: {attempt.smtp_response}")
+    if SendJournal(svc.settings.send_journal_dir).get(attempt.id, attempt.message_id):
         found.append("this host's send journal holds the relay's 250 for it")
-    mailbox = svc.db.fetchone(sql("sends_mailbox_of_attempt"), {"id": attempt["id"]})
+    mailbox = svc.db.fetchone(sql("sends_mailbox_of_attempt"), {"id": attempt.id})
     if mailbox is not None and svc.settings.reconcile_sent_folder:
         try:
             folder = svc.sent_folder(mailbox["name"])
             try:
-                if folder.contains(attempt["message_id"]):
-                    found.append(f"{attempt['message_id']} is in the Sent folder now")
+                if folder.contains(attempt.message_id):
+                    found.append(f"{attempt.message_id} is in the Sent folder now")
             finally:
                 getattr(folder, "close", lambda: None)()
         except Exception as e:  # noqa: BLE001 - evidence is best effort; say it was not checked
-            log.warning("Sent folder not searched for attempt %s: %s", attempt["id"], e)
+            log.warning("Sent folder not searched for attempt %s: %s", attempt.id, e)
     return found
 
-DECISIONS = {  # decision -> (attempt, draft, mail)
-    "mark_sent": (SendStatus.SENT, DraftStatus.SENT, MailStatus.SENT),
-    "resend": (SendStatus.PENDING, None, MailStatus.APPROVED),
-    "give_up": (SendStatus.FAILED, DraftStatus.FAILED, MailStatus.RESOLVED),
-}
+
+def list_attempts(svc: Services, status: str | None = None,
+                  limit: int = 200) -> list[SendAttempt]:
+    return [SendAttempt.from_row(r)
+            for r in svc.db.fetchall(sql("sends_list"), {"status": status, "limit": limit})]
 
 
-def list_attempts(svc: Services, status: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
-    return svc.db.fetchall(sql("sends_list"), {"status": status, "limit": limit})
+def get_attempt(svc: Services, attempt_id: int) -> SendAttempt | None:
+    return svc.stores.rows_of(svc.db).send(attempt_id)
 
 
 def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note: str = "",
                     despite_evidence: bool = False) -> str:
-    """decision: 'mark_sent', 'resend' or 'give_up'. Returns the new attempt status."""
-    if decision not in DECISIONS:
-        raise PermanentError("decision must be mark_sent, resend or give_up")
+    """decision: 'mark_sent', 'resend' or 'give_up' (``rules.send_decision``). Returns the
+    new attempt status."""
+    if decision not in rules.DECISIONS:
+        raise BadInputError("decision must be mark_sent, resend or give_up")
     by = person(by)
-    send_to, draft_to, mail_to = DECISIONS[decision]
     reason = f"admin {decision}: {note}"[:2000]
     stores = svc.stores
     job = None
     evidence: list[str] = []
     if decision == "resend":
-        attempt = svc.db.fetchone(sql("sends_get"), {"id": attempt_id})
-        if attempt is not None and attempt["status"] == SendStatus.UNKNOWN:
-            evidence = delivery_evidence(svc, attempt)
-            if evidence and not despite_evidence:
-                raise DeliveryEvidenceError(
-                    f"send attempt {attempt_id} was NOT resent: there is evidence it may have "
-                    "arrived: " + "; ".join(evidence) + ". Check the customer's inbox or the "
-                    "relay's log; to send it once more anyway, confirm the resend despite this "
-                    "evidence (CLI: --despite-evidence).")
+        seen = get_attempt(svc, attempt_id)
+        if seen is not None and seen.status == SendStatus.UNKNOWN:
+            evidence = delivery_evidence(svc, seen)
+            rules.check_resend(seen, evidence, despite_evidence)
     with svc.db.transaction() as cur:
-        attempt = stores.sends.lock(cur, attempt_id)
-        if attempt["status"] != SendStatus.UNKNOWN:
-            raise TransitionRefused("send_attempt", attempt_id, attempt["status"], send_to,
-                                    f"it is {attempt['status']}, not unknown: there is "
-                                    "nothing to decide")
+        attempt = stores.sends.locked(cur, attempt_id)
+        if attempt is None:
+            raise PermanentError(f"send_attempt {attempt_id} does not exist")
+        send_to, draft_to, mail_to = rules.send_decision(attempt, decision)
         stores.sends.move(cur, attempt_id, send_to, actor=by, event=f"admin_{decision}",
                           query="sends_move", row=attempt,
                           detail={"note": note, **({"evidence": evidence} if evidence else {})},
                           error=reason, response=None, reconciled=0, accepted_at=None,
                           verified_by=None if decision == "resend" else str(SendVerifiedBy.ADMIN),
                           decided_by=by)
-        draft = stores.drafts.lock(cur, attempt["draft_id"])
+        draft = stores.drafts.locked(cur, attempt.draft_id)
+        if draft is None:
+            raise PermanentError(f"draft {attempt.draft_id} does not exist")
         if draft_to is not None:
-            stores.drafts.move(cur, draft["id"], draft_to, actor=by, row=draft, reason=reason)
-        stores.mails.move(cur, int(draft["email_id"]), mail_to, actor=by, reason=reason,
+            stores.drafts.move(cur, draft.id, draft_to, actor=by, row=draft, reason=reason)
+        stores.mails.move(cur, draft.email_id, mail_to, actor=by, reason=reason,
                           detail={"send_attempt": attempt_id})
         if decision == "resend":
             job = cur.fetchone(sql("jobs_by_key_for_update"),
-                               {"job_key": job_key(JobKind.SEND_DRAFT, draft["id"])})
+                               {"job_key": job_key(JobKind.SEND_DRAFT, draft.id)})
             if job is not None:
                 svc.jobs.requeue(cur, job, by, "admin_resend", detail={"send_attempt": attempt_id})
                 job = cur.fetchone(sql("jobs_get"), {"id": job["id"]})

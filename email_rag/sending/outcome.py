@@ -21,11 +21,12 @@ found in the Sent folder, or an admin said so (and then it says that it was not 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from ..core.actors import shown
+from ..core.records import SendAttempt
 from ..core.states import SendStatus, SendVerifiedBy
 
 
@@ -53,14 +54,14 @@ def _who(actor: Any) -> str:
     return shown(actor, "an admin")
 
 
-def send_outcome(attempt: Mapping[str, Any] | None,
+def send_outcome(attempt: SendAttempt | None,
                  at: Callable[[Any], str] = utc_text) -> tuple[str, dict[str, str]]:
     """The reply's sending as a message with its values (the web translates the message);
     ``at`` formats a stored time."""
     if attempt is None:
         return N_("not approved — nothing is sent"), {}
-    status, verified = attempt.get("status"), attempt.get("verified_by")
-    error = str(attempt.get("last_error") or "")[:300]
+    status, verified = attempt.status, attempt.verified_by
+    error = str(attempt.last_error or "")[:300]
     if status == SendStatus.PENDING:
         if error:
             return N_("approved — queued to send, not sent yet; the last try was deferred: "
@@ -68,21 +69,21 @@ def send_outcome(attempt: Mapping[str, Any] | None,
         return N_("approved — queued to send, not sent yet"), {}
     if status == SendStatus.ATTEMPTED:
         return N_("approved — handed to the relay at %(at)s; its answer is not confirmed yet"), {
-            "at": at(attempt.get("attempted_at"))}
+            "at": at(attempt.attempted_at)}
     if status == SendStatus.SENT:
         if verified == SendVerifiedBy.ADMIN:
-            return N_("marked sent by %(who)s, not verified"), {"who": _who(attempt.get("decided_by"))}
+            return N_("marked sent by %(who)s, not verified"), {"who": _who(attempt.decided_by)}
         if verified == SendVerifiedBy.SENT_FOLDER:
             return N_("sent — found in the Sent folder at %(at)s (the relay's answer was lost)"), {
-                "at": at(attempt.get("verified_at") or attempt.get("sent_at"))}
+                "at": at(attempt.verified_at or attempt.sent_at)}
         return N_("sent — accepted by the relay at %(at)s"), {
-            "at": at(attempt.get("accepted_at") or attempt.get("sent_at"))}
+            "at": at(attempt.accepted_at or attempt.sent_at)}
     if status == SendStatus.FAILED:
         if verified == SendVerifiedBy.ADMIN:
             return N_("not sent — %(who)s decided to send nothing more"), {
-                "who": _who(attempt.get("decided_by"))}
+                "who": _who(attempt.decided_by)}
         return N_("not sent — refused by the relay: %(error)s"), {
-            "error": str(attempt.get("smtp_response") or error)[:300]}
+            "error": str(attempt.smtp_response or error)[:300]}
     if status == SendStatus.UNKNOWN:
         return N_("unknown — a human decides. Known: %(known)s"), {"known": error or "?"}
     if status == SendStatus.BOUNCED:
@@ -90,7 +91,7 @@ def send_outcome(attempt: Mapping[str, Any] | None,
     return N_("send %(status)s"), {"status": str(status)}
 
 
-def send_outcome_text(attempt: Mapping[str, Any] | None) -> str:
+def send_outcome_text(attempt: SendAttempt | None) -> str:
     """The same in English, for the CLI."""
     message, values = send_outcome(attempt)
     return message % values if values else message

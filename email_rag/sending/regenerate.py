@@ -25,11 +25,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.actors import person
-from ..core.errors import DraftNotFoundError, StateRefused
+from ..core.errors import DraftNotFoundError
 from ..core.routing import job_key
-from ..core.states import DraftStatus, JobKind, JobState, MailStatus
+from ..core.states import JobKind, JobState, MailStatus
 from ..db import sql
 from ..jobs.dispatch import enqueue
+from . import rules
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
@@ -47,23 +48,16 @@ class RegenerateResult:
 def regenerate(svc: Services, draft_id: int, by: str, note: str = "") -> RegenerateResult:
     by = person(by)
     queue = svc.settings.queue_name
+    stores = svc.stores
     with svc.db.transaction() as cur:
-        draft = cur.fetchone(sql("drafts_get_for_update"), {"id": draft_id})
+        draft = stores.drafts.locked(cur, draft_id)
         if draft is None:
             raise DraftNotFoundError(f"draft {draft_id} does not exist")
-        email_id = int(draft["email_id"])
-        if draft["status"] == DraftStatus.SUPERSEDED:
-            job = cur.fetchone(sql("jobs_by_key"), {"job_key": _job_key(email_id)})
-            return RegenerateResult(draft_id, email_id, "already_superseded", job and job["id"])
-        if draft["status"] not in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE):
-            raise StateRefused(f"draft {draft_id} is {draft['status']}; only a pending or "
-                                  "stale draft can be regenerated")
-        job_key_ = _job_key(email_id)
-        job = cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": job_key_})
-        if job is not None and job["state"] == JobState.PROCESSING:
-            raise StateRefused(f"mail {email_id} is being processed right now (job "
-                                  f"{job['id']}); nothing changed, try again in a moment")
-        stores = svc.stores
+        email_id = draft.email_id
+        job = cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": _job_key(email_id)})
+        job_state, job_id = (JobState(job["state"]), int(job["id"])) if job else (None, None)
+        if rules.already_superseded(draft, job_state, job_id):
+            return RegenerateResult(draft_id, email_id, "already_superseded", job_id)
         stores.drafts.supersede_open(cur, email_id, by, f"regenerate requested by {by}: {note}")
         cur.execute(sql("web_regenerate_clear_steps"), {"email_id": email_id})
         confirmed = {r["step"] for r in cur.fetchall(sql("steps_confirmed"), {"email_id": email_id})}

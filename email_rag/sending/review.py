@@ -3,47 +3,39 @@
 Approval is exactly-once: the draft row is locked (SELECT ... FOR UPDATE), so
 two terminals or a double click give one approval; the send attempt is unique
 per draft and its Message-ID is fixed here, before the first try.
+
+Each action reads its records locked (typed, through ``Stores.rows_of``), asks the pure
+decisions of ``sending.rules`` (may it be approved, with which text, is it a repeat) and
+writes through the stores: read -> rules -> write.
 """
 
 from __future__ import annotations
 
-import difflib
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person
-from ..core.errors import (
-    AttachmentNotFoundError,
-    BadInputError,
-    DraftConflictError,
-    DraftNotFoundError,
-    StateRefused,
-)
+from ..core.errors import AttachmentNotFoundError, DraftNotFoundError
+from ..core.records import Draft, InboundRef, ReplyMail, SendAttempt
 from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus
 from ..db import sql
-from ..db.audit import AuditEvent, write_events
+from ..db.audit import AuditEvent
 from ..jobs.dispatch import enqueue
-from ..mail.addresses import stored_reply
+from ..mail.addresses import ReplyChoice
 from ..mail.mime import attachment_bytes, find_part, human_size
+from . import rules
 from .compose import new_message_id
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
 
 
-def seen_token(draft: dict[str, Any]) -> str:
+def seen_token(draft: Draft) -> str:
     """The version of a draft an agent saw: its last change time (any write changes it)."""
-    return str(draft["updated_at"].isoformat() if hasattr(draft["updated_at"], "isoformat")
-               else draft["updated_at"])
-
-
-def check_seen(draft: dict[str, Any], seen: str | None) -> None:
-    """Optimistic concurrency for approve/reject: ``seen`` is the version the agent's page
-    showed (None: no check, e.g. the CLI). Called with the row locked."""
-    if seen is not None and seen_token(draft) != seen:
-        raise DraftConflictError(draft)
+    return draft.seen
 
 
 @dataclass
@@ -57,26 +49,42 @@ class ReviewResult:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-def show(svc: Services, draft_id: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DraftView:
+    """A draft with what its page (web) and ``drafts show`` (CLI) show around it."""
+
+    draft: Draft
+    mail: dict[str, Any]  # the mail for reading (drafts_show_mail: no raw bytes)
+    thread: list[dict[str, Any]]
+    sources: list[Any]
+    reply_mail: ReplyMail  # its status, threading headers and reply decision
+    send_attempt: SendAttempt | None
+    newer_inbound: InboundRef | None
+    reply: ReplyChoice
+    attachments: list[dict[str, Any]]
+
+
+def show(svc: Services, draft_id: int) -> DraftView:
     db = svc.db
-    draft = db.fetchone(sql("drafts_get"), {"id": draft_id})
+    rows = svc.stores.rows_of(db)
+    draft = rows.draft(draft_id)
     if draft is None:
         raise DraftNotFoundError(f"draft {draft_id} does not exist")
-    mail = db.fetchone(sql("emails_with_mailbox"), {"id": draft["email_id"]})
+    mail = db.fetchone(sql("drafts_show_mail"), {"id": draft.email_id})
+    reply_mail = rows.reply_mail(draft.email_id)
+    if mail is None or reply_mail is None:
+        raise DraftNotFoundError(f"mail {draft.email_id} of draft {draft_id} does not exist")
     thread = db.fetchall(sql("emails_thread_others"), {
-        "mailbox_id": mail["mailbox_id"], "thread_key": mail["thread_key"],
-        "id": mail["id"]}) if mail.get("thread_key") else []
-    send = db.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
-    stored = json.loads(draft["sources"]) if draft.get("sources") else []
+        "mailbox_id": reply_mail.mailbox_id, "thread_key": reply_mail.thread_key,
+        "id": reply_mail.id}) if reply_mail.thread_key else []
+    stored = json.loads(draft.sources) if draft.sources else []
     sources = stored.get("sources", []) if isinstance(stored, dict) else stored
-    newer = _newer_inbound(db, mail, draft["created_at"])
-    mail.pop("raw", None)
     attachments = json.loads(mail["attachments"]) if mail.get("attachments") else []
     for a in attachments:
         a["size_text"] = human_size(int(a.get("size") or 0))
-    return {"draft": draft, "mail": mail, "thread": thread, "sources": sources,
-            "send_attempt": send, "newer_inbound": newer, "reply": stored_reply(mail),
-            "attachments": attachments}
+    return DraftView(draft, mail, thread, sources, reply_mail, rows.send_of_draft(draft_id),
+                     rows.newer_inbound(reply_mail, draft.created_at), rules.reply_choice(reply_mail),
+                     attachments)
 
 
 def attachment(svc: Services, draft_id: int, n: int, by: str) -> tuple[dict[str, Any], bytes]:
@@ -106,94 +114,71 @@ def attachment(svc: Services, draft_id: int, n: int, by: str) -> tuple[dict[str,
     return info, data
 
 
-def _newer_inbound(db_or_cur: Any, mail: dict[str, Any], since: Any) -> dict[str, Any] | None:
-    if not mail.get("thread_key") or since is None:
-        return None
-    return db_or_cur.fetchone(sql("drafts_newer_inbound"), {
-        "mailbox_id": mail["mailbox_id"], "thread_key": mail["thread_key"],
-        "email_id": mail["id"], "since": since})
-
-
 def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = None,
             seen: str | None = None) -> ReviewResult:
     by = person(by)
     stores = svc.stores
     with svc.db.transaction() as cur:
-        draft = cur.fetchone(sql(stores.drafts.lock_query), {"id": draft_id})
+        rows = stores.rows_of(cur)
+        draft = stores.drafts.locked(cur, draft_id)
         if draft is None:
             raise DraftNotFoundError(f"draft {draft_id} does not exist")
-        check_seen(draft, seen)
-        # the draft's transition table decides: only a pending or stale draft is approved
-        if not stores.drafts.allowed(draft["status"], DraftStatus.APPROVED):
-            if draft["status"] in (DraftStatus.APPROVED, DraftStatus.SENT):
-                send = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
-                return ReviewResult(draft_id, "already_approved", draft["status"],
-                                    send and send["id"], send and send["message_id"],
-                                    detail={"approved_by": draft["approved_by"]})
-            raise StateRefused(f"draft {draft_id} is {draft['status']}; only a pending or "
-                                  "stale draft can be approved")
-        mail = cur.fetchone(sql("emails_get_whole_for_update"), {"id": draft["email_id"]})
-        reply = stored_reply(mail)
-        if not reply.ok:
-            raise BadInputError(f"nobody to send the reply to ({reply.rule}); nothing approved")
-        body_final = draft["body_draft"] if edited_body is None else edited_body
-        if not body_final.strip():
-            raise BadInputError("the reply text is empty; nothing approved")
-        diff = _diff(draft["body_draft"], body_final)
-        if draft.get("check_flags") and not diff:
-            raise StateRefused(
-                f"draft {draft_id} is FLAGGED ({draft['check_flags'][:200]}); it cannot be "
-                "approved unchanged: edit the reply (or regenerate or reject it)")
-        mailbox = cur.fetchone(sql("mailboxes_name"), {"id": mail["mailbox_id"]})
+        if rules.already_approved(draft, seen,
+                                  stores.drafts.allowed(draft.status, DraftStatus.APPROVED)):
+            send = rows.send_of_draft(draft_id)
+            return ReviewResult(draft_id, "already_approved", draft.status,
+                                send and send.id, send and send.message_id,
+                                detail={"approved_by": draft.approved_by})
+        mail = rows.reply_mail(draft.email_id, lock=True)
+        if mail is None:
+            raise DraftNotFoundError(f"mail {draft.email_id} of draft {draft_id} does not exist")
+        ok = rules.approval(draft, rules.reply_choice(mail), edited_body)
+        mailbox = rows.mailbox(mail.mailbox_id)
         events: list[AuditEvent] = []  # written in one round trip before the commit
         stores.drafts.move(cur, draft_id, DraftStatus.APPROVED, actor=by, event="approved",
                            query="drafts_approve", row=draft, events=events,
-                           detail={"edited": bool(diff), "mailbox": mailbox and mailbox["name"]},
-                           by=by, body_final=body_final, edit_diff=diff or None)
-        send, created = _send_attempt(svc, cur, draft_id, reply.addr, by)
-        job = _send_job(svc, cur, mail["id"], draft_id, by)
-        stores.mails.move(cur, mail["id"], MailStatus.APPROVED, actor=by, row=mail,
+                           detail={"edited": bool(ok.diff), "mailbox": mailbox and mailbox[0]},
+                           by=by, body_final=ok.body_final, edit_diff=ok.diff or None)
+        send, created = _send_attempt(svc, cur, draft_id, ok.recipient, by)
+        job = _send_job(svc, cur, mail.id, draft_id, by)
+        stores.mails.move(cur, mail.id, MailStatus.APPROVED, actor=by, row=mail,
                           detail={"draft_id": draft_id}, events=events)
         if created:
             events.append(AuditEvent(
-                by, "send_attempt", send["id"], "created", None, send["status"],
-                detail={"draft_id": draft_id, "message_id": send["message_id"],
+                by, "send_attempt", send.id, "created", None, send.status,
+                detail={"draft_id": draft_id, "message_id": send.message_id,
                         "job_id": job["id"]}))
-        write_events(cur, events)
+        rows.audit(events)
     enqueue(svc, [job], by)
-    return ReviewResult(draft_id, "approved", DraftStatus.APPROVED, send["id"],
-                        send["message_id"], job["id"], {"edited": bool(diff)})
+    return ReviewResult(draft_id, "approved", DraftStatus.APPROVED, send.id,
+                        send.message_id, job["id"], {"edited": bool(ok.diff)})
 
 
 def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str,
-                  by: str) -> tuple[dict[str, Any], bool]:
+                  by: str) -> tuple[SendAttempt, bool]:
     """The draft's one send attempt: created with its Message-ID on the first approval;
     an attempt the relay refused (the draft came back to review) is armed again, one that
-    bounced with a new Message-ID."""
+    bounced with a new Message-ID (``rules.rearm``)."""
     message_id = new_message_id(draft_id, svc.settings.message_id_domain)
-    created = cur.execute(sql(svc.stores.sends.insert_query),
-                          {"draft_id": draft_id, "message_id": message_id,
-                           "recipients": recipient}) == 1
-    send = cur.fetchone(sql("sends_by_draft_for_update"), {"draft_id": draft_id})
-    if send["status"] == SendStatus.FAILED:
-        svc.stores.sends.move(cur, send["id"], SendStatus.PENDING, actor=by, event="rearmed",
-                              query="sends_rearm", row=send, recipients=recipient,
-                              detail={"draft_id": draft_id, "why": "approved again after "
-                                      "the relay refused it"})
-        send = {**send, "status": SendStatus.PENDING}
-    elif send["status"] == SendStatus.BOUNCED:  # the copy that bounced is in the Sent folder
-        # under its Message-ID: a new one, so reconciliation can never mistake it for this send
-        svc.stores.sends.move(cur, send["id"], SendStatus.PENDING, actor=by, event="rearmed",
-                              query="sends_rearm_new_id", row=send, recipients=recipient,
-                              message_id=message_id,
-                              detail={"draft_id": draft_id, "why": "approved again after "
-                                      "the reply bounced", "old_message_id": send["message_id"],
-                                      "message_id": message_id})
-        send = {**send, "status": SendStatus.PENDING, "message_id": message_id}
-    return send, created
+    sends = svc.stores.sends
+    created = sends.create(cur, draft_id, message_id, recipient)
+    send = svc.stores.rows_of(cur).send_of_draft(draft_id, lock=True)
+    if send is None:
+        raise DraftNotFoundError(f"draft {draft_id} has no send attempt")
+    again = rules.rearm(send)
+    if again is None:
+        return send, created
+    new_id = message_id if again.new_message_id else send.message_id
+    detail: dict[str, object] = {"draft_id": draft_id, "why": again.why}
+    if again.new_message_id:
+        detail.update(old_message_id=send.message_id, message_id=new_id)
+    sends.move(cur, send.id, SendStatus.PENDING, actor=by, event="rearmed", query=again.query,
+               row=send, recipients=recipient, detail=detail,
+               **({"message_id": new_id} if again.new_message_id else {}))
+    return dataclasses.replace(send, status=SendStatus.PENDING, message_id=new_id), created
 
 
-def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) -> dict[str, Any]:
+def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) -> Any:
     """The draft's send_draft entry, queued: created, or a fresh cycle of the existing one
     (even while its previous run is finishing: see ``JobStore.requeue``)."""
     return svc.jobs.queue_work(cur, JobKind.SEND_DRAFT, draft_id, actor=by,
@@ -205,30 +190,16 @@ def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) ->
 def reject(svc: Services, draft_id: int, by: str, reason: str,
            seen: str | None = None) -> ReviewResult:
     by = person(by)
-    if not reason.strip():
-        raise BadInputError("a reason is required to reject a draft")
+    stores = svc.stores
     with svc.db.transaction() as cur:
-        draft = cur.fetchone(sql("drafts_get_for_update"), {"id": draft_id})
+        draft = stores.drafts.locked(cur, draft_id)
         if draft is None:
             raise DraftNotFoundError(f"draft {draft_id} does not exist")
-        check_seen(draft, seen)
-        if draft["status"] == DraftStatus.REJECTED:
-            return ReviewResult(draft_id, "already_rejected", draft["status"])
-        if draft["status"] not in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE):
-            raise StateRefused(f"draft {draft_id} is {draft['status']}; only a pending or "
-                                  "stale draft can be rejected")
-        svc.stores.drafts.move(cur, draft_id, DraftStatus.REJECTED, actor=by, event="rejected",
-                               query="drafts_reject", row=draft, detail={"reason": reason},
-                               by=by, reject_reason=reason[:2000])
-        svc.stores.mails.move(cur, int(draft["email_id"]), MailStatus.REJECTED, actor=by,
-                              reason=reason[:2000], detail={"draft_id": draft_id})
+        if rules.already_rejected(draft, seen, reason):
+            return ReviewResult(draft_id, "already_rejected", draft.status)
+        stores.drafts.move(cur, draft_id, DraftStatus.REJECTED, actor=by, event="rejected",
+                           query="drafts_reject", row=draft, detail={"reason": reason},
+                           by=by, reject_reason=reason[:2000])
+        stores.mails.move(cur, draft.email_id, MailStatus.REJECTED, actor=by,
+                          reason=reason[:2000], detail={"draft_id": draft_id})
     return ReviewResult(draft_id, "rejected", DraftStatus.REJECTED)
-
-
-def _diff(before: str, after: str) -> str:
-    if before == after:
-        return ""
-    return "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
-                                        "draft", "sent", n=1))
-
-

@@ -34,6 +34,7 @@ Guarantees, per step:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -47,12 +48,12 @@ from ..core.errors import (
     TransitionRefused,
 )
 from ..core.ports import MailSender, SentFolder
+from ..core.records import InboundRef, Job, ReplyMail, SendAttempt, SendContext
 from ..core.states import Actor, DraftStatus, MailStatus, SendStatus, SendVerifiedBy
-from ..db import sql
-from ..db.audit import AuditEvent, utcnow, write_events
-from ..mail.addresses import stored_reply
+from ..db.audit import AuditEvent, utcnow
 from .compose import build_reply
 from .journal import Acceptance, SendJournal
+from .rules import reply_choice
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +65,9 @@ class SendService:
         self.settings = services.settings
         self._sent_folder = sent_folder
         self._folders: dict[str, SentFolder] = {}  # one kept IMAP connection per mailbox
-        self.sender = sender or services.mail_sender
-        self._sender_given = sender is not None  # else each mailbox's own SMTP identity
+        # the given sender, else each mailbox's own SMTP identity (or the global relay)
+        self._sender_for: Callable[[str], MailSender] = (
+            (lambda _mailbox: sender) if sender is not None else services.mail_sender_for)
         self.journal = SendJournal(self.settings.send_journal_dir)
 
     def sent_folder(self, mailbox_name: str) -> SentFolder:
@@ -76,30 +78,30 @@ class SendService:
         return self._folders[mailbox_name]
 
     # --- the job handler ---
-    def run(self, job: dict[str, Any], worker: str) -> None:
+    def run(self, job: Job | dict[str, Any], worker: str) -> None:
+        job = job if isinstance(job, Job) else Job.from_row(job)
         ctx = self._load(job)
-        attempt, draft, mail = ctx["attempt"], ctx["draft"], ctx["mail"]
-        if attempt is None:
-            raise PermanentError(f"draft {job['draft_id']} has no send attempt")
-        if attempt["status"] in (SendStatus.SENT, SendStatus.FAILED, SendStatus.UNKNOWN):
-            log.info("send attempt %s is %s: nothing to do", attempt["id"], attempt["status"])
+        attempt, draft = ctx.attempt, ctx.draft
+        if attempt.status in (SendStatus.SENT, SendStatus.FAILED, SendStatus.UNKNOWN):
+            log.info("send attempt %s is %s: nothing to do", attempt.id, attempt.status)
             return
-        if draft["status"] != DraftStatus.APPROVED:
-            log.info("draft %s is %s: not sending", draft["id"], draft["status"])
+        if draft.status != DraftStatus.APPROVED:
+            log.info("draft %s is %s: not sending", draft.id, draft.status)
             return
-        if attempt["status"] == SendStatus.ATTEMPTED and self._settle_previous(ctx, job):
+        if attempt.status == SendStatus.ATTEMPTED and self._settle_previous(ctx, job):
             return
-        newer = self._newer_inbound(mail, draft["approved_at"])
+        newer = self._newer_inbound(ctx.mail, draft.approved_at)
         if newer is not None:
             self._mark_stale(ctx, job, newer)
             return
         message = self._compose(ctx)
-        via = (self.sender if self._sender_given  # the mailbox's own SMTP identity, or the relay
-               else self.services.mail_sender_for(ctx["mailbox"]["name"]))
-        if not self._mark_attempted(ctx, job):
+        via = self._sender_for(ctx.mailbox)
+        started = self._mark_attempted(ctx, job)
+        if started is None:
             return  # another run took it; its outcome decides
+        ctx = started
         try:
-            answer = via.send(message, ctx["from_addr"], [ctx["to_addr"]])
+            answer = via.send(message, ctx.from_addr, [ctx.to_addr])
         except SmtpTransientError as e:
             self._set(ctx, job, SendStatus.PENDING, "send_deferred", error=str(e))
             raise
@@ -109,30 +111,30 @@ class SendService:
         except SmtpOutcomeUnknownError as e:
             self._outcome_unknown(ctx, job, attempt, e)
             return
-        accepted = Acceptance(attempt["id"], attempt["message_id"], answer, utcnow())
+        accepted = Acceptance(attempt.id, attempt.message_id, answer, utcnow())
         self.journal.record(accepted)  # before MariaDB: an outage now loses nothing
         self._accepted(ctx, job, accepted, from_journal=False, message=message)
 
-    def _settle_previous(self, ctx: dict[str, Any], job: dict[str, Any]) -> bool:
+    def _settle_previous(self, ctx: SendContext, job: Job) -> bool:
         """An earlier try was started but its outcome never recorded: the send journal (the
         relay said 250 before MariaDB went away) or the Sent folder decides before anything
         is sent again. True when the attempt is settled (nothing more to do here)."""
-        attempt = ctx["attempt"]
-        accepted = self.journal.get(attempt["id"], attempt["message_id"])
+        attempt = ctx.attempt
+        accepted = self.journal.get(attempt.id, attempt.message_id)
         if accepted is not None:  # the relay said 250; MariaDB did not record it then
             self._accepted(ctx, job, accepted, from_journal=True)
             return True
         return self._reconcile(ctx, job, "previous try did not confirm its outcome")
 
-    def _outcome_unknown(self, ctx: dict[str, Any], job: dict[str, Any],
-                         attempt: dict[str, Any], error: SmtpOutcomeUnknownError) -> None:
+    def _outcome_unknown(self, ctx: SendContext, job: Job, attempt: SendAttempt,
+                         error: SmtpOutcomeUnknownError) -> None:
         """The relay may have accepted the message (a timeout after DATA, a dropped
         connection): reconcile with the Sent folder, never send blindly again. ``attempt``:
-        the row as this run loaded it."""
+        the attempt as this run loaded it."""
         self._audit(job, "send_outcome_unknown", attempt, {"error": str(error)})
         self._reconcile(ctx, job, str(error))
 
-    def _accepted(self, ctx: dict[str, Any], job: dict[str, Any], accepted: Acceptance,
+    def _accepted(self, ctx: SendContext, job: Job, accepted: Acceptance,
                   from_journal: bool, message: bytes | None = None) -> None:
         """Record the relay's 250 (now, or from the journal after an outage), then file
         the copy in the Sent folder."""
@@ -144,169 +146,171 @@ class SendService:
             self._copy_to_sent(ctx, job, message or self._compose(ctx))
 
     # --- steps ---
-    def _load(self, job: dict[str, Any]) -> dict[str, Any]:
-        with self.services.db.transaction() as cur:  # one read transaction, one snapshot
-            draft = cur.fetchone(sql("drafts_get"), {"id": job["draft_id"]})
+    def _load(self, job: Job) -> SendContext:
+        """Draft, mail headers, mailbox and attempt in one read transaction (one snapshot);
+        the mail's body and raw bytes are not read."""
+        draft_id = int(job.draft_id or 0)
+        with self.services.db.transaction() as cur:
+            rows = self.services.stores.rows_of(cur)
+            draft = rows.draft(draft_id)
             if draft is None:
-                raise PermanentError(f"draft {job['draft_id']} does not exist")
-            mail = cur.fetchone(sql("emails_get"), {"id": draft["email_id"]})
-            mailbox = cur.fetchone(sql("mailboxes_get"), {"id": mail["mailbox_id"]})
-            attempt = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft["id"]})
+                raise PermanentError(f"draft {draft_id} does not exist")
+            mail = rows.reply_mail(draft.email_id)
+            if mail is None:
+                raise PermanentError(f"mail {draft.email_id} of draft {draft_id} does not exist")
+            mailbox = rows.mailbox(mail.mailbox_id)
+            attempt = rows.send_of_draft(draft.id)
+        if attempt is None:
+            raise PermanentError(f"draft {draft_id} has no send attempt")
+        name, address = mailbox or (f"#{mail.mailbox_id}", None)
         try:
-            cfg = self.settings.mailbox(mailbox["name"])
-            from_addr = cfg.reply_address
+            from_addr = self.settings.mailbox(name).reply_address
         except KeyError:
-            from_addr = mailbox["address"]
+            from_addr = address
         if not from_addr:
-            raise PermanentError(f"mailbox {mailbox['name']} has no reply address configured")
-        # the reply rule's address, as staff saw it on the draft page (addresses.choose_reply)
-        to_addr = stored_reply(mail).addr or ""
-        return {"draft": draft, "mail": mail, "mailbox": mailbox, "attempt": attempt,
-                "from_addr": from_addr, "to_addr": to_addr}
+            raise PermanentError(f"mailbox {name} has no reply address configured")
+        return SendContext(draft, mail, name, attempt, from_addr, reply_choice(mail).addr or "")
 
-    def _compose(self, ctx: dict[str, Any]) -> bytes:
-        draft, mail, attempt = ctx["draft"], ctx["mail"], ctx["attempt"]
+    def _compose(self, ctx: SendContext) -> bytes:
+        draft, mail = ctx.draft, ctx.mail
         msg = build_reply(
-            message_id=attempt["message_id"], from_addr=ctx["from_addr"],
-            from_name=ctx["mailbox"]["name"], to_addr=ctx["to_addr"],
-            subject=mail["subject"], body=draft["body_final"] or draft["body_draft"],
-            in_reply_to=mail["message_id"], original_references=mail["references_header"],
-            draft_id=draft["id"])
+            message_id=ctx.attempt.message_id, from_addr=ctx.from_addr,
+            from_name=ctx.mailbox, to_addr=ctx.to_addr, subject=mail.subject, body=draft.body,
+            in_reply_to=mail.message_id, original_references=mail.references_header,
+            draft_id=draft.id)
         return bytes(msg)
 
-    def _newer_inbound(self, mail: dict[str, Any], since: Any) -> dict[str, Any] | None:
-        from .review import _newer_inbound
+    def _newer_inbound(self, mail: ReplyMail, since: Any) -> InboundRef | None:
+        return self.services.stores.rows_of(self.services.db).newer_inbound(mail, since)
 
-        return _newer_inbound(self.services.db, mail, since)
-
-    def _mark_attempted(self, ctx: dict[str, Any], job: dict[str, Any]) -> bool:
-        attempt = ctx["attempt"]
+    def _mark_attempted(self, ctx: SendContext, job: Job) -> SendContext | None:
+        """pending -> attempted, counted as a try; None when another run took it."""
+        attempt = ctx.attempt
         try:
             with self.services.db.transaction() as cur:
                 sends = self.services.stores.sends
                 sends.move(
-                    cur, attempt["id"], SendStatus.ATTEMPTED, actor=Actor.WORKER,
+                    cur, attempt.id, SendStatus.ATTEMPTED, actor=Actor.WORKER,
                     event="send_started", expect=(SendStatus.PENDING,),
-                    current=attempt["status"], query=sends.attempt_query,
-                    attempt=attempt["tries"] + 1,
-                    detail={"message_id": attempt["message_id"], "job_id": job["id"]})
+                    current=attempt.status, query=sends.attempt_query,
+                    attempt=attempt.tries + 1,
+                    detail={"message_id": attempt.message_id, "job_id": job.id})
         except TransitionRefused:
-            return False  # another run took it; its outcome decides
-        ctx["attempt"] = {**attempt, "status": SendStatus.ATTEMPTED, "tries": attempt["tries"] + 1}
-        return True
+            return None
+        return dataclasses.replace(ctx, attempt=dataclasses.replace(
+            attempt, status=SendStatus.ATTEMPTED, tries=attempt.tries + 1))
 
-    def _set(self, ctx: dict[str, Any], job: dict[str, Any], status: SendStatus, event: str,
+    def _set(self, ctx: SendContext, job: Job, status: SendStatus, event: str,
              error: str | None = None, response: str | None = None, reconciled: bool = False,
              draft_status: DraftStatus | None = None, mail_status: MailStatus | None = None,
              reason: str | None = None, verified_by: SendVerifiedBy | None = None,
-             accepted_at: Any = None, extra: dict[str, Any] | None = None) -> bool:
+             accepted_at: Any = None, extra: dict[str, object] | None = None) -> bool:
         """Record the outcome: attempt, draft and mail in one transaction, each by its store,
         only from the status this run saw. When another run or an admin moved the attempt
         meanwhile (a late worker after a stuck reset), nothing is overwritten: the late
         outcome is audited (``late_outcome``) for the human who decides. True if recorded."""
-        attempt, draft, mail = ctx["attempt"], ctx["draft"], ctx["mail"]
+        attempt, draft, mail = ctx.attempt, ctx.draft, ctx.mail
         stores = self.services.stores
-        detail = {"message_id": attempt["message_id"], "error": error, "response": response,
-                  "job_id": job["id"], **({"verified_by": str(verified_by)} if verified_by
-                                          else {}), **(extra or {})}
+        detail = {"message_id": attempt.message_id, "error": error, "response": response,
+                  "job_id": job.id, **({"verified_by": str(verified_by)} if verified_by
+                                       else {}), **(extra or {})}
         events: list[AuditEvent] = []
         try:  # each move is conditional on the status this run read: no extra reads
             with self.services.db.transaction() as cur:
-                stores.sends.move(cur, attempt["id"], status, actor=Actor.WORKER, event=event,
-                                  current=attempt["status"], query="sends_move",
-                                  attempt=attempt["tries"], detail=detail, error=error,
+                stores.sends.move(cur, attempt.id, status, actor=Actor.WORKER, event=event,
+                                  current=attempt.status, query="sends_move",
+                                  attempt=attempt.tries, detail=detail, error=error,
                                   response=response, reconciled=int(reconciled), events=events,
                                   verified_by=verified_by and str(verified_by),
                                   accepted_at=accepted_at, decided_by=None)
                 if draft_status is not None:
-                    stores.drafts.move(cur, draft["id"], draft_status, actor=Actor.WORKER,
-                                       reason=reason, current=draft["status"], events=events)
+                    stores.drafts.move(cur, draft.id, draft_status, actor=Actor.WORKER,
+                                       reason=reason, current=draft.status, events=events)
                 if mail_status is not None:
-                    stores.mails.move(cur, mail["id"], mail_status, actor=Actor.WORKER,
-                                      reason=reason, current=mail["status"], events=events)
-                write_events(cur, events)
+                    stores.mails.move(cur, mail.id, mail_status, actor=Actor.WORKER,
+                                      reason=reason, current=mail.status, events=events)
+                stores.rows_of(cur).audit(events)
         except TransitionRefused as e:
-            log.error("ALARM late send outcome for attempt %s not recorded: %s", attempt["id"], e)
+            log.error("ALARM late send outcome for attempt %s not recorded: %s", attempt.id, e)
             self._audit(job, "late_outcome", attempt, {
                 "wanted": str(status), "error": error, "response": response,
                 "refused": str(e), "resume": "an admin decides (sends resolve)"})
             return False
-        ctx["attempt"] = {**attempt, "status": status}
         return True
 
-    def _found_in_sent_folder(self, ctx: dict[str, Any], job: dict[str, Any], answer: str) -> bool:
+    def _found_in_sent_folder(self, ctx: SendContext, job: Job, answer: str) -> bool:
         return self._set(ctx, job, SendStatus.SENT, "reconciled_sent", response=answer,
                          reconciled=True, verified_by=SendVerifiedBy.SENT_FOLDER,
                          draft_status=DraftStatus.SENT, mail_status=MailStatus.SENT)
 
-    def _refused(self, ctx: dict[str, Any], job: dict[str, Any], e: SmtpPermanentError) -> None:
+    def _refused(self, ctx: SendContext, job: Job, e: SmtpPermanentError) -> None:
         answer = str(e.context.get("answer") or e)
         self._set(ctx, job, SendStatus.FAILED, "send_refused", error=str(e), response=answer,
                   draft_status=DraftStatus.FAILED, mail_status=MailStatus.FAILED,
                   reason=f"relay refused the reply: {answer}")
 
-    def _reconcile(self, ctx: dict[str, Any], job: dict[str, Any], why: str) -> bool:
+    def _reconcile(self, ctx: SendContext, job: Job, why: str) -> bool:
         """Settle an ``attempted`` send. True when settled (sent or unknown)."""
-        attempt = ctx["attempt"]
+        attempt = ctx.attempt
         if not self.settings.reconcile_sent_folder:
             self._unknown(ctx, job, f"{why}; reconciliation is switched off")
             return True
-        folder = self.sent_folder(ctx["mailbox"]["name"])
-        found = folder.contains(attempt["message_id"])
+        folder = self.sent_folder(ctx.mailbox)
+        found = folder.contains(attempt.message_id)
         wait = float(self.settings.reconcile_again_after_seconds)
         searches = 1
         if not found and wait > 0:  # verify again: a relay may file its copy late
             self._audit(job, "reconcile_wait", attempt, {
-                "wait_s": wait, "why": f"{attempt['message_id']} is not in the Sent folder "
+                "wait_s": wait, "why": f"{attempt.message_id} is not in the Sent folder "
                 "yet; searching again before declaring the outcome unknown"})
             time.sleep(wait)
-            found = folder.contains(attempt["message_id"])
+            found = folder.contains(attempt.message_id)
             searches = 2
             self._audit(job, "reconcile_again", attempt, {"found": found, "waited_s": wait})
         if found:
             self._found_in_sent_folder(
-                ctx, job, f"found {attempt['message_id']} in the Sent folder"
+                ctx, job, f"found {attempt.message_id} in the Sent folder"
                 + (f" on the second search, {wait:g} s later" if searches == 2 else ""))
             return True
-        self._unknown(ctx, job, f"{why}; {attempt['message_id']} is not in the Sent folder "
+        self._unknown(ctx, job, f"{why}; {attempt.message_id} is not in the Sent folder "
                       f"({searches} search{'es' if searches == 2 else ''}"
                       f"{f', {wait:g} s apart' if searches == 2 else ''}), so delivery can "
                       "neither be confirmed nor ruled out")
         return True
 
-    def _unknown(self, ctx: dict[str, Any], job: dict[str, Any], reason: str) -> None:
-        log.error("ALARM send outcome unknown for draft %s: %s", ctx["draft"]["id"], reason)
+    def _unknown(self, ctx: SendContext, job: Job, reason: str) -> None:
+        log.error("ALARM send outcome unknown for draft %s: %s", ctx.draft.id, reason)
         self._set(ctx, job, SendStatus.UNKNOWN, "send_unknown", error=reason,
                   mail_status=MailStatus.MANUAL,
                   reason=f"send outcome unknown, not resent: {reason}")
 
-    def _mark_stale(self, ctx: dict[str, Any], job: dict[str, Any], newer: dict[str, Any]) -> None:
-        draft, mail = ctx["draft"], ctx["mail"]
-        reason = f"newer mail {newer['id']} arrived in the thread after approval"
+    def _mark_stale(self, ctx: SendContext, job: Job, newer: InboundRef) -> None:
+        draft, mail = ctx.draft, ctx.mail
+        reason = f"newer mail {newer.id} arrived in the thread after approval"
         stores = self.services.stores
         events: list[AuditEvent] = []
         with self.services.db.transaction() as cur:
-            stores.drafts.move(cur, draft["id"], DraftStatus.STALE, actor=Actor.WORKER,
+            stores.drafts.move(cur, draft.id, DraftStatus.STALE, actor=Actor.WORKER,
                                event="stale", query="drafts_mark_stale", reason=reason,
-                               current=draft["status"], expect=(DraftStatus.APPROVED,),
-                               detail={"job_id": job["id"]}, events=events)
-            stores.mails.move(cur, mail["id"], MailStatus.DRAFT_READY, actor=Actor.WORKER,
-                              reason=reason, current=mail["status"], events=events)
-            write_events(cur, events)
+                               current=draft.status, expect=(DraftStatus.APPROVED,),
+                               detail={"job_id": job.id}, events=events)
+            stores.mails.move(cur, mail.id, MailStatus.DRAFT_READY, actor=Actor.WORKER,
+                              reason=reason, current=mail.status, events=events)
+            stores.rows_of(cur).audit(events)
 
-    def _copy_to_sent(self, ctx: dict[str, Any], job: dict[str, Any], message: bytes) -> None:
-        attempt = ctx["attempt"]
+    def _copy_to_sent(self, ctx: SendContext, job: Job, message: bytes) -> None:
+        attempt = ctx.attempt
         try:
-            folder = self.sent_folder(ctx["mailbox"]["name"])
-            if not folder.contains(attempt["message_id"]):
+            folder = self.sent_folder(ctx.mailbox)
+            if not folder.contains(attempt.message_id):
                 folder.append(message)
             self._audit(job, "sent_copy_filed", attempt, {})
         except Exception as e:  # noqa: BLE001 - the reply is sent; the copy is best effort
-            log.warning("reply %s sent but not filed in Sent: %s", attempt["message_id"], e)
+            log.warning("reply %s sent but not filed in Sent: %s", attempt.message_id, e)
             self._audit(job, "sent_copy_failed", attempt, {"error": str(e)})
 
-    def _audit(self, job: dict[str, Any], event: str, attempt: dict[str, Any],
-               detail: dict[str, Any]) -> None:
+    def _audit(self, job: Job, event: str, attempt: SendAttempt,
+               detail: dict[str, object]) -> None:
         self.services.audit.record(AuditEvent(
-            Actor.WORKER, "send_attempt", attempt["id"], event, attempt=attempt["tries"],
-            detail={"message_id": attempt["message_id"], "job_id": job["id"], **detail}))
+            Actor.WORKER, "send_attempt", attempt.id, event, attempt=attempt.tries,
+            detail={"message_id": attempt.message_id, "job_id": job.id, **detail}))

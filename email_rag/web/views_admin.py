@@ -83,7 +83,7 @@ def resolve(request: Request, user: AdminUser, email_id: FormInt, note: FormStr 
     return RedirectResponse(_back(kind), status_code=303)
 
 
-DECIDED = {  # what the flash says a send decision did (email_rag/sending/admin.py DECISIONS)
+DECIDED = {  # what the flash says a send decision did (email_rag/sending/rules.py DECISIONS)
     "mark_sent": N_("Send attempt #%(id)s marked sent by you, not verified; nothing is sent "
                     "again (now %(status)s); audited."),
     "resend": N_("Send attempt #%(id)s queued to be sent once more (same Message-ID) (now "
@@ -114,7 +114,7 @@ def decide_send(request: Request, user: AdminUser, attempt_id: int, decision: Fo
 @router.get("/mails/{email_id}")
 def mail_timeline(request: Request, user: AdminUser, email_id: int):
     data = timeline.mail_timeline(_svc(request), email_id)
-    return page(request, "timeline.html", **data)
+    return page(request, "timeline.html", **vars(data))
 
 
 @router.get("/audit")

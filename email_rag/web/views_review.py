@@ -18,8 +18,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
 
 from ..core.errors import BadInputError, DraftConflictError, StateRefused
+from ..core.records import Draft
 from ..core.states import DraftStatus
-from ..db import sql
 from ..review import desk, no_reply
 from ..review.console import review_filters
 from ..review.desk import QueueQuery
@@ -27,6 +27,7 @@ from ..sending import regenerate as regen
 from ..sending import review
 from ..sending.outcome import local_text, send_outcome
 from ..sending.review import seen_token
+from ..sending.rules import OPEN
 from .render import language, page, user_zone
 from .render import tr as _tr
 from .security import FormStr, StaffUser, flash
@@ -39,13 +40,13 @@ def _svc(request: Request):
 
 
 def _outcome(request: Request, user, svc, draft_id: int) -> str:
-    attempt = svc.db.fetchone(sql("sends_by_draft"), {"draft_id": draft_id})
+    attempt = svc.stores.rows_of(svc.db).send_of_draft(draft_id)
     zone = _zone(request, user)
     message, values = send_outcome(attempt, at=lambda v: local_text(v, zone))
     return _tr(request, user, message, **values)
 
 
-def _happened(request: Request, user, draft: dict) -> str:
+def _happened(request: Request, user, draft: Draft) -> str:
     message, values = desk.what_happened(draft, _zone(request, user))
     return _tr(request, user, message, **values)
 
@@ -91,23 +92,24 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
     query = QueueQuery(mailbox, category, q, sort)
-    data = review.show(svc, draft_id)
-    draft = data["draft"]
-    actionable = draft["status"] in (DraftStatus.PENDING_REVIEW, DraftStatus.STALE)
+    view = review.show(svc, draft_id)
+    draft = view.draft
+    actionable = draft.status in OPEN
     where = desk.position(svc, user.mailbox_ids, query, draft_id)
     mine = desk.own_edit(svc, draft_id, user.id)
-    original = draft["body_final"] or draft["body_draft"]
+    original = draft.body
     if mine is not None and mine["body"] == original:
         mine = None
-    mail = data["mail"]
+    mail = view.mail
     return page(request, "draft.html", d=draft, seen=seen_token(draft), my_edit=mine,
-                conversation=desk.conversation(svc, mail), history=desk.sender_history(svc, mail),
+                conversation=desk.conversation(svc, view.reply_mail),
+                history=desk.sender_history(svc, view.reply_mail),
                 text=mine["body"] if mine and actionable else original, original=original,
                 editing=desk.others_editing(svc, draft_id, user.id),
-                choices=desk.classification_choices(), mail=data["mail"], thread=data["thread"],
-                sources=desk.source_cards(data["sources"]), send=data["send_attempt"],
-                reply=data["reply"], attachments=data["attachments"],
-                newer=data["newer_inbound"], actionable=actionable,
+                choices=desk.classification_choices(), mail=mail, thread=view.thread,
+                sources=desk.source_cards(view.sources), send=view.send_attempt,
+                reply=view.reply, attachments=view.attachments,
+                newer=view.newer_inbound, actionable=actionable,
                 mailbox=mailbox, category=category, q=q, sort=query.sort,
                 query=urlencode(query.url_params()),
                 position=where.position, total=where.total, next_id=where.next_id,
@@ -157,8 +159,8 @@ def _conflict(request: Request, svc, user, e: DraftConflictError, draft_id: int,
     """Another agent (or the system) changed the draft first: say what they did, keep this
     agent's text (saved as their edit, shown on the draft page), change nothing. When the
     change was this agent's own approval (a second click), say that it went out once."""
-    if e.draft["status"] in (DraftStatus.APPROVED, DraftStatus.SENT) \
-            and e.draft.get("approved_by") == user.actor:
+    if e.draft.status in (DraftStatus.APPROVED, DraftStatus.SENT) \
+            and e.draft.approved_by == user.actor:
         _, values = desk.what_happened(e.draft, _zone(request, user))
         flash(request, "warn", _tr(request, user, "You approved draft #%(id)s already at "
                                    "%(at)s. Nothing changed: there is one send attempt only.",
@@ -250,8 +252,8 @@ def autosave(request: Request, user: StaffUser, draft_id: int, body: FormStr) ->
             max=format_decimal(desk.MAX_EDIT_CHARS, locale=lang))})
     desk.save_edit(svc, draft_id, user.id, text)
     state = desk.draft_state(svc, draft_id)
-    changed = state is not None and state["status"] not in (DraftStatus.PENDING_REVIEW,
-                                                            DraftStatus.STALE)
+    changed = state is not None and state.status not in (DraftStatus.PENDING_REVIEW,
+                                                         DraftStatus.STALE)
     return JSONResponse({
         "saved": True,
         "editing": [o["name"] for o in desk.others_editing(svc, draft_id, user.id)],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from email_rag_harness.testing.smtp_server import FaultSmtpServer
 
+from email_rag.core.records import SendAttempt
 from email_rag.db.audit import events_for
 from email_rag.ingest.poller import Poller
 from email_rag.review.desk import QueueQuery, queue_page
@@ -121,7 +122,7 @@ def test_dsn_for_a_sent_reply_marks_it_bounced_and_returns_the_mail_to_review(wo
     m = db.fetchone("SELECT status, status_reason FROM emails WHERE id = %s", (mail,))
     assert m["status"] == "draft_ready" and "bounced" in m["status_reason"]
     assert [r["id"] for r in queue_page(svc, None, QueueQuery()).rows] == [draft]  # staff see it
-    assert send_outcome_text(a).startswith("bounced — the reply did not arrive: ")
+    assert send_outcome_text(SendAttempt.from_row(a)).startswith("bounced — the reply did not arrive: ")
     assert "bounced" in [e["event"] for e in events_for(db, "send_attempt", a["id"])]
     # the same DSN delivered again changes nothing
     mailbox.append(dsn(first["message_id"]) + b"\r\n")

@@ -132,11 +132,11 @@ def test_timeline_merges_mail_job_draft_and_send_events_in_time_order(svc, db, w
                    detail={"error": "timeout"}),
         AuditEvent("worker", "email", other, "state_changed", "received", "manual"))
     data = timeline.mail_timeline(svc, mail)
-    assert [(e["entity_type"], e["event"]) for e in data["events"]] == [
+    assert [(e["entity_type"], e["event"]) for e in data.events] == [
         ("email", "state_changed"), ("draft", "approved"), ("job", "claimed"),
         ("send_attempt", "send_unknown")]
-    assert data["events"][-1]["detail"] == {"error": "timeout"}
-    assert [d["id"] for d in data["drafts"]] == [draft] and [s["id"] for s in data["sends"]] == [send]
+    assert data.events[-1]["detail"] == {"error": "timeout"}
+    assert [d.id for d in data.drafts] == [draft] and [s.id for s in data.sends] == [send]
     with pytest.raises(PermanentError):
         timeline.mail_timeline(svc, 987654)
 

@@ -11,6 +11,7 @@ from email_rag_harness.testing.smtp_server import FaultSmtpServer
 from email_rag_harness.testing.tcp_proxy import TcpFaultProxy
 
 from email_rag.core.errors import DeliveryEvidenceError
+from email_rag.core.records import SendAttempt
 from email_rag.db.audit import events_for
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending import admin, review
@@ -95,7 +96,7 @@ def test_relay_250_is_recorded_as_accepted_by_the_relay_and_said_so(base, db):
         try:
             _, draft = draft_for(db)
             review.approve(svc, draft, "anna")
-            before = send_outcome_text(attempt_of(db, draft))
+            before = send_outcome_text(SendAttempt.from_row(attempt_of(db, draft)))
             assert before == "approved — queued to send, not sent yet"
             assert MemoryRunner(svc, sent).run(send_job(db, draft)["id"]) == "done"
         finally:
@@ -103,7 +104,7 @@ def test_relay_250_is_recorded_as_accepted_by_the_relay_and_said_so(base, db):
     a = attempt_of(db, draft)
     assert (a["status"], a["verified_by"]) == ("sent", "relay_250")
     assert a["accepted_at"] is not None and a["smtp_response"].startswith("250")
-    assert send_outcome_text(a).startswith("sent — accepted by the relay at ")
+    assert send_outcome_text(SendAttempt.from_row(a)).startswith("sent — accepted by the relay at ")
 
 
 def test_relay_250_then_mariadb_lost_before_sent_is_committed_ends_sent_not_unknown(base, db):
@@ -168,7 +169,7 @@ def test_late_filing_relay_ends_sent_via_the_second_reconciliation(base, db):
     events = {e["event"]: e for e in events_for(db, "send_attempt", a["id"])}
     assert '"wait_s": 0.2' in events["reconcile_wait"]["detail"]
     assert '"found": true' in events["reconcile_again"]["detail"]
-    assert send_outcome_text(a).startswith("sent — found in the Sent folder at ")
+    assert send_outcome_text(SendAttempt.from_row(a)).startswith("sent — found in the Sent folder at ")
 
 
 def test_never_filed_is_unknown_after_two_searches_and_says_what_is_known(base, db):
@@ -178,7 +179,7 @@ def test_never_filed_is_unknown_after_two_searches_and_says_what_is_known(base, 
     a = attempt_of(db, draft)
     assert a["status"] == "unknown" and a["verified_by"] is None
     assert sent.searches == 2 and "2 searches, 0.1 s apart" in a["last_error"]
-    text = send_outcome_text(a)
+    text = send_outcome_text(SendAttempt.from_row(a))
     assert text.startswith("unknown — a human decides. Known: ") and "not in the Sent folder" in text
 
 
@@ -194,7 +195,7 @@ def test_admin_mark_sent_is_recorded_as_belief_not_verification(base, db):
         svc.close()
     a = attempt_of(db, draft)
     assert (a["status"], a["verified_by"], a["decided_by"]) == ("sent", "admin", "user:root")
-    assert send_outcome_text(a) == "marked sent by root, not verified"
+    assert send_outcome_text(SendAttempt.from_row(a)) == "marked sent by root, not verified"
 
 
 def test_resend_after_unknown_is_refused_while_there_is_evidence_of_delivery(base, db):

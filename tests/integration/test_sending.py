@@ -8,7 +8,7 @@ import threading
 import pytest
 from email_rag_harness.testing.smtp_server import FaultSmtpServer
 
-from email_rag.core.errors import BadInputError
+from email_rag.core.errors import BadInputError, StateRefused
 from email_rag.db.audit import events_for
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending import review
@@ -299,5 +299,5 @@ def test_reject_needs_a_reason_and_is_final(svc, db):
         review.reject(svc, draft, "anna", " ")
     assert review.reject(svc, draft, "anna", "customer already called").action == "rejected"
     assert db.fetchone("SELECT status FROM emails WHERE id = %s", (mail,))["status"] == "rejected"
-    with pytest.raises(review.StateRefused):
+    with pytest.raises(StateRefused):
         review.approve(svc, draft, "anna")

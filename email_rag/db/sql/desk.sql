@@ -152,7 +152,7 @@ SELECT u.name, de.saved_at, TIMESTAMPDIFF(SECOND, de.saved_at, NOW(6)) AS ago_s
 DELETE FROM draft_edits WHERE draft_id = %(draft_id)s AND user_id = %(user_id)s;
 
 -- name: desk_draft_state
-SELECT id, status, updated_at, approved_by, approved_at, rejected_by, reject_reason,
+SELECT id, email_id, status, updated_at, approved_by, approved_at, rejected_by, reject_reason,
        stale_reason FROM drafts WHERE id = %(id)s;
 
 -- name: desk_classification_for_update

@@ -46,3 +46,24 @@ UPDATE drafts SET status = %(to)s WHERE id = %(id)s AND status = %(from)s;
 -- name: drafts_open_of_mail_for_update
 SELECT id FROM drafts WHERE email_id = %(email_id)s AND status IN ('pending_review', 'stale')
  ORDER BY id FOR UPDATE;
+
+-- name: drafts_reply_mail
+-- The mail a draft answers (ReplyMail): status, threading headers and the stored reply
+-- decision; never the body or the raw bytes.
+SELECT id, status, mailbox_id, subject, message_id, references_header, thread_key, from_addr,
+       reply_addr, reply_rule
+  FROM emails WHERE id = %(id)s;
+
+-- name: drafts_reply_mail_for_update
+SELECT id, status, mailbox_id, subject, message_id, references_header, thread_key, from_addr,
+       reply_addr, reply_rule
+  FROM emails WHERE id = %(id)s FOR UPDATE;
+
+-- name: drafts_show_mail
+-- The mail a draft answers, as the draft page and `drafts show` read it (never the raw bytes).
+SELECT e.id, e.mailbox_id, m.name AS mailbox, e.status, e.status_reason, e.subject,
+       e.from_addr, e.from_name, e.to_addrs, e.reply_addr, e.reply_rule, e.received_at,
+       e.thread_key, e.summary, e.body_text, e.body_html, e.attachments, e.category,
+       e.language, e.priority, e.classification_defaulted
+  FROM emails e JOIN mailboxes m ON m.id = e.mailbox_id
+ WHERE e.id = %(id)s;

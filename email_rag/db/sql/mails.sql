@@ -17,20 +17,8 @@ UPDATE emails SET status = %(to)s, status_reason = %(reason)s,
        draft_instruction = %(instruction)s
  WHERE id = %(id)s AND status = %(from)s;
 
--- name: emails_get_whole_for_update
-SELECT * FROM emails WHERE id = %(id)s FOR UPDATE;
-
--- name: emails_with_mailbox
-SELECT e.*, m.name AS mailbox FROM emails e JOIN mailboxes m ON m.id = e.mailbox_id
- WHERE e.id = %(id)s;
-
 -- name: emails_thread_others
 SELECT id, subject, from_addr, received_at, status FROM emails
  WHERE mailbox_id = %(mailbox_id)s AND thread_key = %(thread_key)s AND id <> %(id)s
  ORDER BY received_at, id;
 
--- name: mailboxes_name
-SELECT name FROM mailboxes WHERE id = %(id)s;
-
--- name: mailboxes_get
-SELECT * FROM mailboxes WHERE id = %(id)s;

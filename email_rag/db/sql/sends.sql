@@ -83,3 +83,7 @@ SELECT s.id, s.draft_id, d.email_id, s.status, s.verified_by, s.decided_by, s.tr
 SELECT m.name FROM send_attempts s JOIN drafts d ON d.id = s.draft_id
   JOIN emails e ON e.id = d.email_id JOIN mailboxes m ON m.id = e.mailbox_id
  WHERE s.id = %(id)s;
+
+-- name: sends_mailbox_of_mail
+-- The mailbox a reply leaves from: its name (Sent folder, display name) and address.
+SELECT name, address FROM mailboxes WHERE id = %(id)s;

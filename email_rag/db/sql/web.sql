@@ -86,7 +86,7 @@ SELECT id, kind, state, attempts, queue, last_error, next_run_at, updated_at
   FROM jobs WHERE email_id = %(id)s ORDER BY id;
 
 -- name: web_timeline_drafts
-SELECT id, version, status, approved_by, approved_at, rejected_by, reject_reason,
+SELECT id, email_id, version, status, approved_by, approved_at, rejected_by, reject_reason,
        stale_reason, created_at
   FROM drafts WHERE email_id = %(id)s ORDER BY version, id;
 
