@@ -73,7 +73,12 @@ class Job(_FromRow):
     last_error: str | None = None
     worker: str | None = None
     started_at: datetime | None = None
+    next_run_at: datetime | None = None
+    finished_at: datetime | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", JobKind(self.kind))
+        object.__setattr__(self, "id", int(self.id))
+        object.__setattr__(self, "attempts", int(self.attempts or 0))
+        if self.kind in JobKind._value2member_map_:  # an unknown kind stays a str: the job
+            object.__setattr__(self, "kind", JobKind(self.kind))  # runner refuses it (dead)
         object.__setattr__(self, "state", JobState(self.state))

@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import PermanentError
+from ..core.records import Job
 from ..core.routing import job_key, queues
-from ..core.states import Actor, IndexStatus, JobKind
+from ..core.states import Actor, IndexStatus, JobKind, JobState
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
 from ..jobs.dispatch import enqueue
@@ -166,15 +167,14 @@ def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> 
     queue = sync_queue(services.settings)
     with services.db.transaction() as cur:
         changed = cur.execute(sql("index_sync_arm"), {"job_key": key, "queue": queue})
-        job = cur.fetchone(sql("index_sync_job"), {"job_key": key})
-        assert job is not None
+        job = Job.from_row(cur.fetchone(sql("index_sync_job"), {"job_key": key}))
         armed = changed in (1, 2)
         if armed:
-            write_events(cur, [AuditEvent(actor, "job", job["id"], "reindex_scheduled", None,
+            write_events(cur, [AuditEvent(actor, "job", job.id, "reindex_scheduled", None,
                                           "queued", detail={"scope": scope, "queue": queue})])
-    enqueued = job["state"] == "queued" and enqueue(services, [job], actor)
-    return {"job_id": int(job["id"]), "job_key": key, "queue": job["queue"],
-            "state": job["state"], "armed": armed, "enqueued": enqueued}
+    enqueued = job.state == JobState.QUEUED and enqueue(services, [job], actor)
+    return {"job_id": job.id, "job_key": key, "queue": job.queue,
+            "state": str(job.state), "armed": armed, "enqueued": enqueued}
 
 
 def schedule(services: Any) -> dict[str, Any]:
@@ -185,12 +185,12 @@ def schedule(services: Any) -> dict[str, Any]:
     return {"partially_indexed": n, **arm(services, "partial", Actor.SCHEDULER)}
 
 
-def run_job(services: Any, job: dict[str, Any], worker: str) -> Any:
+def run_job(services: Any, job: Job, worker: str) -> Handoff | None:
     """Handler of ``index_sync`` queue entries (in the worker that owns the vector store)."""
     queue = sync_queue(services.settings)
-    if job["queue"] != queue:
+    if job.queue != queue:
         return Handoff(queue, f"index sync runs on queue {queue}")
-    scope = str(job["job_key"]).split(":", 1)[1]
+    scope = job.job_key.split(":", 1)[1]
     report = sync(services, scope, actor=f"{Actor.WORKER}:{worker}")
-    log.info("index sync job %s (%s): %s", job["id"], scope, report.as_dict())
+    log.info("index sync job %s (%s): %s", job.id, scope, report.as_dict())
     return None

@@ -38,6 +38,7 @@ from typing import Any
 
 from ..core import routing
 from ..core.ports import FetchedMail
+from ..core.records import Job
 from ..core.states import Actor, IndexStatus, JobKind, JobState, MailStatus, ParseStatus
 from ..db import Database, slot_params, sql
 from ..db.audit import AuditEvent, write_events
@@ -213,7 +214,7 @@ def missing_body_mail(uid: int, misses: int, t: BatchTarget) -> PreparedMail:
 class BatchResult:
     new: list[tuple[int, PreparedMail]] = field(default_factory=list)
     duplicates: list[tuple[int, PreparedMail]] = field(default_factory=list)
-    jobs: list[tuple[int, str, int]] = field(default_factory=list)  # (jobs.id, queue, email id)
+    jobs: list[Job] = field(default_factory=list)  # the queue entries of the new mails
 
 
 @dataclass
@@ -428,7 +429,9 @@ def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:
     params = slot_params(rows=[(str(JobKind.PROCESS_EMAIL), job_key(email_id), email_id,
                                 t.queue_name, str(JobState.QUEUED)) for email_id in wanted])
     rows = cur.fetchall(sql("ingest_insert_jobs", rows=(len(wanted), 5)), params)
-    result.jobs = [(int(r["id"]), t.queue_name, int(r["email_id"])) for r in rows]
+    result.jobs = [Job(int(r["id"]), JobKind.PROCESS_EMAIL, JobState.QUEUED, t.queue_name,
+                       email_id=int(r["email_id"]), job_key=job_key(int(r["email_id"])))
+                   for r in rows]
     if len(rows) != len(wanted):  # a job row already existed: keep it, do not create another
         log.warning("%d job row(s) already existed for new mails", len(wanted) - len(rows))
 
@@ -439,7 +442,7 @@ def job_key(email_id: int) -> str:
 
 def _events(t: BatchTarget, result: BatchResult) -> list[AuditEvent]:
     events = []
-    job_of = {email_id: (job_id, queue) for job_id, queue, email_id in result.jobs}
+    job_of = {j.email_id: (j.id, j.queue) for j in result.jobs}
     for email_id, p in result.new:
         detail: dict[str, Any] = {
             "mailbox": t.mailbox_name, "folder": t.folder, "uid": p.uid,

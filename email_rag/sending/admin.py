@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person
 from ..core.errors import DeliveryEvidenceError, PermanentError, TransitionRefused
+from ..core.records import Job
 from ..core.routing import job_key
 from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus, SendVerifiedBy
 from ..db import sql
@@ -85,7 +86,7 @@ def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note
     send_to, draft_to, mail_to = DECISIONS[decision]
     reason = f"admin {decision}: {note}"[:2000]
     stores = svc.stores
-    job = None
+    job: Job | None = None
     evidence: list[str] = []
     if decision == "resend":
         attempt = svc.db.fetchone(sql("sends_get"), {"id": attempt_id})
@@ -115,11 +116,11 @@ def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note
         stores.mails.move(cur, int(draft["email_id"]), mail_to, actor=by, reason=reason,
                           detail={"send_attempt": attempt_id})
         if decision == "resend":
-            job = cur.fetchone(sql("jobs_by_key_for_update"),
+            row = cur.fetchone(sql("jobs_by_key_for_update"),
                                {"job_key": job_key(JobKind.SEND_DRAFT, draft["id"])})
-            if job is not None:
-                svc.jobs.requeue(cur, job, by, "admin_resend", detail={"send_attempt": attempt_id})
-                job = cur.fetchone(sql("jobs_get"), {"id": job["id"]})
+            if row is not None:
+                job = svc.jobs.requeue(cur, Job.from_row(row), by, "admin_resend",
+                                       detail={"send_attempt": attempt_id})
     if job is not None:
         enqueue(svc, [job], by)
     return str(send_to)

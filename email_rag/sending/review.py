@@ -21,6 +21,7 @@ from ..core.errors import (
     DraftNotFoundError,
     StateRefused,
 )
+from ..core.records import Job
 from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
@@ -158,11 +159,11 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
             events.append(AuditEvent(
                 by, "send_attempt", send["id"], "created", None, send["status"],
                 detail={"draft_id": draft_id, "message_id": send["message_id"],
-                        "job_id": job["id"]}))
+                        "job_id": job.id}))
         write_events(cur, events)
     enqueue(svc, [job], by)
     return ReviewResult(draft_id, "approved", DraftStatus.APPROVED, send["id"],
-                        send["message_id"], job["id"], {"edited": bool(diff)})
+                        send["message_id"], job.id, {"edited": bool(diff)})
 
 
 def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str,
@@ -193,7 +194,7 @@ def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str,
     return send, created
 
 
-def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) -> dict[str, Any]:
+def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) -> Job:
     """The draft's send_draft entry, queued: created, or a fresh cycle of the existing one
     (even while its previous run is finishing: see ``JobStore.requeue``)."""
     return svc.jobs.queue_work(cur, JobKind.SEND_DRAFT, draft_id, actor=by,

@@ -47,6 +47,7 @@ from ..core.errors import (
     TransitionRefused,
 )
 from ..core.ports import MailSender, SentFolder
+from ..core.records import Job
 from ..core.states import Actor, DraftStatus, MailStatus, SendStatus, SendVerifiedBy
 from ..db import sql
 from ..db.audit import AuditEvent, utcnow, write_events
@@ -75,11 +76,11 @@ class SendService:
         return self._folders[mailbox_name]
 
     # --- the job handler ---
-    def run(self, job: dict[str, Any], worker: str) -> None:
+    def run(self, job: Job, worker: str) -> None:
         ctx = self._load(job)
         attempt, draft, mail = ctx["attempt"], ctx["draft"], ctx["mail"]
         if attempt is None:
-            raise PermanentError(f"draft {job['draft_id']} has no send attempt")
+            raise PermanentError(f"draft {job.draft_id} has no send attempt")
         if attempt["status"] in (SendStatus.SENT, SendStatus.FAILED, SendStatus.UNKNOWN):
             log.info("send attempt %s is %s: nothing to do", attempt["id"], attempt["status"])
             return
@@ -110,7 +111,7 @@ class SendService:
         self.journal.record(accepted)  # before MariaDB: an outage now loses nothing
         self._accepted(ctx, job, accepted, from_journal=False, message=message)
 
-    def _settle_previous(self, ctx: dict[str, Any], job: dict[str, Any]) -> bool:
+    def _settle_previous(self, ctx: dict[str, Any], job: Job) -> bool:
         """An earlier try was started but its outcome never recorded: the send journal (the
         relay said 250 before MariaDB went away) or the Sent folder decides before anything
         is sent again. True when the attempt is settled (nothing more to do here)."""
@@ -121,7 +122,7 @@ class SendService:
             return True
         return self._reconcile(ctx, job, "previous try did not confirm its outcome")
 
-    def _outcome_unknown(self, ctx: dict[str, Any], job: dict[str, Any],
+    def _outcome_unknown(self, ctx: dict[str, Any], job: Job,
                          attempt: dict[str, Any], error: SmtpOutcomeUnknownError) -> None:
         """The relay may have accepted the message (a timeout after DATA, a dropped
         connection): reconcile with the Sent folder, never send blindly again. ``attempt``:
@@ -129,7 +130,7 @@ class SendService:
         self._audit(job, "send_outcome_unknown", attempt, {"error": str(error)})
         self._reconcile(ctx, job, str(error))
 
-    def _accepted(self, ctx: dict[str, Any], job: dict[str, Any], accepted: Acceptance,
+    def _accepted(self, ctx: dict[str, Any], job: Job, accepted: Acceptance,
                   from_journal: bool, message: bytes | None = None) -> None:
         """Record the relay's 250 (now, or from the journal after an outage), then file
         the copy in the Sent folder."""
@@ -141,11 +142,11 @@ class SendService:
             self._copy_to_sent(ctx, job, message or self._compose(ctx))
 
     # --- steps ---
-    def _load(self, job: dict[str, Any]) -> dict[str, Any]:
+    def _load(self, job: Job) -> dict[str, Any]:
         with self.services.db.transaction() as cur:  # one read transaction, one snapshot
-            draft = cur.fetchone(sql("drafts_get"), {"id": job["draft_id"]})
+            draft = cur.fetchone(sql("drafts_get"), {"id": job.draft_id})
             if draft is None:
-                raise PermanentError(f"draft {job['draft_id']} does not exist")
+                raise PermanentError(f"draft {job.draft_id} does not exist")
             mail = cur.fetchone(sql("emails_get"), {"id": draft["email_id"]})
             mailbox = cur.fetchone(sql("mailboxes_get"), {"id": mail["mailbox_id"]})
             attempt = cur.fetchone(sql("sends_by_draft"), {"draft_id": draft["id"]})
@@ -176,7 +177,7 @@ class SendService:
 
         return _newer_inbound(self.services.db, mail, since)
 
-    def _mark_attempted(self, ctx: dict[str, Any], job: dict[str, Any]) -> bool:
+    def _mark_attempted(self, ctx: dict[str, Any], job: Job) -> bool:
         attempt = ctx["attempt"]
         try:
             with self.services.db.transaction() as cur:
@@ -186,13 +187,13 @@ class SendService:
                     event="send_started", expect=(SendStatus.PENDING,),
                     current=attempt["status"], query=sends.attempt_query,
                     attempt=attempt["tries"] + 1,
-                    detail={"message_id": attempt["message_id"], "job_id": job["id"]})
+                    detail={"message_id": attempt["message_id"], "job_id": job.id})
         except TransitionRefused:
             return False  # another run took it; its outcome decides
         ctx["attempt"] = {**attempt, "status": SendStatus.ATTEMPTED, "tries": attempt["tries"] + 1}
         return True
 
-    def _set(self, ctx: dict[str, Any], job: dict[str, Any], status: SendStatus, event: str,
+    def _set(self, ctx: dict[str, Any], job: Job, status: SendStatus, event: str,
              error: str | None = None, response: str | None = None, reconciled: bool = False,
              draft_status: DraftStatus | None = None, mail_status: MailStatus | None = None,
              reason: str | None = None, verified_by: SendVerifiedBy | None = None,
@@ -204,7 +205,7 @@ class SendService:
         attempt, draft, mail = ctx["attempt"], ctx["draft"], ctx["mail"]
         stores = self.services.stores
         detail = {"message_id": attempt["message_id"], "error": error, "response": response,
-                  "job_id": job["id"], **({"verified_by": str(verified_by)} if verified_by
+                  "job_id": job.id, **({"verified_by": str(verified_by)} if verified_by
                                           else {}), **(extra or {})}
         events: list[AuditEvent] = []
         try:  # each move is conditional on the status this run read: no extra reads
@@ -231,18 +232,18 @@ class SendService:
         ctx["attempt"] = {**attempt, "status": status}
         return True
 
-    def _found_in_sent_folder(self, ctx: dict[str, Any], job: dict[str, Any], answer: str) -> bool:
+    def _found_in_sent_folder(self, ctx: dict[str, Any], job: Job, answer: str) -> bool:
         return self._set(ctx, job, SendStatus.SENT, "reconciled_sent", response=answer,
                          reconciled=True, verified_by=SendVerifiedBy.SENT_FOLDER,
                          draft_status=DraftStatus.SENT, mail_status=MailStatus.SENT)
 
-    def _refused(self, ctx: dict[str, Any], job: dict[str, Any], e: SmtpPermanentError) -> None:
+    def _refused(self, ctx: dict[str, Any], job: Job, e: SmtpPermanentError) -> None:
         answer = str(e.context.get("answer") or e)
         self._set(ctx, job, SendStatus.FAILED, "send_refused", error=str(e), response=answer,
                   draft_status=DraftStatus.FAILED, mail_status=MailStatus.FAILED,
                   reason=f"relay refused the reply: {answer}")
 
-    def _reconcile(self, ctx: dict[str, Any], job: dict[str, Any], why: str) -> bool:
+    def _reconcile(self, ctx: dict[str, Any], job: Job, why: str) -> bool:
         """Settle an ``attempted`` send. True when settled (sent or unknown)."""
         attempt = ctx["attempt"]
         if not self.settings.reconcile_sent_folder:
@@ -271,13 +272,13 @@ class SendService:
                       "neither be confirmed nor ruled out")
         return True
 
-    def _unknown(self, ctx: dict[str, Any], job: dict[str, Any], reason: str) -> None:
+    def _unknown(self, ctx: dict[str, Any], job: Job, reason: str) -> None:
         log.error("ALARM send outcome unknown for draft %s: %s", ctx["draft"]["id"], reason)
         self._set(ctx, job, SendStatus.UNKNOWN, "send_unknown", error=reason,
                   mail_status=MailStatus.MANUAL,
                   reason=f"send outcome unknown, not resent: {reason}")
 
-    def _mark_stale(self, ctx: dict[str, Any], job: dict[str, Any], newer: dict[str, Any]) -> None:
+    def _mark_stale(self, ctx: dict[str, Any], job: Job, newer: dict[str, Any]) -> None:
         draft, mail = ctx["draft"], ctx["mail"]
         reason = f"newer mail {newer['id']} arrived in the thread after approval"
         stores = self.services.stores
@@ -286,12 +287,12 @@ class SendService:
             stores.drafts.move(cur, draft["id"], DraftStatus.STALE, actor=Actor.WORKER,
                                event="stale", query="drafts_mark_stale", reason=reason,
                                current=draft["status"], expect=(DraftStatus.APPROVED,),
-                               detail={"job_id": job["id"]}, events=events)
+                               detail={"job_id": job.id}, events=events)
             stores.mails.move(cur, mail["id"], MailStatus.DRAFT_READY, actor=Actor.WORKER,
                               reason=reason, current=mail["status"], events=events)
             write_events(cur, events)
 
-    def _copy_to_sent(self, ctx: dict[str, Any], job: dict[str, Any], message: bytes) -> None:
+    def _copy_to_sent(self, ctx: dict[str, Any], job: Job, message: bytes) -> None:
         attempt = ctx["attempt"]
         try:
             folder = self.sent_folder(ctx["mailbox"]["name"])
@@ -302,8 +303,8 @@ class SendService:
             log.warning("reply %s sent but not filed in Sent: %s", attempt["message_id"], e)
             self._audit(job, "sent_copy_failed", attempt, {"error": str(e)})
 
-    def _audit(self, job: dict[str, Any], event: str, attempt: dict[str, Any],
+    def _audit(self, job: Job, event: str, attempt: dict[str, Any],
                detail: dict[str, Any]) -> None:
         self.services.audit.record(AuditEvent(
             Actor.WORKER, "send_attempt", attempt["id"], event, attempt=attempt["tries"],
-            detail={"message_id": attempt["message_id"], "job_id": job["id"], **detail}))
+            detail={"message_id": attempt["message_id"], "job_id": job.id, **detail}))

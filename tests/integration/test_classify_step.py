@@ -11,7 +11,8 @@ from datetime import datetime
 import pytest
 
 from email_rag.core.errors import LLMError, LLMRequestRejectedError
-from email_rag.core.states import MailStatus, Step
+from email_rag.core.records import Job
+from email_rag.core.states import JobKind, JobState, MailStatus, Step
 from email_rag.db import sql
 from email_rag.db.audit import events_for, write_events
 from email_rag.llm import classification as cl
@@ -62,7 +63,8 @@ def make_email(db, subject, body, *, raw=None, auto_reason=None, sender="kunde@e
 
 def context(services, email_id, columns="*"):
     row = services.db.fetchone(f"SELECT {columns} FROM emails WHERE id = ?", (email_id,))
-    return StepContext(services, row, {"id": 1, "attempts": 1}, Step.CLASSIFY)
+    return StepContext(services, row, Job(1, JobKind.PROCESS_EMAIL, JobState.PROCESSING, "email-rag",
+                                         attempts=1), Step.CLASSIFY)
 
 
 def apply(db, email_id, out: StepOutcome):

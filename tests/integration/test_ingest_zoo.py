@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from email_rag.core.states import Step
+from email_rag.core.records import Job
+from email_rag.core.states import JobKind, JobState, Step
 from email_rag.ingest.poller import Poller
 from email_rag.pipeline import parse
 from email_rag.pipeline.contract import StepContext
@@ -48,7 +49,7 @@ def test_zoo_folder_is_polled_to_the_end_and_parsed(settings, db, mailbox):
         assert by_name["no_date"]["sent_at"] is None
         assert by_name["no_message_id"]["message_id"] is None
         # the worker's parse step on every queued mail
-        job_of = {j["email_id"]: j for j in jobs(db)}
+        job_of = {j["email_id"]: Job.from_row(j) for j in jobs(db)}
         for name, row in by_name.items():
             if row["id"] not in job_of:
                 continue
@@ -69,18 +70,21 @@ def test_zoo_folder_is_polled_to_the_end_and_parsed(settings, db, mailbox):
         svc.close()
 
 
+JOB = Job(1, JobKind.PROCESS_EMAIL, JobState.PROCESSING, "email-rag", attempts=1)
+
+
 def test_parse_step_stops_failed_and_too_large_mails_for_a_human(settings, db, mailbox):
     svc = services_for(settings, mailbox, **LIMITS)
     try:
         ctx = StepContext(svc, {"id": 1, "raw": garbage(), "raw_size": 2051,
-                                "parse_status": "pending"}, {"attempts": 1}, Step.PARSE)
+                                "parse_status": "pending"}, JOB, Step.PARSE)
         out = parse.run(ctx)
         assert out.stop and out.mail_status == "failed" and out.confirmed
         assert out.email_updates["index_status"] == "skipped"
         assert "no header fields" in out.status_reason
         head = zoo()["huge"].split(b"\r\n\r\n")[0] + b"\r\n\r\n"
         big = parse.run(StepContext(svc, {"id": 2, "raw": head, "raw_size": 300_000,
-                                          "parse_status": "too_large"}, {"attempts": 1},
+                                          "parse_status": "too_large"}, JOB,
                                     Step.PARSE))
         assert big.stop and big.mail_status == "manual"
         assert big.email_updates["parse_status"] == "too_large"
