@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import PermanentError
-from ..core.records import Job
+from ..core.records import Job, Mail
 from ..core.routing import job_key, queues
 from ..core.states import Actor, IndexStatus, JobKind, JobState
 from ..db import sql
@@ -84,22 +84,22 @@ def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
     down: set[str] = set()
     db = services.db
     if kind == "email":
-        row = db.fetchone(sql("emails_get"), {"id": email_id})
+        row = db.fetchone(sql("pipeline_mail"), {"id": email_id})
         if row is None:
             raise PermanentError(f"email {email_id} does not exist")
-        _one(services, indexer, row, None, down, report, actor)
+        _one(services, indexer, Mail.from_row(row), None, down, report, actor)
     else:
         query = sql("index_partial_batch" if kind == "partial" else "index_all_batch")
         after = 0
         while True:
-            rows = db.fetchall(query, {"after": after, "limit": BATCH})
-            if not rows:
+            mails = [Mail.from_row(r) for r in db.fetchall(query, {"after": after, "limit": BATCH})]
+            if not mails:
                 break
-            for row in rows:
-                after = int(row["id"])
+            for mail in mails:
+                after = mail.id
                 only = None
                 if kind == "partial":
-                    only = [s for s in (row["index_missing"] or "").split(",") if s] or list(STORES)
+                    only = [s for s in (mail.index_missing or "").split(",") if s] or list(STORES)
                 wanted = set(only) if only is not None else configured(services.settings)
                 if wanted <= down:  # its stores are down in this run: leave it as it is
                     report.examined += 1
@@ -107,8 +107,8 @@ def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
                     if kind == "partial":
                         report.still_missing[after] = sorted(wanted)
                     continue
-                _one(services, indexer, row, only, down, report, actor)
-            if len(rows) < BATCH:
+                _one(services, indexer, mail, only, down, report, actor)
+            if len(mails) < BATCH:
                 break
     services.audit.record(AuditEvent(actor, "system", "index_sync", "index_sync_run", detail={
         "scope": scope, "examined": report.examined, "reindexed": len(report.reindexed),
@@ -120,37 +120,37 @@ def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
     return report
 
 
-def _one(services: Any, indexer: Indexer, mail: dict[str, Any], only: list[str] | None,
+def _one(services: Any, indexer: Indexer, mail: Mail, only: list[str] | None,
          down: set[str], report: SyncReport, actor: str) -> None:
     report.examined += 1
-    result = indexer.index(mail, only, down)
-    before = mail["index_status"]
+    result = indexer.index(mail.as_row(), only, down)
+    before = str(mail.index_status)
     missing = result.missing  # of the stores tried; the others were fine before
     status = result.status
     for s in missing:  # the first real error of the run (later mails say "not tried")
         report.errors.setdefault(s, result.stores[s].error or "missing")
-    events = [AuditEvent(actor, "email", mail["id"], name, detail={**d, "purpose": "sync"})
+    events = [AuditEvent(actor, "email", mail.id, name, detail={**d, "purpose": "sync"})
               for name, d in result.try_events()]
     events.append(_result_event(actor, mail, result, before, status))
     with services.db.transaction() as cur:
-        cur.execute(sql("index_get_for_update"), {"id": mail["id"]})
-        cur.execute(sql("index_set_status"), {"id": mail["id"], "status": str(status),
+        cur.execute(sql("index_get_for_update"), {"id": mail.id})
+        cur.execute(sql("index_set_status"), {"id": mail.id, "status": str(status),
                                               "missing": ",".join(missing) or None})
         write_events(cur, events)
     if missing:
-        report.still_missing[int(mail["id"])] = missing
+        report.still_missing[mail.id] = missing
     else:
-        report.reindexed.append(int(mail["id"]))
+        report.reindexed.append(mail.id)
 
 
-def _result_event(actor: str, mail: dict[str, Any], result: IndexResult, before: str,
+def _result_event(actor: str, mail: Mail, result: IndexResult, before: str,
                   status: IndexStatus) -> AuditEvent:
     stores = {s: r.state for s, r in result.stores.items()}
     if result.missing:
-        return AuditEvent(actor, "email", mail["id"], "reindex_failed", before, status,
+        return AuditEvent(actor, "email", mail.id, "reindex_failed", before, status,
                           detail={"missing": result.missing, "errors": result.errors(),
                                   "stores": stores, "next": "the next periodic sync"})
-    return AuditEvent(actor, "email", mail["id"], "reindexed", before, status,
+    return AuditEvent(actor, "email", mail.id, "reindexed", before, status,
                       detail={"stores": stores, "chunks": result.chunks})
 
 

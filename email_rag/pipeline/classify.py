@@ -50,10 +50,7 @@ from .contract import StepContext, StepOutcome
 
 def mail_content(ctx: StepContext) -> dict[str, Any]:
     """Subject, sender, text and loop-guard reason of the mail (``mail_input``)."""
-    row = ctx.email
-    if not all(k in row for k in mail_input.CONTENT_COLUMNS):
-        row = ctx.services.db.fetchone(sql("llm_email_content"), {"id": ctx.email_id}) or row
-    return mail_input.mail_content(row, ctx.services.settings.llm_max_input_chars)
+    return mail_input.mail_content(ctx.email, ctx.services.settings.llm_max_input_chars)
 
 
 CLASSIFY_MAX_TOKENS, CLASSIFY_MAX_TOKENS_CAP = 300, 600

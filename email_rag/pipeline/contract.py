@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..core.records import Job
+from ..core.records import Job, Mail
 from ..core.states import Actor, MailStatus, Step
 from ..db.audit import AuditEvent
 
@@ -38,15 +38,15 @@ if TYPE_CHECKING:
 @dataclass
 class StepContext:
     services: Services
-    email: dict[str, Any]  # the emails row at the start of the step (read once per run, then
-    # kept current with the columns each checkpoint wrote)
+    email: Mail  # the mail at the start of the step (read once per run, then kept current
+    # with the columns each step wrote); never its raw source (the parse step reads that)
     job: Job  # the queue entry being run
     step: Step
     confirmed: dict[str, Any] = field(default_factory=dict)  # step name -> detail of earlier steps
 
     @property
     def email_id(self) -> int:
-        return int(self.email["id"])
+        return self.email.id
 
     @property
     def attempt(self) -> int:

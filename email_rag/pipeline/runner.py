@@ -46,9 +46,9 @@ from ..core.errors import (
     DatabaseUnavailableError,
     PermanentError,
 )
-from ..core.records import Job
+from ..core.records import Job, Mail
 from ..core.routing import queues
-from ..core.states import Actor, Step
+from ..core.states import Actor, MailStatus, Step
 from ..db import sql, update_emails
 from ..db.audit import AuditEvent, write_events
 from ..db.connection import repeat_when_busy
@@ -64,7 +64,7 @@ class StepDone:
 
     step: Step
     outcome: StepOutcome
-    status_before: Any  # the mail status the step started from (the store's ``current``)
+    status_before: MailStatus  # the mail status the step started from (the store's ``current``)
     event: AuditEvent  # step_confirmed / step_not_confirmed, stamped when the step ended
 
 
@@ -91,8 +91,9 @@ class PipelineRunner:
                 r["step"]: json.loads(r["detail"]) if r["detail"] else {}
                 for r in cur.fetchall(sql("steps_confirmed"), {"email_id": email_id})
             }
-            # read once per run; each step's columns are applied below
-            email = cur.fetchone(sql("emails_get"), {"id": email_id})
+            # read once per run (never the raw mail); each step's columns are applied below
+            row = cur.fetchone(sql("pipeline_mail"), {"id": email_id})
+        email = Mail.from_row(row) if row else None
         default_q, vector_q = queues(self.services.settings)
         group: list[StepDone] = []  # done in this process, not committed yet
         for spec in self.pipeline:
@@ -119,9 +120,9 @@ class PipelineRunner:
                 if group:  # the steps before the failed one stay done
                     self.checkpoint(job, worker, email, group)
                 raise
-            group.append(StepDone(spec.step, outcome, email["status"],
+            group.append(StepDone(spec.step, outcome, email.status,
                                   step_event(job, email, spec.step, outcome)))
-            email = {**email, **checkpoint_columns(outcome)}
+            email = email.with_columns(checkpoint_columns(outcome))
             if outcome.confirmed:
                 confirmed[spec.step] = outcome.detail
             if outcome.stop:
@@ -131,7 +132,7 @@ class PipelineRunner:
         self.checkpoint(job, worker, email, group, finish=True)
         return FINISHED
 
-    def checkpoint(self, job: Job, worker: str, email: dict[str, Any],
+    def checkpoint(self, job: Job, worker: str, email: Mail,
                    group: list[StepDone], finish: bool = False,
                    handoff: Handoff | None = None) -> None:
         """One transaction for a group of steps: checkpoint rows, mail columns and
@@ -148,7 +149,7 @@ class PipelineRunner:
 
         def audited(attempt: int, e: DatabaseBusyError) -> None:
             retried.append(AuditEvent(
-                Actor.WORKER, "email", email["id"], "checkpoint_retried",
+                Actor.WORKER, "email", email.id, "checkpoint_retried",
                 attempt=job.attempts,
                 detail={"step": steps, "job_id": job.id, "error": str(e), "try": attempt}))
 
@@ -156,7 +157,7 @@ class PipelineRunner:
             lambda: self._checkpoint(job, worker, email, group, retried, finish, handoff),
             f"checkpoint of step {steps} (job {job.id})", audited, logger=log)
 
-    def _checkpoint(self, job: Job, worker: str, email: dict[str, Any],
+    def _checkpoint(self, job: Job, worker: str, email: Mail,
                     group: list[StepDone], retried: list[AuditEvent], finish: bool,
                     handoff: Handoff | None) -> None:
         jobs = self.services.jobs
@@ -178,8 +179,8 @@ class PipelineRunner:
             for done in group:
                 updates.update({c: _db_value(v) for c, v in done.outcome.email_updates.items()})
             if updates:
-                cur.execute(*update_emails(email["id"], updates))
-            rows = [{"email_id": email["id"], "step": str(d.step),
+                cur.execute(*update_emails(email.id, updates))
+            rows = [{"email_id": email.id, "step": str(d.step),
                      "detail": json.dumps(d.outcome.detail, default=str)}
                     for d in group if d.outcome.confirmed]
             if rows:
@@ -193,18 +194,18 @@ class PipelineRunner:
                     # the status this run read is current unless someone else moved it;
                     # the store's conditional UPDATE refuses the move then
                     self.services.stores.mails.move(
-                        cur, email["id"], outcome.mail_status, actor=Actor.WORKER,
+                        cur, email.id, outcome.mail_status, actor=Actor.WORKER,
                         reason=outcome.status_reason, attempt=job.attempts,
                         current=done.status_before, events=events,
                         detail={"step": str(done.step), "job_id": job.id})
             write_events(cur, events)
 
 
-def step_event(job: Job, email: dict[str, Any], step: Step,
+def step_event(job: Job, email: Mail, step: Step,
                outcome: StepOutcome) -> AuditEvent:
     """The step's own audit event, made when it ended (the benchmark's step times)."""
     return AuditEvent(
-        Actor.WORKER, "email", email["id"],
+        Actor.WORKER, "email", email.id,
         "step_confirmed" if outcome.confirmed else "step_not_confirmed",
         attempt=job.attempts,
         detail={"step": str(step), "job_id": job.id,

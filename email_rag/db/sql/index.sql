@@ -21,13 +21,24 @@ UPDATE emails SET index_status = %(status)s, index_missing = %(missing)s WHERE i
 SELECT id, index_status, index_missing FROM emails WHERE id = %(id)s FOR UPDATE;
 
 -- name: index_partial_batch
-SELECT * FROM emails
+-- The partially indexed mails, page by page (the columns of pipeline_mail: core.records.Mail).
+SELECT id, status, status_reason, mailbox_id, subject, parse_status, message_id, thread_key,
+       in_reply_to, from_addr, from_name, to_addrs, cc_addrs, reply_addr, reply_rule,
+       sent_at, received_at, raw_size, parse_error, auto_reason, body_text, attachments,
+       attachment_text, index_status, index_missing, category, priority, language, summary,
+       needs_reply, draft_instruction
+  FROM emails
  WHERE index_status = 'partially_indexed' AND id > %(after)s
  ORDER BY id LIMIT %(limit)s;
 
 -- name: index_all_batch
 -- Every mail whose index step has run (re-index everything, e.g. onto a new store).
-SELECT * FROM emails
+SELECT id, status, status_reason, mailbox_id, subject, parse_status, message_id, thread_key,
+       in_reply_to, from_addr, from_name, to_addrs, cc_addrs, reply_addr, reply_rule,
+       sent_at, received_at, raw_size, parse_error, auto_reason, body_text, attachments,
+       attachment_text, index_status, index_missing, category, priority, language, summary,
+       needs_reply, draft_instruction
+  FROM emails
  WHERE index_status IN ('complete', 'partially_indexed', 'skipped') AND id > %(after)s
  ORDER BY id LIMIT %(limit)s;
 
