@@ -31,17 +31,20 @@ from typing import Any
 
 from ..core.errors import PermanentError
 from ..core.records import Job, Mail
-from ..core.routing import job_key, queues
+from ..core.routing import queues
 from ..core.states import Actor, IndexStatus, JobKind, JobState
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
 from ..jobs.dispatch import enqueue
 from ..jobs.handoff import Handoff
+from ..jobs.store import NewJob, create_jobs
 from .indexer import STORES, Indexer, IndexResult
 
 log = logging.getLogger(__name__)
 
 BATCH = 200
+# an arming while a run is queued or processing coalesces into it; these states re-arm it
+REARMED = (JobState.DONE, JobState.DEAD, JobState.FAILED)
 
 
 @dataclass
@@ -163,15 +166,16 @@ def sync_queue(settings: Any) -> str:
 def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> dict[str, Any]:
     """Queue a sync run of ``scope`` on the vector queue (coalesced with one pending)."""
     parse_scope(scope)
-    key = job_key(JobKind.INDEX_SYNC, scope)
     queue = sync_queue(services.settings)
+    new = NewJob(JobKind.INDEX_SYNC, scope, queue, detail={"scope": scope, "queue": queue})
     with services.db.transaction() as cur:
-        changed = cur.execute(sql("index_sync_arm"), {"job_key": key, "queue": queue})
-        job = Job.from_row(cur.fetchone(sql("index_sync_job"), {"job_key": key}))
-        armed = changed in (1, 2)
-        if armed:
-            write_events(cur, [AuditEvent(actor, "job", job.id, "reindex_scheduled", None,
-                                          "queued", detail={"scope": scope, "queue": queue})])
+        created = create_jobs(cur, [new], actor=actor, event="reindex_scheduled")
+        job = created[0] if created else services.jobs.lock_key(cur, new.key)
+        armed = bool(created) or job.state in REARMED
+        if not created and armed:  # a finished run: a fresh cycle, audited
+            job = services.jobs.requeue(cur, job, actor, "reindex_scheduled", queue=queue,
+                                        detail=new.detail)
+    key = new.key
     enqueued = job.state == JobState.QUEUED and enqueue(services, [job], actor)
     return {"job_id": job.id, "job_key": key, "queue": job.queue,
             "state": str(job.state), "armed": armed, "enqueued": enqueued}

@@ -149,6 +149,13 @@ class JobStore:
     def lock(self, cur: Cursor, job_id: int) -> Job:
         return Job.from_row(self.stores.jobs.lock(cur, job_id))
 
+    def lock_key(self, cur: Cursor, key: str) -> Job:
+        """The entry of a natural key, locked in the caller's transaction."""
+        row = cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": key})
+        if row is None:
+            raise PermanentError(f"no queue entry {key}")
+        return Job.from_row(row)
+
     # --- claim / finish ---
     def claim(self, job_id: int, worker: str, queue: str | None = None) -> Job | None:
         """Atomically take the entry; None if another worker has it, it is not due, or it
@@ -302,17 +309,12 @@ class JobStore:
         ``routing.job_key``) is created queued, or the existing one gets a fresh cycle
         (``requeue``); audited either way. Returns the entry; the caller enqueues it after
         its commit (``dispatch.enqueue``: or leaves it for re-dispatch, audited)."""
-        key = job_key(kind, ref)
-        created = cur.execute(sql("jobs_insert"), {
-            "kind": kind, "job_key": key, "email_id": email_id, "draft_id": draft_id,
-            "queue": queue}) == 1
-        job = Job.from_row(cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": key}))
-        if created:
-            write_events(cur, [AuditEvent(actor, "job", job.id, event, None, JobState.QUEUED,
-                                          detail=detail)])
+        new = NewJob(kind, ref, queue, email_id, draft_id, detail)
+        for job in create_jobs(cur, [new], actor=actor, event=event):
             return job
         # a fresh cycle (also of a queued row: its attempts start again, audited)
-        return self.requeue(cur, job, actor, event, queue=queue, detail=detail)
+        return self.requeue(cur, self.lock_key(cur, new.key), actor, event, queue=queue,
+                            detail=detail)
 
     # --- admin: defined on the business state ---
     def retry(self, job_id: int, actor: str, note: str = "") -> str:
@@ -429,6 +431,45 @@ class JobStore:
         rows = self.db.fetchall(sql("jobs_list"), {
             "states": ",".join(map(str, states or [])), "limit": limit})
         return [JobListing(Job.from_row(r), r["mail_status"], r["subject"]) for r in rows]
+
+
+@dataclass(frozen=True)
+class NewJob:
+    """A queue entry to create: its natural key is ``routing.job_key(kind, ref)``."""
+
+    kind: JobKind
+    ref: int | str
+    queue: str
+    email_id: int | None = None
+    draft_id: int | None = None
+    detail: dict[str, Any] | None = None  # of its audit event
+
+    @property
+    def key(self) -> str:
+        return job_key(self.kind, self.ref)
+
+
+MAX_JOB_ROWS = 500  # rows per INSERT
+
+
+def create_jobs(cur: Cursor, new: Sequence[NewJob], *, actor: str, event: str) -> list[Job]:
+    """The one way job rows are created (``queue_work``, the poller's batch, the index
+    sync's arming), in the caller's transaction: multi-row INSERT IGNORE on the natural
+    key (named query ``jobs_insert``), ``MAX_JOB_ROWS`` per statement. Every created row
+    gets its audit event (``event``: none -> queued, with the entry's ``detail``); an entry
+    whose key exists is left as it is and not returned (the caller decides what it means:
+    a fresh cycle, a coalesced run, a row kept)."""
+    created: list[Job] = []
+    for i in range(0, len(new), MAX_JOB_ROWS):
+        chunk = new[i:i + MAX_JOB_ROWS]
+        rows = cur.fetchall(sql("jobs_insert", rows=(len(chunk), 6)), slot_params(rows=[
+            (str(n.kind), n.key, n.email_id, n.draft_id, n.queue, str(JobState.QUEUED))
+            for n in chunk]))
+        created += [Job.from_row(r) for r in rows]
+    detail = {n.key: n.detail for n in new}
+    write_events(cur, [AuditEvent(actor, "job", j.id, event, None, JobState.QUEUED,
+                                  detail=detail[j.job_key]) for j in created])
+    return created
 
 
 def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:

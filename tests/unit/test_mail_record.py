@@ -28,3 +28,16 @@ def test_a_step_s_columns_update_the_record_and_unknown_columns_are_left_out():
     assert (after.status, after.category, after.needs_reply) == ("classified", "billing", True)
     assert mail.status == "received" and mail.category is None  # the record is frozen
     assert "body_html" not in after.as_row() and after.as_row()["subject"] == "Hi"
+
+
+def test_one_named_query_creates_job_rows():
+    """Every product path that creates queue entries goes through jobs.store.create_jobs and
+    its one named query (the harness's own files aside: bench, chaos, demo)."""
+    from email_rag.db.queries import SQL_DIR, parse_named_queries
+
+    harness = {"bench.sql", "chaos.sql", "demo.sql"}
+    inserting = [name for p in SQL_DIR.iterdir() if p.name.endswith(".sql")
+                 and p.name not in harness
+                 for name, text in parse_named_queries(p.read_text(), p.name).items()
+                 if re.search(r"\bINSERT\s+(IGNORE\s+)?INTO\s+jobs\b", text, re.I)]
+    assert inserting == ["jobs_insert"]

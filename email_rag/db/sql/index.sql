@@ -45,24 +45,6 @@ SELECT id, status, status_reason, mailbox_id, subject, parse_status, message_id,
 -- name: index_count_partial
 SELECT COUNT(*) AS n FROM emails WHERE index_status = 'partially_indexed';
 
--- name: index_sync_arm
--- One queue entry per sync scope (job_key), re-armed when it has finished; an entry that
--- is queued or processing already is left alone (the runs coalesce). `state` is assigned
--- last because MariaDB evaluates the assignments left to right.
-INSERT INTO jobs (kind, job_key, email_id, queue, state)
-VALUES ('index_sync', %(job_key)s, NULL, %(queue)s, 'queued')
-ON DUPLICATE KEY UPDATE
-  queue = IF(state IN ('done', 'dead', 'failed'), VALUES(queue), queue),
-  attempts = IF(state IN ('done', 'dead', 'failed'), 0, attempts),
-  next_run_at = IF(state IN ('done', 'dead', 'failed'), NOW(6), next_run_at),
-  worker = IF(state IN ('done', 'dead', 'failed'), NULL, worker),
-  started_at = IF(state IN ('done', 'dead', 'failed'), NULL, started_at),
-  finished_at = IF(state IN ('done', 'dead', 'failed'), NULL, finished_at),
-  state = IF(state IN ('done', 'dead', 'failed'), 'queued', state);
-
--- name: index_sync_job
-SELECT * FROM jobs WHERE job_key = %(job_key)s;
-
 -- name: index_thread_mails
 -- The other mails of a thread (retrieval context from MariaDB, always available).
 SELECT id, subject, from_addr, received_at, status, LEFT(body_text, 4000) AS body_text
