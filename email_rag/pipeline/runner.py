@@ -171,8 +171,7 @@ class PipelineRunner:
             elif handoff is not None:
                 mine = jobs.handoff_in(cur, job, worker, handoff.queue, handoff.reason, events)
             else:
-                mine = cur.fetchone(sql("jobs_still_mine_for_update"),
-                                    {"id": job.id, "worker": worker}) is not None
+                mine = jobs.still_mine_in(cur, job, worker)
             if not mine:
                 raise ClaimLostError(f"job {job.id} is no longer claimed by {worker}")
             updates: dict[str, Any] = {}  # later steps' columns win, as sequential UPDATEs

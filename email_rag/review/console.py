@@ -27,7 +27,7 @@ from ..core.records import Job
 from ..core.states import JobKind, JobState, MailStatus, SendStatus
 from ..db import sql
 from ..jobs.dispatch import enqueue
-from ..jobs.store import OPEN_JOB_STATES, resolve_refusal, retry_refusal
+from ..jobs.rules import OPEN_JOB_STATES, resolve_refusal, retry_refusal
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
