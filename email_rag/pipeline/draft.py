@@ -160,7 +160,7 @@ def run(ctx: StepContext) -> StepOutcome:
     retrieved = ctx.confirmed.get(str(Step.RETRIEVE), {})
     sources = list(retrieved.get("similar") or [])
     thread = list(retrieved.get("thread") or [])
-    task = draft_task(content["subject"], content["sender"], content["body"],
+    task = draft_task(content.subject, content.sender, content.body,
                       mail.language or "other", sources, thread, s.llm_max_input_chars,
                       context_tokens(s, ctx.services.llm), mail.draft_instruction)
     result = run_task(ctx.services.llm, task, PolicyLimits.from_settings(s),
@@ -182,7 +182,7 @@ def run(ctx: StepContext) -> StepOutcome:
                            confirmed=False, stop=True, events=result.events)
     else:
         reply = result.value
-    subject = content["subject"]
+    subject = content.subject
     stored_sources = sources[:kept.refs]
 
     def write(cur: Any) -> None:

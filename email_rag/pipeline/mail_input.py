@@ -20,7 +20,7 @@ attachments without text (at most ``MAX_NAMED`` lines) is never cut: its room is
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
 
 from ..core.records import Mail
 from ..mail.addresses import stored_reply
@@ -33,7 +33,19 @@ NO_TEXT_MARKER = ("--- attachments without text (untrusted names; their text cou
 MAX_NAMED = 20
 
 
-def mail_content(mail: Mail, max_chars: int = 8000) -> dict[str, Any]:
+@dataclass(frozen=True)
+class MailContent:
+    """What the LLM steps read of a mail (the untrusted mail block of their prompts)."""
+
+    subject: str
+    sender: str
+    body: str  # the body text, then the attachments' text, both cut to the budget
+    source: str  # parse_result, or parse_result+attachments
+    auto_reason: str | None  # the loop guard's reason, if any
+    no_reply_sender: str | None  # the reply rule when the sender takes no replies
+
+
+def mail_content(mail: Mail, max_chars: int = 8000) -> MailContent:
     """Subject, sender, body (with the attachment text), loop-guard reason and the reply
     rule when the sender takes no replies (``no_reply_sender``) of a mail."""
     body = (mail.body_text or "").strip()
@@ -58,10 +70,9 @@ def mail_content(mail: Mail, max_chars: int = 8000) -> dict[str, Any]:
         if len(body) > room:
             body = body[:room] + f"\n[... body cut: {len(body) - room} more characters]"
         text = f"{body}{named}".strip()
-    return {"subject": mail.subject or "", "sender": mail.from_addr or "",
-            "body": text, "source": "parse_result" + ("+attachments" if attachments else ""),
-            "auto_reason": mail.auto_reason,
-            "no_reply_sender": _no_reply_sender(mail)}
+    return MailContent(mail.subject or "", mail.from_addr or "", text,
+                       "parse_result" + ("+attachments" if attachments else ""),
+                       mail.auto_reason, _no_reply_sender(mail))
 
 
 def without_text(attachments_json: str | bytes | None) -> str:

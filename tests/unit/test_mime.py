@@ -190,5 +190,5 @@ def test_attachments_without_text_are_named_even_when_the_body_fills_the_budget(
                         "text_chars": 5, "text_status": "extracted"}])
     got = mail_content(Mail(1, "received", body_text="x" * 20_000, attachments=atts),
                        max_chars=8000)
-    assert "[attachment 1: scan.png (image/png, 2.0 KB)] no text: image/png" in got["body"]
-    assert "a.txt" not in got["body"] and len(got["body"]) < 8200
+    assert "[attachment 1: scan.png (image/png, 2.0 KB)] no text: image/png" in got.body
+    assert "a.txt" not in got.body and len(got.body) < 8200
