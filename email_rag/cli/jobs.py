@@ -69,7 +69,7 @@ def _actor(args) -> str:
 
 
 def list_jobs(args, svc) -> Outcome:
-    rows = svc.jobs.list(args.state, args.limit)
+    rows = [listing.as_row() for listing in svc.jobs.list(args.state, args.limit)]
     return Outcome(ExitCode.OK, f"{len(rows)} queue entr{'y' if len(rows) == 1 else 'ies'}.",
                    {"jobs": rows}, table(rows, COLUMNS))
 
@@ -96,7 +96,7 @@ def _actions(item: dict) -> str:
 
 def retry_failed(args, svc) -> Outcome:
     actor = _actor(args)
-    ids = ([r["id"] for r in svc.jobs.list([JobState.DEAD], 100000)] if args.all
+    ids = ([listing.job.id for listing in svc.jobs.list([JobState.DEAD], 100000)] if args.all
            else [args.job_id])
     r = console.retry_jobs(svc, ids, actor, args.note)
     data = {"retried": r.retried, "back_to_review": r.to_review, "refused": r.refused,
@@ -137,7 +137,7 @@ def resolve_failed(args, svc) -> Outcome:
 
 def run_cleanup(args, svc) -> Outcome:
     reset = cleanup_stuck(svc)
-    rows = [{"id": r["id"], "worker": r["worker"], "state": r["state"]} for r in reset]
+    rows = [{"id": job.id, "worker": job.worker, "state": str(job.state)} for job in reset]
     return Outcome(ExitCode.OK, f"Reset {len(rows)} stuck entr{'y' if len(rows) == 1 else 'ies'} "
                    "into the retry cycle.", {"reset": rows}, table(rows, ["id", "worker", "state"])
                    if rows else "")

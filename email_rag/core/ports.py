@@ -13,6 +13,7 @@ pipeline steps, sender, dispatch) is written against these; ``Services``
 | ``ChatModel`` (JSON or text from an OpenAI-compatible endpoint) | ``adapters.llm.LLMClient`` | openai |
 | ``WorkQueue`` (put committed job ids on Redis) | ``adapters.queue.JobQueue`` | redis, rq |
 | ``StatusRows``, ``ReviewRows`` (the status stores' and review decisions' reads and writes, typed records) | ``db.stores.CursorRows`` | mariadb (via ``db.connection``) |
+| ``JobRows`` (queue entries and what their decisions touch) | ``jobs.rows.MariaJobRows`` | mariadb |
 
 Errors cross a port only as email_rag.core.errors classes (adapters translate with
 ``raise ... from e``).
@@ -20,11 +21,16 @@ Errors cross a port only as email_rag.core.errors classes (adapters translate wi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .records import Draft, InboundRef, ReplyMail, SendAttempt
+from .records import Draft, InboundRef, Job, Mail, ReplyMail, SendAttempt
+from .states import JobState, MailStatus
+
+if TYPE_CHECKING:  # an annotation only: audit events are written by the implementations
+    from ..db.audit import AuditEvent
 
 
 # --- IMAP ---
@@ -159,3 +165,63 @@ class ReviewRows(Protocol):
 
 class StoreRows(StatusRows, ReviewRows, Protocol):
     """Both: what ``Stores`` are built on (MariaDB: ``db.stores.CursorRows``)."""
+
+# --- queue entries: what JobStore reads and writes (email_rag/jobs/store.py) ---
+class JobRows(Protocol):
+    """The rows of queue entries and what an entry's decisions touch, typed records in and
+    out. MariaDB: ``jobs.rows.MariaJobRows``; in memory: tests/doubles/memory_jobs.py.
+
+    Every write is a compare-and-set against the record as read: False (or
+    ``TransitionRefused`` for a status move) when the row is no longer in that state,
+    nothing written. A status move checks the record's transition table
+    (core/states.py) and writes its audit event with it. ``within(cur)``: the same rows
+    inside a caller's open transaction; ``transaction()``: a new one (rolled back on error).
+    """
+
+    def transaction(self) -> AbstractContextManager[JobRows]: ...
+
+    def within(self, cur: Any) -> JobRows: ...
+
+    # reads
+    def get(self, job_id: int, lock: bool = False) -> Job | None: ...
+
+    def by_key(self, job_key: str) -> Job | None: ...  # locked
+
+    def stuck(self, older_than_s: float, limit: int) -> list[Job]: ...
+
+    def open_of_mail(self, email_id: int) -> list[Job]: ...  # locked, not closed by hand
+
+    def mail(self, email_id: int) -> Mail | None: ...  # locked
+
+    def unknown_send(self, email_id: int) -> int | None: ...  # a send of unknown outcome
+
+    def send_of_draft(self, draft_id: int) -> SendAttempt | None: ...  # locked
+
+    def confirmed_steps(self, email_id: int) -> set[str]: ...
+
+    # the worker's compare-and-set moves
+    def claim(self, job_id: int, worker: str, queue: str | None) -> Job | None: ...
+
+    def still_mine(self, job_id: int, worker: str, lock: bool = False) -> bool: ...
+
+    def finish(self, job: Job, worker: str) -> bool: ...
+
+    def handoff(self, job: Job, worker: str, queue: str) -> bool: ...
+
+    def fail(self, job: Job, worker: str, state: JobState, error: str,
+             delay: float) -> bool: ...
+
+    def reset_stuck(self, job: Job, state: JobState, error: str, delay: float) -> bool: ...
+
+    # moves along the transition tables, audited (``events``: the caller writes them)
+    def move_job(self, job: Job, to: JobState, how: str, *, actor: str, event: str,
+                 detail: dict[str, Any] | None = None, queue: str | None = None,
+                 note: str | None = None) -> Job: ...
+
+    def move_mail(self, mail: Mail, to: MailStatus, *, actor: str, reason: str | None,
+                  detail: dict[str, Any] | None = None, attempt: int | None = None) -> None: ...
+
+    def return_draft(self, draft_id: int, *, actor: str, reason: str,
+                     detail: dict[str, Any]) -> None: ...  # to pending review
+
+    def record(self, events: Sequence[AuditEvent]) -> None: ...

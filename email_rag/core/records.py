@@ -8,35 +8,67 @@ never an assignment.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
-from typing import Any, Self
+from typing import Any
 
+from .rows import FromRow
 from .states import DraftStatus, JobKind, JobState, MailStatus, SendStatus, SendVerifiedBy
 
 
-class _FromRow:
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Self:
-        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-        return cls(**{k: v for k, v in row.items() if k in names})
-
-
 @dataclass(frozen=True)
-class Mail(_FromRow):
+class Mail(FromRow):
+    """A mail as the stages read it: every ``emails`` column but the raw source and the
+    HTML body (``MAIL_COLUMNS``, the named query ``pipeline_mail``). A step that needs the
+    raw mail reads it through its own query (the parse step)."""
+
     id: int
     status: MailStatus
     status_reason: str | None = None
     mailbox_id: int | None = None
     subject: str | None = None
     parse_status: str | None = None
+    message_id: str | None = None
+    thread_key: str | None = None
+    in_reply_to: str | None = None
+    from_addr: str | None = None
+    from_name: str | None = None
+    to_addrs: str | None = None
+    cc_addrs: str | None = None
+    reply_addr: str | None = None
+    reply_rule: str | None = None
+    sent_at: datetime | None = None
+    received_at: datetime | None = None
+    raw_size: int = 0
+    parse_error: str | None = None
+    auto_reason: str | None = None
+    body_text: str | None = None
+    attachments: str | None = None  # JSON list, as stored
+    attachment_text: str | None = None
+    index_status: str | None = None
+    index_missing: str | None = None
+    category: str | None = None
+    priority: str | None = None
+    language: str | None = None
+    summary: str | None = None
+    needs_reply: bool | int | None = None
+    draft_instruction: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", MailStatus(self.status))
 
+    def with_columns(self, columns: dict[str, Any]) -> Mail:
+        """The mail after an UPDATE of ``columns`` (those it does not hold are ignored)."""
+        return replace(self, **{k: v for k, v in columns.items() if k in MAIL_COLUMNS})
+
+    def as_row(self) -> dict[str, Any]:
+        """Its columns as a row, for the readers that take one (indexer, retrieval,
+        ``addresses.stored_reply``)."""
+        return asdict(self)
+
 
 @dataclass(frozen=True)
-class Draft(_FromRow):
+class Draft(FromRow):
     id: int
     email_id: int
     status: DraftStatus
@@ -71,7 +103,7 @@ class Draft(_FromRow):
 
 
 @dataclass(frozen=True)
-class SendAttempt(_FromRow):
+class SendAttempt(FromRow):
     id: int
     draft_id: int
     status: SendStatus
@@ -96,7 +128,7 @@ class SendAttempt(_FromRow):
 
 
 @dataclass(frozen=True)
-class Job(_FromRow):
+class Job(FromRow):
     id: int
     kind: JobKind
     state: JobState
@@ -108,14 +140,19 @@ class Job(_FromRow):
     last_error: str | None = None
     worker: str | None = None
     started_at: datetime | None = None
+    next_run_at: datetime | None = None
+    finished_at: datetime | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", JobKind(self.kind))
+        object.__setattr__(self, "id", int(self.id))
+        object.__setattr__(self, "attempts", int(self.attempts or 0))
+        if self.kind in JobKind._value2member_map_:  # an unknown kind stays a str: the job
+            object.__setattr__(self, "kind", JobKind(self.kind))  # runner refuses it (dead)
         object.__setattr__(self, "state", JobState(self.state))
 
 
 @dataclass(frozen=True)
-class ReplyMail(_FromRow):
+class ReplyMail(FromRow):
     """The inbound mail a reply answers: status, threading headers and the stored reply
     decision - never its raw bytes or body (explicit column list: ``drafts_reply_mail``)."""
 
@@ -148,7 +185,7 @@ class SendContext:
 
 
 @dataclass(frozen=True)
-class InboundRef(_FromRow):
+class InboundRef(FromRow):
     """A newer inbound mail of the same thread (it makes an approved draft stale)."""
 
     id: int
@@ -157,7 +194,7 @@ class InboundRef(_FromRow):
 
 
 @dataclass(frozen=True)
-class Account(_FromRow):
+class Account(FromRow):
     """A row of ``users`` as the login and session checks read it."""
 
     id: int
@@ -171,7 +208,7 @@ class Account(_FromRow):
 
 
 @dataclass(frozen=True)
-class Listed(_FromRow):
+class Listed(FromRow):
     """A user as ``users list`` and the admin page show it."""
 
     id: int
@@ -184,7 +221,7 @@ class Listed(_FromRow):
 
 
 @dataclass(frozen=True)
-class Bucket(_FromRow):
+class Bucket(FromRow):
     """One login-throttle bucket: (account, client) or the client's address."""
 
     name_key: str
@@ -192,3 +229,6 @@ class Bucket(_FromRow):
     lockouts: int = 0
     locked_s: int = 0  # seconds the bucket stays locked (0: not locked)
     stale: bool = False  # untouched for longer than the window: its failures are forgotten
+
+
+MAIL_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Mail))

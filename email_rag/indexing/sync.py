@@ -30,17 +30,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import PermanentError
-from ..core.routing import job_key, queues
-from ..core.states import Actor, IndexStatus, JobKind
+from ..core.records import Job, Mail
+from ..core.routing import queues
+from ..core.states import Actor, IndexStatus, JobKind, JobState
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
 from ..jobs.dispatch import enqueue
 from ..jobs.handoff import Handoff
+from ..jobs.store import NewJob, create_jobs
 from .indexer import STORES, Indexer, IndexResult
 
 log = logging.getLogger(__name__)
 
 BATCH = 200
+# an arming while a run is queued or processing coalesces into it; these states re-arm it
+REARMED = (JobState.DONE, JobState.DEAD, JobState.FAILED)
 
 
 @dataclass
@@ -83,22 +87,22 @@ def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
     down: set[str] = set()
     db = services.db
     if kind == "email":
-        row = db.fetchone(sql("emails_get"), {"id": email_id})
+        row = db.fetchone(sql("pipeline_mail"), {"id": email_id})
         if row is None:
             raise PermanentError(f"email {email_id} does not exist")
-        _one(services, indexer, row, None, down, report, actor)
+        _one(services, indexer, Mail.from_row(row), None, down, report, actor)
     else:
         query = sql("index_partial_batch" if kind == "partial" else "index_all_batch")
         after = 0
         while True:
-            rows = db.fetchall(query, {"after": after, "limit": BATCH})
-            if not rows:
+            mails = [Mail.from_row(r) for r in db.fetchall(query, {"after": after, "limit": BATCH})]
+            if not mails:
                 break
-            for row in rows:
-                after = int(row["id"])
+            for mail in mails:
+                after = mail.id
                 only = None
                 if kind == "partial":
-                    only = [s for s in (row["index_missing"] or "").split(",") if s] or list(STORES)
+                    only = [s for s in (mail.index_missing or "").split(",") if s] or list(STORES)
                 wanted = set(only) if only is not None else configured(services.settings)
                 if wanted <= down:  # its stores are down in this run: leave it as it is
                     report.examined += 1
@@ -106,8 +110,8 @@ def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
                     if kind == "partial":
                         report.still_missing[after] = sorted(wanted)
                     continue
-                _one(services, indexer, row, only, down, report, actor)
-            if len(rows) < BATCH:
+                _one(services, indexer, mail, only, down, report, actor)
+            if len(mails) < BATCH:
                 break
     services.audit.record(AuditEvent(actor, "system", "index_sync", "index_sync_run", detail={
         "scope": scope, "examined": report.examined, "reindexed": len(report.reindexed),
@@ -119,37 +123,37 @@ def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
     return report
 
 
-def _one(services: Any, indexer: Indexer, mail: dict[str, Any], only: list[str] | None,
+def _one(services: Any, indexer: Indexer, mail: Mail, only: list[str] | None,
          down: set[str], report: SyncReport, actor: str) -> None:
     report.examined += 1
-    result = indexer.index(mail, only, down)
-    before = mail["index_status"]
+    result = indexer.index(mail.as_row(), only, down)
+    before = str(mail.index_status)
     missing = result.missing  # of the stores tried; the others were fine before
     status = result.status
     for s in missing:  # the first real error of the run (later mails say "not tried")
         report.errors.setdefault(s, result.stores[s].error or "missing")
-    events = [AuditEvent(actor, "email", mail["id"], name, detail={**d, "purpose": "sync"})
+    events = [AuditEvent(actor, "email", mail.id, name, detail={**d, "purpose": "sync"})
               for name, d in result.try_events()]
     events.append(_result_event(actor, mail, result, before, status))
     with services.db.transaction() as cur:
-        cur.execute(sql("index_get_for_update"), {"id": mail["id"]})
-        cur.execute(sql("index_set_status"), {"id": mail["id"], "status": str(status),
+        cur.execute(sql("index_get_for_update"), {"id": mail.id})
+        cur.execute(sql("index_set_status"), {"id": mail.id, "status": str(status),
                                               "missing": ",".join(missing) or None})
         write_events(cur, events)
     if missing:
-        report.still_missing[int(mail["id"])] = missing
+        report.still_missing[mail.id] = missing
     else:
-        report.reindexed.append(int(mail["id"]))
+        report.reindexed.append(mail.id)
 
 
-def _result_event(actor: str, mail: dict[str, Any], result: IndexResult, before: str,
+def _result_event(actor: str, mail: Mail, result: IndexResult, before: str,
                   status: IndexStatus) -> AuditEvent:
     stores = {s: r.state for s, r in result.stores.items()}
     if result.missing:
-        return AuditEvent(actor, "email", mail["id"], "reindex_failed", before, status,
+        return AuditEvent(actor, "email", mail.id, "reindex_failed", before, status,
                           detail={"missing": result.missing, "errors": result.errors(),
                                   "stores": stores, "next": "the next periodic sync"})
-    return AuditEvent(actor, "email", mail["id"], "reindexed", before, status,
+    return AuditEvent(actor, "email", mail.id, "reindexed", before, status,
                       detail={"stores": stores, "chunks": result.chunks})
 
 
@@ -162,19 +166,19 @@ def sync_queue(settings: Any) -> str:
 def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> dict[str, Any]:
     """Queue a sync run of ``scope`` on the vector queue (coalesced with one pending)."""
     parse_scope(scope)
-    key = job_key(JobKind.INDEX_SYNC, scope)
     queue = sync_queue(services.settings)
+    new = NewJob(JobKind.INDEX_SYNC, scope, queue, detail={"scope": scope, "queue": queue})
     with services.db.transaction() as cur:
-        changed = cur.execute(sql("index_sync_arm"), {"job_key": key, "queue": queue})
-        job = cur.fetchone(sql("index_sync_job"), {"job_key": key})
-        assert job is not None
-        armed = changed in (1, 2)
-        if armed:
-            write_events(cur, [AuditEvent(actor, "job", job["id"], "reindex_scheduled", None,
-                                          "queued", detail={"scope": scope, "queue": queue})])
-    enqueued = job["state"] == "queued" and enqueue(services, [job], actor)
-    return {"job_id": int(job["id"]), "job_key": key, "queue": job["queue"],
-            "state": job["state"], "armed": armed, "enqueued": enqueued}
+        created = create_jobs(cur, [new], actor=actor, event="reindex_scheduled")
+        job = created[0] if created else services.jobs.lock_key(cur, new.key)
+        armed = bool(created) or job.state in REARMED
+        if not created and armed:  # a finished run: a fresh cycle, audited
+            job = services.jobs.requeue(cur, job, actor, "reindex_scheduled", queue=queue,
+                                        detail=new.detail)
+    key = new.key
+    enqueued = job.state == JobState.QUEUED and enqueue(services, [job], actor)
+    return {"job_id": job.id, "job_key": key, "queue": job.queue,
+            "state": str(job.state), "armed": armed, "enqueued": enqueued}
 
 
 def schedule(services: Any) -> dict[str, Any]:
@@ -185,12 +189,12 @@ def schedule(services: Any) -> dict[str, Any]:
     return {"partially_indexed": n, **arm(services, "partial", Actor.SCHEDULER)}
 
 
-def run_job(services: Any, job: dict[str, Any], worker: str) -> Any:
+def run_job(services: Any, job: Job, worker: str) -> Handoff | None:
     """Handler of ``index_sync`` queue entries (in the worker that owns the vector store)."""
     queue = sync_queue(services.settings)
-    if job["queue"] != queue:
+    if job.queue != queue:
         return Handoff(queue, f"index sync runs on queue {queue}")
-    scope = str(job["job_key"]).split(":", 1)[1]
+    scope = job.job_key.split(":", 1)[1]
     report = sync(services, scope, actor=f"{Actor.WORKER}:{worker}")
-    log.info("index sync job %s (%s): %s", job["id"], scope, report.as_dict())
+    log.info("index sync job %s (%s): %s", job.id, scope, report.as_dict())
     return None

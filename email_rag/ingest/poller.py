@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from ..adapters.imap import FolderState, ImapMailbox
 from ..adapters.imap import connect as imap_connect
 from ..core.errors import DatabaseUnavailableError, EmailRagError, ImapError, QueueUnavailableError
+from ..core.records import Job
 from ..core.redact import redact_text
 from ..core.retry import ExponentialBackoff
 from ..core.settings import MailboxConfig
@@ -383,19 +384,17 @@ class Poller:
                     mailbox.name, state.folder, stored.uidvalidity, state.uidvalidity)
         return start.last_uid
 
-    def _hand_off(self, jobs: list[tuple[int, str, int]], fres: FolderResult) -> None:
+    def _hand_off(self, jobs: list[Job], fres: FolderResult) -> None:
         """After the commit: enqueue the batch's jobs in one pipeline (outbox on failure)."""
         if not jobs:
             return
-        rows = [{"id": job_id, "queue": queue, "email_id": email_id}
-                for job_id, queue, email_id in jobs]
         if self._redis_down is None:  # once Redis failed, the rest of this run does not wait on it
             try:
-                self.svc.queue.enqueue((queue, job_id) for job_id, queue, _ in jobs)
-                self._enqueued = [job_id for job_id, _, _ in jobs]  # set with the next commit
+                self.svc.queue.enqueue((j.queue, j.id) for j in jobs)
+                self._enqueued = [j.id for j in jobs]  # set with the next commit
                 fres.enqueued += len(jobs)
                 return
             except QueueUnavailableError as e:
                 self._redis_down = redact_text(str(e))
         fres.enqueue_failed += len(jobs)
-        left_for_redispatch(self.svc, rows, Actor.POLLER, self._redis_down, "enqueue")
+        left_for_redispatch(self.svc, jobs, Actor.POLLER, self._redis_down, "enqueue")

@@ -22,8 +22,8 @@ Each row also records whom a reply goes to and why (``addresses.choose_reply``:
 ``store_batch`` then writes, in ONE transaction: the mail rows (multi-row
 INSERT IGNORE ... RETURNING: the unique (mailbox_id, dedup_key, content_hash)
 makes exact duplicates no-ops; the same Message-ID with other content is a new
-row for a human), the job rows of the new mails (INSERT IGNORE on the unique
-job_key), the cursor advance, the lease renewal (fence) and the audit events.
+row for a human), the job rows of the new mails (``jobs.store.create_jobs``: INSERT
+IGNORE on the unique job_key, each audited ``queued``), the cursor advance, the lease renewal (fence) and the audit events.
 A crash before the commit leaves nothing behind and the next poll fetches the
 same UIDs again; a crash after it leaves everything, and the cursor says so.
 """
@@ -37,14 +37,14 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from ..core import routing
 from ..core.ports import FetchedMail
+from ..core.records import Job
 from ..core.rows import FromRow, set_field
-from ..core.states import Actor, IndexStatus, JobKind, JobState, MailStatus, ParseStatus
+from ..core.states import Actor, IndexStatus, JobKind, MailStatus, ParseStatus
 from ..db import Database, slot_params, sql
 from ..db.audit import AuditEvent, write_events
 from ..db.connection import BUSY_TRIES, Cursor, repeat_when_busy
-from ..jobs.store import mark_enqueued
+from ..jobs.store import NewJob, create_jobs, mark_enqueued
 from ..mail import mime
 from ..mail.addresses import ReplyChoice, choose_reply
 from ..mail.headers import (
@@ -278,7 +278,7 @@ def read_missing(db: Database, t: BatchTarget) -> dict[int, int]:
 class BatchResult:
     new: list[tuple[int, PreparedMail]] = field(default_factory=list)
     duplicates: list[tuple[int, PreparedMail]] = field(default_factory=list)
-    jobs: list[tuple[int, str, int]] = field(default_factory=list)  # (jobs.id, queue, email id)
+    jobs: list[Job] = field(default_factory=list)  # the queue entries of the new mails
 
 
 @dataclass
@@ -475,24 +475,20 @@ def reused(p: PreparedMail, first_id: int) -> PreparedMail:
 
 
 def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:
-    wanted = [email_id for email_id, p in result.new if p.needs_job]
+    wanted = [NewJob(JobKind.PROCESS_EMAIL, email_id, t.queue_name, email_id=email_id,
+                     detail={"mailbox": t.mailbox_name})
+              for email_id, p in result.new if p.needs_job]
     if not wanted:
         return
-    params = slot_params(rows=[(str(JobKind.PROCESS_EMAIL), job_key(email_id), email_id,
-                                t.queue_name, str(JobState.QUEUED)) for email_id in wanted])
-    rows = cur.fetchall(sql("ingest_insert_jobs", rows=(len(wanted), 5)), params)
-    result.jobs = [(int(r["id"]), t.queue_name, int(r["email_id"])) for r in rows]
-    if len(rows) != len(wanted):  # a job row already existed: keep it, do not create another
-        log.warning("%d job row(s) already existed for new mails", len(wanted) - len(rows))
-
-
-def job_key(email_id: int) -> str:
-    return routing.job_key(JobKind.PROCESS_EMAIL, email_id)
+    result.jobs = create_jobs(cur, wanted, actor=Actor.POLLER, event="queued")
+    if len(result.jobs) != len(wanted):  # a job row already existed: kept, none created
+        log.warning("%d job row(s) already existed for new mails",
+                    len(wanted) - len(result.jobs))
 
 
 def _events(t: BatchTarget, result: BatchResult) -> list[AuditEvent]:
     events = []
-    job_of = {email_id: (job_id, queue) for job_id, queue, email_id in result.jobs}
+    job_of = {j.email_id: (j.id, j.queue) for j in result.jobs}
     for email_id, p in result.new:
         detail: dict[str, Any] = {
             "mailbox": t.mailbox_name, "folder": t.folder, "uid": p.uid,

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Protocol
 
 from ..adapters.queue import JobQueue
 from ..core.errors import QueueUnavailableError
+from ..core.records import Job
 from ..core.states import Actor, JobState
 from ..core.timing import micros
 from ..db import Database, sql
@@ -50,7 +52,7 @@ class QueueServices(Protocol):
     def queue(self) -> JobQueue: ...
 
 
-def enqueue(services: QueueServices, jobs: Iterable[dict[str, Any]], actor: str) -> bool:
+def enqueue(services: QueueServices, jobs: Iterable[Job | None], actor: str) -> bool:
     """Put committed job rows on Redis, or leave them for re-dispatch (the one way every
     caller hands work over: approval, regenerate, no-reply, index sync, the poller).
 
@@ -58,41 +60,41 @@ def enqueue(services: QueueServices, jobs: Iterable[dict[str, Any]], actor: str)
     nothing is lost: ``redispatch`` enqueues them later, and ``left_for_redispatch``
     audits each row. Returns True when Redis took them all.
     """
-    rows = [j for j in jobs if j]
+    rows = [j for j in jobs if j is not None]
     if not rows:
         return True
     try:
-        services.queue.enqueue([(j["queue"], int(j["id"])) for j in rows])
+        services.queue.enqueue([(j.queue, j.id) for j in rows])
         return True
     except QueueUnavailableError as e:
         left_for_redispatch(services, rows, actor, str(e), "enqueue")
         return False
 
 
-def hand_off(services: QueueServices, job: dict[str, Any], to_queue: str, actor: str) -> bool:
+def hand_off(services: QueueServices, job: Job, to_queue: str, actor: str) -> bool:
     """Enqueue a hand-off of a job row already moved to ``to_queue``; or leave it for
     re-dispatch, audited like ``enqueue``."""
     try:
-        services.queue.hand_off(int(job["id"]), to_queue, job["queue"])
+        services.queue.hand_off(job.id, to_queue, job.queue)
         return True
     except QueueUnavailableError as e:
-        left_for_redispatch(services, [{**job, "queue": to_queue}], actor, str(e), "hand_off")
+        left_for_redispatch(services, [replace(job, queue=to_queue)], actor, str(e), "hand_off")
         return False
 
 
-def left_for_redispatch(services: QueueServices, rows: list[dict[str, Any]], actor: str,
+def left_for_redispatch(services: QueueServices, rows: list[Job], actor: str,
                         error: str, what: str) -> None:
     """Audit job rows that stay ``queued`` for re-dispatch because Redis did not take them:
     one ``enqueue_failed`` event per row (its queue, the mail if any, the error, what was
     tried, how it resumes), written together."""
     log.warning("%s of job(s) %s failed; the rows stay queued in MariaDB and re-dispatch "
-                "enqueues them: %s", what, [int(r["id"]) for r in rows], error)
+                "enqueues them: %s", what, [j.id for j in rows], error)
     services.audit.record(*[AuditEvent(
-        actor, "job", r["id"], "enqueue_failed", attempt=r.get("attempts"),
-        detail={"queue": r["queue"], "what": what, "error": error,
+        actor, "job", j.id, "enqueue_failed", attempt=j.attempts,
+        detail={"queue": j.queue, "what": what, "error": error,
                 "resume": "re-dispatch enqueues the queued row",
-                **({"email_id": r["email_id"]} if r.get("email_id") else {})})
-        for r in rows])
+                **({"email_id": j.email_id} if j.email_id else {})})
+        for j in rows])
 
 
 def redispatch(services: QueueServices, *, batch_size: int = 500, grace_seconds: float = 5.0) -> int:

@@ -48,12 +48,9 @@ from . import mail_input
 from .contract import StepContext, StepOutcome
 
 
-def mail_content(ctx: StepContext) -> dict[str, Any]:
+def mail_content(ctx: StepContext) -> mail_input.MailContent:
     """Subject, sender, text and loop-guard reason of the mail (``mail_input``)."""
-    row = ctx.email
-    if not all(k in row for k in mail_input.CONTENT_COLUMNS):
-        row = ctx.services.db.fetchone(sql("llm_email_content"), {"id": ctx.email_id}) or row
-    return mail_input.mail_content(row, ctx.services.settings.llm_max_input_chars)
+    return mail_input.mail_content(ctx.email, ctx.services.settings.llm_max_input_chars)
 
 
 CLASSIFY_MAX_TOKENS, CLASSIFY_MAX_TOKENS_CAP = 300, 600
@@ -95,10 +92,10 @@ def classification_task(subject: str, sender: str, body: str, max_chars: int = 8
 def run(ctx: StepContext) -> StepOutcome:
     s = ctx.services.settings
     mail = mail_content(ctx)
-    task = classification_task(mail["subject"], mail["sender"], mail["body"],
+    task = classification_task(mail.subject, mail.sender, mail.body,
                                s.llm_max_input_chars, context_tokens(s, ctx.services.llm))
 
-    if not (mail["subject"].strip() or mail["body"].strip()):
+    if not (mail.subject.strip() or mail.body.strip()):
         value = task.default()  # type: ignore[misc]
         reason = "nothing to classify (no subject, no text): default values used"
         return _classified(ctx, value, task.prompt_version, True, reason, mail,
@@ -111,7 +108,7 @@ def run(ctx: StepContext) -> StepOutcome:
                       audit=ctx.services.audit)
     detail = {"outcome": str(result.outcome), "attempts": result.attempts,
               "model": result.model, "duration_ms": round(result.duration * 1000, 1),
-              "prompt_version": result.prompt_version, "source": mail["source"]}
+              "prompt_version": result.prompt_version, "source": mail.source}
 
     if result.outcome is TaskOutcome.MANUAL:
         return StepOutcome(detail=detail, mail_status=MailStatus.MANUAL,
@@ -162,15 +159,14 @@ def no_reply_outcome(value: cl.Classification, auto_reason: str | None,
 
 
 def _classified(ctx: StepContext, value: cl.Classification, version: str, defaulted: bool,
-                reason: str | None, mail: dict[str, Any], events: list[Any],
+                reason: str | None, mail: mail_input.MailContent, events: list[Any],
                 detail: dict[str, Any]) -> StepOutcome:
     updates = value.email_updates(version, defaulted)
     raw = None
-    if not value.needs_reply and not mail["auto_reason"]:  # do the headers agree? (rare: read
+    if not value.needs_reply and not mail.auto_reason:  # do the headers agree? (rare: read
         row = ctx.services.db.fetchone(sql("classify_raw_head"), {"id": ctx.email_id})  # now)
         raw = row and row["head"]
-    status, why, stop = no_reply_outcome(value, mail["auto_reason"], raw,
-                                         mail.get("no_reply_sender"))
+    status, why, stop = no_reply_outcome(value, mail.auto_reason, raw, mail.no_reply_sender)
     reason = why or reason
     if stop:  # the index step will not run for it
         updates = {**updates, "index_status": str(IndexStatus.SKIPPED)}

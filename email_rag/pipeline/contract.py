@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.records import Job, Mail
 from ..core.states import Actor, MailStatus, Step
 from ..db.audit import AuditEvent
 
@@ -37,19 +38,19 @@ if TYPE_CHECKING:
 @dataclass
 class StepContext:
     services: Services
-    email: dict[str, Any]  # the emails row at the start of the step (read once per run, then
-    # kept current with the columns each checkpoint wrote)
-    job: dict[str, Any]  # the jobs row
+    email: Mail  # the mail at the start of the step (read once per run, then kept current
+    # with the columns each step wrote); never its raw source (the parse step reads that)
+    job: Job  # the queue entry being run
     step: Step
     confirmed: dict[str, Any] = field(default_factory=dict)  # step name -> detail of earlier steps
 
     @property
     def email_id(self) -> int:
-        return int(self.email["id"])
+        return self.email.id
 
     @property
     def attempt(self) -> int:
-        return int(self.job["attempts"])
+        return self.job.attempts
 
     def event(self, event: str, detail: dict[str, Any] | None = None, **kw: Any) -> AuditEvent:
         """An audit event about this mail, stamped with the step and attempt."""

@@ -143,12 +143,12 @@ def draft_task(subject: str, sender: str, body: str, language: str,
 def run(ctx: StepContext) -> StepOutcome:
     s = ctx.services.settings
     mail = ctx.email
-    if mail.get("auto_reason") or mail.get("needs_reply") in (0, False):
-        reason = (f"no draft: loop guard ({mail['auto_reason']})" if mail.get("auto_reason")
+    if mail.auto_reason or mail.needs_reply in (0, False):
+        reason = (f"no draft: loop guard ({mail.auto_reason})" if mail.auto_reason
                   else "no draft: the classification says no reply is needed")
         return StepOutcome(detail={"skipped": reason}, mail_status=MailStatus.NO_REPLY,
                            status_reason=reason, stop=True)
-    address = stored_reply(mail)
+    address = stored_reply(mail.as_row())
     if not address.ok:
         # found by the chaos harness: a garbage mail without From got a draft that staff
         # approved and whose send could only die ("recipient '' is not a valid address");
@@ -160,9 +160,9 @@ def run(ctx: StepContext) -> StepOutcome:
     retrieved = ctx.confirmed.get(str(Step.RETRIEVE), {})
     sources = list(retrieved.get("similar") or [])
     thread = list(retrieved.get("thread") or [])
-    task = draft_task(content["subject"], content["sender"], content["body"],
-                      mail.get("language") or "other", sources, thread, s.llm_max_input_chars,
-                      context_tokens(s, ctx.services.llm), mail.get("draft_instruction"))
+    task = draft_task(content.subject, content.sender, content.body,
+                      mail.language or "other", sources, thread, s.llm_max_input_chars,
+                      context_tokens(s, ctx.services.llm), mail.draft_instruction)
     result = run_task(ctx.services.llm, task, PolicyLimits.from_settings(s),
                       event=lambda name, detail: ctx.event(name, detail), audit=ctx.services.audit)
     kept = task.kept  # type: ignore[attr-defined]
@@ -182,7 +182,7 @@ def run(ctx: StepContext) -> StepOutcome:
                            confirmed=False, stop=True, events=result.events)
     else:
         reply = result.value
-    subject = content["subject"]
+    subject = content.subject
     stored_sources = sources[:kept.refs]
 
     def write(cur: Any) -> None:
@@ -196,7 +196,7 @@ def run(ctx: StepContext) -> StepOutcome:
                  "sender_history": retrieved.get("sender_history") or [],
                  "reduced": bool(retrieved.get("reduced")),
                  "missing": retrieved.get("missing") or []}, default=str),
-            "language": mail.get("language"), "prompt_version": result.prompt_version,
+            "language": mail.language, "prompt_version": result.prompt_version,
             "model": result.model, "check_flags": flags})
 
     events = [*result.events, ctx.event("draft_created", {

@@ -17,7 +17,7 @@ from .contract import StepContext, StepOutcome
 
 
 def run(ctx: StepContext) -> StepOutcome:
-    result = Indexer(ctx.services).index(ctx.email)
+    result = Indexer(ctx.services).index(ctx.email.as_row())
     status = result.status
     events = [ctx.event(name, detail) for name, detail in result.try_events()]
     if status == IndexStatus.PARTIALLY_INDEXED:
@@ -25,11 +25,11 @@ def run(ctx: StepContext) -> StepOutcome:
             "partially_indexed",
             {"missing": result.missing, "errors": result.errors(),
              "next": "the periodic sync (email-rag reindex) re-indexes the missing store(s)"},
-            from_state=ctx.email.get("index_status"), to_state=str(status)))
-    elif status != ctx.email.get("index_status"):
+            from_state=ctx.email.index_status, to_state=str(status)))
+    elif status != ctx.email.index_status:
         events.append(ctx.event("indexed", {"stores": {s: r.state for s, r in
                                                        result.stores.items()}},
-                                from_state=ctx.email.get("index_status"), to_state=str(status)))
+                                from_state=ctx.email.index_status, to_state=str(status)))
     return StepOutcome(
         detail=result.detail(),
         email_updates={"index_status": str(status),

@@ -1,6 +1,6 @@
 """What the LLM steps (classify, draft) receive of a mail: the parse step's stored result.
 
-One function, ``mail_content(row, max_chars)``: subject, sender, and the text - the
+One function, ``mail_content(mail, max_chars)``: subject, sender, and the text - the
 decoded body followed by the attachments' text (documents, text parts, forwarded mails),
 marked as attachment content. It reads only stored columns (``body_text``,
 ``attachment_text``): never ``raw``, so the MIME parse and its limits (parts, depth,
@@ -20,8 +20,9 @@ attachments without text (at most ``MAX_NAMED`` lines) is never cut: its room is
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
 
+from ..core.records import Mail
 from ..mail.addresses import stored_reply
 from ..mail.mime import human_size
 
@@ -30,16 +31,26 @@ ATTACHMENT_MARKER = ("--- attachment content (untrusted: text taken from the mai
 NO_TEXT_MARKER = ("--- attachments without text (untrusted names; their text could not be "
                   "read) ---")
 MAX_NAMED = 20
-CONTENT_COLUMNS = ("subject", "from_addr", "body_text", "attachment_text", "auto_reason",
-                   "reply_addr", "reply_rule", "attachments")
 
 
-def mail_content(row: dict[str, Any], max_chars: int = 8000) -> dict[str, Any]:
+@dataclass(frozen=True)
+class MailContent:
+    """What the LLM steps read of a mail (the untrusted mail block of their prompts)."""
+
+    subject: str
+    sender: str
+    body: str  # the body text, then the attachments' text, both cut to the budget
+    source: str  # parse_result, or parse_result+attachments
+    auto_reason: str | None  # the loop guard's reason, if any
+    no_reply_sender: str | None  # the reply rule when the sender takes no replies
+
+
+def mail_content(mail: Mail, max_chars: int = 8000) -> MailContent:
     """Subject, sender, body (with the attachment text), loop-guard reason and the reply
-    rule when the sender takes no replies (``no_reply_sender``) of a mail row."""
-    body = (row.get("body_text") or "").strip()
-    attachments = (row.get("attachment_text") or "").strip()
-    named = without_text(row.get("attachments"))
+    rule when the sender takes no replies (``no_reply_sender``) of a mail."""
+    body = (mail.body_text or "").strip()
+    attachments = (mail.attachment_text or "").strip()
+    named = without_text(mail.attachments)
     named = f"\n\n{NO_TEXT_MARKER}\n{named}" if named else ""
     text = body
     if attachments:
@@ -59,10 +70,9 @@ def mail_content(row: dict[str, Any], max_chars: int = 8000) -> dict[str, Any]:
         if len(body) > room:
             body = body[:room] + f"\n[... body cut: {len(body) - room} more characters]"
         text = f"{body}{named}".strip()
-    return {"subject": row.get("subject") or "", "sender": row.get("from_addr") or "",
-            "body": text, "source": "parse_result" + ("+attachments" if attachments else ""),
-            "auto_reason": row.get("auto_reason"),
-            "no_reply_sender": _no_reply_sender(row)}
+    return MailContent(mail.subject or "", mail.from_addr or "", text,
+                       "parse_result" + ("+attachments" if attachments else ""),
+                       mail.auto_reason, _no_reply_sender(mail))
 
 
 def without_text(attachments_json: str | bytes | None) -> str:
@@ -88,6 +98,6 @@ def without_text(attachments_json: str | bytes | None) -> str:
     return "\n".join(lines)
 
 
-def _no_reply_sender(row: dict[str, Any]) -> str | None:
-    reply = stored_reply(row)
+def _no_reply_sender(mail: Mail) -> str | None:
+    reply = stored_reply(mail.as_row())
     return reply.rule if reply.no_reply_sender else None

@@ -1,6 +1,7 @@
 """The parse step: full MIME parse of the raw mail the poller stored.
 
-Pure and repeatable: it reads ``emails.raw`` and returns the columns to set;
+Pure and repeatable: it reads ``emails.raw`` (through its own query: the step context
+never carries the raw mail) and returns the columns to set;
 a repeat after a crash yields the same result. It never raises on bad input
 (``email_rag.mail.mime`` never does).
 
@@ -24,15 +25,13 @@ from .contract import StepContext, StepOutcome
 
 def run(ctx: StepContext) -> StepOutcome:
     email = ctx.email
-    if "raw" not in email:
-        row = ctx.services.db.fetchone(sql("ingest_email_raw"), {"id": ctx.email_id}) or {}
-        email = {**email, **row}
-    raw = bytes(email.get("raw") or b"")
+    row = ctx.services.db.fetchone(sql("ingest_email_raw"), {"id": ctx.email_id})
+    raw = bytes((row or {}).get("raw") or b"")
     settings = ctx.services.settings
-    size = int(email.get("raw_size") or len(raw))
+    size = int(email.raw_size or len(raw))
     parsed = mime.parse_mail(
         raw, size=size,
-        headers_only=email.get("parse_status") == ParseStatus.TOO_LARGE,
+        headers_only=email.parse_status == ParseStatus.TOO_LARGE,
         max_mail_bytes=settings.max_mail_bytes,
         max_attachment_bytes=settings.max_attachment_bytes,
     )
@@ -45,7 +44,7 @@ def run(ctx: StepContext) -> StepOutcome:
         "parse_status": str(status),
         "parse_error": parsed.reason,
     }
-    if parsed.headers.ok and parsed.headers.sent_at and not email.get("sent_at"):
+    if parsed.headers.ok and parsed.headers.sent_at and not email.sent_at:
         updates["sent_at"] = parsed.headers.sent_at
     detail = {
         "parse_status": str(status),

@@ -16,10 +16,10 @@ from .contract import StepContext, StepOutcome
 
 
 def run(ctx: StepContext) -> StepOutcome:
-    if ctx.email.get("needs_reply") == 0:
+    if ctx.email.needs_reply == 0:
         return StepOutcome(detail={"skipped": "the mail needs no reply", "similar": [],
                                    "thread": [], "sender_history": [], "reduced": False})
-    detail, stores = Retriever(ctx.services).for_mail(ctx.email)
+    detail, stores = Retriever(ctx.services).for_mail(ctx.email.as_row())
     events = [ctx.event("store_try_failed", {"store": name, "try": f.attempt, "error": f.error,
                                              "retry_in_s": f.retry_in_s, "purpose": "retrieval"})
               for name, r in stores.items() for f in r.failures]

@@ -46,8 +46,9 @@ from ..core.errors import (
     DatabaseUnavailableError,
     PermanentError,
 )
+from ..core.records import Job, Mail
 from ..core.routing import queues
-from ..core.states import Actor, Step
+from ..core.states import Actor, MailStatus, Step
 from ..db import sql, update_emails
 from ..db.audit import AuditEvent, write_events
 from ..db.connection import repeat_when_busy
@@ -63,7 +64,7 @@ class StepDone:
 
     step: Step
     outcome: StepOutcome
-    status_before: Any  # the mail status the step started from (the store's ``current``)
+    status_before: MailStatus  # the mail status the step started from (the store's ``current``)
     event: AuditEvent  # step_confirmed / step_not_confirmed, stamped when the step ended
 
 
@@ -75,37 +76,38 @@ class PipelineRunner:
         self.also_runs = also_runs  # queues whose steps this process runs without a hand-off
 
     def skips(self, spec: StepSpec, confirmed: dict[str, Any], target: str,
-              job: dict[str, Any]) -> bool:
+              job: Job) -> bool:
         """A step confirmed by an earlier run is not run again (``target``: the queue the
         step runs on; ``job``: the entry being run)."""
         return spec.step in confirmed
 
-    def run(self, job: dict[str, Any], worker: str) -> Handoff | Finished | None:
+    def run(self, job: Job, worker: str) -> Handoff | Finished | None:
         db = self.services.db
-        email_id = job["email_id"]
+        email_id = job.email_id
         if email_id is None:
-            raise PermanentError(f"job {job['id']} has no email_id")
+            raise PermanentError(f"job {job.id} has no email_id")
         with db.transaction() as cur:  # one read transaction (one commit) for both
             confirmed = {
                 r["step"]: json.loads(r["detail"]) if r["detail"] else {}
                 for r in cur.fetchall(sql("steps_confirmed"), {"email_id": email_id})
             }
-            # read once per run; each step's columns are applied below
-            email = cur.fetchone(sql("emails_get"), {"id": email_id})
+            # read once per run (never the raw mail); each step's columns are applied below
+            row = cur.fetchone(sql("pipeline_mail"), {"id": email_id})
+        email = Mail.from_row(row) if row else None
         default_q, vector_q = queues(self.services.settings)
         group: list[StepDone] = []  # done in this process, not committed yet
         for spec in self.pipeline:
             target = vector_q if spec.needs_vectors else default_q
             if self.skips(spec, confirmed, target, job):
                 continue
-            if target != job["queue"] and target not in self.also_runs:
+            if target != job.queue and target not in self.also_runs:
                 handoff = Handoff(target, f"step {spec.step} runs on queue {target}")
                 if not group:
                     return handoff
                 self.checkpoint(job, worker, email, group, handoff=handoff)
                 return Handoff(handoff.queue, handoff.reason, recorded=True)
             if email is None:
-                raise PermanentError(f"email {email_id} of job {job['id']} does not exist")
+                raise PermanentError(f"email {email_id} of job {job.id} does not exist")
             if group and spec.commit_before:
                 self.checkpoint(job, worker, email, group)
                 group = []
@@ -118,9 +120,9 @@ class PipelineRunner:
                 if group:  # the steps before the failed one stay done
                     self.checkpoint(job, worker, email, group)
                 raise
-            group.append(StepDone(spec.step, outcome, email["status"],
+            group.append(StepDone(spec.step, outcome, email.status,
                                   step_event(job, email, spec.step, outcome)))
-            email = {**email, **checkpoint_columns(outcome)}
+            email = email.with_columns(checkpoint_columns(outcome))
             if outcome.confirmed:
                 confirmed[spec.step] = outcome.detail
             if outcome.stop:
@@ -130,7 +132,7 @@ class PipelineRunner:
         self.checkpoint(job, worker, email, group, finish=True)
         return FINISHED
 
-    def checkpoint(self, job: dict[str, Any], worker: str, email: dict[str, Any],
+    def checkpoint(self, job: Job, worker: str, email: Mail,
                    group: list[StepDone], finish: bool = False,
                    handoff: Handoff | None = None) -> None:
         """One transaction for a group of steps: checkpoint rows, mail columns and
@@ -147,15 +149,15 @@ class PipelineRunner:
 
         def audited(attempt: int, e: DatabaseBusyError) -> None:
             retried.append(AuditEvent(
-                Actor.WORKER, "email", email["id"], "checkpoint_retried",
-                attempt=job["attempts"],
-                detail={"step": steps, "job_id": job["id"], "error": str(e), "try": attempt}))
+                Actor.WORKER, "email", email.id, "checkpoint_retried",
+                attempt=job.attempts,
+                detail={"step": steps, "job_id": job.id, "error": str(e), "try": attempt}))
 
         repeat_when_busy(
             lambda: self._checkpoint(job, worker, email, group, retried, finish, handoff),
-            f"checkpoint of step {steps} (job {job['id']})", audited, logger=log)
+            f"checkpoint of step {steps} (job {job.id})", audited, logger=log)
 
-    def _checkpoint(self, job: dict[str, Any], worker: str, email: dict[str, Any],
+    def _checkpoint(self, job: Job, worker: str, email: Mail,
                     group: list[StepDone], retried: list[AuditEvent], finish: bool,
                     handoff: Handoff | None) -> None:
         jobs = self.services.jobs
@@ -169,16 +171,15 @@ class PipelineRunner:
             elif handoff is not None:
                 mine = jobs.handoff_in(cur, job, worker, handoff.queue, handoff.reason, events)
             else:
-                mine = cur.fetchone(sql("jobs_still_mine_for_update"),
-                                    {"id": job["id"], "worker": worker}) is not None
+                mine = jobs.still_mine_in(cur, job, worker)
             if not mine:
-                raise ClaimLostError(f"job {job['id']} is no longer claimed by {worker}")
+                raise ClaimLostError(f"job {job.id} is no longer claimed by {worker}")
             updates: dict[str, Any] = {}  # later steps' columns win, as sequential UPDATEs
             for done in group:
                 updates.update({c: _db_value(v) for c, v in done.outcome.email_updates.items()})
             if updates:
-                cur.execute(*update_emails(email["id"], updates))
-            rows = [{"email_id": email["id"], "step": str(d.step),
+                cur.execute(*update_emails(email.id, updates))
+            rows = [{"email_id": email.id, "step": str(d.step),
                      "detail": json.dumps(d.outcome.detail, default=str)}
                     for d in group if d.outcome.confirmed]
             if rows:
@@ -192,21 +193,21 @@ class PipelineRunner:
                     # the status this run read is current unless someone else moved it;
                     # the store's conditional UPDATE refuses the move then
                     self.services.stores.mails.move(
-                        cur, email["id"], outcome.mail_status, actor=Actor.WORKER,
-                        reason=outcome.status_reason, attempt=job["attempts"],
+                        cur, email.id, outcome.mail_status, actor=Actor.WORKER,
+                        reason=outcome.status_reason, attempt=job.attempts,
                         current=done.status_before, events=events,
-                        detail={"step": str(done.step), "job_id": job["id"]})
+                        detail={"step": str(done.step), "job_id": job.id})
             write_events(cur, events)
 
 
-def step_event(job: dict[str, Any], email: dict[str, Any], step: Step,
+def step_event(job: Job, email: Mail, step: Step,
                outcome: StepOutcome) -> AuditEvent:
     """The step's own audit event, made when it ended (the benchmark's step times)."""
     return AuditEvent(
-        Actor.WORKER, "email", email["id"],
+        Actor.WORKER, "email", email.id,
         "step_confirmed" if outcome.confirmed else "step_not_confirmed",
-        attempt=job["attempts"],
-        detail={"step": str(step), "job_id": job["id"],
+        attempt=job.attempts,
+        detail={"step": str(step), "job_id": job.id,
                 **({"reason": outcome.status_reason} if outcome.status_reason else {})})
 
 

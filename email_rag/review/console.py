@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInputError, PermanentError
+from ..core.records import Job
 from ..core.states import JobKind, JobState, MailStatus, SendStatus
 from ..db import sql
 from ..jobs.dispatch import enqueue
-from ..jobs.store import OPEN_JOB_STATES, resolve_refusal, retry_refusal
+from ..jobs.rules import OPEN_JOB_STATES, resolve_refusal, retry_refusal
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
@@ -86,8 +87,8 @@ def _describe(r: dict[str, Any]) -> dict[str, Any]:
     refused_send = r["job_kind"] == JobKind.SEND_DRAFT and r["send_status"] == SendStatus.FAILED
     can_retry = bool(r["job_id"]) and retry_refusal(r["status"], r["job_state"], unknown,
                                                     refused_send) is None
-    open_jobs = [{"id": r["job_id"], "kind": r["job_kind"], "state": r["job_state"],
-                  "attempts": r["attempts"]}] if r["job_state"] in OPEN_JOB_STATES else []
+    open_jobs = [Job(r["job_id"], r["job_kind"], r["job_state"], "", r["attempts"])
+                 ] if r["job_state"] in OPEN_JOB_STATES else []
     can_resolve = resolve_refusal(r["status"], send_unknown, open_jobs) is None
     return {**r, "kinds": kinds, "last_error": last_error, "attempts": attempts,
             "can_retry": can_retry, "can_resolve": can_resolve, "can_decide_send": send_unknown}
@@ -104,8 +105,8 @@ def retry_jobs(svc: Services, job_ids: list[int], actor: str, note: str = "") ->
             result.refused[job_id] = str(e)
             continue
         (result.retried if outcome == "queued" else result.to_review).append(job_id)
-    queued = [row for i in result.retried
-              if (row := svc.db.fetchone(sql("web_jobs_by_ids_queue"), {"id": i}))]
+    queued = [job for i in result.retried
+              if (job := svc.jobs.get(i)) is not None and job.state == JobState.QUEUED]
     result.enqueued = enqueue(svc, queued, actor)
     return result
 

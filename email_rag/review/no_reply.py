@@ -91,4 +91,4 @@ def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -
     if new_job is None:
         return NoReplyDecision(email_id, "confirmed", status)
     enqueued = enqueue(svc, [new_job], by)
-    return NoReplyDecision(email_id, "reply_requested", status, int(new_job["id"]), enqueued)
+    return NoReplyDecision(email_id, "reply_requested", status, new_job.id, enqueued)

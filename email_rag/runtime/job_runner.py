@@ -23,11 +23,11 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from ..core.errors import ClaimLostError, DatabaseUnavailableError
+from ..core.errors import ClaimLostError, DatabaseUnavailableError, PermanentError
+from ..core.records import Job
 from ..core.retry import UNEXPECTED, retry_policy
 from ..core.states import Actor, JobKind
 from ..core.timing import JobHeartbeat
-from ..db import sql
 from ..db.audit import AuditEvent
 from ..indexing import sync as index_sync
 from ..jobs.handoff import FINISHED, Finished, Handoff
@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 # None: the job runner finishes the entry; FINISHED: the handler did, in its own last
 # transaction; a Handoff: the entry moves to another queue
-Handler = Callable[[dict[str, Any], str], Handoff | Finished | None]
+Handler = Callable[[Job, str], Handoff | Finished | None]
 
 
 def worker_name() -> str:
@@ -109,7 +109,7 @@ class JobRunner:
         return result
 
     def _run(self, job_id: int, queue: str | None = None) -> str:
-        job: dict[str, Any] | None = None
+        job: Job | None = None
         while True:
             try:
                 if job is None:
@@ -125,16 +125,14 @@ class JobRunner:
                 self._wait_for_database(e, job_id)
                 if job is None and self.jobs.still_mine(job_id, self.name):
                     # the claim committed but its answer was lost with the connection
-                    job = self.services.db.fetchone(sql("jobs_get"), {"id": job_id})
+                    job = self.jobs.get(job_id)
 
-    def _execute(self, job: dict[str, Any]) -> str:
-        handler = self.handlers().get(job["kind"])
+    def _execute(self, job: Job) -> str:
+        handler = self.handlers().get(job.kind)
         try:
             if handler is None:
-                from ..core.errors import PermanentError
-
-                raise PermanentError(f"no handler for job kind {job['kind']!r}")
-            with JobHeartbeat(self.services.coordination, int(job["id"]),
+                raise PermanentError(f"no handler for job kind {job.kind!r}")
+            with JobHeartbeat(self.services.coordination, job.id,
                               self.services.settings.stuck_after_seconds):
                 result = handler(job, self.name)
         except DatabaseUnavailableError:
@@ -146,8 +144,8 @@ class JobRunner:
             decision = self.jobs.fail(job, self.name, e)
             if decision.reason.startswith(UNEXPECTED):
                 log.error("ALARM job %s (%s) stopped on an unexpected %s: %s - not retried; "
-                          "fix the cause, then `email-rag failed retry %s`", job["id"],
-                          job["kind"], type(e).__name__, e, job["id"], exc_info=e)
+                          "fix the cause, then `email-rag failed retry %s`", job.id,
+                          job.kind, type(e).__name__, e, job.id, exc_info=e)
             return "failed" if decision.retry else "dead"
         if result is FINISHED:
             return "done"

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
+from ..core.records import Job
 from ..wiring.services import Services
 
 log = logging.getLogger(__name__)
 
 
-def cleanup_stuck(services: Services) -> list[dict[str, Any]]:
+def cleanup_stuck(services: Services) -> list[Job]:
     """Reset entries processing longer than stuck_after_seconds into the retry cycle,
     except those whose worker still beats (a healthy job is never reset: email_rag.core.timing)."""
     from ..core.timing import alive_jobs

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ..core.actors import person
 from ..core.errors import BadInputError, PermanentError
-from ..core.records import SendAttempt
+from ..core.records import Job, SendAttempt
 from ..core.routing import job_key
 from ..core.states import JobKind, SendStatus, SendVerifiedBy
 from ..db import sql
@@ -87,7 +87,7 @@ def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note
     by = person(by)
     reason = f"admin {decision}: {note}"[:2000]
     stores = svc.stores
-    job = None
+    job: Job | None = None
     evidence: list[str] = []
     if decision == "resend":
         seen = get_attempt(svc, attempt_id)
@@ -113,11 +113,11 @@ def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note
         stores.mails.move(cur, draft.email_id, mail_to, actor=by, reason=reason,
                           detail={"send_attempt": attempt_id})
         if decision == "resend":
-            job = cur.fetchone(sql("jobs_by_key_for_update"),
+            row = cur.fetchone(sql("jobs_by_key_for_update"),
                                {"job_key": job_key(JobKind.SEND_DRAFT, draft.id)})
-            if job is not None:
-                svc.jobs.requeue(cur, job, by, "admin_resend", detail={"send_attempt": attempt_id})
-                job = cur.fetchone(sql("jobs_get"), {"id": job["id"]})
+            if row is not None:
+                job = svc.jobs.requeue(cur, Job.from_row(row), by, "admin_resend",
+                                       detail={"send_attempt": attempt_id})
     if job is not None:
         enqueue(svc, [job], by)
     return str(send_to)

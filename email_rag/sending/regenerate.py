@@ -72,7 +72,7 @@ def regenerate(svc: Services, draft_id: int, by: str, note: str = "") -> Regener
                                       event="regenerate_requested", queue=queue,
                                       email_id=email_id,
                                       detail={"draft_id": draft_id, "email_id": email_id})
-    return RegenerateResult(draft_id, email_id, "requeued", int(new_job["id"]),
+    return RegenerateResult(draft_id, email_id, "requeued", new_job.id,
                             enqueue(svc, [new_job], by))
 
 

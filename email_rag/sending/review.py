@@ -18,8 +18,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person
-from ..core.errors import AttachmentNotFoundError, DraftNotFoundError
-from ..core.records import Draft, InboundRef, ReplyMail, SendAttempt
+from ..core.errors import (
+    AttachmentNotFoundError,
+    DraftNotFoundError,
+)
+from ..core.records import Draft, InboundRef, Job, ReplyMail, SendAttempt
 from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus
 from ..db import sql
 from ..db.audit import AuditEvent
@@ -147,11 +150,11 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
             events.append(AuditEvent(
                 by, "send_attempt", send.id, "created", None, send.status,
                 detail={"draft_id": draft_id, "message_id": send.message_id,
-                        "job_id": job["id"]}))
+                        "job_id": job.id}))
         rows.audit(events)
     enqueue(svc, [job], by)
     return ReviewResult(draft_id, "approved", DraftStatus.APPROVED, send.id,
-                        send.message_id, job["id"], {"edited": bool(ok.diff)})
+                        send.message_id, job.id, {"edited": bool(ok.diff)})
 
 
 def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str,
@@ -178,7 +181,7 @@ def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str,
     return dataclasses.replace(send, status=SendStatus.PENDING, message_id=new_id), created
 
 
-def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) -> Any:
+def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) -> Job:
     """The draft's send_draft entry, queued: created, or a fresh cycle of the existing one
     (even while its previous run is finishing: see ``JobStore.requeue``)."""
     return svc.jobs.queue_work(cur, JobKind.SEND_DRAFT, draft_id, actor=by,

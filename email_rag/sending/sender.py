@@ -78,8 +78,7 @@ class SendService:
         return self._folders[mailbox_name]
 
     # --- the job handler ---
-    def run(self, job: Job | dict[str, Any], worker: str) -> None:
-        job = job if isinstance(job, Job) else Job.from_row(job)
+    def run(self, job: Job, worker: str) -> None:
         ctx = self._load(job)
         attempt, draft = ctx.attempt, ctx.draft
         if attempt.status in (SendStatus.SENT, SendStatus.FAILED, SendStatus.UNKNOWN):

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
-from email_rag.core.records import Draft, InboundRef, ReplyMail, SendAttempt
+from email_rag.core.records import Draft, InboundRef, Job, ReplyMail, SendAttempt
 from email_rag.db.stores import Stores
 
 TABLES = {"emails": "emails", "drafts": "drafts", "sends": "send_attempts", "jobs": "jobs"}
@@ -154,15 +154,15 @@ class MemoryJobs:
 
     def queue_work(self, cur: Any, kind: Any, ref: Any, *, actor: str, event: str, queue: str,
                    email_id: int | None = None, draft_id: int | None = None,
-                   detail: Any = None) -> dict[str, Any]:
+                   detail: Any = None) -> Job:
         key = f"{kind}:{ref}"
         for job in self.rows.tables["jobs"].values():
             if job["job_key"] == key:
                 job.update(state="queued", attempts=0)
-                return dict(job)
+                return Job.from_row(job)
         job_id = self.rows.add("jobs", kind=str(kind), job_key=key, state="queued", queue=queue,
                                attempts=0, email_id=email_id, draft_id=draft_id)
-        return dict(self.rows.row("jobs", job_id))
+        return Job.from_row(self.rows.row("jobs", job_id))
 
 
 class MemoryQueue:

@@ -12,7 +12,8 @@ import pytest
 from email_rag_harness.testing.llm_server import ScriptedLLMServer
 
 from email_rag.core.errors import LLMError, LLMRequestRejectedError
-from email_rag.core.states import MailStatus, Step
+from email_rag.core.records import Job, Mail
+from email_rag.core.states import JobKind, JobState, MailStatus, Step
 from email_rag.db import sql
 from email_rag.db.audit import events_for, write_events
 from email_rag.llm import classification as cl
@@ -60,9 +61,11 @@ def make_email(db, subject, body, *, raw=None, auto_reason=None, sender="kunde@e
         return cur.lastrowid
 
 
-def context(services, email_id, columns="*"):
-    row = services.db.fetchone(f"SELECT {columns} FROM emails WHERE id = ?", (email_id,))
-    return StepContext(services, row, {"id": 1, "attempts": 1}, Step.CLASSIFY)
+def context(services, email_id):
+    """The step context as the pipeline runner builds it: the typed mail read."""
+    row = services.db.fetchone(sql("pipeline_mail"), {"id": email_id})
+    return StepContext(services, Mail.from_row(row), Job(1, JobKind.PROCESS_EMAIL, JobState.PROCESSING, "email-rag",
+                                         attempts=1), Step.CLASSIFY)
 
 
 def apply(db, email_id, out: StepOutcome):
@@ -187,9 +190,11 @@ def test_wrong_key_is_permanent(db, settings, srv):
     assert json.loads(events_for(db, "email", eid)[0]["detail"])["outcome"] == "rejected"
 
 
-def test_reads_the_mail_itself_when_the_context_row_is_partial(db, services, srv):
+def test_the_context_mail_is_read_without_the_raw_source(db, services, srv):
     eid = make_email(db, *BILLING)
-    out = classify.run(context(services, eid, columns="id, status"))
+    ctx = context(services, eid)
+    assert not hasattr(ctx.email, "raw") and "raw" not in ctx.email.as_row()
+    out = classify.run(ctx)
     assert out.email_updates["category"] == "billing"
     user = srv.requests[-1]["body"]["messages"][1]["content"]
     assert "2026-113" in user

@@ -102,3 +102,28 @@ def test_every_hand_off_with_redis_down_is_audited_the_same_way(redis_down, db, 
     assert shapes <= {("email_id", "error", "queue", "resume", "what"),
                       ("error", "queue", "resume", "what")}, shapes
     assert all(json.loads(e["detail"])["error"] for e in failed)
+
+
+def test_one_path_creates_job_rows_in_batches_audited_and_keeps_existing_ones(db, monkeypatch):
+    """GIVEN entries to create, one of them existing WHEN create_jobs runs with a small batch
+    size THEN the new rows are created (several INSERTs), each audited once, and the
+    existing row is neither returned nor touched."""
+    from email_rag.core.states import JobKind
+    from email_rag.jobs import store
+    from tests.factories import make_email, make_job
+
+    mails = [make_email(db) for _ in range(5)]
+    existing = make_job(db, mails[0], state="dead")
+    monkeypatch.setattr(store, "MAX_JOB_ROWS", 2)
+    new = [store.NewJob(JobKind.PROCESS_EMAIL, m, "email-rag", email_id=m,
+                        detail={"why": "test"}) for m in mails]
+    with db.transaction() as cur:
+        created = store.create_jobs(cur, new, actor="system:test", event="queued")
+    assert [j.email_id for j in created] == mails[1:]
+    assert all(j.state == "queued" and j.job_key == f"process_email:{j.email_id}"
+               for j in created)
+    assert db.fetchone("SELECT state FROM jobs WHERE id = %s", (existing,))["state"] == "dead"
+    audited = db.fetchall("SELECT entity_id, event, to_state FROM audit_log "
+                          "WHERE entity_type = 'job' ORDER BY id")
+    assert audited == [{"entity_id": str(j.id), "event": "queued", "to_state": "queued"}
+                       for j in created]

@@ -6,10 +6,13 @@ import json
 
 from email_rag_harness.testing.mails import ZOO_EXPECTED, garbage, zoo
 
-from email_rag.core.states import Step
+from email_rag.core.records import Job, Mail
+from email_rag.core.states import JobKind, JobState, Step
+from email_rag.db import sql
 from email_rag.ingest.poller import Poller
 from email_rag.pipeline import parse
 from email_rag.pipeline.contract import StepContext
+from tests.factories import make_email
 from tests.integration.ingest_helpers import emails, jobs, services_for
 
 LIMITS = dict(max_mail_bytes=200_000, max_attachment_bytes=50_000)
@@ -49,12 +52,12 @@ def test_zoo_folder_is_polled_to_the_end_and_parsed(settings, db, mailbox):
         assert by_name["no_date"]["sent_at"] is None
         assert by_name["no_message_id"]["message_id"] is None
         # the worker's parse step on every queued mail
-        job_of = {j["email_id"]: j for j in jobs(db)}
+        job_of = {j["email_id"]: Job.from_row(j) for j in jobs(db)}
         for name, row in by_name.items():
             if row["id"] not in job_of:
                 continue
-            full = db.fetchone("SELECT * FROM emails WHERE id = ?", (row["id"],))
-            out = parse.run(StepContext(svc, full, job_of[row["id"]], Step.PARSE))
+            out = parse.run(StepContext(svc, read_mail(db, row["id"]), job_of[row["id"]],
+                                        Step.PARSE))
             assert out.email_updates["parse_status"] == ZOO_EXPECTED[name][0], name
             assert out.confirmed and not out.stop
             _apply(db, row["id"], out.email_updates)
@@ -70,19 +73,25 @@ def test_zoo_folder_is_polled_to_the_end_and_parsed(settings, db, mailbox):
         svc.close()
 
 
+JOB = Job(1, JobKind.PROCESS_EMAIL, JobState.PROCESSING, "email-rag", attempts=1)
+
+
+def read_mail(db, email_id: int) -> Mail:
+    """The mail as the pipeline runner reads it (no raw source: the parse step reads it)."""
+    return Mail.from_row(db.fetchone(sql("pipeline_mail"), {"id": email_id}))
+
+
 def test_parse_step_stops_failed_and_too_large_mails_for_a_human(settings, db, mailbox):
     svc = services_for(settings, mailbox, **LIMITS)
     try:
-        ctx = StepContext(svc, {"id": 1, "raw": garbage(), "raw_size": 2051,
-                                "parse_status": "pending"}, {"attempts": 1}, Step.PARSE)
-        out = parse.run(ctx)
+        bad = make_email(db, raw=garbage(), raw_size=2051, parse_status="pending")
+        out = parse.run(StepContext(svc, read_mail(db, bad), JOB, Step.PARSE))
         assert out.stop and out.mail_status == "failed" and out.confirmed
         assert out.email_updates["index_status"] == "skipped"
         assert "no header fields" in out.status_reason
         head = zoo()["huge"].split(b"\r\n\r\n")[0] + b"\r\n\r\n"
-        big = parse.run(StepContext(svc, {"id": 2, "raw": head, "raw_size": 300_000,
-                                          "parse_status": "too_large"}, {"attempts": 1},
-                                    Step.PARSE))
+        huge = make_email(db, raw=head, raw_size=300_000, parse_status="too_large")
+        big = parse.run(StepContext(svc, read_mail(db, huge), JOB, Step.PARSE))
         assert big.stop and big.mail_status == "manual"
         assert big.email_updates["parse_status"] == "too_large"
     finally:

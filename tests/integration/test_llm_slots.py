@@ -113,6 +113,6 @@ def test_stuck_cleanup_resets_a_dead_job_but_never_one_whose_worker_beats(settin
             reset = cleanup_stuck(svc)
     finally:
         svc.close()
-    assert [j["id"] for j in reset] == [dead]
+    assert [j.id for j in reset] == [dead]
     states = {r["id"]: r["state"] for r in db.fetchall("SELECT id, state FROM jobs")}
     assert states == {busy: "processing", dead: "failed"}

@@ -191,7 +191,7 @@ def test_the_naive_claim_takes_a_finished_entry_again(db):
     policy = RetryPolicy()
     assert JobStore(db, policy).claim(job, "w1") is None
     taken = NaiveJobStore(db, policy).claim(job, "w1")
-    assert taken is not None and taken["state"] == "processing"
+    assert taken is not None and taken.state == "processing"
 
 
 def test_a_second_approval_re_arms_the_send_with_the_naive_services(settings, db):

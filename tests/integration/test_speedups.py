@@ -51,7 +51,7 @@ class Recorder:
 
     def spec(self, step: Step, needs_vectors: bool = False, **outcome) -> StepSpec:
         def run(ctx):
-            self.seen[step] = dict(ctx.email)
+            self.seen[step] = ctx.email.as_row()
             return StepOutcome(detail={"step": str(step)}, **outcome)
         return StepSpec(step, run, needs_vectors)
 

@@ -246,7 +246,7 @@ def test_stuck_processing_is_reset_into_the_retry_cycle(services, db):
     assert store.reset_stuck(600) == []  # just started: not stuck
     db.execute("UPDATE jobs SET started_at = NOW(6) - INTERVAL 700 SECOND WHERE id = %s", (job,))
     [reset] = store.reset_stuck(600)
-    assert reset["id"] == job
+    assert reset.id == job and reset.state == "failed"
     row = job_row(db, job)
     assert row["state"] == "failed" and "dead-worker" in row["last_error"]
     event = [e for e in events_for(db, "job", job) if e["event"] == "stuck_reset"]

@@ -28,9 +28,9 @@ def test_all_shipped_queries_load_with_unique_names():
 
 def test_list_slots_expand_to_named_placeholders_and_slot_params_fills_them():
     assert sql("ingest_raw_for_hash", ids=3).endswith("IN (%(ids_0)s, %(ids_1)s, %(ids_2)s)")
-    rows = sql("ingest_insert_jobs", rows=(2, 5))
-    assert "(%(rows_0_0)s, %(rows_0_1)s, %(rows_0_2)s, %(rows_0_3)s, %(rows_0_4)s), " \
-           "(%(rows_1_0)s," in rows
+    rows = sql("jobs_insert", rows=(2, 6))
+    assert "(%(rows_0_0)s, %(rows_0_1)s, %(rows_0_2)s, %(rows_0_3)s, %(rows_0_4)s, " \
+           "%(rows_0_5)s), (%(rows_1_0)s," in rows
     assert slot_params(ids=[7, 9]) == {"ids_0": 7, "ids_1": 9}
     assert slot_params(rows=[(1, "a"), (2, None)]) == {
         "rows_0_0": 1, "rows_0_1": "a", "rows_1_0": 2, "rows_1_1": None}

@@ -181,12 +181,14 @@ def test_real_rtf_is_converted_to_text():
 def test_attachments_without_text_are_named_even_when_the_body_fills_the_budget():
     import json
 
+    from email_rag.core.records import Mail
     from email_rag.pipeline.mail_input import mail_content
 
     atts = json.dumps([{"filename": "scan.png", "content_type": "image/png", "size": 2048,
                         "text_chars": 0, "text_status": "no text: image/png (an image or scan"},
                        {"filename": "a.txt", "content_type": "text/plain", "size": 10,
                         "text_chars": 5, "text_status": "extracted"}])
-    got = mail_content({"body_text": "x" * 20_000, "attachments": atts}, max_chars=8000)
-    assert "[attachment 1: scan.png (image/png, 2.0 KB)] no text: image/png" in got["body"]
-    assert "a.txt" not in got["body"] and len(got["body"]) < 8200
+    got = mail_content(Mail(1, "received", body_text="x" * 20_000, attachments=atts),
+                       max_chars=8000)
+    assert "[attachment 1: scan.png (image/png, 2.0 KB)] no text: image/png" in got.body
+    assert "a.txt" not in got.body and len(got.body) < 8200

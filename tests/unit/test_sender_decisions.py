@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from email_rag.core.errors import SmtpOutcomeUnknownError, SmtpPermanentError, SmtpTransientError
+from email_rag.core.records import Job
 from email_rag.core.states import SendStatus
 from email_rag.sending import review
 from email_rag.sending.sender import SendService
@@ -43,7 +44,7 @@ def approved(tmp_path, relay):
     svc = memory_services(journal_dir=tmp_path, mail_sender=relay)
     email_id, draft_id = review_world(svc)
     r = review.approve(svc, draft_id, "anna")
-    job = svc.rows.row("jobs", r.job_id)
+    job = Job.from_row(svc.rows.row("jobs", r.job_id))
     return svc, email_id, draft_id, r, job
 
 

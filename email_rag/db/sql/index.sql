@@ -22,18 +22,23 @@ SELECT id, index_status, index_missing FROM emails WHERE id = %(id)s FOR UPDATE;
 
 -- The sync's batches: what indexing reads (MailToIndex) and the index state, never the raw mail.
 -- name: index_partial_batch
-SELECT id, mailbox_id, subject, body_text, attachment_text, thread_key, message_id,
-       in_reply_to, from_addr, from_name, to_addrs, cc_addrs, received_at, category, language,
-       index_status, index_missing
+-- The partially indexed mails, page by page (the columns of pipeline_mail: core.records.Mail).
+SELECT id, status, status_reason, mailbox_id, subject, parse_status, message_id, thread_key,
+       in_reply_to, from_addr, from_name, to_addrs, cc_addrs, reply_addr, reply_rule,
+       sent_at, received_at, raw_size, parse_error, auto_reason, body_text, attachments,
+       attachment_text, index_status, index_missing, category, priority, language, summary,
+       needs_reply, draft_instruction
   FROM emails
  WHERE index_status = 'partially_indexed' AND id > %(after)s
  ORDER BY id LIMIT %(limit)s;
 
 -- name: index_all_batch
 -- Every mail whose index step has run (re-index everything, e.g. onto a new store).
-SELECT id, mailbox_id, subject, body_text, attachment_text, thread_key, message_id,
-       in_reply_to, from_addr, from_name, to_addrs, cc_addrs, received_at, category, language,
-       index_status, index_missing
+SELECT id, status, status_reason, mailbox_id, subject, parse_status, message_id, thread_key,
+       in_reply_to, from_addr, from_name, to_addrs, cc_addrs, reply_addr, reply_rule,
+       sent_at, received_at, raw_size, parse_error, auto_reason, body_text, attachments,
+       attachment_text, index_status, index_missing, category, priority, language, summary,
+       needs_reply, draft_instruction
   FROM emails
  WHERE index_status IN ('complete', 'partially_indexed', 'skipped') AND id > %(after)s
  ORDER BY id LIMIT %(limit)s;
@@ -43,24 +48,6 @@ SELECT id, index_status, index_missing FROM emails WHERE id = %(id)s;
 
 -- name: index_count_partial
 SELECT COUNT(*) AS n FROM emails WHERE index_status = 'partially_indexed';
-
--- name: index_sync_arm
--- One queue entry per sync scope (job_key), re-armed when it has finished; an entry that
--- is queued or processing already is left alone (the runs coalesce). `state` is assigned
--- last because MariaDB evaluates the assignments left to right.
-INSERT INTO jobs (kind, job_key, email_id, queue, state)
-VALUES ('index_sync', %(job_key)s, NULL, %(queue)s, 'queued')
-ON DUPLICATE KEY UPDATE
-  queue = IF(state IN ('done', 'dead', 'failed'), VALUES(queue), queue),
-  attempts = IF(state IN ('done', 'dead', 'failed'), 0, attempts),
-  next_run_at = IF(state IN ('done', 'dead', 'failed'), NOW(6), next_run_at),
-  worker = IF(state IN ('done', 'dead', 'failed'), NULL, worker),
-  started_at = IF(state IN ('done', 'dead', 'failed'), NULL, started_at),
-  finished_at = IF(state IN ('done', 'dead', 'failed'), NULL, finished_at),
-  state = IF(state IN ('done', 'dead', 'failed'), 'queued', state);
-
--- name: index_sync_job
-SELECT * FROM jobs WHERE job_key = %(job_key)s;
 
 -- name: index_thread_mails
 -- The other mails of a thread (retrieval context from MariaDB, always available).

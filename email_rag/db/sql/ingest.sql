@@ -107,10 +107,6 @@ SELECT id, raw, raw_size FROM emails WHERE id IN ({ids});
 -- name: ingest_set_content_hash
 UPDATE emails SET content_hash = %(content_hash)s WHERE id = %(id)s AND content_hash = '';
 
--- name: ingest_insert_jobs
-INSERT IGNORE INTO jobs (kind, job_key, email_id, queue, state) VALUES {rows}
-RETURNING id, email_id;
-
 -- name: ingest_mark_enqueued
 UPDATE jobs SET enqueued_at = NOW(6) WHERE id IN ({ids});
 

@@ -51,11 +51,11 @@ UPDATE jobs SET state = %(state)s, worker = NULL, finished_at = NOW(6), last_err
    AND started_at <=> %(started_at)s;
 
 -- name: jobs_insert
-INSERT IGNORE INTO jobs (kind, job_key, email_id, draft_id, queue, state)
-VALUES (%(kind)s, %(job_key)s, %(email_id)s, %(draft_id)s, %(queue)s, 'queued');
-
--- name: jobs_by_key
-SELECT * FROM jobs WHERE job_key = %(job_key)s;
+-- The one statement that creates queue entries (jobs.store.create_jobs), {rows}: (kind,
+-- job_key, email_id, draft_id, queue, state) per row. A row whose natural key exists is
+-- skipped and not returned: the caller decides (a fresh cycle, coalesce, or keep it).
+INSERT IGNORE INTO jobs (kind, job_key, email_id, draft_id, queue, state) VALUES {rows}
+RETURNING *;
 
 -- name: steps_confirmed
 SELECT step, detail FROM email_steps WHERE email_id = %(email_id)s;

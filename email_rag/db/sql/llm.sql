@@ -1,11 +1,5 @@
 -- Queries of the LLM area (classification step, LLM latency for metrics).
 
--- name: llm_email_content
--- What the classification step reads of one mail when the step context lacks it.
-SELECT id, subject, from_addr, from_name, body_text, attachment_text, auto_reason, parse_status,
-       reply_addr, reply_rule, attachments
-FROM emails WHERE id = %(id)s
-
 -- name: llm_attempt_latency
 -- Recent LLM attempts (newest first) with their duration and outcome, for metrics:
 -- params: since (DATETIME), limit.

@@ -1,8 +1,5 @@
 -- Mails (emails table). Status moves only through MailStore (email_rag/db/stores.py).
 
--- name: emails_get
-SELECT * FROM emails WHERE id = %(id)s;
-
 -- name: emails_get_for_update
 SELECT id, status FROM emails WHERE id = %(id)s FOR UPDATE;
 

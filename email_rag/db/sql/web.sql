@@ -60,9 +60,6 @@ SELECT e.id AS email_id, e.subject, e.from_addr, e.status, e.status_reason, e.in
  ORDER BY e.received_at, e.id
  LIMIT %(limit)s;
 
--- name: web_jobs_by_ids_queue
-SELECT id, queue FROM jobs WHERE id = %(id)s AND state = 'queued';
-
 -- name: web_mail_unknown_sends
 SELECT s.id FROM send_attempts s JOIN drafts d ON d.id = s.draft_id
  WHERE d.email_id = %(email_id)s AND s.status = 'unknown';

@@ -242,7 +242,7 @@ def store_mails(db: Database, raws: Iterable[bytes], queue: str, batch: int = 20
 
     def flush() -> None:
         result = store_batch(db, target, [prepare(m, opts) for m in pending], uid)
-        out.extend((email_id, job_id) for job_id, _, email_id in result.jobs)
+        out.extend((int(j.email_id or 0), j.id) for j in result.jobs)
         pending.clear()
 
     for raw in raws:

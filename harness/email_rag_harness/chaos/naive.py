@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from email_rag.core.errors import SmtpOutcomeUnknownError, SmtpTransientError
+from email_rag.core.records import Job
 from email_rag.core.retry import retry_policy
 from email_rag.core.settings import MailboxConfig
 from email_rag.core.states import Actor
@@ -99,17 +100,17 @@ class NaiveJobStore(JobStore):
 
 class NaivePipelineRunner(PipelineRunner):
     def skips(self, spec: StepSpec, confirmed: dict[str, Any], target: str,
-              job: dict[str, Any]) -> bool:
+              job: Job) -> bool:
         """Confirmed steps of the entry's own queue run again (a step of another queue is
         still skipped: the entry would be handed off there instead)."""
-        return spec.step in confirmed and target != job["queue"]
+        return spec.step in confirmed and target != job.queue
 
 
 class NaiveSendService(SendService):
-    def _settle_previous(self, ctx: dict[str, Any], job: dict[str, Any]) -> bool:
+    def _settle_previous(self, ctx: dict[str, Any], job: Job) -> bool:
         return False  # an attempted send is sent again, blindly
 
-    def _outcome_unknown(self, ctx: dict[str, Any], job: dict[str, Any],
+    def _outcome_unknown(self, ctx: dict[str, Any], job: Job,
                          attempt: dict[str, Any], error: SmtpOutcomeUnknownError) -> None:
         raise SmtpTransientError(str(error)) from error  # retried blindly
 
