@@ -259,8 +259,8 @@ def _apply(cur: Cursor, stores: Stores, email_id: int, attempt: NamedAttempt, bo
                       event="bounced", query="sends_bounce", current=attempt.status,
                       detail=detail, events=events,
                       diagnostic=f"bounce: {bounce.diagnostic}"[:2000], bounce_email_id=email_id)
-    draft = stores.drafts.get(cur, attempt.draft_id)
-    if draft.status in (DraftStatus.SENT, DraftStatus.APPROVED):
+    draft = stores.drafts.locked(cur, attempt.draft_id)
+    if draft is not None and draft.status in (DraftStatus.SENT, DraftStatus.APPROVED):
         stores.drafts.move(cur, draft.id, DraftStatus.STALE, actor=Actor.POLLER,
                            event="bounced", query="drafts_mark_stale", reason=reason,
                            current=draft.status, detail=detail, events=events)
