@@ -211,6 +211,7 @@ class Run:
         self.cleanups.append(self.relay.stop)
 
         mailbox = MailboxConfig(name=MAILBOX, host="127.0.0.1", port=self.imap_proxy.port,
+                                security="plain",
                                 username=self.user.username, password=self.user.password,
                                 folders=["INBOX"], sent_folder="Sent", address=ADDRESS)
         qdrant = self.run_dir / "qdrant"
@@ -223,8 +224,7 @@ class Run:
             "EMAIL_RAG_DB_NAME": self.db_name, "EMAIL_RAG_REDIS_URL": self.redis_url,
             "EMAIL_RAG_MAILBOXES": mailboxes_json([mailbox]),
             "EMAIL_RAG_LLM_BASE_URL": self.llm.url, "EMAIL_RAG_LLM_MODEL": "scripted",
-            "EMAIL_RAG_SMTP_HOST": "127.0.0.1", "EMAIL_RAG_SMTP_PORT": str(self.relay.port),
-            "EMAIL_RAG_SMTP_USER": "", "EMAIL_RAG_SMTP_STARTTLS": "false",
+            **self.relay.relay_env, "EMAIL_RAG_SMTP_USER": "", "EMAIL_RAG_SMTP_STARTTLS": "false",
             "EMAIL_RAG_QDRANT_URL": "", "EMAIL_RAG_QDRANT_PATH": str(qdrant),
             "EMAIL_RAG_ARANGO_URL": "", "EMAIL_RAG_AUDIT_SPOOL_PATH": str(spool),
             "EMAIL_RAG_WORKER_CLASS": "simple", "EMAIL_RAG_RECONCILE_SENT_FOLDER": "true",
