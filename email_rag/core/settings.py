@@ -491,6 +491,12 @@ class Settings(BaseSettings):
         300.0, description="An access token is renewed this long before it expires (and "
         "reused until then: never one refresh per poll).")
     oauth_timeout: float = Field(15.0, description="Seconds per token-endpoint request.")
+    oauth_renew_idle_days: float = Field(
+        14.0, ge=0, description="A refresh token last used longer ago than this is refreshed "
+        "by the scheduler even when no poll needed one (providers end unused refresh tokens: "
+        "Microsoft after 90 days); 0 = never.")
+    oauth_renew_check_seconds: int = Field(
+        3600, ge=1, description="How often (s) the scheduler looks for idle refresh tokens.")
     oauth_journal_dir: Path = Field(
         Path("var/oauth-journal"), description="A rotated refresh token is written here "
         "(fsync) before MariaDB stores it, so a crash in between keeps the only valid one.")
