@@ -444,6 +444,12 @@ def _wait_gone(pid: int, timeout: float) -> bool:
 
 
 def mailboxes_json(configs: Iterable[MailboxConfig]) -> str:
-    """EMAIL_RAG_MAILBOXES for these mailboxes (passwords in clear: test credentials)."""
-    return json.dumps([{**c.model_dump(mode="json"), "password": c.password.get_secret_value()}
-                       for c in configs])
+    """EMAIL_RAG_MAILBOXES for these mailboxes (passwords and OAuth2 client secrets in clear:
+    test credentials)."""
+    out = []
+    for c in configs:
+        item = {**c.model_dump(mode="json"), "password": c.password.get_secret_value()}
+        if c.oauth is not None:
+            item["oauth"]["client_secret"] = c.oauth.client_secret.get_secret_value()
+        out.append(item)
+    return json.dumps(out)
