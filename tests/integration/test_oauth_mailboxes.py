@@ -406,3 +406,28 @@ def test_an_idle_refresh_token_is_renewed_by_the_scheduler_before_it_expires(
                            "'oauth_refresh_failed'")["n"] == 1
     assert renew() == {"support": "not due"}  # needs authorization: not asked again here
     assert tokens.refreshes() == 3
+
+
+@pytest.mark.parametrize("auth", ["xoauth2", "oauthbearer"])
+def test_imap_login_with_client_credentials_app_only_access(dovecot, pki, tokens, make_svc,
+                                                              auth):
+    """Microsoft 365 app-only access: the token of the app (client credentials grant, no
+    admin consent stored) logs in to the mailbox granted to the app, checked by Dovecot's
+    oauth2 passdb; the token is reused; a mailbox not granted to the app is refused."""
+    from email_rag.core.errors import ImapAuthError
+
+    tokens.app_users = {USER}
+    cfg = config(dovecot, pki, tokens, auth=auth).model_copy(deep=True)
+    cfg.oauth.grant = "client_credentials"
+    svc = make_svc(cfg)
+    for _ in range(2):
+        with svc.imap_mailbox(cfg) as imap:
+            assert imap.select("INBOX").uidvalidity > 0
+    grants = [r["grant_type"] for r in tokens.requests]
+    assert grants == ["client_credentials"]  # one token, reused; no refresh token anywhere
+    assert svc.oauth_tokens.get("support") is None
+
+    dovecot.add_user("other@example.com", "pw-other")
+    other = cfg.model_copy(update={"username": "other@example.com"})
+    with pytest.raises(ImapAuthError, match="refused"):
+        ImapMailbox(other, 10, svc.token_source("support")).connect()

@@ -64,7 +64,7 @@ class TokenServer:
     access: dict[str, tuple[str, float]] = field(default_factory=dict)  # token -> (user, exp)
     codes: dict[str, str] = field(default_factory=dict)
     devices: dict[str, list[str]] = field(default_factory=dict)  # device_code -> [user_code, user]
-    app_users: set[str] = field(default_factory=set)  # client_credentials may act for these
+    app_users: set[str] = field(default_factory=set)  # mailboxes granted to the app (IMAP)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> TokenServer:
@@ -149,14 +149,27 @@ class TokenServer:
                    and since <= float(r["at"]) <= until and (not user or r["user"] == user))
 
     def valid(self, token: str) -> str | None:
+        """Whose the access token is ("app:CLIENT_ID" for an app-only token; None: unknown or
+        expired)."""
         with self.lock:
             user, exp = self.access.get(token, ("", 0.0))
         return user if user and exp > time.time() else None
 
+    def introspected(self, token: str) -> str | None:
+        """The user introspection answers for the token. An app-only token (client
+        credentials) stands for the one mailbox granted to the app (``app_users``, like an
+        Exchange mailbox permission of the app's service principal): Dovecot's introspection
+        request does not carry the login name (a URL variable such as ``%u`` crashes the
+        auth process of Dovecot 2.3.19), so one mailbox per app here."""
+        user = self.valid(token)
+        if user and user.startswith("app:"):
+            return next(iter(self.app_users)) if len(self.app_users) == 1 else None
+        return user
+
     # --- the endpoints ---
     def handle(self, path: str, params: dict[str, str]) -> tuple[int, dict[str, Any]]:
         if path.startswith("/introspect"):
-            user = self.valid(params.get("token", ""))
+            user = self.introspected(params.get("token", ""))
             return 200, ({"active": "true", "username": user} if user
                          else {"active": "false"})
         if path == "/device":
