@@ -24,9 +24,14 @@ log = logging.getLogger(__name__)
 
 
 def build_parser() -> Parser:
+    from .plan import FAULTS
+
     p = Parser(prog="email-rag chaos", parents=[common_parser()],
                description="Drive the real pipeline under a seeded fault plan; print the "
-                           "defect table (hardened and naive columns).")
+                           "defect table (hardened and naive columns).",
+               epilog="Faults a plan may hold: " + ", ".join(FAULTS) + " (oauth_token: the "
+                      "OAuth2 token endpoint of the run's mailbox down or answering "
+                      "invalid_grant for a while). See docs/chaos.md.")
     p.add_argument("--mails", type=int, default=60, help="generated mails (default 60)")
     seeds = p.add_mutually_exclusive_group()
     seeds.add_argument("--seed", type=int, default=1, help="seed of corpus and plan (default 1)")
