@@ -77,6 +77,7 @@ def env(monkeypatch: pytest.MonkeyPatch, db: Database, redis_url: str, tmp_path:
         "EMAIL_RAG_QDRANT_PATH": str(tmp_path / "qdrant"),
         "EMAIL_RAG_LLM_BASE_URL": "http://127.0.0.1:9/v1",
         "EMAIL_RAG_SMTP_PORT": "9",
+        "EMAIL_RAG_SMTP_SECURITY": "plain",  # the tests' relays are plaintext doubles
     }
     for k, v in values.items():
         monkeypatch.setenv(k, v)

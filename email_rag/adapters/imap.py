@@ -143,9 +143,11 @@ class ImapMailbox:
             with self._translate("STARTTLS"):
                 if not client.has_capability("STARTTLS"):
                     self.close()
-                    raise ImapTlsError(f"IMAP server {self._where} does not offer STARTTLS; "
-                                       "refusing to log in in clear (set security 'tls' for "
-                                       "port 993)", mailbox=c.name)
+                    raise ImapTlsError(
+                        f"IMAP server {self._where} does not offer STARTTLS; refusing to log "
+                        f"in in clear (mailbox {c.name}: set security 'tls' for port 993, or "
+                        "security 'plain' explicitly for a loopback server without TLS)",
+                        mailbox=c.name)
                 client.starttls(context)
         with self._translate("login"):
             self._login(client)

@@ -23,6 +23,7 @@ it in the journal; the next ``access_token()`` stores it first.
 | not authorized yet | OAuthGrantError | same | no row | after ``mailboxes authorize`` |
 | crash after a rotated token arrived, before MariaDB stored it | - | - | journal holds it | stored at the next call |
 | MariaDB down while storing | DatabaseUnavailableError | caller | journal holds it | stored at the next call |
+| refresh token unused for ``oauth_renew_idle_days`` (would expire from inactivity) | - | the scheduler refreshes it (``renew_idle_refresh_tokens``) | refreshed_at moves on | - |
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -265,6 +267,19 @@ class RefreshTokenSource:
                         self.mailbox)
         self.journal.clear(self.mailbox)
 
+    def renew_if_idle(self, idle_seconds: float) -> bool:
+        """Refresh now when the refresh token was last used over ``idle_seconds`` ago, even if
+        no poll needed a new access token: a provider ends a refresh token unused for long
+        (Microsoft: 90 days, AADSTS700082). True when it refreshed."""
+        self.settle_journal()
+        if not self.store.idle(self.mailbox, idle_seconds):
+            return False
+        with self.store.refresh_lock(self.mailbox, self.client.timeout * 2):
+            if not self.store.idle(self.mailbox, idle_seconds):
+                return False  # another process refreshed meanwhile
+            self._refresh()
+        return True
+
     def _stored_access(self) -> str | None:
         record = self.store.get(self.mailbox)
         if record and record.access_token and record.access_expires_at - self.cache.skew > time.time():
@@ -298,6 +313,27 @@ class RefreshTokenSource:
         if rotated:
             self.journal.clear(self.mailbox)
         return self.cache.put(answer.access_token, answer.expires_at)
+
+
+def renew_idle_refresh_tokens(sources: Iterable[TokenSource | None],
+                              idle_seconds: float) -> dict[str, str]:
+    """The scheduler's periodic renewal: every refresh-token mailbox whose refresh token was
+    last used over ``idle_seconds`` ago is refreshed (``renew_if_idle``). A refused refresh is
+    the same ALARM + audit as in a poll; one mailbox's failure does not stop the others.
+    Returns what happened per mailbox (renewed / not due / failed: reason)."""
+    out: dict[str, str] = {}
+    if idle_seconds <= 0:
+        return out
+    for source in sources:
+        if not isinstance(source, RefreshTokenSource):
+            continue
+        try:
+            out[source.mailbox] = "renewed" if source.renew_if_idle(idle_seconds) else "not due"
+        except (OAuthGrantError, OAuthUnavailableError) as e:
+            log.warning("mailbox %s: renewing the idle OAuth2 refresh token failed: %s",
+                        source.mailbox, e)
+            out[source.mailbox] = f"failed: {e}"
+    return out
 
 
 # --- the one-time authorization by an admin (``email-rag mailboxes authorize``) ---

@@ -205,9 +205,11 @@ class SmtpSender:
             smtp.ehlo()
             if c.mode == "starttls":
                 if not smtp.has_extn("starttls"):
-                    raise SmtpTlsError(f"SMTP server {c.host}:{c.port} does not offer STARTTLS; "
-                                       "refusing to send in clear (set security 'tls' for port "
-                                       "465)")
+                    raise SmtpTlsError(
+                        f"SMTP server {c.host}:{c.port} does not offer STARTTLS; refusing to "
+                        "send in clear (set security 'tls' for port 465, or security 'plain' "
+                        "explicitly for a loopback server without TLS: EMAIL_RAG_SMTP_SECURITY "
+                        "for the global relay, smtp.security of a mailbox)")
                 smtp.starttls(context=context)
                 smtp.ehlo()
             return smtp

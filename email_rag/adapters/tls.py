@@ -6,12 +6,13 @@ CA and the host name) unless the configuration says ``plain`` for a loopback hos
 | security | IMAP | SMTP | when |
 |---|---|---|---|
 | ``tls`` | IMAPS, implicit TLS (993) | SMTPS, implicit TLS (465) | port 993 / 465 by default |
-| ``starttls`` | STARTTLS on 143 | STARTTLS on 587 / 25 | any other port, other hosts |
-| ``plain`` | no encryption | no encryption | only a loopback host (127.0.0.0/8, ::1, localhost) |
+| ``starttls`` | STARTTLS on 143 | STARTTLS on 587 / 25 | any other port (``auto``) |
+| ``plain`` | no encryption | no encryption | only configured, only a loopback host (127.0.0.0/8, ::1, localhost) |
 
-``auto`` (the default) picks ``tls`` on the implicit-TLS port, ``plain`` for a loopback host
-(a server on the same machine: nothing crosses a network) and ``starttls`` otherwise.
-``plain`` for any other host is refused when the configuration is read. The trusted CAs are
+``auto`` (the default) means verified TLS for every host, loopback included: ``tls`` on the
+implicit-TLS port, ``starttls`` (required: a server without it is refused) on any other.
+Plaintext is only the explicitly configured ``plain``, for a loopback host (a server on the
+same machine: nothing crosses a network). ``plain`` for any other host is refused when the configuration is read. The trusted CAs are
 the system store, or ``ca_file`` (a PEM file: a private CA) for one server.
 
 A refused certificate is a configuration error, not a network hiccup: ``certificate_problem``

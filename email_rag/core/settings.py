@@ -155,8 +155,9 @@ class MailboxConfig(BaseModel):
     port: int = 143
     ssl: bool = Field(False, description="The older switch for security 'tls'.")
     security: str = Field(
-        "auto", description="tls (IMAPS), starttls, plain (loopback only) or auto: tls on "
-        "993, plain for a loopback host, starttls otherwise (email_rag/core/tls_policy.py).")
+        "auto", description="tls (IMAPS), starttls, plain (configured, loopback only) or "
+        "auto: tls on 993, starttls (required) on any other port, loopback included "
+        "(email_rag/core/tls_policy.py).")
     ca_file: str = Field("", description="PEM file of the CA(s) trusted for this server "
                          "instead of the system store (a private CA).")
     username: str
@@ -398,8 +399,9 @@ class Settings(BaseSettings):
     smtp_starttls: bool = Field(False, description="Use STARTTLS (the older switch for "
                                 "smtp_security 'starttls').")
     smtp_security: str = Field(
-        "auto", description="tls (SMTPS, 465), starttls (587), plain (loopback relay only) or "
-        "auto: tls on 465, plain for a loopback host, starttls otherwise. The certificate and "
+        "auto", description="tls (SMTPS, 465), starttls (587), plain (configured, loopback "
+        "relay only) or auto: tls on 465, starttls (required) on any other port, loopback "
+        "included. The certificate and "
         "host name are always verified.")
     smtp_ca_file: str = Field("", description="PEM file of the CA(s) trusted for the relay "
                               "instead of the system store.")
@@ -489,6 +491,12 @@ class Settings(BaseSettings):
         300.0, description="An access token is renewed this long before it expires (and "
         "reused until then: never one refresh per poll).")
     oauth_timeout: float = Field(15.0, description="Seconds per token-endpoint request.")
+    oauth_renew_idle_days: float = Field(
+        14.0, ge=0, description="A refresh token last used longer ago than this is refreshed "
+        "by the scheduler even when no poll needed one (providers end unused refresh tokens: "
+        "Microsoft after 90 days); 0 = never.")
+    oauth_renew_check_seconds: int = Field(
+        3600, ge=1, description="How often (s) the scheduler looks for idle refresh tokens.")
     oauth_journal_dir: Path = Field(
         Path("var/oauth-journal"), description="A rotated refresh token is written here "
         "(fsync) before MariaDB stores it, so a crash in between keeps the only valid one.")

@@ -1,7 +1,8 @@
 """Which transport security a mail server connection uses (pure: no I/O).
 
-``auto`` picks ``tls`` on the implicit-TLS port (IMAPS 993, SMTPS 465), ``plain`` for a
-loopback host and ``starttls`` otherwise; ``plain`` to a host that is not loopback is refused.
+``auto`` (the default) means verified TLS for every host, loopback included: ``tls`` on the
+implicit-TLS port (IMAPS 993, SMTPS 465), ``starttls`` (required) on any other port.
+Plaintext is only ever the explicitly configured ``plain``, and only to a loopback host.
 The TLS itself (verified contexts, certificate errors) is ``adapters.tls``.
 """
 
@@ -32,9 +33,7 @@ def resolve_security(security: str, host: str, port: int, protocol: str) -> str:
         raise ConfigError(f"security {security!r} for {host}:{port} is not one of "
                           f"{', '.join(SECURITY_MODES)}")
     if mode == "auto":
-        if port == IMPLICIT_TLS_PORTS[protocol]:
-            return "tls"
-        return "plain" if is_loopback(host) else "starttls"
+        return "tls" if port == IMPLICIT_TLS_PORTS[protocol] else "starttls"
     if mode == "plain" and not is_loopback(host):
         raise ConfigError(f"{protocol.upper()} without encryption to {host}:{port} is refused: "
                           "plaintext is allowed only for a loopback host; use security "

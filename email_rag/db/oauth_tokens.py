@@ -152,6 +152,12 @@ class TokenStore:
                 detail={"error": message, "error_code": code or None,
                         "admin_action": f"email-rag mailboxes authorize {mailbox}"})])
 
+    def idle(self, mailbox: str, seconds: float) -> bool:
+        """True when ``mailbox``'s refresh token (authorized) was last used over ``seconds``
+        ago (MariaDB's clock, like the timestamps)."""
+        return self.db.fetchone(sql("oauth_idle"), {"mailbox": mailbox,
+                                                    "seconds": int(seconds)}) is not None
+
     def drop_access_token(self, mailbox: str, token: str) -> None:
         """The server refused ``token``: forget it if it is the stored one."""
         record = self.get(mailbox)

@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 def periodic_jobs(services: Services) -> list[tuple[str, int, Callable[[], Any]]]:
     """(id, interval seconds, function) of every periodic job."""
+    from ..adapters.oauth2 import renew_idle_refresh_tokens
     from ..adapters.queue import enqueue_poll
     from ..indexing import sync as index_sync
     from ..jobs.dispatch import redispatch
@@ -43,6 +44,8 @@ def periodic_jobs(services: Services) -> list[tuple[str, int, Callable[[], Any]]
          lambda: maintenance.flush_audit_spool(services)),
         # arms an index_sync entry for the vector worker; never opens a store here
         ("reindex_partial", s.reindex_interval_seconds, lambda: index_sync.schedule(services)),
+        ("oauth_renew_idle", s.oauth_renew_check_seconds, lambda: renew_idle_refresh_tokens(
+            [services.token_source(m.name) for m in s.mailboxes], s.oauth_renew_idle_days * 86400)),
     ]
     return jobs
 

@@ -22,7 +22,8 @@ def test_small_plan_hardened_keeps_every_promise_and_naive_shows_every_defect():
     killed with kill -9 and restarted (one MariaDB outage >= 20 s), MariaDB hung, vector
     entries misrouted to plain workers, LLM timeouts/invalid JSON/429/5xx, a Qdrant outage,
     SMTP 421/451/550/drop/stalls, IMAP cuts, SIGKILLed workers, Redis flushed, duplicate
-    deliveries; admins retrying from a stale console, retrying a refused send, deciding
+    deliveries, the OAuth2 token endpoint answering invalid_grant until an admin authorizes
+    again; admins retrying from a stale console, retrying a refused send, deciding
     unknown sends, staff regenerating
     WHEN `email-rag chaos --mails 60 --seed 7 --json` runs
     THEN it exits 0: the hardened column is zero where zero is promised (no stranded or
@@ -49,6 +50,9 @@ def test_small_plan_hardened_keeps_every_promise_and_naive_shows_every_defect():
     assert hardened["partially_indexed"] > 0
     assert hardened["duplicate_deliveries_dropped"] > 0
     assert hardened["replies_received"] > 20
+    # seed 7 draws the OAuth2 token endpoint answering invalid_grant: ALARM, audit and the
+    # admin's new authorization are promised zeros above; the refreshes really met the fault
+    assert hardened["oauth_faults"] == 1 and hardened["oauth_fault_token_requests"] >= 1
 
     assert all(naive[k] > 0 for k in NAIVE_MUST_SHOW), naive
     assert naive["reconciled_sent"] == 0  # no reconciliation without the safeguards

@@ -75,7 +75,23 @@ def test_smtp_without_security_setting_uses_starttls_for_a_remote_host():
     cfg = SmtpConfig("mail.example.org", 587)
     assert cfg.mode == "starttls"
     assert SmtpConfig("mail.example.org", 465).mode == "tls"
-    assert SmtpConfig("127.0.0.1", 25).mode == "plain"
+    assert SmtpConfig("127.0.0.1", 25).mode == "starttls"  # plaintext only when configured
+    assert SmtpConfig("127.0.0.1", 25, security="plain").mode == "plain"
+
+
+def test_auto_refuses_a_plaintext_loopback_smtp_server_naming_the_setting(settings):
+    """'auto' (the default) means TLS for every host: a loopback relay without STARTTLS is
+    refused, and the message says which setting makes plaintext explicit."""
+    from email_rag_harness.testing.smtp_server import FaultSmtpServer
+
+    with FaultSmtpServer() as relay:
+        with pytest.raises(SmtpTlsError) as refused:
+            send(relay.port)
+        text = str(refused.value)
+        assert f"127.0.0.1:{relay.port}" in text and "STARTTLS" in text
+        assert "EMAIL_RAG_SMTP_SECURITY" in text and "'plain'" in text
+        assert relay.received == []
+        assert send(relay.port, security="plain").startswith("250")
 
 
 # --- IMAP ---
@@ -125,6 +141,21 @@ def test_imap_plaintext_to_another_host_is_refused_by_the_settings():
     with pytest.raises(ValueError, match="plaintext is allowed only for a loopback host"):
         MailboxConfig(name="x", host="imap.example.org", port=143, security="plain",
                       username="u")
+
+
+def test_auto_refuses_a_plaintext_loopback_imap_server_naming_the_setting(dovecot):
+    """The harness's plain Dovecot on 127.0.0.1: without an explicit security 'plain' the
+    mailbox wants STARTTLS, which that server does not offer: refused, nothing sent in clear."""
+    user = dovecot.add_user()
+    config = user.config.model_copy(update={"security": "auto"})
+    assert config.mode == "starttls"
+    with pytest.raises(ImapTlsError) as refused:
+        ImapMailbox(config, timeout=5).connect()
+    text = str(refused.value)
+    assert f"127.0.0.1:{config.port}" in text and "STARTTLS" in text
+    assert "security" in text and "'plain'" in text and config.name in text
+    with ImapMailbox(user.config, timeout=5) as imap:  # the double configures 'plain'
+        assert imap.select("INBOX").uidvalidity > 0
 
 
 def test_an_unreadable_ca_file_is_a_tls_configuration_error(pki, dovecots, tmp_path):

@@ -369,3 +369,65 @@ def test_authorize_by_device_code_then_idle_and_poll_with_the_token(
     assert [r["message_id"] for r in emails(svc.db, "message_id")] == [
         "<oauth-7@customer.example>"]
     assert tokens.refreshes() == 0  # the token granted at authorization is reused
+
+
+def test_an_idle_refresh_token_is_renewed_by_the_scheduler_before_it_expires(
+        dovecot, pki, tokens, make_svc):
+    """A mailbox whose refresh token was last used longer ago than oauth_renew_idle_days gets
+    a refresh from the scheduler's periodic job even though no poll needed one (Microsoft
+    ends refresh tokens unused for 90 days). The store's timestamps are moved back."""
+    from email_rag.runtime.scheduler import periodic_jobs
+
+    tokens.rotate = True
+    cfg = config(dovecot, pki, tokens)
+    svc = make_svc(cfg, oauth_renew_idle_days=14.0)
+    svc.oauth_tokens.authorize("support", tokens.consent(USER))
+    with svc.imap_mailbox(cfg) as imap:
+        imap.select("INBOX")
+    assert tokens.refreshes() == 1
+    [renew] = [fn for name, _s, fn in periodic_jobs(svc) if name == "oauth_renew_idle"]
+    assert renew() == {"support": "not due"} and tokens.refreshes() == 1
+    before = svc.oauth_tokens.get("support")
+
+    svc.db.execute("UPDATE oauth_tokens SET authorized_at = authorized_at - INTERVAL 15 DAY, "
+                   "refreshed_at = refreshed_at - INTERVAL 15 DAY")
+    assert renew() == {"support": "renewed"} and tokens.refreshes() == 2
+    after = svc.oauth_tokens.get("support")
+    assert after.generation == before.generation + 1  # the rotated refresh token is stored
+    assert after.refresh_token != before.refresh_token
+    assert renew() == {"support": "not due"} and tokens.refreshes() == 2  # once, not per run
+
+    svc.db.execute("UPDATE oauth_tokens SET authorized_at = authorized_at - INTERVAL 15 DAY, "
+                   "refreshed_at = refreshed_at - INTERVAL 15 DAY")
+    tokens.revoke(USER)  # a refused renewal is the same ALARM + audit as in a poll
+    assert renew()["support"].startswith("failed: ")
+    assert svc.oauth_tokens.get("support").status == "needs_authorization"
+    assert svc.db.fetchone("SELECT COUNT(*) AS n FROM audit_log WHERE event = "
+                           "'oauth_refresh_failed'")["n"] == 1
+    assert renew() == {"support": "not due"}  # needs authorization: not asked again here
+    assert tokens.refreshes() == 3
+
+
+@pytest.mark.parametrize("auth", ["xoauth2", "oauthbearer"])
+def test_imap_login_with_client_credentials_app_only_access(dovecot, pki, tokens, make_svc,
+                                                              auth):
+    """Microsoft 365 app-only access: the token of the app (client credentials grant, no
+    admin consent stored) logs in to the mailbox granted to the app, checked by Dovecot's
+    oauth2 passdb; the token is reused; a mailbox not granted to the app is refused."""
+    from email_rag.core.errors import ImapAuthError
+
+    tokens.app_users = {USER}
+    cfg = config(dovecot, pki, tokens, auth=auth).model_copy(deep=True)
+    cfg.oauth.grant = "client_credentials"
+    svc = make_svc(cfg)
+    for _ in range(2):
+        with svc.imap_mailbox(cfg) as imap:
+            assert imap.select("INBOX").uidvalidity > 0
+    grants = [r["grant_type"] for r in tokens.requests]
+    assert grants == ["client_credentials"]  # one token, reused; no refresh token anywhere
+    assert svc.oauth_tokens.get("support") is None
+
+    dovecot.add_user("other@example.com", "pw-other")
+    other = cfg.model_copy(update={"username": "other@example.com"})
+    with pytest.raises(ImapAuthError, match="refused"):
+        ImapMailbox(other, 10, svc.token_source("support")).connect()

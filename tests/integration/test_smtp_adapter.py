@@ -17,7 +17,7 @@ def smtp():
 
 
 def sender(server, timeout=2.0):
-    return SmtpSender(SmtpConfig("127.0.0.1", server.port, timeout=timeout))
+    return SmtpSender(SmtpConfig("127.0.0.1", server.port, timeout=timeout, security="plain"))
 
 
 def test_accepted_message_is_recorded_once_with_dot_stuffing_undone(smtp):

@@ -98,6 +98,8 @@ def test_the_plan_survives_a_round_trip_through_a_file(tmp_path):
     (lambda p: p.update(deliveries=[[0, 0.5]]), "add up to 1"),
     (lambda p: p["llm"]["rules"].append({"fault": "nonsense"}), "plan.llm"),
     (lambda p: p["events"].append({"at": 1, "act": "burn_it_down"}), "act must be one of"),
+    (lambda p: p["events"].append({"at": 1, "fault": "oauth_token", "mode": "slow"}),
+     "oauth_token mode"),
 ])
 def test_a_broken_plan_is_refused_with_what_is_wrong(change, message):
     plan = json.loads(dumps(default_plan(60, 7)))
@@ -119,3 +121,11 @@ def test_delivery_waves_carry_every_delivery_once():
     plan = default_plan(60, 7)
     assert sum(delivery_sizes(plan, 63)) == 63
     assert len(delivery_sizes(plan, 63)) == len(plan["deliveries"])
+
+
+def test_seeds_draw_the_oauth_token_fault_in_both_modes():
+    drawn = {e["mode"]: e for seed in range(1, 20) for e in default_plan(60, seed)["events"]
+             if e.get("fault") == "oauth_token"}
+    assert set(drawn) == {"down", "invalid_grant"}
+    for e in drawn.values():  # longer than an access token lives in a run (8 s)
+        assert 9.0 <= e["seconds"] <= 16.0 and e["max_seconds"] > 0

@@ -14,6 +14,7 @@ from email_rag_harness.chaos.verify import (
     Received,
     TruthMail,
     draft_id_of,
+    refresh_budget,
     verify,
 )
 
@@ -241,3 +242,42 @@ def test_report_table_has_one_row_per_figure_and_the_json_the_same_numbers():
     assert "| Duplicate sends (promised 0) | 0 | 0 |" in lines
     assert data["columns"]["hardened"]["hard_kills"] == 2 and not ok
     assert "Chaos run: seed 1, 4 generated mails, 5 deliveries (1 delivered twice)" in text
+
+
+def oauth_fault(mode: str, requests: int, **kw) -> dict:
+    return {"at": 12.0, "fault": "oauth_token", "result": "done", "mode": mode,
+            "seconds": 10.0, "token_requests": requests, **kw}
+
+
+def test_a_refresh_storm_during_a_token_endpoint_fault_is_a_defect():
+    budget = refresh_budget(10.0, 2.0)
+    assert 5 <= budget < 20  # a refresh per poll (every 1 s) of two processes: 20
+    obs = clean()
+    obs.backoff_cap_s = 2.0
+    obs.oauth_faults = [oauth_fault("down", budget)]
+    assert verify(TRUTH, obs).figures["oauth_refresh_storms"] == 0
+    obs.oauth_faults = [oauth_fault("down", 20)]
+    v = verify(TRUTH, obs)
+    assert v.figures["oauth_refresh_storms"] == 1 and "oauth_refresh_storms" in v.broken_promises()
+    assert "20 refresh requests in 10.0 s" in v.findings["oauth_refresh_storms"][0]
+
+
+@pytest.mark.parametrize("change, missing", [
+    ({"alarm_seen_after_s": None}, "no ALARM"),
+    ({"reauthorized": {"tries": 30, "failed": True}}, "not stored"),
+    ({"event_counts": {}}, "no oauth_refresh_failed audit event"),
+])
+def test_an_invalid_grant_needs_alarm_audit_and_a_stored_reauthorization(change, missing):
+    obs = clean()
+    obs.event_counts = {**obs.event_counts, "oauth_refresh_failed": 1}
+    fault = oauth_fault("invalid_grant", 2, alarm_seen_after_s=11.0,
+                        reauthorized={"tries": 1, "how": "authorization_code"})
+    obs.oauth_faults = [fault]
+    assert verify(TRUTH, obs).figures["oauth_unalarmed_refusals"] == 0
+    if "event_counts" in change:
+        obs.event_counts = change["event_counts"]
+    else:
+        fault.update(change)
+    v = verify(TRUTH, obs)
+    assert v.figures["oauth_unalarmed_refusals"] == 1
+    assert missing in v.findings["oauth_unalarmed_refusals"][0]

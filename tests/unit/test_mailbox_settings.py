@@ -55,8 +55,10 @@ def test_oauth_login_without_oauth_settings_is_refused():
 
 
 @pytest.mark.parametrize("host,port,ssl,security,mode", [
-    ("127.0.0.1", 143, False, "auto", "plain"),
-    ("localhost", 143, False, "auto", "plain"),
+    ("127.0.0.1", 143, False, "auto", "starttls"),
+    ("localhost", 143, False, "auto", "starttls"),
+    ("127.0.0.1", 993, False, "auto", "tls"),
+    ("127.0.0.1", 143, False, "plain", "plain"),
     ("imap.example.org", 143, False, "auto", "starttls"),
     ("imap.example.org", 993, False, "auto", "tls"),
     ("imap.example.org", 1993, True, "auto", "tls"),

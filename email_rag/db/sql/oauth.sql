@@ -51,3 +51,11 @@ SELECT GET_LOCK(%(name)s, %(seconds)s) AS got;
 
 -- name: oauth_unlock
 SELECT RELEASE_LOCK(%(name)s) AS released;
+
+-- The refresh token was last used (granted or refreshed) over %(seconds)s ago: renewed before
+-- a provider ends it for inactivity (Microsoft: 90 days), even when no poll needed a refresh.
+-- name: oauth_idle
+SELECT mailbox FROM oauth_tokens
+ WHERE mailbox = %(mailbox)s AND status = 'authorized' AND refresh_token IS NOT NULL
+   AND COALESCE(GREATEST(authorized_at, refreshed_at), authorized_at, refreshed_at)
+       < NOW(6) - INTERVAL %(seconds)s SECOND;

@@ -90,7 +90,8 @@ def run(args: Any) -> Report:
         db = ws.fresh()
         svc = Services(ws.settings(
             db, mailboxes=[json.loads(user.config.model_dump_json()) | {"password": user.password}],
-            llm_base_url=llm.url, llm_timeout=60, smtp_host=relay.host, smtp_port=relay.port))
+            llm_base_url=llm.url, llm_timeout=60, smtp_host=relay.host, smtp_port=relay.port,
+            smtp_security="plain"))
         ws.on_exit(svc.close)
         runner = JobRunner(svc, "bench-hops", vector_owner=True)
         runner.warm_up()

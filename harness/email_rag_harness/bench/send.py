@@ -136,7 +136,7 @@ def run(args: Any) -> Report:
         db = ws.fresh()
         settings = dict(mailboxes=[json.loads(user.config.model_dump_json())
                                    | {"password": user.password}],
-                        smtp_host=relay.host, smtp_port=relay.port,
+                        smtp_host=relay.host, smtp_port=relay.port, smtp_security="plain",
                         worker_class=args.worker_class)
         drafts = make_drafts(db, user, mails)
         svc = Services(ws.settings(db, **settings))

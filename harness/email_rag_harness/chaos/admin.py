@@ -72,14 +72,15 @@ class Admin:
             self._acting.discard(threading.get_ident())
 
     # --- plumbing ---
-    def cli(self, *args: str, timeout: float = 60.0) -> dict[str, Any]:
+    def cli(self, *args: str, timeout: float = 60.0, stdin: str | None = None) -> dict[str, Any]:
         """Run ``email-rag ARGS --json`` as an admin would; the parsed JSON (or an error)."""
         env = {**os.environ, **self.env,
                "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get(
                    "PYTHONPATH")])])}
         try:
             proc = subprocess.run([sys.executable, "-m", self.entry, *args, "--json"],
-                                  capture_output=True, text=True, env=env, timeout=timeout)
+                                  capture_output=True, text=True, env=env, timeout=timeout,
+                                  input=stdin)
         except subprocess.TimeoutExpired:
             self.cli_errors.append(f"{' '.join(args)}: timed out after {timeout:.0f} s")
             return {"ok": False, "exit_code": None, "data": {}}

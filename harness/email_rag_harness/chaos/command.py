@@ -24,9 +24,14 @@ log = logging.getLogger(__name__)
 
 
 def build_parser() -> Parser:
+    from .plan import FAULTS
+
     p = Parser(prog="email-rag chaos", parents=[common_parser()],
                description="Drive the real pipeline under a seeded fault plan; print the "
-                           "defect table (hardened and naive columns).")
+                           "defect table (hardened and naive columns).",
+               epilog="Faults a plan may hold: " + ", ".join(FAULTS) + " (oauth_token: the "
+                      "OAuth2 token endpoint of the run's mailbox down or answering "
+                      "invalid_grant for a while). See docs/chaos.md.")
     p.add_argument("--mails", type=int, default=60, help="generated mails (default 60)")
     seeds = p.add_mutually_exclusive_group()
     seeds.add_argument("--seed", type=int, default=1, help="seed of corpus and plan (default 1)")
@@ -142,17 +147,22 @@ def run_one(args) -> Outcome:
     from email_rag.core.errors import EmailRagError
 
     from ..testing.dovecot import Dovecot
-    from .harness import HarnessError, Shared, run_mode
+    from ..testing.oauth_server import TokenServer
+    from .harness import TOKEN_LIFETIME_S, HarnessError, Shared, run_mode
     from .report import render
 
+    # the mailbox logs in by OAuth2 (XOAUTH2): Dovecot checks each bearer token at the
+    # harness's own token server, which the plan's oauth_token faults take down
+    tokens = TokenServer(lifetime=TOKEN_LIFETIME_S).start()
     try:
-        dovecot = Dovecot().start()
+        dovecot = Dovecot(introspection_url=tokens.url + "/introspect").start()
     except EmailRagError as e:
+        tokens.stop()
         return Outcome(ExitCode.ERROR, f"Cannot start the private Dovecot: {e}. Nothing was run.",
                        {"error": "dovecot", "detail": str(e)})
     results = {}
     try:
-        shared = Shared.build(plan, dovecot)
+        shared = Shared.build(plan, dovecot, tokens)
         for mode in modes:
             log.info("chaos: %s column, %d mails, seed %d", mode, plan["mails"], plan["seed"])
             print(f"chaos: running the {mode} column ({plan['mails']} mails, seed "
@@ -165,6 +175,7 @@ def run_one(args) -> Outcome:
                         "columns": {m: r.figures for m, r in results.items()}})
     finally:
         dovecot.stop()
+        tokens.stop()
     duplicates = sum(1 for m in shared.mails if m.deliveries > 1)
     text, data, ok, reasons = render(plan, results, len(shared.raws), duplicates)
     if ok:

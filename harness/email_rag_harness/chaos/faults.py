@@ -58,6 +58,10 @@ class Targets:
     redis_server: Any  # the run's PrivateRedis (crashed for real)
     plain_queue: str
     vector_queue: str
+    tokens: Any = None  # testing.oauth_server.TokenServer the mailbox logs in through
+    oauth_user: str = ""  # the mailbox's user at the token server
+    alarm: Callable[[], bool] | None = None  # the mailbox's OAuth2 ALARM shows (status)
+    reauthorize: Callable[[], dict[str, Any]] | None = None  # the admin authorizes again
 
 
 def pid_of_client(peer: tuple[str, int] | None) -> int | None:
@@ -424,6 +428,46 @@ class Injector:
         finally:
             self.t.imap_proxy.speak()
         self.record(e, "done", seconds=e.get("seconds"))
+
+    def _oauth_token(self, e: dict[str, Any]) -> None:
+        """The token endpoint fails for ``seconds``: ``down`` (503 to every token request)
+        or ``invalid_grant`` (the consent revoked: refresh and access tokens refused until
+        the harness, once the ALARM shows, authorizes the mailbox again like an admin).
+        Records the window and the token requests that arrived in it."""
+        tokens, user = self.t.tokens, self.t.oauth_user
+        mode = e.get("mode", "down")
+        started = time.time()
+        detail: dict[str, Any] = {"mode": mode}
+        if mode == "down":
+            tokens.down = True
+            try:
+                self.stop.wait(float(e.get("seconds", 10.0)))
+            finally:
+                tokens.down = False
+        else:
+            tokens.revoke(user)
+            self.stop.wait(float(e.get("seconds", 10.0)))
+            until = time.monotonic() + float(e.get("max_seconds", 60.0))
+            seen = False
+            while not self.stop.is_set() and time.monotonic() < until:
+                if self._alarm():
+                    seen = True
+                    break
+                self.stop.wait(0.5)
+            detail["alarm_seen_after_s"] = round(time.time() - started, 1) if seen else None
+            detail["reauthorized"] = self.t.reauthorize()
+        ended = time.time()
+        detail.update(window=[round(started, 3), round(ended, 3)],
+                      seconds=round(ended - started, 1),
+                      token_requests=tokens.refreshes(started, ended, user))
+        self.record(e, "done", **detail)
+
+    def _alarm(self) -> bool:
+        try:
+            return bool(self.t.alarm())
+        except Exception as e:  # noqa: BLE001 - MariaDB may be down by plan: not seen yet
+            log.info("chaos oauth_token: the ALARM cannot be read now (%s)", e)
+            return False
 
     def _kill_idle(self, e: dict[str, Any]) -> None:
         procs = self.t.fleet.alive("idle")

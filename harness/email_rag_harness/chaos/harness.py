@@ -47,13 +47,14 @@ from pathlib import Path
 from typing import Any
 
 from email_rag.core.errors import EmailRagError
-from email_rag.core.settings import MailboxConfig, Settings
+from email_rag.core.settings import MailboxConfig, OAuthConfig, Settings
 from email_rag.db import Database, sql
 from email_rag.db.migrate import ensure_database, migrate
 from email_rag.mail.headers import normalise_message_id, parse_headers
 
 from ..testing import corpus as corpus_mod
 from ..testing.dovecot import Dovecot, DovecotUser, mailboxes_json
+from ..testing.oauth_server import TokenServer
 from . import plan as chaos_plan
 from .admin import ACTS, Admin
 from .faults import Injector, Targets
@@ -68,6 +69,10 @@ MODES = ("hardened", "naive")
 ENTRY = {"hardened": "email_rag", "naive": "email_rag_harness.chaos.naive_cli"}
 MAILBOX = "support"
 ADDRESS = "support@example.com"
+# access tokens of the harness's token server live 8 s and are renewed 2 s before expiry, so
+# a run refreshes every ~6 s and an oauth_token fault of 9 s or more meets a refresh
+TOKEN_LIFETIME_S = 8
+OAUTH_ENV = {"EMAIL_RAG_OAUTH_REFRESH_SKEW_SECONDS": "2", "EMAIL_RAG_OAUTH_TIMEOUT": "3"}
 
 
 class HarnessError(EmailRagError):
@@ -82,10 +87,11 @@ class Shared:
     mails: list[corpus_mod.GeneratedMail]
     raws: list[bytes]  # deliveries, in order (duplicates included)
     truth: list[TruthMail]
-    dovecot: Dovecot
+    dovecot: Dovecot  # checks XOAUTH2 logins at ``tokens``
+    tokens: TokenServer
 
     @classmethod
-    def build(cls, plan: dict[str, Any], dovecot: Dovecot) -> Shared:
+    def build(cls, plan: dict[str, Any], dovecot: Dovecot, tokens: TokenServer) -> Shared:
         c = plan["corpus"]
         mails = corpus_mod.generate(plan["mails"], plan["seed"], **c)
         truth = []
@@ -93,7 +99,7 @@ class Shared:
             h = parse_headers(m.raw)
             truth.append(TruthMail(m.key, m.kind, normalise_message_id(m.message_id),
                                    h.from_addr or None, m.deliveries, m.expects_draft))
-        return cls(plan, mails, corpus_mod.deliveries(mails), truth, dovecot)
+        return cls(plan, mails, corpus_mod.deliveries(mails), truth, dovecot, tokens)
 
 
 @dataclass
@@ -210,9 +216,15 @@ class Run:
         self.relay.start()
         self.cleanups.append(self.relay.stop)
 
+        tokens = self.shared.tokens
         mailbox = MailboxConfig(name=MAILBOX, host="127.0.0.1", port=self.imap_proxy.port,
-                                username=self.user.username, password=self.user.password,
+                                security="plain", username=self.user.username, auth="xoauth2",
+                                oauth=OAuthConfig(token_url=tokens.token_url,
+                                                  authorize_url=tokens.url + "/authorize",
+                                                  client_id=tokens.client_id,
+                                                  client_secret=tokens.client_secret),
                                 folders=["INBOX"], sent_folder="Sent", address=ADDRESS)
+        oauth_key = uuid.uuid4().hex + uuid.uuid4().hex
         qdrant = self.run_dir / "qdrant"
         spool = self.run_dir / "spool" / "audit.jsonl"
         self.spool_dir = spool.parent
@@ -223,11 +235,12 @@ class Run:
             "EMAIL_RAG_DB_NAME": self.db_name, "EMAIL_RAG_REDIS_URL": self.redis_url,
             "EMAIL_RAG_MAILBOXES": mailboxes_json([mailbox]),
             "EMAIL_RAG_LLM_BASE_URL": self.llm.url, "EMAIL_RAG_LLM_MODEL": "scripted",
-            "EMAIL_RAG_SMTP_HOST": "127.0.0.1", "EMAIL_RAG_SMTP_PORT": str(self.relay.port),
-            "EMAIL_RAG_SMTP_USER": "", "EMAIL_RAG_SMTP_STARTTLS": "false",
+            **self.relay.relay_env, "EMAIL_RAG_SMTP_USER": "", "EMAIL_RAG_SMTP_STARTTLS": "false",
             "EMAIL_RAG_QDRANT_URL": "", "EMAIL_RAG_QDRANT_PATH": str(qdrant),
             "EMAIL_RAG_ARANGO_URL": "", "EMAIL_RAG_AUDIT_SPOOL_PATH": str(spool),
             "EMAIL_RAG_WORKER_CLASS": "simple", "EMAIL_RAG_RECONCILE_SENT_FOLDER": "true",
+            **OAUTH_ENV, "EMAIL_RAG_OAUTH_TOKEN_KEY": oauth_key,
+            "EMAIL_RAG_OAUTH_JOURNAL_DIR": str(self.run_dir / "oauth-journal"),
         }
         services_class = self._services_class()
 
@@ -235,9 +248,13 @@ class Run:
         harness_settings = Settings(
             db_host="127.0.0.1", db_port=self.mariadb.port, db_user="root", db_password="",
             db_name=self.db_name, redis_url=self.redis_url,
-            mailboxes=[mailbox], audit_spool_path=self.run_dir / "spool" / "harness.jsonl")
+            mailboxes=[mailbox], audit_spool_path=self.run_dir / "spool" / "harness.jsonl",
+            oauth_token_key=oauth_key, oauth_journal_dir=self.run_dir / "oauth-journal")
         self.svc = services_class(harness_settings)  # the main loop's thread only
         self.cleanups.append(self.svc.close)
+        # the admin consented once before the run (as `email-rag mailboxes authorize` does)
+        self.svc.oauth_tokens.authorize(MAILBOX, tokens.consent(self.user.username),
+                                        actor="admin", actor_detail="chaos harness set-up")
         self.fleet = Fleet(self.env, self.run_dir, int(plan["workers"]["plain"]),
                            ENTRY[self.mode])
         self.cleanups.insert(0, self._shutdown_fleet)
@@ -251,7 +268,8 @@ class Run:
             qdrant / "collection" / Settings().qdrant_collection / "storage.sqlite",
             queue, int(plan["seed"]), self.mariadb, self.redis_server,
             self.env.get("EMAIL_RAG_QUEUE_NAME", Settings().queue_name),
-            self.env.get("EMAIL_RAG_VECTOR_QUEUE_NAME", Settings().vector_queue_name)))
+            self.env.get("EMAIL_RAG_VECTOR_QUEUE_NAME", Settings().vector_queue_name),
+            tokens, self.user.username, self._oauth_alarm, self._reauthorize))
         self.staff = Staff(self.svc, plan, self.shared.truth)
         self.staff.race_followups = {m.thread_root: m.raw for m in self.shared.mails
                                      if m.race and m.thread_root}
@@ -261,6 +279,31 @@ class Run:
                            lambda: services_class(harness_settings), self._relay_drafts,
                            self.stop, self.staff, ENTRY[self.mode])
         self.injector.acts = self.admin
+
+    def _oauth_alarm(self) -> bool:
+        """The mailbox's OAuth2 ALARM as an admin sees it (status, web status page)."""
+        db = self.server_db(self.db_name)
+        try:
+            row = db.fetchone(sql("chaos_oauth_alarm"), {"mailbox": MAILBOX}) or {}
+        finally:
+            db.close()
+        return bool(row.get("needs_attention")) and row.get("token_status") == \
+            "needs_authorization"
+
+    def _reauthorize(self) -> dict[str, Any]:
+        """The admin authorizes the mailbox again: `email-rag mailboxes authorize NAME`, the
+        code of a fresh consent pasted (the user signed in again); tried until it is stored
+        (MariaDB may be down by plan)."""
+        deadline = time.monotonic() + 90
+        tries = 0
+        while time.monotonic() < deadline:
+            tries += 1
+            code = self.shared.tokens.issue_code(self.user.username)
+            out = self.admin.cli("mailboxes", "authorize", MAILBOX, stdin=code + "\n")
+            if out.get("ok"):
+                return {"tries": tries, "how": (out.get("data") or {}).get("how")}
+            time.sleep(1.0)
+        return {"tries": tries, "failed": True}
 
     def _services_class(self) -> type[Any]:
         """What builds the harness's own services (staff, admin acts) in this mode."""
@@ -459,6 +502,9 @@ class Run:
                         if ln.lower().startswith(b"x-email-rag:")), None)
             obs.received.append(Received(r.message_id, draft_id_of(rag), h.in_reply_to))
         obs.approved_drafts = set(self.staff.approved)
+        obs.oauth_faults = [f for f in self.injector.log if f["fault"] == "oauth_token"]
+        obs.backoff_cap_s = float(self.env.get("EMAIL_RAG_IMAP_BACKOFF_CAP",
+                                               Settings().imap_backoff_cap))
         return obs
 
     # --- cleanup ---

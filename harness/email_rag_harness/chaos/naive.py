@@ -146,4 +146,5 @@ class NaiveServices(Services):
         return NaiveSendService(self)
 
     def poller(self, **options: Any) -> Poller:
+        options.setdefault("imap_factory", self.imap_mailbox)  # the mailbox's own login
         return NaivePoller(self, **options)

@@ -34,6 +34,7 @@ Events (``at``: seconds after the fleet started):
 | ``redis_crash`` | ``kill -9`` of the run's own redis-server, restarted empty after ``seconds`` |
 | ``imap_silence`` | the IMAP proxy holds back every byte from Dovecot for ``seconds`` while connections stay open (a server that stops answering and stops sending IDLE notifications without closing) |
 | ``kill_idle`` | SIGKILL of the ``email-rag idle`` process holding the mailbox's lease (its replacement waits for the lease) |
+| ``oauth_token`` | the OAuth2 token endpoint the run's mailbox logs in through fails for ``seconds``: ``mode: down`` answers 503 to every token request (access tokens already granted stay valid until they expire, every 8 s); ``mode: invalid_grant`` revokes the consent (the refresh token and every access token are refused, ``invalid_grant``), then, once the ALARM shows (at most ``max_seconds``), the harness authorizes the mailbox again as an admin would (``email-rag mailboxes authorize``, the code of a fresh consent pasted); token requests in the window are counted (no refresh storm) |
 | ``misroute`` | the vector worker is killed and kept down for ``restart_after`` s while the vector queue's open entries are enqueued on the plain queue (an RQ message reaching a worker of the other queue) |
 
 Admin and staff actions are events with ``act`` instead of ``fault`` (see
@@ -63,7 +64,8 @@ from .admin import ACTS
 PLAN_VERSION = 1
 FAULTS = ("smtp", "kill_llm_call", "kill_worker", "imap_cut", "imap_sever", "qdrant_outage",
           "redis_flush", "db_kill_connections", "db_down", "redeliver", "db_crash", "db_hang",
-          "redis_crash", "misroute", "imap_silence", "kill_idle")
+          "redis_crash", "misroute", "imap_silence", "kill_idle", "oauth_token")
+OAUTH_MODES = ("down", "invalid_grant")
 LONG_OUTAGE_S = 20.0  # longer than every timeout of the pipeline (LLM, SMTP, IMAP, DB, lease)
 DECISIONS = ("approve", "double_approve", "reject")
 
@@ -220,6 +222,8 @@ POOL: tuple[dict[str, Any], ...] = (
     {"fault": "imap_sever"},
     {"fault": "kill_llm_call", "kind": "chat", "wait_s": 15.0},
     {"fault": "redeliver", "count": 4},
+    {"fault": "oauth_token", "mode": "down"},
+    {"fault": "oauth_token", "mode": "invalid_grant"},
 )
 
 
@@ -240,7 +244,10 @@ def _server_faults(rng: random.Random, r: int) -> list[tuple[float, float, dict[
         (0.3, 0.9, {"fault": "kill_idle"}),
     ]
     for extra in rng.sample(POOL, rng.randint(1, 3)):
-        out.append((0.1, 0.9, dict(extra)))
+        event = dict(extra)
+        if event["fault"] == "oauth_token":  # longer than an access token lives (8 s)
+            event.update(seconds=_round(rng.uniform(9.0, 16.0)), max_seconds=60.0)
+        out.append((0.1, 0.9, event))
     return out
 
 
@@ -316,6 +323,8 @@ def validate(plan: Any) -> dict[str, Any]:
                 raise PlanError(f"event {i}: a stall happens at the data stage only")
             if e.get("tag", "") not in ("", "kill", "timeout", "unfiled"):
                 raise PlanError(f"event {i}: smtp tag must be kill, timeout or unfiled")
+        if e["fault"] == "oauth_token" and e.get("mode") not in OAUTH_MODES:
+            raise PlanError(f"event {i}: oauth_token mode must be {' or '.join(OAUTH_MODES)}")
         if e["fault"] == "kill_worker" and e.get("role") not in ("vectors", "plain"):
             raise PlanError(f"event {i}: kill_worker role must be vectors or plain")
         if e["fault"] == "kill_llm_call" and e.get("kind", "chat") not in (
@@ -365,9 +374,12 @@ def counts(plan: dict[str, Any]) -> dict[str, int]:
     for e in plan["events"]:
         if "act" in e:
             name = e["act"]
+        elif e["fault"] == "smtp":
+            name = f"smtp_{e.get('tag') or e['action'][:3]}"
+        elif e["fault"] == "oauth_token":
+            name = f"oauth_{e['mode']}"
         else:
-            name = e["fault"] if e["fault"] != "smtp" else \
-                f"smtp_{e.get('tag') or e['action'][:3]}"
+            name = e["fault"]
         out[name] = out.get(name, 0) + 1
     return dict(sorted(out.items()))
 

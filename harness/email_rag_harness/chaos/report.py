@@ -49,6 +49,10 @@ ROWS: list[tuple[str, str]] = [
     ("longest_outage_s", "  longest server outage, seconds"),
     ("admin_actions", "Admin and staff actions in the plan (done)"),
     ("race_followups", "Follow-ups delivered right after their thread's approval"),
+    ("oauth_faults", "OAuth2 token endpoint faults (down / invalid_grant)"),
+    ("oauth_fault_token_requests", "  refresh requests during them"),
+    ("oauth_refresh_storms", "  more than backing-off pollers make (a refresh storm)"),
+    ("oauth_unalarmed_refusals", "  invalid_grant without ALARM + audit + re-authorization"),
 ]
 COLUMNS = {"hardened": "Hardened", "naive": "Naive (safeguards off)"}
 

@@ -24,6 +24,8 @@ Counting rules (one generated mail = one customer request):
 | partially_indexed_left | mails still partially_indexed at the end (the periodic sync must repair them) |
 | unmarked_sends | relay receptions of a draft beyond the number of times its send attempt was marked ``attempted`` (send_started) first: a reply must be marked before it leaves |
 | outage_failures | dead entries whose last error is a MariaDB or Redis failure: an outage of either must be waited out, never fail a mail |
+| oauth_refresh_storms | ``oauth_token`` faults during which the token endpoint got more refresh requests than backing-off pollers make (``refresh_budget``: two per backoff cap, for the poll jobs and the IDLE process, plus four) |
+| oauth_unalarmed_refusals | ``invalid_grant`` faults without the ALARM (the mailbox needs attention and its token row needs authorization) before the admin authorized again, without the audit event ``oauth_refresh_failed``, or whose new authorization was not stored |
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ PROMISED_ZERO = ("duplicate_mails", "duplicate_drafts", "duplicate_sends", "miss
                  "lost_mails", "stranded_mails", "reopened_mails", "not_settled", "lost_events",
                  "unexplained_dead_letters",
                  "unexplained_unknown_sends", "partially_indexed_left", "outage_failures",
-                 "unmarked_sends")
+                 "unmarked_sends", "oauth_refresh_storms", "oauth_unalarmed_refusals")
 # last errors of dead entries that an outage of MariaDB or Redis caused
 OUTAGE_ERRORS = ("DatabaseError", "DatabaseUnavailableError", "DatabaseBusyError",
                  "QueueUnavailableError", "MariaDB error")
@@ -98,6 +100,10 @@ class Observed:
     send_marks: dict[int, int] = field(default_factory=dict)  # attempt id -> send_started events
     received: list[Received] = field(default_factory=list)
     approved_drafts: set[int] = field(default_factory=set)  # drafts staff approved (harness)
+    # the oauth_token faults as the injector recorded them (mode, window seconds, token
+    # requests in the window, alarm_seen_after_s, reauthorized) and the pollers' backoff cap
+    oauth_faults: list[dict[str, Any]] = field(default_factory=list)
+    backoff_cap_s: float = 2.0
 
 
 @dataclass
@@ -112,6 +118,43 @@ class Verification:
     def blind_spots(self) -> list[str]:
         """Defect classes the counter-check should show but did not."""
         return [k for k in NAIVE_MUST_SHOW if not self.figures.get(k, 0)]
+
+
+def refresh_budget(seconds: float, backoff_cap_s: float) -> int:
+    """Refresh requests a token-endpoint fault of ``seconds`` may see from pollers that back
+    off (each failed poll waits up to ``backoff_cap_s``): two logging-in processes (a poll job,
+    the IDLE process) at one request per backoff, plus four for the ramp-up and the end.
+    A refresh per poll (every second, per worker) exceeds it."""
+    return int(2 * seconds / max(backoff_cap_s, 0.1)) + 4
+
+
+def _oauth(obs: Observed, figures: dict[str, int], findings: dict[str, list[str]]) -> None:
+    storms = unalarmed = 0
+    for f in obs.oauth_faults:
+        if f.get("result") != "done":
+            continue
+        budget = refresh_budget(float(f["seconds"]), obs.backoff_cap_s)
+        if int(f["token_requests"]) > budget:
+            storms += 1
+            findings["oauth_refresh_storms"].append(
+                f"oauth_token {f['mode']} at {f['at']} s: {f['token_requests']} refresh requests "
+                f"in {f['seconds']} s (budget {budget})")
+        if f["mode"] == "invalid_grant":
+            reauth = f.get("reauthorized") or {}
+            missing = [what for what, bad in (
+                ("no ALARM before the admin authorized again", f.get("alarm_seen_after_s") is None),
+                ("the new authorization was not stored", bool(reauth.get("failed"))),
+                ("no oauth_refresh_failed audit event",
+                 not obs.event_counts.get("oauth_refresh_failed"))) if bad]
+            if missing:
+                unalarmed += 1
+                findings["oauth_unalarmed_refusals"].append(
+                    f"oauth_token invalid_grant at {f['at']} s: {'; '.join(missing)}")
+    figures["oauth_refresh_storms"] = storms
+    figures["oauth_unalarmed_refusals"] = unalarmed
+    figures["oauth_faults"] = sum(1 for f in obs.oauth_faults if f.get("result") == "done")
+    figures["oauth_fault_token_requests"] = sum(int(f.get("token_requests") or 0)
+                                                for f in obs.oauth_faults)
 
 
 def draft_id_of(header_value: str | None) -> int | None:
@@ -320,5 +363,6 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
     figures["duplicate_deliveries_dropped"] = int(c.get("duplicate_delivery", 0))
     figures["replies_received"] = len(obs.received)
     figures["drafts_approved"] = len(obs.approved_drafts)
+    _oauth(obs, figures, findings)
     return Verification(figures, {k: v for k, v in findings.items() if v},
                         {k: v for k, v in explained.items() if v})

@@ -82,3 +82,9 @@ SELECT j.id, j.kind, j.queue, j.state, j.worker, j.attempts, j.email_id, e.statu
   FROM jobs j LEFT JOIN emails e ON e.id = j.email_id
  WHERE j.state IN ('queued', 'processing', 'failed')
  ORDER BY j.id;
+
+-- name: chaos_oauth_alarm
+-- The ALARM an admin sees for a mailbox whose OAuth2 consent was refused: the poll health
+-- needs attention (status, web status page) and the token row needs authorization.
+SELECT (SELECT MAX(needs_attention) FROM mailboxes WHERE name = %(mailbox)s) AS needs_attention,
+       (SELECT status FROM oauth_tokens WHERE mailbox = %(mailbox)s) AS token_status;

@@ -100,7 +100,7 @@ def run_demo(settings: Settings, say: Any = print, database: str = DEMO_DB,
             env = {**os.environ,
                    "EMAIL_RAG_DB_NAME": database, "EMAIL_RAG_REDIS_URL": redis_url,
                    "EMAIL_RAG_MAILBOXES": mailboxes_json([user.config]),
-                   "EMAIL_RAG_SMTP_PORT": str(relay.port),
+                   **relay.relay_env,
                    "EMAIL_RAG_QDRANT_PATH": str(work / "qdrant"),
                    "EMAIL_RAG_AUDIT_SPOOL_PATH": str(work / "audit-spool.jsonl"),
                    "EMAIL_RAG_LOG_LEVEL": "WARNING", **llm_env}

@@ -37,6 +37,8 @@ from email_rag.adapters.imap import ImapMailbox
 from email_rag.core.errors import ConfigError
 from email_rag.core.settings import MailboxConfig
 
+from .oauth_server import OAUTH2_CONF
+
 DOVECOT_BIN = shutil.which("dovecot") or "/usr/sbin/dovecot"
 
 CONFIG_TEMPLATE = """\
@@ -50,7 +52,7 @@ log_path = {base}/log/dovecot.log
 info_log_path = {base}/log/dovecot.log
 ssl = no
 disable_plaintext_auth = no
-auth_mechanisms = plain login
+auth_mechanisms = plain login{oauth_mechanisms}
 auth_failure_delay = 0
 mail_location = maildir:{base}/mail/%u
 mail_uid = {mail_user}
@@ -80,7 +82,7 @@ service anvil {{
     mode = 0
   }}
 }}
-passdb {{
+{oauth_passdb}passdb {{
   driver = passwd-file
   # one file per user: Dovecot re-reads a changed passwd-file only when its mtime
   # second changes, so users added within the same second would be refused
@@ -93,6 +95,13 @@ userdb {{
 namespace inbox {{
   inbox = yes
   separator = /
+}}
+"""
+OAUTH_PASSDB = """\
+passdb {{
+  driver = oauth2
+  mechanisms = xoauth2 oauthbearer
+  args = {base}/oauth2.conf.ext
 }}
 """
 
@@ -153,6 +162,7 @@ class DovecotUser:
     @property
     def config(self) -> MailboxConfig:
         return MailboxConfig(name=self.name, host=self.host, port=self.port,
+                             security="plain",  # this Dovecot has no TLS: said explicitly
                              username=self.username, password=SecretStr(self.password),
                              folders=list(self.folders))
 
@@ -210,10 +220,15 @@ class Dovecot:
     """A private Dovecot instance in its own folder on a free loopback port."""
 
     def __init__(self, base_dir: Path | str | None = None, host: str = "127.0.0.1",
-                 port: int | None = None, capability: str | None = None) -> None:
+                 port: int | None = None, capability: str | None = None,
+                 introspection_url: str = "") -> None:
         """``capability``: the CAPABILITY the server announces after login (e.g. without
-        IDLE, to stand for a server that has none); default: Dovecot's own."""
+        IDLE, to stand for a server that has none); default: Dovecot's own.
+        ``introspection_url``: logins by OAuth2 bearer token (XOAUTH2, OAUTHBEARER) too,
+        checked by Dovecot's ``oauth2`` passdb against that endpoint (a
+        ``testing.oauth_server.TokenServer``'s ``/introspect``)."""
         self.capability = capability
+        self.introspection_url = introspection_url
         self.host = host
         self.port = port or 0
         self._own_dir = base_dir is None
@@ -305,7 +320,13 @@ class Dovecot:
             host=self.host, port=self.port, base=self.base, instance=self.instance,
             mail_user=self.mail_user, mail_group=self.mail_group,
             login_user=self.login_user, internal_user=self.internal_user,
-            imap_extra=f"  imap_capability = {self.capability}\n" if self.capability else ""))
+            imap_extra=f"  imap_capability = {self.capability}\n" if self.capability else "",
+            oauth_mechanisms=" xoauth2 oauthbearer" if self.introspection_url else "",
+            oauth_passdb=(OAUTH_PASSDB.format(base=self.base) if self.introspection_url
+                          else "")))
+        if self.introspection_url:
+            (self._base / "oauth2.conf.ext").write_text(
+                OAUTH2_CONF.format(introspect=self.introspection_url))
 
     def _wait_listening(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -423,6 +444,12 @@ def _wait_gone(pid: int, timeout: float) -> bool:
 
 
 def mailboxes_json(configs: Iterable[MailboxConfig]) -> str:
-    """EMAIL_RAG_MAILBOXES for these mailboxes (passwords in clear: test credentials)."""
-    return json.dumps([{**c.model_dump(mode="json"), "password": c.password.get_secret_value()}
-                       for c in configs])
+    """EMAIL_RAG_MAILBOXES for these mailboxes (passwords and OAuth2 client secrets in clear:
+    test credentials)."""
+    out = []
+    for c in configs:
+        item = {**c.model_dump(mode="json"), "password": c.password.get_secret_value()}
+        if c.oauth is not None:
+            item["oauth"]["client_secret"] = c.oauth.client_secret.get_secret_value()
+        out.append(item)
+    return json.dumps(out)

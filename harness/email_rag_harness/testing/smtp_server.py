@@ -129,6 +129,13 @@ class FaultSmtpServer:
         self._controller = Controller(_Handler(self), hostname="127.0.0.1", port=self.port,
                                       decode_data=False)
 
+    @property
+    def relay_env(self) -> dict[str, str]:
+        """The environment that makes this double email-rag's global relay. It speaks no TLS,
+        so plaintext is configured explicitly ('auto' would require STARTTLS)."""
+        return {"EMAIL_RAG_SMTP_HOST": "127.0.0.1", "EMAIL_RAG_SMTP_PORT": str(self.port),
+                "EMAIL_RAG_SMTP_SECURITY": "plain"}
+
     def start(self) -> FaultSmtpServer:
         self._controller.start()
         return self
