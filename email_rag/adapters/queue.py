@@ -216,7 +216,6 @@ def enqueue_poll(queue: JobQueue, queue_name: str) -> bool:
             pass
         queue.queue(queue_name).enqueue_call(POLL_TASK, job_id=POLL_JOB_ID, result_ttl=0,
                                              failure_ttl=3600, timeout=3600)
-        queue.round_trips += 1
     except redis.RedisError as e:
         raise QueueUnavailableError(f"poll request not enqueued: {e}") from e
     return True

@@ -17,3 +17,17 @@ def test_hand_off_survives_the_finished_job_on_the_first_queue(redis_url):
         assert not q.is_pending(8)
     finally:
         q.close()
+
+
+def test_a_poll_request_is_enqueued_once_and_the_next_tick_waits_for_it(redis_url):
+    """The scheduler's poll tick: one request in Redis, a second tick adds none; neither
+    raises (a failing tick is audited as periodic_job_failed)."""
+    from email_rag.adapters.queue import POLL_JOB_ID, enqueue_poll
+
+    q = JobQueue(redis_url)
+    try:
+        assert enqueue_poll(q, "email-rag") is True
+        assert enqueue_poll(q, "email-rag") is False
+        assert q.queue("email-rag").job_ids == [POLL_JOB_ID]
+    finally:
+        q.close()
