@@ -226,8 +226,9 @@ class Database:
             self.close()
             raise translate(e) from e
         self._wrote = False
+        wrapper = Cursor(cur, self)
         try:
-            yield Cursor(cur, self)
+            yield wrapper
             conn.commit()
             self.commits += 1
             self.write_commits += self._wrote
@@ -245,6 +246,10 @@ class Database:
                 cur.close()
             except mariadb.Error:
                 pass
+            # the driver's cursor must not outlive its connection: an exception's traceback
+            # keeps the caller's frame, and with it this wrapper, alive past ``close()``
+            wrapper.detach()
+            del cur
 
     def _rollback_quietly(self) -> None:
         if self._conn is None:
@@ -272,12 +277,21 @@ def _reads(query: str) -> bool:
     return query.lstrip()[:6].upper() in ("SELECT", "(SELEC", "WITH ", "SHOW ")
 
 
+class _ClosedCursor:
+    def __getattr__(self, name: str) -> Any:
+        raise DatabaseError("this cursor's transaction has ended")
+
+
 class Cursor:
     """A thin cursor inside a transaction; returns rows as dicts."""
 
     def __init__(self, cur: Any, counts: Database | None = None) -> None:
         self._cur = cur
         self._counts = counts
+
+    def detach(self) -> None:
+        """Drop the driver's cursor at the end of the transaction (used after: an error)."""
+        self._cur = _ClosedCursor()
 
     def _count(self, query: str) -> None:
         if self._counts is not None:

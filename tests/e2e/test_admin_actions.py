@@ -188,7 +188,7 @@ def test_a_late_worker_does_not_overwrite_an_unknown_send(env, svc, db, relay, s
         assert status(db, "send_attempts", attempt) == "unknown"
 
     attempt = db.fetchone("SELECT id FROM send_attempts WHERE draft_id = %s", (draft,))["id"]
-    real = SendService(svc, sent_folder=lambda _: sent).sender
+    real = svc.mail_sender
     runner(svc, sent, "w1", sender=LateSender(real, meanwhile)).run(job["id"])
     assert status(db, "send_attempts", attempt) == "unknown"
     assert status(db, "emails", mail) == "manual"

@@ -83,3 +83,21 @@ def test_closing_a_connection_another_thread_uses_is_refused(db):
     a.join(120), b.join(120)
     assert len(errors) == 1
     assert db.fetchone("SELECT id FROM t_close")["id"] == 7
+
+
+def test_a_cursor_kept_alive_by_a_traceback_no_longer_holds_the_drivers_cursor(db):
+    """An error inside a transaction: its traceback keeps the caller's frame and the cursor
+    wrapper alive past the connection's close; the driver's cursor must already be gone
+    (deallocated after its connection, it corrupted memory: a segfault at a later close)."""
+    import pytest
+
+    from email_rag.core.errors import DatabaseError
+
+    kept = {}
+    with pytest.raises(RuntimeError):
+        with db.transaction() as cur:
+            kept["cur"] = cur
+            assert cur.fetchone("SELECT 1 AS a") == {"a": 1}
+            raise RuntimeError("refused")
+    with pytest.raises(DatabaseError, match="transaction has ended"):
+        kept["cur"].fetchone("SELECT 1 AS a")

@@ -242,9 +242,8 @@ def test_crash_between_accept_and_marking_is_reconciled_not_resent(svc, db, rela
     result = review.approve(svc, draft, "anna")
     job = send_job(db, draft)
     crashing = JobRunner(svc, "w1", pipeline=[])
-    real = SendService(svc, sent_folder=lambda _: sent)
     crashing._handlers = {"send_draft": SendService(svc, sent_folder=lambda _: sent,
-                                                    sender=CrashAfterSend(real.sender)).run}
+                                                    sender=CrashAfterSend(svc.mail_sender)).run}
     with pytest.raises(SystemExit):
         crashing.run(job["id"])
     assert db.fetchone("SELECT status FROM send_attempts WHERE draft_id = %s", (draft,))["status"] == "attempted"
