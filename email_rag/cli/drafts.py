@@ -62,7 +62,7 @@ def list_drafts(args, svc) -> Outcome:
     query = desk.QueueQuery(args.mailbox or "", args.category or "", args.search or "",
                             args.sort)
     page = desk.queue_page(svc, None, query, after=args.after, limit=args.limit)
-    rows = [{k: v for k, v in r.items() if k != "sort_key"} for r in page.rows]
+    rows = [{k: v for k, v in dataclasses.asdict(r).items() if k != "sort_key"} for r in page.rows]
     message = f"{len(rows)} of {page.total} draft(s) waiting for review"
     if rows:
         message += f" (positions {page.first_position}-{page.first_position + len(rows) - 1})"
