@@ -16,7 +16,6 @@ scope: staff only see, open and act on the mailboxes they are assigned to
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -28,7 +27,7 @@ from ..core.records import Draft, ReplyMail
 from ..core.rows import FromRow
 from ..core.states import DraftStatus
 from ..db import sql
-from ..mail.mime import human_size
+from ..sending.review import listed_attachments
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
@@ -208,19 +207,6 @@ def _mailbox_of(svc: Services, query: str, record_id: int) -> int | None:
 
 
 @dataclass(frozen=True)
-class Attachment:
-    """An attachment as the parse step listed it, with its size for people."""
-
-    filename: str | None = None
-    content_type: str | None = None
-    size: int = 0
-
-    @property
-    def size_text(self) -> str:
-        return human_size(self.size)
-
-
-@dataclass(frozen=True)
 class ReadMail(FromRow):
     """One mail as staff read it (``desk_mail_read``: never the raw source)."""
 
@@ -240,14 +226,7 @@ class ReadMail(FromRow):
     body_text: str | None = None
     body_html: str | None = None
     mailbox: str | None = None
-    attachments: Any = None  # the column's JSON text; ``read_mail`` lists Attachments
-
-
-def attachments_of(listing: Any) -> list[Attachment]:
-    """The parse step's JSON listing as Attachments (entries that are not objects skipped)."""
-    listed = json.loads(listing) if listing else []
-    return [Attachment(a.get("filename"), a.get("content_type"), int(a.get("size") or 0))
-            for a in listed if isinstance(a, dict)]
+    attachments: Any = None  # the column's JSON text; ``read_mail``: ListedAttachments
 
 
 def read_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> ReadMail:
@@ -258,7 +237,7 @@ def read_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> Rea
     if row is None:
         raise DraftNotFoundError(f"mail {email_id} does not exist")
     mail = ReadMail.from_row(row)
-    return replace(mail, attachments=attachments_of(mail.attachments))
+    return replace(mail, attachments=listed_attachments(mail.attachments))
 
 
 def visible_mailboxes(svc: Services, scope: frozenset[int] | None) -> list[str]:

@@ -129,7 +129,7 @@ async def attachment(request: Request, user: StaffUser, draft_id: int, n: int):
     and ``nosniff`` - the browser saves the file and renders none of it (mail content is
     untrusted). Sent in chunks once checked."""
 
-    def load() -> tuple[dict, bytes]:
+    def load() -> tuple[review.ListedAttachment, bytes]:
         svc = _svc(request)
         desk.require_draft(svc, user.mailbox_ids, draft_id)
         return review.attachment(svc, draft_id, n, user.name)
@@ -142,7 +142,7 @@ async def attachment(request: Request, user: StaffUser, draft_id: int, n: int):
             yield bytes(view[start:start + CHUNK])
 
     return StreamingResponse(chunks(), media_type="application/octet-stream", headers={
-        "Content-Disposition": content_disposition(str(info.get("filename") or "attachment")),
+        "Content-Disposition": content_disposition(info.filename or "attachment"),
         "Content-Length": str(len(data)), "X-Content-Type-Options": "nosniff",
         "Cache-Control": "no-store"})
 
