@@ -62,7 +62,7 @@ def list_drafts(args, svc) -> Outcome:
     query = desk.QueueQuery(args.mailbox or "", args.category or "", args.search or "",
                             args.sort)
     page = desk.queue_page(svc, None, query, after=args.after, limit=args.limit)
-    rows = [{k: v for k, v in r.items() if k != "sort_key"} for r in page.rows]
+    rows = [{k: v for k, v in dataclasses.asdict(r).items() if k != "sort_key"} for r in page.rows]
     message = f"{len(rows)} of {page.total} draft(s) waiting for review"
     if rows:
         message += f" (positions {page.first_position}-{page.first_position + len(rows) - 1})"
@@ -80,20 +80,20 @@ def show_draft(args, svc) -> Outcome:
     view = review.show(svc, args.draft_id)
     d, m = view.draft, view.mail
     lines = [
-        f"Draft {d.id} (v{d.version}, {d.status}) for mail {m['id']} in {m['mailbox']}",
+        f"Draft {d.id} (v{d.version}, {d.status}) for mail {m.id} in {m.mailbox}",
         f"Reply: {send_outcome_text(view.send_attempt)}" if view.send_attempt else
         "Reply: not approved — nothing is sent",
-        f"From: {m['from_addr']}   Subject: {m['subject']}",
-        f"Category: {m['category']}  Priority: {m['priority']}  Language: {m['language']}",
+        f"From: {m.from_addr}   Subject: {m.subject}",
+        f"Category: {m.category}  Priority: {m.priority}  Language: {m.language}",
     ]
     if view.newer_inbound:
         lines.append(f"!! STALE: newer mail {view.newer_inbound.id} arrived in this thread.")
     if d.stale_reason:
         lines.append(f"!! {d.stale_reason}")
-    lines += ["", "--- original mail (untrusted text) ---", (m.get("body_text") or "")[:5000]]
+    lines += ["", "--- original mail (untrusted text) ---", (m.body_text or "")[:5000]]
     if view.thread:
-        lines += ["", "--- thread ---"] + [f"  #{t['id']} {t['received_at']} {t['from_addr']}: "
-                                          f"{t['subject']} [{t['status']}]" for t in view.thread]
+        lines += ["", "--- thread ---"] + [f"  #{t.id} {t.received_at} {t.from_addr}: "
+                                          f"{t.subject} [{t.status}]" for t in view.thread]
     lines += ["", "--- sources used ---"]
     lines += [f"  {json.dumps(s, default=str)[:300]}" for s in view.sources] or ["  (none)"]
     lines += ["", "--- draft ---", d.body]

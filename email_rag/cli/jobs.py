@@ -11,6 +11,8 @@ the reason. Both are audited with the acting user (``--by``, default the login n
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from ..core.actors import command_line
 from ..core.errors import PermanentError
 from ..core.states import JobState
@@ -76,7 +78,7 @@ def list_jobs(args, svc) -> Outcome:
 
 def list_failed(args, svc) -> Outcome:
     items = console.attention_items(svc, limit=args.limit)
-    rows = [{**i, "why": ",".join(i["kinds"]), "actions": _actions(i)} for i in items]
+    rows = [{**asdict(i), "why": ",".join(i.kinds), "actions": _actions(i)} for i in items]
     msg = (f"{len(rows)} mail(s) need attention. Retry with `email-rag failed retry JOB_ID`, "
            "close with `email-rag failed resolve JOB_ID|--mail ID --note ...`, decide an "
            "unknown send with `email-rag sends resolve ID`." if rows
@@ -88,9 +90,9 @@ def list_failed(args, svc) -> Outcome:
     return Outcome(ExitCode.OK, msg, {"items": data}, table(rows, FAILED_COLUMNS))
 
 
-def _actions(item: dict) -> str:
-    acts = [("retry", item["can_retry"]), ("resolve", item["can_resolve"]),
-            (f"sends resolve {item['send_id']}", item["can_decide_send"])]
+def _actions(item: console.AttentionItem) -> str:
+    acts = [("retry", item.can_retry), ("resolve", item.can_resolve),
+            (f"sends resolve {item.send_id}", item.can_decide_send)]
     return ", ".join(a for a, ok in acts if ok) or "-"
 
 

@@ -15,6 +15,9 @@ pipeline steps, sender, dispatch) is written against these; ``Services``
 | ``StatusRows``, ``ReviewRows`` (the status stores' and review decisions' reads and writes, typed records) | ``db.stores.CursorRows`` | mariadb (via ``db.connection``) |
 | ``JobRows`` (queue entries and what their decisions touch) | ``jobs.rows.MariaJobRows`` | mariadb |
 
+In memory, for unit tests: one database implementing all three over the same tables
+(tests/doubles/memory_db.py).
+
 Errors cross a port only as email_rag.core.errors classes (adapters translate with
 ``raise ... from e``).
 """
@@ -27,7 +30,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .records import Draft, InboundRef, Job, Mail, ReplyMail, SendAttempt
-from .states import JobState, MailStatus
+from .routing import job_key
+from .states import JobKind, JobState, MailStatus
 
 if TYPE_CHECKING:  # an annotation only: audit events are written by the implementations
     from ..db.audit import AuditEvent
@@ -167,9 +171,25 @@ class StoreRows(StatusRows, ReviewRows, Protocol):
     """Both: what ``Stores`` are built on (MariaDB: ``db.stores.CursorRows``)."""
 
 # --- queue entries: what JobStore reads and writes (email_rag/jobs/store.py) ---
+@dataclass(frozen=True)
+class NewJob:
+    """A queue entry to create: its natural key is ``routing.job_key(kind, ref)``."""
+
+    kind: JobKind
+    ref: int | str
+    queue: str
+    email_id: int | None = None
+    draft_id: int | None = None
+    detail: dict[str, Any] | None = None  # of its audit event
+
+    @property
+    def key(self) -> str:
+        return job_key(self.kind, self.ref)
+
+
 class JobRows(Protocol):
     """The rows of queue entries and what an entry's decisions touch, typed records in and
-    out. MariaDB: ``jobs.rows.MariaJobRows``; in memory: tests/doubles/memory_jobs.py.
+    out. MariaDB: ``jobs.rows.MariaJobRows``; in memory: tests/doubles/memory_db.py.
 
     Every write is a compare-and-set against the record as read: False (or
     ``TransitionRefused`` for a status move) when the row is no longer in that state,
@@ -212,6 +232,11 @@ class JobRows(Protocol):
              delay: float) -> bool: ...
 
     def reset_stuck(self, job: Job, state: JobState, error: str, delay: float) -> bool: ...
+
+    def create(self, new: Sequence[NewJob], *, actor: str, event: str) -> list[Job]:
+        """Insert the entries whose key is new (queued, each audited ``event``); an entry
+        whose key exists is left as it is and not returned."""
+        ...
 
     # moves along the transition tables, audited (``events``: the caller writes them)
     def move_job(self, job: Job, to: JobState, how: str, *, actor: str, event: str,

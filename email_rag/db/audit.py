@@ -24,6 +24,7 @@ from typing import Any
 
 from ..core.errors import DatabaseUnavailableError
 from ..core.redact import redact
+from ..core.rows import FromRow, set_field
 from .connection import Cursor, Database
 from .queries import sql
 
@@ -74,6 +75,30 @@ class AuditEvent:
         d = json.loads(line)
         d["at"] = datetime.fromisoformat(d["at"])
         return cls(**d)
+
+
+@dataclass(frozen=True)
+class AuditEntry(FromRow):
+    """An audit event as read back from ``audit_log`` (``detail`` decoded from its JSON
+    text; a value that is not JSON stays the text)."""
+
+    id: int
+    at: datetime
+    actor: str
+    entity_type: str
+    entity_id: str
+    event: str
+    from_state: str | None = None
+    to_state: str | None = None
+    attempt: int | None = None
+    detail: Any = None  # a JSON value
+
+    def __post_init__(self) -> None:
+        if isinstance(self.detail, (str, bytes)) and self.detail:
+            try:
+                set_field(self, "detail", json.loads(self.detail))
+            except ValueError:
+                pass
 
 
 def _s(v: Any) -> str | None:

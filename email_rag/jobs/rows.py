@@ -14,9 +14,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..core.ports import NewJob
 from ..core.records import Job, Mail, SendAttempt
 from ..core.states import DraftStatus, JobState, MailStatus
-from ..db import Database, sql
+from ..db import Database, slot_params, sql
 from ..db.audit import AuditEvent, write_events
 from ..db.connection import Cursor
 from ..db.stores import Stores
@@ -114,6 +115,9 @@ class MariaJobRows:
             "id": job.id, "state": state, "error": error, "delay": delay,
             "worker": job.worker, "started_at": job.started_at})
 
+    def create(self, new: Sequence[NewJob], *, actor: str, event: str) -> list[Job]:
+        return create_jobs(self._cur(), new, actor=actor, event=event)
+
     # --- moves along the transition tables ---
     def move_job(self, job: Job, to: JobState, how: str, *, actor: str, event: str,
                  detail: dict[str, Any] | None = None, queue: str | None = None,
@@ -142,3 +146,26 @@ class MariaJobRows:
 
     def record(self, events: Sequence[AuditEvent]) -> None:
         write_events(self._cur(), list(events))
+
+
+MAX_JOB_ROWS = 500  # rows per INSERT
+
+
+def create_jobs(cur: Cursor, new: Sequence[NewJob], *, actor: str, event: str) -> list[Job]:
+    """The one way job rows are created (``JobStore.queue_work``, the poller's batch, the
+    index sync's arming), in the caller's transaction: multi-row INSERT IGNORE on the
+    natural key (named query ``jobs_insert``), ``MAX_JOB_ROWS`` per statement. Every created
+    row gets its audit event (``event``: none -> queued, with the entry's ``detail``); an
+    entry whose key exists is left as it is and not returned (the caller decides what it
+    means: a fresh cycle, a coalesced run, a row kept)."""
+    created: list[Job] = []
+    for i in range(0, len(new), MAX_JOB_ROWS):
+        chunk = new[i:i + MAX_JOB_ROWS]
+        rows = cur.fetchall(sql("jobs_insert", rows=(len(chunk), 6)), slot_params(rows=[
+            (str(n.kind), n.key, n.email_id, n.draft_id, n.queue, str(JobState.QUEUED))
+            for n in chunk]))
+        created += [Job.from_row(r) for r in rows]
+    detail = {n.key: n.detail for n in new}
+    write_events(cur, [AuditEvent(actor, "job", j.id, event, None, JobState.QUEUED,
+                                  detail=detail[j.job_key]) for j in created])
+    return created

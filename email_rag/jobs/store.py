@@ -1,7 +1,7 @@
 """Queue entries: claim, finish, fail, hand off, reset, retry, resolve.
 
 ``JobStore`` reads typed records through its ``JobRows`` port (core/ports.py; MariaDB:
-``jobs.rows.MariaJobRows``, in memory: tests/doubles/memory_jobs.py), asks the pure rules
+``jobs.rows.MariaJobRows``, in memory: tests/doubles/memory_db.py), asks the pure rules
 (``jobs.rules``) and writes what they decided, with its audit events.
 
 Failure table of one job attempt:
@@ -29,17 +29,16 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..core.errors import PermanentError, StuckJobError
-from ..core.ports import JobRows
+from ..core.ports import JobRows, NewJob
 from ..core.records import Job, Mail, SendAttempt
 from ..core.retry import RetryDecision, RetryPolicy
-from ..core.routing import job_key
 from ..core.states import Actor, JobKind, JobState, MailStatus
 from ..db import Database, slot_params, sql
-from ..db.audit import AuditEvent, write_events
+from ..db.audit import AuditEvent
 from ..db.connection import Cursor
 from ..db.stores import Stores
 from . import rules
-from .rows import MariaJobRows
+from .rows import MariaJobRows, create_jobs
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +244,7 @@ class JobStore:
         (``requeue``); audited either way. Returns the entry; the caller enqueues it after
         its commit (``dispatch.enqueue``: or leaves it for re-dispatch, audited)."""
         new = NewJob(kind, ref, queue, email_id, draft_id, detail)
-        for job in create_jobs(cur, [new], actor=actor, event=event):
+        for job in self.rows.within(cur).create([new], actor=actor, event=event):
             return job
         # a fresh cycle (also of a queued row: its attempts start again, audited)
         return self.requeue(cur, self.lock_key(cur, new.key), actor, event, queue=queue,
@@ -340,46 +339,10 @@ class JobStore:
         return [JobListing(Job.from_row(r), r["mail_status"], r["subject"]) for r in rows]
 
 
-@dataclass(frozen=True)
-class NewJob:
-    """A queue entry to create: its natural key is ``routing.job_key(kind, ref)``."""
-
-    kind: JobKind
-    ref: int | str
-    queue: str
-    email_id: int | None = None
-    draft_id: int | None = None
-    detail: dict[str, Any] | None = None  # of its audit event
-
-    @property
-    def key(self) -> str:
-        return job_key(self.kind, self.ref)
-
-
-MAX_JOB_ROWS = 500  # rows per INSERT
-
-
-def create_jobs(cur: Cursor, new: Sequence[NewJob], *, actor: str, event: str) -> list[Job]:
-    """The one way job rows are created (``queue_work``, the poller's batch, the index
-    sync's arming), in the caller's transaction: multi-row INSERT IGNORE on the natural
-    key (named query ``jobs_insert``), ``MAX_JOB_ROWS`` per statement. Every created row
-    gets its audit event (``event``: none -> queued, with the entry's ``detail``); an entry
-    whose key exists is left as it is and not returned (the caller decides what it means:
-    a fresh cycle, a coalesced run, a row kept)."""
-    created: list[Job] = []
-    for i in range(0, len(new), MAX_JOB_ROWS):
-        chunk = new[i:i + MAX_JOB_ROWS]
-        rows = cur.fetchall(sql("jobs_insert", rows=(len(chunk), 6)), slot_params(rows=[
-            (str(n.kind), n.key, n.email_id, n.draft_id, n.queue, str(JobState.QUEUED))
-            for n in chunk]))
-        created += [Job.from_row(r) for r in rows]
-    detail = {n.key: n.detail for n in new}
-    write_events(cur, [AuditEvent(actor, "job", j.id, event, None, JobState.QUEUED,
-                                  detail=detail[j.job_key]) for j in created])
-    return created
-
-
 def mark_enqueued(cur: Cursor, job_ids: Sequence[int]) -> None:
     """Stamp job rows as handed to Redis (``enqueued_at``), in the caller's transaction."""
     if job_ids:
         cur.execute(sql("ingest_mark_enqueued", ids=len(job_ids)), slot_params(ids=job_ids))
+
+
+__all__ = ["JobListing", "JobStore", "NewJob", "create_jobs", "mark_enqueued"]

@@ -19,11 +19,13 @@ across mails, queue entries, index state and send attempts (the same for
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInputError, PermanentError
 from ..core.records import Job
+from ..core.rows import FromRow
 from ..core.states import JobKind, JobState, MailStatus, SendStatus
 from ..db import sql
 from ..jobs.dispatch import enqueue
@@ -36,6 +38,40 @@ if TYPE_CHECKING:
 KINDS = ("failed", "manual", "dead", "send_unknown", "retrying", "partially_indexed")
 
 
+@dataclass(frozen=True)
+class AttentionItem(FromRow):
+    """One mail that needs a human (a row of ``web_attention_items``: the mail, its worst
+    queue entry, its latest send attempt) and what the console derives from it
+    (``describe``): why it is listed and which admin actions the store would accept."""
+
+    email_id: int
+    status: str
+    subject: str | None = None
+    from_addr: str | None = None
+    status_reason: str | None = None
+    index_status: str | None = None
+    index_missing: str | None = None
+    received_at: datetime | None = None
+    mailbox: str | None = None
+    job_id: int | None = None
+    job_kind: str | None = None
+    job_state: str | None = None
+    attempts: int | None = None
+    job_error: str | None = None
+    next_run_at: datetime | None = None
+    job_updated_at: datetime | None = None
+    send_id: int | None = None
+    send_status: str | None = None
+    send_tries: int | None = None
+    send_error: str | None = None
+    # derived by ``describe``
+    kinds: list[str] = field(default_factory=list)
+    last_error: str | None = None
+    can_retry: bool = False
+    can_resolve: bool = False
+    can_decide_send: bool = False
+
+
 @dataclass
 class RetryResult:
     retried: list[int] = field(default_factory=list)  # queued again
@@ -44,54 +80,54 @@ class RetryResult:
     enqueued: bool = False
 
 
-def attention_items(svc: Services, kind: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
-    """One row per mail that needs a human or is degraded, oldest first.
-
-    Each row has ``kinds`` (why it is listed), ``last_error``, ``attempts`` and which
-    actions apply: ``can_retry`` (job id), ``can_resolve``, ``can_decide_send``.
-    """
+def attention_items(svc: Services, kind: str | None = None,
+                    limit: int = 1000) -> list[AttentionItem]:
+    """One item per mail that needs a human or is degraded, oldest first, with ``kinds``
+    (why it is listed), ``last_error``, ``attempts`` and which actions apply:
+    ``can_retry`` (job id), ``can_resolve``, ``can_decide_send``."""
     rows = svc.db.fetchall(sql("web_attention_items"), {"limit": limit})
-    items = [_describe(r) for r in rows]
+    items = [describe(AttentionItem.from_row(r)) for r in rows]
     if kind:
-        items = [i for i in items if kind in i["kinds"]]
+        items = [i for i in items if kind in i.kinds]
     return items
 
 
-def counts_by_kind(items: list[dict[str, Any]]) -> dict[str, int]:
-    return {k: sum(1 for i in items if k in i["kinds"]) for k in KINDS}
+def counts_by_kind(items: list[AttentionItem]) -> dict[str, int]:
+    return {k: sum(1 for i in items if k in i.kinds) for k in KINDS}
 
 
-def _describe(r: dict[str, Any]) -> dict[str, Any]:
+def describe(r: AttentionItem) -> AttentionItem:
+    """The item with why it is listed and the actions the store's own rules
+    (``JobStore.retry`` / ``resolve_mail``) would accept, asked with its facts."""
     kinds = []
-    if r["status"] in (MailStatus.FAILED, MailStatus.MANUAL):
-        kinds.append(str(r["status"]))
-    if r["job_state"] == JobState.DEAD and r["status"] != MailStatus.RESOLVED:
+    if r.status in (MailStatus.FAILED, MailStatus.MANUAL):
+        kinds.append(str(r.status))
+    if r.job_state == JobState.DEAD and r.status != MailStatus.RESOLVED:
         kinds.append("dead")
-    if r["send_status"] == SendStatus.UNKNOWN:
+    if r.send_status == SendStatus.UNKNOWN:
         kinds.append("send_unknown")
-    if r["job_state"] == JobState.FAILED:
+    if r.job_state == JobState.FAILED:
         kinds.append("retrying")
-    if r["index_status"] == "partially_indexed":
+    if r.index_status == "partially_indexed":
         kinds.append("partially_indexed")
     send_unknown = "send_unknown" in kinds
     if send_unknown:
-        last_error, attempts = r["send_error"], r["send_tries"]
-    elif r["job_state"] in (JobState.DEAD, JobState.FAILED):
-        last_error, attempts = r["job_error"] or r["status_reason"], r["attempts"]
+        last_error, attempts = r.send_error, r.send_tries
+    elif r.job_state in (JobState.DEAD, JobState.FAILED):
+        last_error, attempts = r.job_error or r.status_reason, r.attempts
     else:
-        last_error, attempts = r["status_reason"] or r["job_error"], r["attempts"]
-    if not last_error and r["index_status"] == "partially_indexed":
-        last_error = f"missing in: {r['index_missing'] or 'unknown store'}"
-    # the store's own rules (JobStore.retry / resolve_mail), asked with this row's facts
-    unknown = r["send_id"] if send_unknown else None
-    refused_send = r["job_kind"] == JobKind.SEND_DRAFT and r["send_status"] == SendStatus.FAILED
-    can_retry = bool(r["job_id"]) and retry_refusal(r["status"], r["job_state"], unknown,
-                                                    refused_send) is None
-    open_jobs = [Job(r["job_id"], r["job_kind"], r["job_state"], "", r["attempts"])
-                 ] if r["job_state"] in OPEN_JOB_STATES else []
-    can_resolve = resolve_refusal(r["status"], send_unknown, open_jobs) is None
-    return {**r, "kinds": kinds, "last_error": last_error, "attempts": attempts,
-            "can_retry": can_retry, "can_resolve": can_resolve, "can_decide_send": send_unknown}
+        last_error, attempts = r.status_reason or r.job_error, r.attempts
+    if not last_error and r.index_status == "partially_indexed":
+        last_error = f"missing in: {r.index_missing or 'unknown store'}"
+    unknown = r.send_id if send_unknown else None
+    refused_send = r.job_kind == JobKind.SEND_DRAFT and r.send_status == SendStatus.FAILED
+    can_retry = bool(r.job_id) and retry_refusal(r.status, r.job_state, unknown,
+                                                 refused_send) is None
+    open_jobs = [Job(r.job_id, r.job_kind, r.job_state, "", r.attempts or 0)
+                 ] if r.job_id and r.job_state in OPEN_JOB_STATES else []
+    can_resolve = resolve_refusal(r.status, send_unknown, open_jobs) is None
+    return replace(r, kinds=kinds, last_error=last_error, attempts=attempts,
+                   can_retry=can_retry, can_resolve=can_resolve, can_decide_send=send_unknown)
 
 
 def retry_jobs(svc: Services, job_ids: list[int], actor: str, note: str = "") -> RetryResult:

@@ -16,17 +16,18 @@ scope: staff only see, open and act on the mailboxes they are assigned to
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..core.actors import shown
 from ..core.errors import DraftNotFoundError
 from ..core.records import Draft, ReplyMail
+from ..core.rows import FromRow
 from ..core.states import DraftStatus
 from ..db import sql
-from ..mail.mime import human_size
+from ..sending.review import listed_attachments
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
@@ -62,9 +63,34 @@ class QueueQuery:
         return {k: v for k, v in values.items() if v}
 
 
+@dataclass(frozen=True)
+class QueueRow(FromRow):
+    """A waiting draft as the queue lists it (the view ``review_queue``, its sort key and
+    its waiting time ``age_s``)."""
+
+    id: int
+    email_id: int
+    status: str
+    version: int = 1
+    check_flags: str | None = None
+    created_at: datetime | None = None
+    subject: str | None = None
+    from_addr: str | None = None
+    from_name: str | None = None
+    category: str | None = None
+    priority: str | None = None
+    language: str | None = None
+    mailbox_id: int | None = None
+    received_at: datetime | None = None
+    mailbox: str | None = None
+    waiting_since: datetime | None = None
+    age_s: int | None = None
+    sort_key: bytes = b""
+
+
 @dataclass
 class QueuePage:
-    rows: list[dict[str, Any]]
+    rows: list[QueueRow]
     total: int
     first_position: int  # 1-based position of rows[0] in the whole filtered queue
     next_cursor: str | None
@@ -78,8 +104,8 @@ def fulltext_query(text: str) -> str | None:
     return " ".join(f"+{w}*" for w in words[:12]) or None
 
 
-def cursor_of(row: dict[str, Any]) -> str:
-    return f"{bytes(row['sort_key']).hex()}-{row['id']}"
+def cursor_of(row: QueueRow) -> str:
+    return f"{bytes(row.sort_key).hex()}-{row.id}"
 
 
 def parse_cursor(cursor: str | None) -> tuple[bytes, int] | None:
@@ -92,21 +118,19 @@ def queue_page(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
                limit: int = PAGE_SIZE) -> QueuePage:
     params = query.params(scope)
     start, end = parse_cursor(after), parse_cursor(before)
-    rows: list[dict[str, Any]] = []
+    rows: list[QueueRow] = []
     if end is not None and start is None:
-        rows = svc.db.fetchall(sql("desk_queue_page_before"),
-                               {**params, "before_key": end[0], "before_id": end[1],
-                                "limit": limit})[::-1]
+        rows = QueueRow.from_rows(svc.db.fetchall(sql("desk_queue_page_before"), {
+            **params, "before_key": end[0], "before_id": end[1], "limit": limit}))[::-1]
         if len(rows) < limit:  # reached the start: a full first page
             rows = []
     if not rows:
-        more = svc.db.fetchall(sql("desk_queue_page"), {
+        rows = QueueRow.from_rows(svc.db.fetchall(sql("desk_queue_page"), {
             **params, "after_key": start[0] if start else None,
-            "after_id": start[1] if start else 0, "limit": limit})
-        rows = more
+            "after_id": start[1] if start else 0, "limit": limit}))
     at = rows[0] if rows else None
     stats = svc.db.fetchone(sql("desk_queue_count"), {
-        **params, "at_key": bytes(at["sort_key"]) if at else None, "at_id": at["id"] if at else 0})
+        **params, "at_key": bytes(at.sort_key) if at else None, "at_id": at.id if at else 0})
     total, first = int(stats["total"]), int(stats["before_n"]) + 1
     last = first + len(rows) - 1
     return QueuePage(rows, total, first,
@@ -132,8 +156,9 @@ def position(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
     params = query.params(scope)
     found = svc.db.fetchone(sql("desk_queue_key"), {"sort": query.sort, "id": draft_id})
     key = bytes(found["sort_key"]) if found else None
-    row = svc.db.fetchone(sql("desk_queue_row"), {"id": draft_id})
-    age = (row["age_s"], row["waiting_since"]) if row else (None, None)
+    found_row = svc.db.fetchone(sql("desk_queue_row"), {"id": draft_id})
+    row = QueueRow.from_row(found_row) if found_row else None
+    age = (row.age_s, row.waiting_since) if row else (None, None)
     stats = svc.db.fetchone(sql("desk_queue_count"), {**params, "at_key": key, "at_id": draft_id})
     total = int(stats["total"])
     first = svc.db.fetchone(sql("desk_queue_page"),
@@ -181,17 +206,38 @@ def _mailbox_of(svc: Services, query: str, record_id: int) -> int | None:
     return None if found is None else int(found["mailbox_id"])
 
 
-def read_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ReadMail(FromRow):
+    """One mail as staff read it (``desk_mail_read``: never the raw source)."""
+
+    id: int
+    status: str
+    subject: str | None = None
+    from_addr: str | None = None
+    from_name: str | None = None
+    to_addrs: str | None = None
+    cc_addrs: str | None = None
+    received_at: datetime | None = None
+    status_reason: str | None = None
+    category: str | None = None
+    priority: str | None = None
+    language: str | None = None
+    summary: str | None = None
+    body_text: str | None = None
+    body_html: str | None = None
+    mailbox: str | None = None
+    attachments: Any = None  # the column's JSON text; ``read_mail``: ListedAttachments
+
+
+def read_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> ReadMail:
     """One mail for reading (its text, the sanitised HTML part is the page's business,
     its attachments as listed by the parse step), if the user may see its mailbox."""
     require_mail(svc, scope, email_id)
-    mail = svc.db.fetchone(sql("desk_mail_read"), {"id": email_id})
-    if mail is None:
+    row = svc.db.fetchone(sql("desk_mail_read"), {"id": email_id})
+    if row is None:
         raise DraftNotFoundError(f"mail {email_id} does not exist")
-    listed = json.loads(mail["attachments"]) if mail.get("attachments") else []
-    mail["attachments"] = [{**a, "size_text": human_size(int(a.get("size") or 0))}
-                           for a in listed if isinstance(a, dict)]
-    return mail
+    mail = ReadMail.from_row(row)
+    return replace(mail, attachments=listed_attachments(mail.attachments))
 
 
 def visible_mailboxes(svc: Services, scope: frozenset[int] | None) -> list[str]:
@@ -211,17 +257,35 @@ def save_edit(svc: Services, draft_id: int, user_id: int, body: str) -> None:
                                            "body": body[:MAX_EDIT_CHARS]})
 
 
-def own_edit(svc: Services, draft_id: int, user_id: int) -> dict[str, Any] | None:
-    return svc.db.fetchone(sql("desk_edit_get"), {"draft_id": draft_id, "user_id": user_id})
+@dataclass(frozen=True)
+class OwnEdit(FromRow):
+    """The agent's own autosaved text of a draft."""
+
+    body: str
+    saved_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class OtherEditor(FromRow):
+    """Another agent who saved an edit of the draft recently."""
+
+    name: str
+    saved_at: datetime | None = None
+    ago_s: int | None = None
+
+
+def own_edit(svc: Services, draft_id: int, user_id: int) -> OwnEdit | None:
+    row = svc.db.fetchone(sql("desk_edit_get"), {"draft_id": draft_id, "user_id": user_id})
+    return None if row is None else OwnEdit.from_row(row)
 
 
 def discard_edit(svc: Services, draft_id: int, user_id: int) -> None:
     svc.db.execute(sql("desk_edit_discard"), {"draft_id": draft_id, "user_id": user_id})
 
 
-def others_editing(svc: Services, draft_id: int, user_id: int) -> list[dict[str, Any]]:
-    return svc.db.fetchall(sql("desk_edit_others"), {"draft_id": draft_id, "user_id": user_id,
-                                                      "window_s": EDITING_WINDOW_S})
+def others_editing(svc: Services, draft_id: int, user_id: int) -> list[OtherEditor]:
+    return OtherEditor.from_rows(svc.db.fetchall(sql("desk_edit_others"), {
+        "draft_id": draft_id, "user_id": user_id, "window_s": EDITING_WINDOW_S}))
 
 
 def draft_state(svc: Services, draft_id: int) -> Draft | None:
@@ -303,47 +367,92 @@ def correct_classification(svc: Services, draft_id: int, by: str, category: str,
 
 # --- the conversation around a draft ---
 
-def conversation(svc: Services, mail: ReplyMail) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class ThreadItem(FromRow):
+    """A mail of the thread (``kind`` inbound: ``desk_thread_mails``) or one of our replies
+    (``ours``: ``desk_thread_replies``); ``current``: the mail this draft answers."""
+
+    status: str
+    at: datetime | None = None
+    id: int | None = None  # the inbound mail's id
+    email_id: int | None = None  # ours: the mail it answered
+    draft_id: int | None = None
+    subject: str | None = None
+    from_addr: str | None = None
+    from_name: str | None = None
+    body_text: str | None = None
+    approved_by: str | None = None
+    send_status: str | None = None
+    kind: str = "inbound"
+    current: bool = False
+
+
+@dataclass(frozen=True)
+class HistoryItem(FromRow):
+    """Another mail of the sender in this mailbox (``desk_sender_history``)."""
+
+    id: int
+    status: str
+    subject: str | None = None
+    category: str | None = None
+    at: datetime | None = None
+    draft_id: int | None = None
+
+
+def conversation(svc: Services, mail: ReplyMail) -> list[ThreadItem]:
     """The whole thread in time order: the customer's mails (this one marked) and our
     replies that were approved or sent, each with ``kind`` inbound | ours."""
     if not mail.thread_key:
         return []
     key = {"mailbox_id": mail.mailbox_id, "thread_key": mail.thread_key}
-    items = [{**m, "kind": "inbound", "current": m["id"] == mail.id}
-             for m in svc.db.fetchall(sql("desk_thread_mails"), key)]
-    items += [{**r, "kind": "ours", "current": False}
-              for r in svc.db.fetchall(sql("desk_thread_replies"), key)]
-    items.sort(key=lambda i: (i["at"] is None, i["at"] or 0, i["kind"] == "ours"))
+    items = [replace(m, kind="inbound", current=m.id == mail.id)
+             for m in ThreadItem.from_rows(svc.db.fetchall(sql("desk_thread_mails"), key))]
+    items += [replace(r, kind="ours")
+              for r in ThreadItem.from_rows(svc.db.fetchall(sql("desk_thread_replies"), key))]
+    items.sort(key=lambda i: (i.at is None, i.at or datetime.min, i.kind == "ours"))
     return items if len(items) > 1 else []
 
 
-def sender_history(svc: Services, mail: ReplyMail) -> list[dict[str, Any]]:
+def sender_history(svc: Services, mail: ReplyMail) -> list[HistoryItem]:
     if not mail.from_addr:
         return []
-    return svc.db.fetchall(sql("desk_sender_history"), {
+    return HistoryItem.from_rows(svc.db.fetchall(sql("desk_sender_history"), {
         "mailbox_id": mail.mailbox_id, "from_addr": mail.from_addr, "id": mail.id,
-        "thread_key": mail.thread_key})
+        "thread_key": mail.thread_key}))
 
 
 SOURCE_TEXT_KEYS = ("snippet", "text", "excerpt", "summary", "body")
 
 
-def source_cards(sources: list[Any]) -> list[dict[str, Any]]:
-    """Retrieved sources as readable cards: title, score, the customer's text and our
-    reply then - never a raw dict dump."""
+@dataclass(frozen=True)
+class SourceCard:
+    """A retrieved source as the draft page shows it."""
+
+    title: str
+    text: str = ""
+    score: Any = None
+    email_id: Any = None
+    at: Any = None
+    category: Any = None
+    reply: str = ""
+
+
+def source_cards(sources: list[Any]) -> list[SourceCard]:
+    """Retrieved sources (JSON values of the draft's retrieval detail) as readable cards:
+    title, score, the customer's text and our reply then - never a raw dict dump."""
     cards = []
     for s in sources:
         if not isinstance(s, dict):
-            cards.append({"title": "source", "text": str(s)[:1500]})
+            cards.append(SourceCard("source", str(s)[:1500]))
             continue
         reply = s.get("reply")
         reply_text = reply.get("text") if isinstance(reply, dict) else reply
         text = next((s[k] for k in SOURCE_TEXT_KEYS if s.get(k)), "")
         email_id = s.get("email_id")
-        cards.append({
-            "title": s.get("subject") or s.get("title") or
+        cards.append(SourceCard(
+            title=s.get("subject") or s.get("title") or
             (f"mail #{email_id}" if email_id is not None else "source"),
-            "score": s.get("score"), "email_id": email_id,
-            "at": s.get("received_at") or s.get("date"), "category": s.get("category"),
-            "text": str(text)[:1500], "reply": str(reply_text or "")[:1500]})
+            score=s.get("score"), email_id=email_id,
+            at=s.get("received_at") or s.get("date"), category=s.get("category"),
+            text=str(text)[:1500], reply=str(reply_text or "")[:1500]))
     return cards

@@ -6,14 +6,15 @@ its drafts and their send attempts, in time order. Reads only.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..core.errors import BadInputError, PermanentError
-from ..core.records import Draft, SendAttempt
+from ..core.records import Draft, Job, SendAttempt
+from ..core.rows import FromRow
 from ..db import sql
+from ..db.audit import AuditEntry
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
@@ -22,37 +23,63 @@ ENTITY_TYPES = ("email", "job", "draft", "send_attempt", "mailbox", "user", "sys
 
 
 @dataclass(frozen=True)
+class TimelineMail(FromRow):
+    """The mail as the timeline page shows it (``web_timeline_mail``)."""
+
+    id: int
+    status: str
+    subject: str | None = None
+    from_addr: str | None = None
+    from_name: str | None = None
+    to_addrs: str | None = None
+    received_at: datetime | None = None
+    status_reason: str | None = None
+    index_status: str | None = None
+    index_missing: str | None = None
+    parse_status: str | None = None
+    parse_error: str | None = None
+    category: str | None = None
+    priority: str | None = None
+    language: str | None = None
+    classification_defaulted: bool = False
+    body_text: str | None = None
+    message_id: str | None = None
+    mailbox: str | None = None
+
+
+@dataclass(frozen=True)
 class MailTimeline:
-    mail: dict[str, Any]  # the mail as the page shows it (web_timeline_mail)
-    jobs: list[dict[str, Any]]
+    mail: TimelineMail
+    jobs: list[Job]
     drafts: list[Draft]
     sends: list[SendAttempt]
-    events: list[dict[str, Any]]  # audit events, oldest first, ``detail`` decoded
+    events: list[AuditEntry]  # oldest first
 
 
 def mail_timeline(svc: Services, email_id: int) -> MailTimeline:
     db = svc.db
-    mail = db.fetchone(sql("web_timeline_mail"), {"id": email_id})
-    if mail is None:
+    row = db.fetchone(sql("web_timeline_mail"), {"id": email_id})
+    if row is None:
         raise PermanentError(f"mail {email_id} does not exist")
-    jobs = db.fetchall(sql("web_timeline_jobs"), {"id": email_id})
+    jobs = Job.from_rows(db.fetchall(sql("web_timeline_jobs"), {"id": email_id}))
     drafts = [Draft.from_row(r) for r in db.fetchall(sql("web_timeline_drafts"), {"id": email_id})]
     sends = [SendAttempt.from_row(r)
              for r in db.fetchall(sql("web_timeline_sends"), {"id": email_id})]
-    entities = ([("email", email_id)] + [("job", j["id"]) for j in jobs]
+    entities = ([("email", email_id)] + [("job", j.id) for j in jobs]
                 + [("draft", d.id) for d in drafts] + [("send_attempt", s.id) for s in sends])
-    events: list[dict[str, Any]] = []
+    events: list[AuditEntry] = []
     with db.transaction() as cur:
         for kind, ident in entities:
-            events += cur.fetchall(sql("web_audit_of_entity"), {"type": kind, "id": str(ident)})
-    events.sort(key=lambda e: (e["at"], e["id"]))
-    return MailTimeline(mail, jobs, drafts, sends, [_with_detail(e) for e in events])
+            events += AuditEntry.from_rows(
+                cur.fetchall(sql("web_audit_of_entity"), {"type": kind, "id": str(ident)}))
+    events.sort(key=lambda e: (e.at, e.id))
+    return MailTimeline(TimelineMail.from_row(row), jobs, drafts, sends, events)
 
 
 def search_audit(svc: Services, entity_type: str | None = None, entity_id: str | None = None,
                  event: str | None = None, actor: str | None = None,
                  since: datetime | str | None = None, until: datetime | str | None = None,
-                 limit: int = 200, zone: tzinfo = UTC) -> list[dict[str, Any]]:
+                 limit: int = 200, zone: tzinfo = UTC) -> list[AuditEntry]:
     """Newest first. ``actor`` matches as a prefix; ``since``/``until`` are ISO times, read
     in ``zone`` (the reader's time zone, as the page shows every time) unless they carry an
     offset of their own."""
@@ -62,7 +89,7 @@ def search_audit(svc: Services, entity_type: str | None = None, entity_id: str |
         "since": _time(since, "since", zone), "until": _time(until, "until", zone),
         "limit": max(1, min(int(limit), 1000)),
     }
-    return [_with_detail(e) for e in svc.db.fetchall(sql("web_audit_search"), params)]
+    return AuditEntry.from_rows(svc.db.fetchall(sql("web_audit_search"), params))
 
 
 def event_names(svc: Services) -> list[str]:
@@ -86,12 +113,3 @@ def _time(value: datetime | str | None, name: str, zone: tzinfo) -> datetime | N
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=zone)
     return parsed.astimezone(UTC).replace(tzinfo=None)
-
-
-def _with_detail(event: dict[str, Any]) -> dict[str, Any]:
-    raw = event.get("detail")
-    try:
-        detail = json.loads(raw) if raw else None
-    except (TypeError, ValueError):
-        detail = raw
-    return {**event, "detail": detail}

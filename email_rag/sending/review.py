@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person
@@ -23,6 +24,7 @@ from ..core.errors import (
     DraftNotFoundError,
 )
 from ..core.records import Draft, InboundRef, Job, ReplyMail, SendAttempt
+from ..core.rows import FromRow
 from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus
 from ..db import sql
 from ..db.audit import AuditEvent
@@ -53,18 +55,80 @@ class ReviewResult:
 
 
 @dataclass(frozen=True)
+class ListedAttachment:
+    """An attachment as the parse step listed it (the mail's ``attachments`` JSON), with
+    its size for people."""
+
+    filename: str | None = None
+    content_type: str | None = None
+    size: int = 0
+    size_text: str = ""
+    part: str = ""
+    sha256: str | None = None
+    text_status: str | None = None  # extracted / why there is no text
+    too_large: bool = False
+
+
+def listed_attachments(listing: Any) -> list[ListedAttachment]:
+    """The JSON listing of a mail's ``attachments`` column (entries that are not objects
+    are skipped)."""
+    listed = json.loads(listing) if listing else []
+    return [ListedAttachment(a.get("filename"), a.get("content_type"), int(a.get("size") or 0),
+                             human_size(int(a.get("size") or 0)), str(a.get("part") or ""),
+                             a.get("sha256"), a.get("text_status"), bool(a.get("too_large")))
+            for a in listed if isinstance(a, dict)]
+
+
+@dataclass(frozen=True)
+class DraftMail(FromRow):
+    """The mail a draft answers, for reading (``drafts_show_mail``: never the raw bytes)."""
+
+    id: int
+    status: str
+    mailbox_id: int | None = None
+    mailbox: str | None = None
+    status_reason: str | None = None
+    subject: str | None = None
+    from_addr: str | None = None
+    from_name: str | None = None
+    to_addrs: str | None = None
+    reply_addr: str | None = None
+    reply_rule: str | None = None
+    received_at: datetime | None = None
+    thread_key: str | None = None
+    summary: str | None = None
+    body_text: str | None = None
+    body_html: str | None = None
+    category: str | None = None
+    language: str | None = None
+    priority: str | None = None
+    classification_defaulted: bool = False
+
+
+@dataclass(frozen=True)
+class ThreadMail(FromRow):
+    """Another mail of the thread (``emails_thread_others``)."""
+
+    id: int
+    status: str
+    subject: str | None = None
+    from_addr: str | None = None
+    received_at: datetime | None = None
+
+
+@dataclass(frozen=True)
 class DraftView:
     """A draft with what its page (web) and ``drafts show`` (CLI) show around it."""
 
     draft: Draft
-    mail: dict[str, Any]  # the mail for reading (drafts_show_mail: no raw bytes)
-    thread: list[dict[str, Any]]
-    sources: list[Any]
+    mail: DraftMail
+    thread: list[ThreadMail]
+    sources: list[Any]  # JSON values: the retrieval's sources as stored with the draft
     reply_mail: ReplyMail  # its status, threading headers and reply decision
     send_attempt: SendAttempt | None
     newer_inbound: InboundRef | None
     reply: ReplyChoice
-    attachments: list[dict[str, Any]]
+    attachments: list[ListedAttachment]
 
 
 def show(svc: Services, draft_id: int) -> DraftView:
@@ -73,47 +137,54 @@ def show(svc: Services, draft_id: int) -> DraftView:
     draft = rows.draft(draft_id)
     if draft is None:
         raise DraftNotFoundError(f"draft {draft_id} does not exist")
-    mail = db.fetchone(sql("drafts_show_mail"), {"id": draft.email_id})
+    found = db.fetchone(sql("drafts_show_mail"), {"id": draft.email_id})
     reply_mail = rows.reply_mail(draft.email_id)
-    if mail is None or reply_mail is None:
+    if found is None or reply_mail is None:
         raise DraftNotFoundError(f"mail {draft.email_id} of draft {draft_id} does not exist")
-    thread = db.fetchall(sql("emails_thread_others"), {
+    thread = ThreadMail.from_rows(db.fetchall(sql("emails_thread_others"), {
         "mailbox_id": reply_mail.mailbox_id, "thread_key": reply_mail.thread_key,
-        "id": reply_mail.id}) if reply_mail.thread_key else []
+        "id": reply_mail.id})) if reply_mail.thread_key else []
     stored = json.loads(draft.sources) if draft.sources else []
     sources = stored.get("sources", []) if isinstance(stored, dict) else stored
-    attachments = json.loads(mail["attachments"]) if mail.get("attachments") else []
-    for a in attachments:
-        a["size_text"] = human_size(int(a.get("size") or 0))
-    return DraftView(draft, mail, thread, sources, reply_mail, rows.send_of_draft(draft_id),
-                     rows.newer_inbound(reply_mail, draft.created_at), rules.reply_choice(reply_mail),
-                     attachments)
+    return DraftView(draft, DraftMail.from_row(found), thread, sources, reply_mail,
+                     rows.send_of_draft(draft_id),
+                     rows.newer_inbound(reply_mail, draft.created_at),
+                     rules.reply_choice(reply_mail), listed_attachments(found["attachments"]))
 
 
-def attachment(svc: Services, draft_id: int, n: int, by: str) -> tuple[dict[str, Any], bytes]:
+@dataclass(frozen=True)
+class AttachmentSource(FromRow):
+    """A mail's stored raw source and its attachment listing (``drafts_mail_attachments``)."""
+
+    id: int
+    raw: bytes | None = None
+    attachments: Any = None  # the column's JSON text
+
+
+def attachment(svc: Services, draft_id: int, n: int, by: str) -> tuple[ListedAttachment, bytes]:
     """Attachment ``n`` (1-based, as listed on the draft page) of a draft's mail: its
     recorded metadata and its decoded bytes, read from the stored raw mail by the part
     path the parse step recorded and checked against the recorded SHA-256. Audited
     (``attachment_downloaded``)."""
-    row = svc.db.fetchone(sql("drafts_mail_attachments"), {"id": draft_id})
-    if row is None:
+    found = svc.db.fetchone(sql("drafts_mail_attachments"), {"id": draft_id})
+    if found is None:
         raise DraftNotFoundError(f"draft {draft_id} does not exist")
-    listed = json.loads(row["attachments"]) if row.get("attachments") else []
+    mail = AttachmentSource.from_row(found)
+    listed = listed_attachments(mail.attachments)
     if not 1 <= n <= len(listed):
-        raise AttachmentNotFoundError(f"mail {row['id']} has no attachment {n}")
+        raise AttachmentNotFoundError(f"mail {mail.id} has no attachment {n}")
     info = listed[n - 1]
-    part = find_part(bytes(row["raw"] or b""), str(info.get("part", "")))
+    part = find_part(bytes(mail.raw or b""), info.part)
     if part is None:
-        raise AttachmentNotFoundError(f"attachment {n} of mail {row['id']} is not in the "
+        raise AttachmentNotFoundError(f"attachment {n} of mail {mail.id} is not in the "
                                       "stored mail (headers only?)")
     data = attachment_bytes(part)
-    if info.get("sha256") and hashlib.sha256(data).hexdigest() != info["sha256"]:
-        raise AttachmentNotFoundError(f"attachment {n} of mail {row['id']} does not match the "
+    if info.sha256 and hashlib.sha256(data).hexdigest() != info.sha256:
+        raise AttachmentNotFoundError(f"attachment {n} of mail {mail.id} does not match the "
                                       "recorded checksum; not served")
-    svc.audit.record(AuditEvent(person(by), "email", row["id"], "attachment_downloaded",
+    svc.audit.record(AuditEvent(person(by), "email", mail.id, "attachment_downloaded",
                                 detail={"draft_id": draft_id, "attachment": n,
-                                        "filename": info.get("filename"),
-                                        "size": len(data)}))
+                                        "filename": info.filename, "size": len(data)}))
     return info, data
 
 

@@ -37,7 +37,7 @@ def _back(kind: str) -> str:
 def failures(request: Request, user: AdminUser, kind: str = ""):
     items = console.attention_items(_svc(request))
     counts = console.counts_by_kind(items)
-    shown = [i for i in items if kind in i["kinds"]] if kind in console.KINDS else items
+    shown = [i for i in items if kind in i.kinds] if kind in console.KINDS else items
     return page(request, "failures.html", items=shown, counts=counts, total=len(items),
                 kind=kind if kind in console.KINDS else "", kinds=console.KINDS)
 

@@ -98,13 +98,13 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
     where = desk.position(svc, user.mailbox_ids, query, draft_id)
     mine = desk.own_edit(svc, draft_id, user.id)
     original = draft.body
-    if mine is not None and mine["body"] == original:
+    if mine is not None and mine.body == original:
         mine = None
     mail = view.mail
     return page(request, "draft.html", d=draft, seen=seen_token(draft), my_edit=mine,
                 conversation=desk.conversation(svc, view.reply_mail),
                 history=desk.sender_history(svc, view.reply_mail),
-                text=mine["body"] if mine and actionable else original, original=original,
+                text=mine.body if mine and actionable else original, original=original,
                 editing=desk.others_editing(svc, draft_id, user.id),
                 choices=desk.classification_choices(), mail=mail, thread=view.thread,
                 sources=desk.source_cards(view.sources), send=view.send_attempt,
@@ -129,7 +129,7 @@ async def attachment(request: Request, user: StaffUser, draft_id: int, n: int):
     and ``nosniff`` - the browser saves the file and renders none of it (mail content is
     untrusted). Sent in chunks once checked."""
 
-    def load() -> tuple[dict, bytes]:
+    def load() -> tuple[review.ListedAttachment, bytes]:
         svc = _svc(request)
         desk.require_draft(svc, user.mailbox_ids, draft_id)
         return review.attachment(svc, draft_id, n, user.name)
@@ -142,7 +142,7 @@ async def attachment(request: Request, user: StaffUser, draft_id: int, n: int):
             yield bytes(view[start:start + CHUNK])
 
     return StreamingResponse(chunks(), media_type="application/octet-stream", headers={
-        "Content-Disposition": content_disposition(str(info.get("filename") or "attachment")),
+        "Content-Disposition": content_disposition(info.filename or "attachment"),
         "Content-Length": str(len(data)), "X-Content-Type-Options": "nosniff",
         "Cache-Control": "no-store"})
 
@@ -256,7 +256,7 @@ def autosave(request: Request, user: StaffUser, draft_id: int, body: FormStr) ->
                                                          DraftStatus.STALE)
     return JSONResponse({
         "saved": True,
-        "editing": [o["name"] for o in desk.others_editing(svc, draft_id, user.id)],
+        "editing": [o.name for o in desk.others_editing(svc, draft_id, user.id)],
         "changed": _happened(request, user, state) if changed else None})
 
 
@@ -323,7 +323,7 @@ def mail_page(request: Request, user: StaffUser, email_id: int):
     svc = _svc(request)
     mail = desk.read_mail(svc, user.mailbox_ids, email_id)
     return page(request, "mail.html", mail=mail,
-                undecided=mail["status"] == "no_reply_suggested")
+                undecided=mail.status == "no_reply_suggested")
 
 
 @router.post("/no-reply/{email_id}/{action}")

@@ -45,8 +45,8 @@ def test_a_search_by_name_finds_every_form_of_that_person(db, settings):
                              ("cli:anna", "admin_retry"), ("user:annabel", "approved"),
                              ("worker", "claimed")):
             svc.audit.record(AuditEvent(actor, "email", 1, event))
-        found = {(r["actor"], r["event"]) for r in timeline.search_audit(svc, actor="anna")}
-        by_prefix = {r["actor"] for r in timeline.search_audit(svc, actor="user:")}
+        found = {(r.actor, r.event) for r in timeline.search_audit(svc, actor="anna")}
+        by_prefix = {r.actor for r in timeline.search_audit(svc, actor="user:")}
     finally:
         svc.close()
     assert found >= {("user:anna", "approved"), ("anna", "no_reply_confirmed"),

@@ -121,7 +121,7 @@ def test_dsn_for_a_sent_reply_marks_it_bounced_and_returns_the_mail_to_review(wo
     assert d["status"] == "stale" and "bounced" in d["stale_reason"] and "5.1.1" in d["stale_reason"]
     m = db.fetchone("SELECT status, status_reason FROM emails WHERE id = %s", (mail,))
     assert m["status"] == "draft_ready" and "bounced" in m["status_reason"]
-    assert [r["id"] for r in queue_page(svc, None, QueueQuery()).rows] == [draft]  # staff see it
+    assert [r.id for r in queue_page(svc, None, QueueQuery()).rows] == [draft]  # staff see it
     assert send_outcome_text(SendAttempt.from_row(a)).startswith("bounced — the reply did not arrive: ")
     assert "bounced" in [e["event"] for e in events_for(db, "send_attempt", a["id"])]
     # the same DSN delivered again changes nothing

@@ -64,26 +64,26 @@ def world(db):
 
 
 def test_lists_every_kind_with_error_attempts_and_actions(svc, world):
-    items = {i["email_id"]: i for i in console.attention_items(svc)}
+    items = {i.email_id: i for i in console.attention_items(svc)}
     assert set(items) == {world[k] for k in ("failed", "manual", "retrying", "partial", "unknown",
                                              "sending")}
     f = items[world["failed"]]
-    assert f["kinds"] == ["failed", "dead"] and f["attempts"] == 3
-    assert f["last_error"] == "LLMError: 503 from endpoint" and f["can_retry"] and f["can_resolve"]
+    assert f.kinds == ["failed", "dead"] and f.attempts == 3
+    assert f.last_error == "LLMError: 503 from endpoint" and f.can_retry and f.can_resolve
     m = items[world["manual"]]
-    assert m["kinds"] == ["manual"] and m["last_error"] == "LLM timed out twice" and m["can_retry"]
+    assert m.kinds == ["manual"] and m.last_error == "LLM timed out twice" and m.can_retry
     r = items[world["retrying"]]
-    assert r["kinds"] == ["retrying"] and r["last_error"].startswith("StoreUnavailableError")
+    assert r.kinds == ["retrying"] and r.last_error.startswith("StoreUnavailableError")
     p = items[world["partial"]]
-    assert p["kinds"] == ["partially_indexed"] and "arangodb" in p["last_error"]
-    assert not (p["can_retry"] or p["can_resolve"] or p["can_decide_send"])
+    assert p.kinds == ["partially_indexed"] and "arangodb" in p.last_error
+    assert not (p.can_retry or p.can_resolve or p.can_decide_send)
     u = items[world["unknown"]]
-    assert u["kinds"] == ["manual", "send_unknown"] and u["can_decide_send"]
-    assert not u["can_retry"] and not u["can_resolve"] and "not in Sent" in u["last_error"]
+    assert u.kinds == ["manual", "send_unknown"] and u.can_decide_send
+    assert not u.can_retry and not u.can_resolve and "not in Sent" in u.last_error
     counts = console.counts_by_kind(list(items.values()))
     assert counts == {"failed": 1, "manual": 2, "dead": 1, "send_unknown": 1, "retrying": 2,
                       "partially_indexed": 1}
-    assert [i["email_id"] for i in console.attention_items(svc, "dead")] == [world["failed"]]
+    assert [i.email_id for i in console.attention_items(svc, "dead")] == [world["failed"]]
 
 
 def test_bulk_retry_queues_retryable_entries_on_redis_and_names_the_refused(svc, db, world):
@@ -114,7 +114,7 @@ def test_resolve_closes_the_dead_entry_or_the_mail_with_a_note(svc, db, world):
         console.resolve_mail(svc, world["manual"], "user:root", "again")
     with pytest.raises(PermanentError, match="unknown outcome"):
         console.resolve_mail(svc, world["unknown"], "user:root", "x")
-    listed = {i["email_id"] for i in console.attention_items(svc)}
+    listed = {i.email_id for i in console.attention_items(svc)}
     assert world["failed"] not in listed and world["manual"] not in listed
 
 
@@ -132,10 +132,10 @@ def test_timeline_merges_mail_job_draft_and_send_events_in_time_order(svc, db, w
                    detail={"error": "timeout"}),
         AuditEvent("worker", "email", other, "state_changed", "received", "manual"))
     data = timeline.mail_timeline(svc, mail)
-    assert [(e["entity_type"], e["event"]) for e in data.events] == [
+    assert [(e.entity_type, e.event) for e in data.events] == [
         ("email", "state_changed"), ("draft", "approved"), ("job", "claimed"),
         ("send_attempt", "send_unknown")]
-    assert data.events[-1]["detail"] == {"error": "timeout"}
+    assert data.events[-1].detail == {"error": "timeout"}
     assert [d.id for d in data.drafts] == [draft] and [s.id for s in data.sends] == [send]
     with pytest.raises(PermanentError):
         timeline.mail_timeline(svc, 987654)
@@ -146,9 +146,9 @@ def test_audit_search_filters(svc, db):
         AuditEvent("user:anna", "draft", 1, "approved"),
         AuditEvent("user:ann_x", "draft", 2, "approved"),
         AuditEvent("worker", "job", 5, "retry_scheduled", attempt=1))
-    assert [e["entity_id"] for e in timeline.search_audit(svc, event="approved")] == ["2", "1"]
-    assert [e["actor"] for e in timeline.search_audit(svc, actor="user:ann_")] == ["user:ann_x"]
-    assert [e["event"] for e in timeline.search_audit(svc, entity_type="job", entity_id="5")] == [
+    assert [e.entity_id for e in timeline.search_audit(svc, event="approved")] == ["2", "1"]
+    assert [e.actor for e in timeline.search_audit(svc, actor="user:ann_")] == ["user:ann_x"]
+    assert [e.event for e in timeline.search_audit(svc, entity_type="job", entity_id="5")] == [
         "retry_scheduled"]
     assert timeline.search_audit(svc, since="2999-01-01T00:00") == []
     assert len(timeline.search_audit(svc, until="2999-01-01T00:00:00+02:00")) == 3
@@ -175,17 +175,17 @@ def test_the_console_offers_exactly_what_the_store_then_does(svc, world, action)
     agrees with the offer for every row: offered -> done, not offered -> refused."""
     disagree = []
     for item in console.attention_items(svc):
-        offered = item[f"can_{action}"]
+        offered = getattr(item, f"can_{action}")
         try:
             if action == "resolve":
-                console.resolve_mail(svc, item["email_id"], "user:root", "checked by hand")
-            elif item["job_id"]:
-                svc.jobs.retry(item["job_id"], "user:root", "again")
+                console.resolve_mail(svc, item.email_id, "user:root", "checked by hand")
+            elif item.job_id:
+                svc.jobs.retry(item.job_id, "user:root", "again")
             else:
                 raise PermanentError("no entry to retry")
             done = True
         except PermanentError:
             done = False
         if offered != done:
-            disagree.append((item["subject"], item["status"], item["job_state"], offered, done))
+            disagree.append((item.subject, item.status, item.job_state, offered, done))
     assert disagree == []

@@ -109,12 +109,12 @@ def test_one_path_creates_job_rows_in_batches_audited_and_keeps_existing_ones(db
     size THEN the new rows are created (several INSERTs), each audited once, and the
     existing row is neither returned nor touched."""
     from email_rag.core.states import JobKind
-    from email_rag.jobs import store
+    from email_rag.jobs import rows, store
     from tests.factories import make_email, make_job
 
     mails = [make_email(db) for _ in range(5)]
     existing = make_job(db, mails[0], state="dead")
-    monkeypatch.setattr(store, "MAX_JOB_ROWS", 2)
+    monkeypatch.setattr(rows, "MAX_JOB_ROWS", 2)
     new = [store.NewJob(JobKind.PROCESS_EMAIL, m, "email-rag", email_id=m,
                         detail={"why": "test"}) for m in mails]
     with db.transaction() as cur:

@@ -21,14 +21,14 @@ from email_rag.core.states import (
 )
 from email_rag.jobs import rules
 from email_rag.jobs.store import JobStore
-from tests.doubles.memory_jobs import MemoryJobRows
+from tests.doubles.memory_db import MemoryDatabase
 
 POLICY = RetryPolicy(delays=(30.0, 120.0), max_attempts=3, jitter=0)
 
 
 @pytest.fixture
-def rows() -> MemoryJobRows:
-    return MemoryJobRows()
+def rows() -> MemoryDatabase:
+    return MemoryDatabase()
 
 
 @pytest.fixture
@@ -120,8 +120,7 @@ def test_a_permanent_error_is_dead_at_once_and_a_final_mail_stays_as_it_is(rows,
 def test_a_failure_of_a_worker_that_lost_its_claim_writes_nothing(rows, store):
     _, job = waiting(rows)
     claimed = store.claim(job.id, "w1")
-    rows.jobs[job.id] = rows.jobs[job.id].__class__(**{**rows.jobs[job.id].__dict__,
-                                                       "worker": "w2"})
+    rows.row("jobs", job.id)["worker"] = "w2"  # another worker took it over
     store.fail(claimed, "w1", LLMError("late"))
     assert rows.jobs[job.id].state == JobState.PROCESSING
     assert rows.events_of("job", job.id) == ["claimed"]
@@ -178,7 +177,7 @@ def test_an_admin_retry_is_refused_by_the_business_state(rows, store, mail_statu
 def test_an_admin_retry_of_an_unknown_send_is_refused_for_the_send_decision(rows, store):
     mail, job = waiting(rows, MailStatus.APPROVED, state=JobState.DEAD,
                         kind=JobKind.SEND_DRAFT, draft_id=7)
-    attempt = rows.add_send(7, SendStatus.UNKNOWN)
+    attempt = rows.add_send(7, SendStatus.UNKNOWN, email_id=mail.id)
     with pytest.raises(TransitionRefused, match="sends resolve") as refused:
         store.retry(job.id, "user:anna")
     assert refused.value.record == "send_attempt" and str(attempt.id) in str(refused.value)
@@ -187,8 +186,8 @@ def test_an_admin_retry_of_an_unknown_send_is_refused_for_the_send_decision(rows
 def test_an_admin_retry_of_a_refused_send_returns_the_draft_to_review(rows, store):
     mail, job = waiting(rows, MailStatus.APPROVED, state=JobState.DEAD,
                         kind=JobKind.SEND_DRAFT, draft_id=7)
-    rows.add_send(7, SendStatus.FAILED, smtp_response="550 no such user")
-    rows.drafts[7] = DraftStatus.FAILED  # the sender marked the refused draft
+    rows.add_send(7, SendStatus.FAILED, email_id=mail.id, smtp_response="550 no such user")
+    rows.row("drafts", 7)["status"] = "failed"  # the sender marked the refused draft
     assert store.retry(job.id, "user:anna", "fix address") == "back_to_review"
     assert rows.drafts[7] == DraftStatus.PENDING_REVIEW
     assert rows.mails[mail.id].status == MailStatus.DRAFT_READY
@@ -198,7 +197,7 @@ def test_an_admin_retry_of_a_refused_send_returns_the_draft_to_review(rows, stor
 
 def test_a_refused_retry_rolls_back_everything(rows, store):
     mail, job = waiting(rows, MailStatus.FAILED, state=JobState.DEAD)
-    rows.mails[mail.id] = rows.mails[mail.id].__class__(mail.id, MailStatus.RESOLVED)
+    rows.row("emails", mail.id)["status"] = "resolved"
     with pytest.raises(TransitionRefused):
         store.retry(job.id, "user:anna")
     assert rows.jobs[job.id].state == JobState.DEAD and not rows.events
@@ -238,7 +237,7 @@ def test_resolve_needs_a_note_and_an_unknown_send_is_decided_instead(rows, store
                         kind=JobKind.SEND_DRAFT, draft_id=3)
     with pytest.raises(PermanentError, match="note is required"):
         store.resolve_mail(mail.id, "user:rita", "  ")
-    rows.add_send(3, SendStatus.UNKNOWN)
+    rows.add_send(3, SendStatus.UNKNOWN, email_id=mail.id)
     with pytest.raises(TransitionRefused, match="unknown outcome"):
         store.resolve_mail(mail.id, "user:rita", "note")
 
@@ -257,7 +256,7 @@ def test_the_console_questions_agree_with_what_the_store_does(rows, store):
     exactly when the store's retry / resolve goes through."""
     for mail_status in MailStatus:
         for job_state in JobState:
-            world = MemoryJobRows()
+            world = MemoryDatabase()
             s = JobStore.over(world, POLICY)
             mail, job = waiting(world, mail_status, state=job_state)
             offered = rules.retry_refusal(mail_status, job_state, None) is None
@@ -267,7 +266,7 @@ def test_the_console_questions_agree_with_what_the_store_does(rows, store):
             except TransitionRefused:
                 done = False
             assert offered == done, (mail_status, job_state)
-            world = MemoryJobRows()
+            world = MemoryDatabase()
             s = JobStore.over(world, POLICY)
             mail, job = waiting(world, mail_status, state=job_state)
             open_jobs = world.open_of_mail(mail.id)

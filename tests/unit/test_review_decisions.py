@@ -18,7 +18,8 @@ from email_rag.core.states import DraftStatus, JobState, MailStatus, SendStatus
 from email_rag.review import console
 from email_rag.sending import admin, review, rules
 from email_rag.sending.regenerate import regenerate
-from tests.doubles.memory_review import MemoryRows, memory_services, review_world
+from tests.doubles.memory_db import MemoryDatabase
+from tests.doubles.memory_review import memory_services, review_world
 
 
 @pytest.fixture
@@ -86,7 +87,11 @@ def test_approve_moves_draft_and_mail_creates_one_attempt_and_queues_its_send(sv
         r.send_attempt_id, r.message_id, "kunde@example.org")
     assert svc.queue.put == [("default", r.job_id)]
     assert [(e.entity_type, e.event) for e in svc.rows.events] == [
-        ("draft", "approved"), ("email", "state_changed"), ("send_attempt", "created")]
+        ("job", "queued_for_send"), ("draft", "approved"), ("email", "state_changed"),
+        ("send_attempt", "created")]  # the real JobStore audits the entry it creates
+    job = svc.jobs.get(r.job_id)  # one memory world: JobStore reads the entry approve queued
+    assert (job.state, job.kind, job.draft_id, job.queue) == (
+        JobState.QUEUED, "send_draft", draft_id, "default")
     assert svc.rows.row("drafts", draft_id)["approved_by"] == "user:anna"
 
 
@@ -211,7 +216,7 @@ def test_regenerate_of_an_approved_draft_changes_nothing(svc):
 class _CursorDb:
     """A memory database whose transaction hands out a cursor for the job row's read."""
 
-    def __init__(self, rows: MemoryRows, cur) -> None:
+    def __init__(self, rows: MemoryDatabase, cur) -> None:
         self.rows, self.cur = rows, cur
 
     def transaction(self):
@@ -271,32 +276,32 @@ def test_a_resend_with_delivery_evidence_needs_the_admins_confirmation():
 # --- the failure console asks the store's rules ---
 
 def console_row(**kw):
-    row = {"id": 1, "status": "approved", "status_reason": None, "job_id": 9,
+    row = {"email_id": 1, "status": "approved", "status_reason": None, "job_id": 9,
            "job_kind": "send_draft", "job_state": "failed", "job_error": "421 try later",
            "attempts": 2, "send_id": 4, "send_status": "pending", "send_error": None,
            "send_tries": 2, "index_status": "complete", "index_missing": None}
-    return {**row, **kw}
+    return console.AttentionItem.from_row({**row, **kw})
 
 
 def test_the_console_offers_no_resolve_while_a_send_is_in_its_retry_cycle():
-    item = console._describe(console_row())
-    assert item["kinds"] == ["retrying"]
-    assert item["can_resolve"] is False and item["can_retry"] is True
+    item = console.describe(console_row())
+    assert item.kinds == ["retrying"]
+    assert item.can_resolve is False and item.can_retry is True
 
 
 def test_the_console_offers_the_send_decision_not_retry_or_resolve_for_an_unknown_send():
-    item = console._describe(console_row(status="manual", job_state="done",
+    item = console.describe(console_row(status="manual", job_state="done",
                                          send_status="unknown", send_error="timeout"))
-    assert item["kinds"] == ["manual", "send_unknown"] and item["last_error"] == "timeout"
-    assert (item["can_retry"], item["can_resolve"], item["can_decide_send"]) == (
+    assert item.kinds == ["manual", "send_unknown"] and item.last_error == "timeout"
+    assert (item.can_retry, item.can_resolve, item.can_decide_send) == (
         False, False, True)
 
 
 def test_the_console_offers_resolve_for_a_failed_mail_whose_entry_is_dead():
-    item = console._describe(console_row(status="failed", job_state="dead", job_kind="process_email",
+    item = console.describe(console_row(status="failed", job_state="dead", job_kind="process_email",
                                          send_id=None, send_status=None))
-    assert item["kinds"] == ["failed", "dead"]
-    assert item["can_resolve"] is True and item["can_retry"] is True
+    assert item.kinds == ["failed", "dead"]
+    assert item.can_resolve is True and item.can_retry is True
 
 
 def test_a_draft_outside_the_users_mailboxes_is_not_found():

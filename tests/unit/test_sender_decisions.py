@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from email_rag.core.errors import SmtpOutcomeUnknownError, SmtpPermanentError, SmtpTransientError
-from email_rag.core.records import Job
 from email_rag.core.states import SendStatus
 from email_rag.sending import review
 from email_rag.sending.sender import SendService
@@ -44,7 +43,8 @@ def approved(tmp_path, relay):
     svc = memory_services(journal_dir=tmp_path, mail_sender=relay)
     email_id, draft_id = review_world(svc)
     r = review.approve(svc, draft_id, "anna")
-    job = Job.from_row(svc.rows.row("jobs", r.job_id))
+    job = svc.jobs.claim(r.job_id, "w1", "default")  # the entry approve queued, claimed
+    assert job is not None and job.attempts == 1  # by the real JobStore on the same rows
     return svc, email_id, draft_id, r, job
 
 
