@@ -25,7 +25,7 @@ from ..core.actors import shown
 from ..core.errors import DraftNotFoundError
 from ..core.records import Draft, ReplyMail
 from ..core.states import DraftStatus
-from ..db import sql
+from ..db import examples, sql
 from ..mail.mime import human_size
 
 if TYPE_CHECKING:
@@ -298,6 +298,7 @@ def correct_classification(svc: Services, draft_id: int, by: str, category: str,
             cur.execute(sql("desk_classification_set"), {"id": mail["id"], **new})
             write_events(cur, [AuditEvent(by, "email", mail["id"], "classification_corrected",
                                           detail={"draft_id": draft_id, "changes": changes})])
+        examples.record(cur, svc, mail["id"], "correction")
     return changes
 
 
