@@ -566,6 +566,9 @@ class Settings(BaseSettings):
         0.7, description="Probability from which the history decides the priority alone.")
     history_needs_reply_threshold: float = Field(
         0.8, description="Probability from which the history decides needs_reply alone.")
+    history_min_similarity: float = Field(
+        0.3, description="Cosine similarity to the closest labelled example below which the "
+        "history decides nothing (a linear model is confident far from its examples).")
     history_shots: int = Field(
         4, description="Most similar labelled examples put into the LLM's classification "
         "prompt (0 = none).")

@@ -52,6 +52,7 @@ from ..llm import classification as cl
 from ..llm.budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
 from ..llm.examples import (
     Example,
+    FieldVote,
     HistoryDecision,
     HistoryModel,
     Shot,
@@ -166,6 +167,7 @@ class TeamView:
 
     decision: HistoryDecision
     shots: list[Shot]
+    nearest_similarity: float  # of the most similar example
 
     def source(self, name: str) -> dict[str, Any]:
         vote = self.decision.votes[name]
@@ -187,6 +189,7 @@ class TeamView:
 
     def summary(self) -> dict[str, Any]:
         return {"examples": self.decision.examples_known,
+                "nearest_similarity": self.nearest_similarity,
                 **{n: {"value": v.value, "probability": round(v.probability, 3),
                        "decided": v.decided} for n, v in self.decision.votes.items()}}
 
@@ -256,12 +259,18 @@ def team_view(ctx: StepContext) -> TeamView | None:
     except Exception as e:  # the history is an aid: without it the LLM decides alone
         log.warning("mail %s: team history unavailable (%s)", ctx.email_id, type(e).__name__)
         return None
-    k = ctx.services.settings.history_shots
-    close = nearest(vector, fitted.examples, k)
-    texts = stored_examples.texts(ctx.services.db, [e.email_id for e, _ in close])
+    s = ctx.services.settings
+    close = nearest(vector, fitted.examples, max(s.history_shots, 1))
+    decision = fitted.model.decide(vector)
+    if close[0][1] < s.history_min_similarity:  # unlike every example: a linear model is
+        decision = HistoryDecision(  # confident far from its data, so it decides nothing
+            {n: FieldVote(v.value, v.probability, False) for n, v in decision.votes.items()},
+            decision.examples_known)
+    texts = stored_examples.texts(ctx.services.db,
+                                  [e.email_id for e, _ in close[:s.history_shots]])
     shots = [Shot(*texts.get(e.email_id, ("", "")), e.category, e.priority, e.needs_reply,
-                  round(sim, 3)) for e, sim in close]
-    return TeamView(fitted.model.decide(vector), shots)
+                  round(sim, 3)) for e, sim in close[:s.history_shots]]
+    return TeamView(decision, shots, round(close[0][1], 3))
 
 
 def _decided_by_history(ctx: StepContext, mail: mail_input.MailContent,
