@@ -4,8 +4,16 @@
 (``mail_input.mail_content``: body and attachment text; never the raw mail), asks the LLM under the policy of
 ``email_rag.llm.policy`` and returns the outcome for the worker's checkpoint.
 The mail text goes to the LLM only inside the delimited user message; the
-system prompt declares it untrusted. The step writes nothing itself: it is
-safe to repeat (an LLM call changes nothing on our side).
+system prompt declares it untrusted. The step writes nothing itself but the vectors of
+labelled examples that lack one (idempotent): it is safe to repeat (an LLM call changes
+nothing on our side).
+
+Who decides (stored per field in ``emails.classification_sources`` with the confidence):
+headers and rules first (loop guard, list headers, no-reply senders); then the team's
+history (``team_view``: a logistic regression per field over the mailbox's labelled
+examples, ``db.examples``) for each field it is sure of; the LLM for the rest, with the
+most similar examples in its prompt as delimited untrusted data; the language always from
+the language identifier (``mail.language``), the LLM's only when the identifier is unsure.
 
 Failure table:
 
@@ -30,6 +38,13 @@ Failure table:
 | 400/401/403/404/422                    | never (raised, permanent) | yes          | job dead, mail failed with the reason     |
 | crash after the LLM answered, before   | the job re-runs the step  | yes: nothing | one more LLM call (costs tokens only)     |
 | the checkpoint                         |                           | was stored   |                                           |
+| the history decides all three fields   | no LLM call               | yes          | CLASSIFIED (llm_skipped, source=history)  |
+| the mail is unlike every example       | -                         | yes          | the LLM decides all fields (with shots)   |
+| (similarity < history_min_similarity)  |                           |              |                                           |
+| embedder or examples unavailable       | no (the LLM decides)      | yes          | as without history (warning logged)       |
+| an example without vector (embedder    | embedded at the next mail | yes          | used once embedded                        |
+| down at the staff action) or by another|                           |              |                                           |
+| embedder                               |                           |              |                                           |
 """
 
 from __future__ import annotations

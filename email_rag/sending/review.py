@@ -24,7 +24,7 @@ from ..core.errors import (
 )
 from ..core.records import Draft, InboundRef, Job, ReplyMail, SendAttempt
 from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus
-from ..db import examples, sql
+from ..db import sql
 from ..db.audit import AuditEvent
 from ..jobs.dispatch import enqueue
 from ..mail.addresses import ReplyChoice
@@ -146,7 +146,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
         job = _send_job(svc, cur, mail.id, draft_id, by)
         stores.mails.move(cur, mail.id, MailStatus.APPROVED, actor=by, row=mail,
                           detail={"draft_id": draft_id}, events=events)
-        examples.record(cur, svc, mail.id, "approval")
+        rows.labelled(mail.id, "approval", svc)
         if created:
             events.append(AuditEvent(
                 by, "send_attempt", send.id, "created", None, send.status,

@@ -44,6 +44,7 @@ class MemoryRows:
     def __init__(self) -> None:
         self.tables: dict[str, dict[int, dict[str, Any]]] = {
             t: {} for t in ("emails", "drafts", "send_attempts", "jobs", "mailboxes")}
+        self.labelled_examples: list[tuple[int, str]] = []  # (email_id, source)
         self.events: list[Any] = []  # audit events written (email_rag.db.audit.AuditEvent)
         self._ids = itertools.count(1)
         self._tick = itertools.count(1)
@@ -110,6 +111,10 @@ class MemoryRows:
         self.events += events
 
     # --- ReviewRows ---
+    def labelled(self, email_id: int, source: str, services: Any) -> bool:
+        self.labelled_examples.append((email_id, source))
+        return True
+
     def draft(self, draft_id: int, lock: bool = False) -> Draft | None:
         row = self.tables["drafts"].get(draft_id)
         return None if row is None else Draft.from_row(row)

@@ -88,6 +88,7 @@ def test_approve_moves_draft_and_mail_creates_one_attempt_and_queues_its_send(sv
     assert [(e.entity_type, e.event) for e in svc.rows.events] == [
         ("draft", "approved"), ("email", "state_changed"), ("send_attempt", "created")]
     assert svc.rows.row("drafts", draft_id)["approved_by"] == "user:anna"
+    assert svc.rows.labelled_examples == [(email_id, "approval")]  # the team learns from it
 
 
 def test_a_second_approval_changes_nothing_and_names_the_first(svc):
