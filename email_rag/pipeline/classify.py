@@ -141,9 +141,10 @@ def run(ctx: StepContext) -> StepOutcome:
                                                       "prompt_version": task.prompt_version})],
                            {"outcome": "skipped"})
 
+    started = time.monotonic()
     team = team_view(ctx)
     if team is not None and team.decision.all_decided:
-        return _decided_by_history(ctx, mail, team)
+        return _decided_by_history(ctx, mail, team, started)
     task = classification_task(mail.subject, mail.sender, mail.body,
                                s.llm_max_input_chars, context_tokens(s, ctx.services.llm),
                                team.shots if team else None)
@@ -289,9 +290,9 @@ def team_view(ctx: StepContext) -> TeamView | None:
 
 
 def _decided_by_history(ctx: StepContext, mail: mail_input.MailContent,
-                        team: TeamView) -> StepOutcome:
-    """Every field decided by the team's examples: no LLM call at all."""
-    started = time.monotonic()
+                        team: TeamView, started: float) -> StepOutcome:
+    """Every field decided by the team's examples: no LLM call at all. ``duration_ms``:
+    from reading the examples to the decision (embedding included)."""
     votes = team.decision.votes
     subject_line = " ".join(mail.subject.split()) or " ".join(mail.body.split())[:120]
     value = cl.Classification(
