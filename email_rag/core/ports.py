@@ -166,6 +166,11 @@ class ReviewRows(Protocol):
         """The mailbox's name and address."""
         ...
 
+    def labelled(self, email_id: int, source: str, services: Any) -> bool:
+        """The mail's current labels stored as a labelled example of the team
+        (``db.examples.record``: ``services`` gives the embedder)."""
+        ...
+
 
 class StoreRows(StatusRows, ReviewRows, Protocol):
     """Both: what ``Stores`` are built on (MariaDB: ``db.stores.CursorRows``)."""

@@ -564,6 +564,23 @@ class Settings(BaseSettings):
                 return mb
         raise KeyError(name)
 
+    # The team's labelled examples decide the classification when sure (issue 27).
+    history_min_examples: int = Field(
+        10, description="Labelled examples of a mailbox before its history may decide a field "
+        "alone (fewer: the LLM decides, with the nearest examples in its prompt).")
+    history_category_threshold: float = Field(
+        0.5, description="Probability from which the history decides the category alone.")
+    history_priority_threshold: float = Field(
+        0.7, description="Probability from which the history decides the priority alone.")
+    history_needs_reply_threshold: float = Field(
+        0.8, description="Probability from which the history decides needs_reply alone.")
+    history_min_similarity: float = Field(
+        0.3, description="Cosine similarity to the closest labelled example below which the "
+        "history decides nothing (a linear model is confident far from its examples).")
+    history_shots: int = Field(
+        4, description="Most similar labelled examples put into the LLM's classification "
+        "prompt (0 = none).")
+
 
 # Variables that were settings once. Like every unknown EMAIL_RAG_* variable they are
 # ignored (``extra="ignore"``), but a leftover one is reported: whoever set it expects an

@@ -43,7 +43,7 @@ from ..core.states import (
     MailStatus,
     SendStatus,
 )
-from . import sql
+from . import examples, sql
 from .audit import AuditEvent, write_events
 
 
@@ -65,6 +65,9 @@ class CursorRows:
         write_events(self.cur, events)
 
     # --- ReviewRows ---
+    def labelled(self, email_id: int, source: str, services: Any) -> bool:
+        return examples.record(self.cur, services, email_id, source)
+
     def draft(self, draft_id: int, lock: bool = False) -> Draft | None:
         row = self.cur.fetchone(sql("drafts_get_for_update" if lock else "drafts_get"),
                                 {"id": draft_id})

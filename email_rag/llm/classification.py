@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..core.errors import LLMInvalidOutputError
+from ..mail.language import identify
 
 
 class Category(StrEnum):
@@ -59,8 +60,11 @@ class Language(StrEnum):
 SUMMARY_MAX = 300
 SCHEMA_NAME = "email_classification"
 # Columns of ``emails`` that a classification sets (the step writes exactly these).
+# ``classification_sources``: per field where its value came from (rules / history / llm /
+# identifier / default) and how sure that source was.
 EMAIL_COLUMNS = ("category", "priority", "language", "summary", "needs_reply",
-                 "classification_defaulted", "classification_prompt_version")
+                 "classification_defaulted", "classification_prompt_version",
+                 "classification_sources")
 
 
 class Classification(BaseModel):
@@ -238,30 +242,6 @@ def parse_classification(text: str) -> Classification:
 
 # --- defaults, used when the output was unusable twice (stored with defaulted = true) ---
 
-# A few very common words per language: enough to pick the reply language of a
-# defaulted classification; the LLM decides in every other case.
-STOP_WORDS: dict[Language, frozenset[str]] = {
-    Language.DE: frozenset("der die das und ist nicht ich sie wir ein eine mit für auf bitte "
-                           "ihre ihr den dem von zu hallo danke meine mein haben wurde".split()),
-    Language.EN: frozenset("the and is not you we i a an with for on please your my of to "
-                           "hello thanks have was this that".split()),
-    Language.FR: frozenset("le la les et est pas je vous nous un une avec pour sur merci "
-                           "votre mon ma de du bonjour ai été".split()),
-    Language.ES: frozenset("el la los las y es no yo usted nosotros un una con para por "
-                           "gracias su mi de del hola he sido".split()),
-}
-
-
-def guess_language(text: str) -> Language:
-    """The language whose stop words occur most often; OTHER when none stands out."""
-    words = re.findall(r"[a-zà-ÿäöüß]+", (text or "").lower())
-    scores = {lang: sum(1 for w in words if w in sw) for lang, sw in STOP_WORDS.items()}
-    best = max(scores, key=lambda k: scores[k])
-    if scores[best] < 2 or list(scores.values()).count(scores[best]) > 1:
-        return Language.OTHER
-    return best
-
-
 def default_classification(subject: str | None, body: str | None) -> Classification:
     """The defaults for unusable output. needs_reply is True: a human reviews a
     draft rather than a mail silently getting no answer."""
@@ -269,7 +249,7 @@ def default_classification(subject: str | None, body: str | None) -> Classificat
     return Classification(
         category=Category.OTHER,
         priority=Priority.NORMAL,
-        language=guess_language(f"{subject or ''} {body or ''}"),
+        language=Language(identify(f"{subject or ''}\n{body or ''}").code),
         summary=f"Not classified (LLM output unusable): {subject_line}",
         needs_reply=True,
     )

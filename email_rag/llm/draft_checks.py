@@ -15,7 +15,7 @@ Each check returns a problem in words or None; ``problems(...)`` runs them all.
 | placeholder | ``[Name]``, ``[Your Name]``, ``<date>``, ``{customer}``, ``XXX``, ``...`` placeholders |
 | refusal | "I'm sorry, but I can't", "As an AI", "Ich kann Ihnen dabei nicht helfen" ... |
 | echo | 40 % or more of the draft's word 3-grams occur in the customer's mail (a copy, not a reply) |
-| language | the draft's language (stop words) differs from the mail's classified language |
+| language | the draft's language (``mail.language.identify``, when sure) differs from the mail's classified language |
 | signed_as_customer | the draft ends with the customer's own name (the model wrote as the customer) |
 """
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from email.utils import parseaddr
 
-from .classification import Language, guess_language
+from ..mail.language import OTHER, identify
 
 PLACEHOLDER = re.compile(
     r"\[(?:[^\]\n]{0,40}?(?:name|nom|nombre|datum|date|fecha|company|firma|empresa|"
@@ -80,12 +80,12 @@ def echo(draft: str, mail_body: str) -> str | None:
 
 
 def language(draft: str, expected: str | None) -> str | None:
-    if not expected or expected == Language.OTHER.value:
+    if not expected or expected == OTHER:
         return None
-    found = guess_language(draft)
-    if found is Language.OTHER or found.value == expected:
+    found = identify(draft)
+    if not found.sure or found.code in (OTHER, expected):
         return None
-    return f"the draft is written in '{found.value}', the mail in '{expected}'"
+    return f"the draft is written in '{found.code}', the mail in '{expected}'"
 
 
 def signed_as_customer(draft: str, sender: str | None) -> str | None:

@@ -4,8 +4,16 @@
 (``mail_input.mail_content``: body and attachment text; never the raw mail), asks the LLM under the policy of
 ``email_rag.llm.policy`` and returns the outcome for the worker's checkpoint.
 The mail text goes to the LLM only inside the delimited user message; the
-system prompt declares it untrusted. The step writes nothing itself: it is
-safe to repeat (an LLM call changes nothing on our side).
+system prompt declares it untrusted. The step writes nothing itself but the vectors of
+labelled examples that lack one (idempotent): it is safe to repeat (an LLM call changes
+nothing on our side).
+
+Who decides (stored per field in ``emails.classification_sources`` with the confidence):
+headers and rules first (loop guard, list headers, no-reply senders); then the team's
+history (``team_view``: a logistic regression per field over the mailbox's labelled
+examples, ``db.examples``) for each field it is sure of; the LLM for the rest, with the
+most similar examples in its prompt as delimited untrusted data; the language always from
+the language identifier (``mail.language``), the LLM's only when the identifier is unsure.
 
 Failure table:
 
@@ -30,20 +38,46 @@ Failure table:
 | 400/401/403/404/422                    | never (raised, permanent) | yes          | job dead, mail failed with the reason     |
 | crash after the LLM answered, before   | the job re-runs the step  | yes: nothing | one more LLM call (costs tokens only)     |
 | the checkpoint                         |                           | was stored   |                                           |
+| the history decides all three fields   | no LLM call               | yes          | CLASSIFIED (llm_skipped, source=history)  |
+| the mail is unlike every example       | -                         | yes          | the LLM decides all fields (with shots)   |
+| (similarity < history_min_similarity)  |                           |              |                                           |
+| embedder or examples unavailable       | no (the LLM decides)      | yes          | as without history (warning logged)       |
+| an example without vector (embedder    | embedded at the next mail | yes          | used once embedded                        |
+| down at the staff action) or by another|                           |              |                                           |
+| embedder                               |                           |              |                                           |
 """
 
 from __future__ import annotations
 
 import email.parser
 import email.policy
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..core.states import IndexStatus, MailStatus
+from ..db import examples as stored_examples
 from ..db import sql
 from ..llm import classification as cl
 from ..llm.budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
+from ..llm.examples import (
+    Example,
+    FieldVote,
+    HistoryDecision,
+    HistoryModel,
+    Shot,
+    Thresholds,
+    nearest,
+    shots_block,
+)
 from ..llm.policy import LLMTask, PolicyLimits, TaskOutcome, run_task
 from ..llm.prompts import load_prompt, mail_block, set_version
+from ..mail.language import identify
 from . import mail_input
 from .contract import StepContext, StepOutcome
 
@@ -57,20 +91,25 @@ CLASSIFY_MAX_TOKENS, CLASSIFY_MAX_TOKENS_CAP = 300, 600
 
 
 def classification_task(subject: str, sender: str, body: str, max_chars: int = 8000,
-                        context: int = DEFAULT_CONTEXT) -> LLMTask[cl.Classification]:
+                        context: int = DEFAULT_CONTEXT, shots: list[Shot] | None = None
+                        ) -> LLMTask[cl.Classification]:
     """The classification as an LLM task (prompts from files, schema from the model),
-    with the mail body cut to fit ``context`` tokens (recorded in ``task.trimmed``)."""
+    with the mail body cut to fit ``context`` tokens (recorded in ``task.trimmed``).
+    ``shots``: the team's most similar labelled examples, a block before the mail (the
+    first dropped when the prompt is too long)."""
+    shots = shots or []
     system, task, retry = load_prompt("system"), load_prompt("classify"), \
         load_prompt("classify_retry")
     instructions = task.render(allowed_values=cl.allowed_values_text())
     head = f"{system.text.strip()}\n\n{instructions.strip()}"
     retry_room = estimate_tokens(retry.render(error="x" * 300))
 
-    def build(_refs: int, _thread: int, body_chars: int) -> list[dict[str, str]]:
-        return [{"role": "system", "content": head},
-                {"role": "user", "content": mail_block(subject, sender, body, body_chars)}]
+    def build(refs: int, _thread: int, body_chars: int) -> list[dict[str, str]]:
+        mail = mail_block(subject, sender, body, body_chars)
+        user = f"{shots_block(shots[:refs])}\n\n{mail}" if refs else mail
+        return [{"role": "system", "content": head}, {"role": "user", "content": user}]
 
-    fitted = Fitted(build, 0, 0, min(len(body or ""), max_chars) or 1,
+    fitted = Fitted(build, len(shots), 0, min(len(body or ""), max_chars) or 1,
                     budget=context - CLASSIFY_MAX_TOKENS_CAP - SAFETY - retry_room)
 
     def messages(error: str | None) -> list[dict[str, str]]:
@@ -80,8 +119,9 @@ def classification_task(subject: str, sender: str, body: str, max_chars: int = 8
                       "content": head + "\n\n" + retry.render(error=error).strip()}
         return out
 
+    version = set_version("classify", system, task, retry)
     return LLMTask(
-        name="classify", prompt_version=set_version("classify", system, task, retry),
+        name="classify", prompt_version=f"{version}+shots" if shots else version,
         messages=messages, parse=cl.parse_classification, schema=cl.json_schema(),
         schema_name=cl.SCHEMA_NAME, default=lambda: cl.default_classification(subject, body),
         max_tokens=CLASSIFY_MAX_TOKENS, max_tokens_cap=CLASSIFY_MAX_TOKENS_CAP,
@@ -92,16 +132,22 @@ def classification_task(subject: str, sender: str, body: str, max_chars: int = 8
 def run(ctx: StepContext) -> StepOutcome:
     s = ctx.services.settings
     mail = mail_content(ctx)
-    task = classification_task(mail.subject, mail.sender, mail.body,
-                               s.llm_max_input_chars, context_tokens(s, ctx.services.llm))
-
     if not (mail.subject.strip() or mail.body.strip()):
+        task = classification_task(mail.subject, mail.sender, mail.body, s.llm_max_input_chars)
         value = task.default()  # type: ignore[misc]
         reason = "nothing to classify (no subject, no text): default values used"
         return _classified(ctx, value, task.prompt_version, True, reason, mail,
                            [ctx.event("llm_skipped", {"task": "classify", "reason": reason,
                                                       "prompt_version": task.prompt_version})],
                            {"outcome": "skipped"})
+
+    started = time.monotonic()
+    team = team_view(ctx)
+    if team is not None and team.decision.all_decided:
+        return _decided_by_history(ctx, mail, team, started)
+    task = classification_task(mail.subject, mail.sender, mail.body,
+                               s.llm_max_input_chars, context_tokens(s, ctx.services.llm),
+                               team.shots if team else None)
 
     result = run_task(ctx.services.llm, task, PolicyLimits.from_settings(s),
                       event=lambda name, detail: ctx.event(name, detail),
@@ -116,8 +162,153 @@ def run(ctx: StepContext) -> StepOutcome:
                            events=result.events)
     assert result.value is not None  # OK or DEFAULTED (classification always has defaults)
     defaulted = result.outcome is TaskOutcome.DEFAULTED
-    return _classified(ctx, result.value, result.prompt_version, defaulted,
-                       result.reason if defaulted else None, mail, result.events, detail)
+    value, sources = result.value, None
+    if team is not None:
+        value, sources = team.merge(value, "default" if defaulted else "llm")
+        detail["history"] = team.summary()
+    return _classified(ctx, value, result.prompt_version, defaulted,
+                       result.reason if defaulted else None, mail, result.events, detail,
+                       sources)
+
+
+# --- the team's history: labelled examples decide when sure ---
+
+log = logging.getLogger(__name__)
+HISTORY_VERSION = "history"  # classification_prompt_version of a mail no LLM classified
+
+
+@dataclass(frozen=True)
+class TeamView:
+    """What the mailbox's labelled examples say about one mail."""
+
+    decision: HistoryDecision
+    shots: list[Shot]
+    nearest_similarity: float  # of the most similar example
+
+    def source(self, name: str) -> dict[str, Any]:
+        vote = self.decision.votes[name]
+        return {"source": "history", "confidence": round(vote.probability, 3),
+                "examples": self.decision.examples_known}
+
+    def merge(self, value: cl.Classification, other: str
+              ) -> tuple[cl.Classification, dict[str, Any]]:
+        """The LLM's classification with the fields the history decided replaced."""
+        updates: dict[str, Any] = {}
+        sources: dict[str, Any] = {}
+        for name, vote in self.decision.votes.items():
+            if vote.decided:
+                updates[name] = _field_value(name, vote.value)
+                sources[name] = self.source(name)
+            else:
+                sources[name] = {"source": other, "confidence": None}
+        return value.model_copy(update=updates), sources
+
+    def summary(self) -> dict[str, Any]:
+        return {"examples": self.decision.examples_known,
+                "nearest_similarity": self.nearest_similarity,
+                **{n: {"value": v.value, "probability": round(v.probability, 3),
+                       "decided": v.decided} for n, v in self.decision.votes.items()}}
+
+
+def _field_value(name: str, value: Any) -> Any:
+    if name == "category":
+        return cl.Category(value)
+    if name == "priority":
+        return cl.Priority(value)
+    return bool(value)
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    key: tuple[Any, ...]
+    model: HistoryModel
+    examples: list[Example]
+
+
+_fitted: dict[int, _Fitted] = {}  # per mailbox, in this worker process
+_fitted_lock = threading.Lock()
+
+
+def team_history(ctx: StepContext) -> _Fitted | None:
+    """The mailbox's history model, refitted when its examples changed (a new example,
+    new labels, a vector filled in): the next mail after a staff correction uses it, with
+    no retraining command. None without examples."""
+    svc, mailbox_id = ctx.services, ctx.email.mailbox_id
+    if mailbox_id is None:
+        return None
+    embedder = svc.embedder
+    stored_examples.embed_missing(svc.db, embedder, mailbox_id)
+    v = stored_examples.version(svc.db, mailbox_id)
+    if not v.count:
+        return None
+    key = (embedder.name, v.count, v.max_id, v.changed)
+    with _fitted_lock:
+        found = _fitted.get(mailbox_id)
+        if found is not None and found.key == key:
+            return found
+        examples = [Example(r.email_id, r.array(), r.category, r.priority,
+                            bool(r.needs_reply), r.source)
+                    for r in stored_examples.of_mailbox(svc.db, mailbox_id)
+                    if r.vector is not None and r.embedder == embedder.name]
+        if not examples:
+            return None
+        s = svc.settings
+        limits = Thresholds(category=s.history_category_threshold,
+                            priority=s.history_priority_threshold,
+                            needs_reply=s.history_needs_reply_threshold,
+                            min_examples=s.history_min_examples)
+        found = _Fitted(key, HistoryModel(examples, limits, version=key), examples)
+        _fitted[mailbox_id] = found
+        return found
+
+
+def team_view(ctx: StepContext) -> TeamView | None:
+    """The history's decision and the nearest examples for this mail; None when the
+    mailbox has no examples or the embedder fails (the LLM decides, as without history)."""
+    try:
+        fitted = team_history(ctx)
+        if fitted is None:
+            return None
+        text = stored_examples.example_text(ctx.email.subject, ctx.email.body_text)
+        vector = np.frombuffer(stored_examples.pack(ctx.services.embedder.embed([text])[0]),
+                               dtype="<f4")
+    except Exception as e:  # the history is an aid: without it the LLM decides alone
+        log.warning("mail %s: team history unavailable (%s)", ctx.email_id, type(e).__name__)
+        return None
+    s = ctx.services.settings
+    close = nearest(vector, fitted.examples, max(s.history_shots, 1))
+    decision = fitted.model.decide(vector)
+    if close[0][1] < s.history_min_similarity:  # unlike every example: a linear model is
+        decision = HistoryDecision(  # confident far from its data, so it decides nothing
+            {n: FieldVote(v.value, v.probability, False) for n, v in decision.votes.items()},
+            decision.examples_known)
+    texts = stored_examples.texts(ctx.services.db,
+                                  [e.email_id for e, _ in close[:s.history_shots]])
+    shots = [Shot(*texts.get(e.email_id, ("", "")), e.category, e.priority, e.needs_reply,
+                  round(sim, 3)) for e, sim in close[:s.history_shots]]
+    return TeamView(decision, shots, round(close[0][1], 3))
+
+
+def _decided_by_history(ctx: StepContext, mail: mail_input.MailContent,
+                        team: TeamView, started: float) -> StepOutcome:
+    """Every field decided by the team's examples: no LLM call at all. ``duration_ms``:
+    from reading the examples to the decision (embedding included)."""
+    votes = team.decision.votes
+    subject_line = " ".join(mail.subject.split()) or " ".join(mail.body.split())[:120]
+    value = cl.Classification(
+        category=_field_value("category", votes["category"].value),
+        priority=_field_value("priority", votes["priority"].value),
+        language=cl.Language.OTHER,  # set by the identifier in _classified
+        summary=(subject_line or "(no subject)")[:cl.SUMMARY_MAX],
+        needs_reply=_field_value("needs_reply", votes["needs_reply"].value))
+    sources = {name: team.source(name) for name in votes}
+    summary = team.summary()
+    event = ctx.event("llm_skipped", {"task": "classify", "source": "history",
+                                      "reason": "decided by the team's labelled examples",
+                                      "history": summary})
+    detail = {"outcome": "history", "source": "history", "history": summary,
+              "duration_ms": round((time.monotonic() - started) * 1000, 1)}
+    return _classified(ctx, value, HISTORY_VERSION, False, None, mail, [event], detail, sources)
 
 
 def corroborating_header(raw: bytes | str | None) -> str | None:
@@ -158,9 +349,30 @@ def no_reply_outcome(value: cl.Classification, auto_reason: str | None,
             "confirms it, so staff decide (email-rag mails no-reply)", True)
 
 
+def language_decision(text: str, llm_language: cl.Language | None
+                      ) -> tuple[cl.Language, dict[str, Any]]:
+    """The mail's language and where it came from: the identifier when it is sure; the
+    LLM's answer only as the tie-breaker when the identifier is unsure (``llm_language``
+    None: no usable LLM answer, the identifier's guess stands)."""
+    guess = identify(text)
+    if guess.sure or llm_language is None:
+        return cl.Language(guess.code), {"source": "identifier",
+                                         "confidence": round(guess.confidence, 3)}
+    return llm_language, {"source": "llm", "confidence": None,
+                          "identifier": [guess.code, round(guess.confidence, 3)]}
+
+
 def _classified(ctx: StepContext, value: cl.Classification, version: str, defaulted: bool,
                 reason: str | None, mail: mail_input.MailContent, events: list[Any],
-                detail: dict[str, Any]) -> StepOutcome:
+                detail: dict[str, Any], sources: dict[str, Any] | None = None) -> StepOutcome:
+    language, language_source = language_decision(
+        f"{ctx.email.subject or ''}\n{ctx.email.body_text or ''}",
+        None if defaulted or version == HISTORY_VERSION else value.language)
+    value = value.model_copy(update={"language": language})
+    sources = {**(sources or {f: {"source": "default" if defaulted else "llm",
+                                  "confidence": None}
+                                  for f in ("category", "priority", "needs_reply")}),
+               "language": language_source}
     updates = value.email_updates(version, defaulted)
     raw = None
     if not value.needs_reply and not mail.auto_reason:  # do the headers agree? (rare: read
@@ -168,12 +380,15 @@ def _classified(ctx: StepContext, value: cl.Classification, version: str, defaul
         raw = row and row["head"]
     status, why, stop = no_reply_outcome(value, mail.auto_reason, raw, mail.no_reply_sender)
     reason = why or reason
+    if status is MailStatus.NO_REPLY:  # the loop guard or a list header decided
+        sources["needs_reply"] = {"source": "rules", "confidence": None}
+    updates["classification_sources"] = json.dumps(sources)
     if stop:  # the index step will not run for it
         updates = {**updates, "index_status": str(IndexStatus.SKIPPED)}
     events = [*events, ctx.event("classified", {
         "category": updates["category"], "priority": updates["priority"],
         "language": updates["language"], "needs_reply": updates["needs_reply"],
-        "defaulted": defaulted, "prompt_version": version})]
+        "defaulted": defaulted, "prompt_version": version, "sources": sources})]
     return StepOutcome(detail={**detail, **{k: updates[k] for k in cl.EMAIL_COLUMNS}},
                        email_updates=updates, mail_status=status, status_reason=reason,
                        stop=stop, events=events)

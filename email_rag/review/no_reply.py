@@ -33,7 +33,7 @@ from ..core.errors import StateRefused
 from ..core.records import Job, Mail
 from ..core.routing import job_key
 from ..core.states import JobKind, JobState, MailStatus
-from ..db import sql
+from ..db import examples, sql
 from ..jobs.dispatch import enqueue
 
 if TYPE_CHECKING:
@@ -82,6 +82,7 @@ def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -
                               query="noreply_move", needs_reply=reply,
                               detail={"decision": "reply" if reply else "confirm_no_reply",
                                       "note": note[:500]})
+        examples.record(cur, svc, email_id, "correction" if reply else "no_reply")
         new_job = None
         if reply:
             cur.execute(sql("noreply_clear_steps"), {"email_id": email_id})

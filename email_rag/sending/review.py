@@ -217,6 +217,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
         job = _send_job(svc, cur, mail.id, draft_id, by)
         stores.mails.move(cur, mail.id, MailStatus.APPROVED, actor=by, row=mail,
                           detail={"draft_id": draft_id}, events=events)
+        rows.labelled(mail.id, "approval", svc)
         if created:
             events.append(AuditEvent(
                 by, "send_attempt", send.id, "created", None, send.status,

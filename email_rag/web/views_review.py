@@ -9,6 +9,7 @@ Each action answers with a redirect (POST, redirect, GET).
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import quote, urlencode
 
 import anyio
@@ -20,6 +21,8 @@ from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
 from ..core.errors import BadInputError, DraftConflictError, StateRefused
 from ..core.records import Draft
 from ..core.states import DraftStatus
+from ..db import examples
+from ..llm.examples import describe_sources
 from ..review import desk, no_reply
 from ..review.console import review_filters
 from ..review.desk import QueueQuery
@@ -113,7 +116,13 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
                 mailbox=mailbox, category=category, q=q, sort=query.sort,
                 query=urlencode(query.url_params()),
                 position=where.position, total=where.total, next_id=where.next_id,
-                prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level)
+                prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level,
+                decision=decision_line(svc, draft.email_id))
+
+
+def decision_line(svc: Any, email_id: int) -> str | None:
+    labels = examples.mail_labels(svc.db, email_id)
+    return describe_sources(labels, labels.get("classification_sources"))
 
 
 # Attachments read out of their stored mail at once by this process: each needs the raw

@@ -71,6 +71,7 @@ class MemoryDatabase:
             t: {} for t in ("emails", "drafts", "send_attempts", "jobs", "mailboxes")}
         self.steps: dict[int, set[str]] = {}  # confirmed pipeline steps by mail id
         self.events: list[AuditEvent] = []
+        self.labelled_examples: list[tuple[int, str]] = []  # (email_id, source)
         self.stores = Stores.build(rows_of=self)
         self._tick = itertools.count(1)
 
@@ -191,6 +192,10 @@ class MemoryDatabase:
         self.events += events
 
     # --- ReviewRows ---
+    def labelled(self, email_id: int, source: str, services: Any) -> bool:
+        self.labelled_examples.append((email_id, source))
+        return True
+
     def draft(self, draft_id: int, lock: bool = False) -> Draft | None:
         row = self.tables["drafts"].get(draft_id)
         return None if row is None else Draft.from_row(row)

@@ -85,10 +85,13 @@ def test_defaults_need_a_reply_and_guess_the_language():
     ("Bonjour, je vous écris pour ma commande, merci de votre aide.", "fr"),
     ("Hola, tengo un problema con mi pedido, gracias por su ayuda.", "es"),
     ("Guten Tag, ich habe ein Problem mit der Bestellung und bitte um Hilfe.", "de"),
+    ("Buongiorno, vorrei sapere quando arriva il mio ordine, grazie mille.", "it"),
     ("12345 !!!", "other"),
 ])
-def test_guess_language(text, lang):
-    assert cl.guess_language(text).value == lang
+def test_default_language_comes_from_the_identifier(text, lang):
+    """The defaults' language is the language identifier's (mail.language), the one way
+    the project tells a language; an unreadable text is OTHER."""
+    assert cl.default_classification(text, None).language.value == lang
 
 
 # --- prompts ---

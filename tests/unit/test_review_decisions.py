@@ -93,6 +93,7 @@ def test_approve_moves_draft_and_mail_creates_one_attempt_and_queues_its_send(sv
     assert (job.state, job.kind, job.draft_id, job.queue) == (
         JobState.QUEUED, "send_draft", draft_id, "default")
     assert svc.rows.row("drafts", draft_id)["approved_by"] == "user:anna"
+    assert svc.rows.labelled_examples == [(email_id, "approval")]  # the team learns from it
 
 
 def test_a_second_approval_changes_nothing_and_names_the_first(svc):

@@ -14,7 +14,20 @@ import re
 import struct
 from typing import Any
 
-from email_rag.llm.classification import STOP_WORDS, Category, Language, Priority
+from email_rag.llm.classification import Category, Language, Priority
+
+# The double's own crude language guess (a stand-in for an LLM's answer; the product
+# takes the language from email_rag.mail.language).
+STOP_WORDS: dict[Language, frozenset[str]] = {
+    Language.DE: frozenset("der die das und ist nicht ich sie wir ein eine mit für auf bitte "
+                           "ihre ihr den dem von zu hallo danke meine mein haben wurde".split()),
+    Language.EN: frozenset("the and is not you we i a an with for on please your my of to "
+                           "hello thanks have was this that".split()),
+    Language.FR: frozenset("le la les et est pas je vous nous un une avec pour sur merci "
+                           "votre mon ma de du bonjour ai été".split()),
+    Language.ES: frozenset("el la los las y es no yo usted nosotros un una con para por "
+                           "gracias su mi de del hola he sido".split()),
+}
 
 # (category, keywords). First match wins, in this order.
 CATEGORY_KEYWORDS: list[tuple[Category, tuple[str, ...]]] = [

@@ -1,0 +1,150 @@
+"""The team's labelled examples: what people confirmed about a mail's classification.
+
+A human action that confirms a mail's labels calls ``record`` inside its own transaction,
+so the example exists exactly when the action does:
+
+| action (module)                          | source     | labels                           |
+|------------------------------------------|------------|----------------------------------|
+| staff correct the classification (desk)  | correction | the corrected values             |
+| staff approve a draft (sending.review)   | approval   | the mail's current labels        |
+| staff confirm "no reply" (review.no_reply) | no_reply | the mail's labels, no reply      |
+| staff ask for a reply after all          | correction | the mail's labels, needs a reply |
+| the imported history (issue 31)          | history    | the solved case's labels         |
+
+One row per mail (a later confirmation replaces the labels). The vector is the mail's
+embedding by the configured embedder (float32 BLOB, with the embedder's name).
+
+Failure table:
+
+| situation                               | retry?           | state known? | resume?                            |
+|-----------------------------------------|------------------|--------------|------------------------------------|
+| embedder unavailable / not installed    | no (not here)    | yes          | stored without vector; the classify |
+| at the human action                     |                  |              | step embeds it (``unembedded``)    |
+| the mail has no classification yet      | -                | yes          | nothing stored (no labels to learn) |
+| the transaction rolls back              | -                | yes          | no example, as no action           |
+| the configured embedder changed         | -                | yes          | re-embedded by the classify step   |
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..core.index_ports import Embedder
+from ..core.rows import FromRow
+from .connection import Cursor, Database
+from .queries import sql
+
+log = logging.getLogger(__name__)
+SOURCES = ("correction", "approval", "no_reply", "history")
+TEXT_CHARS = 4000  # of subject + body embedded per example (and per mail to classify)
+
+
+class HasEmbedder(Protocol):
+    @property
+    def embedder(self) -> Embedder: ...
+
+
+@dataclass(frozen=True)
+class StoredExample(FromRow):
+    id: int
+    mailbox_id: int
+    email_id: int
+    source: str
+    category: str
+    priority: str
+    needs_reply: bool | int
+    embedder: str | None = None
+    vector: bytes | None = None
+
+    def array(self) -> np.ndarray | None:
+        return None if self.vector is None else np.frombuffer(self.vector, dtype="<f4")
+
+
+@dataclass(frozen=True)
+class ExamplesVersion:
+    """What changes whenever the mailbox's examples change (the worker's cache key)."""
+
+    count: int
+    max_id: int | None
+    changed: datetime | None
+
+
+def example_text(subject: str | None, body: str | None) -> str:
+    """The text whose embedding stands for a mail (examples and mails to classify alike)."""
+    return f"{subject or ''}\n{body or ''}"[:TEXT_CHARS]
+
+
+def pack(vector: Any) -> bytes:
+    """A vector as a float32 little-endian BLOB, L2-normalised."""
+    arr = np.asarray(vector, dtype="<f4")
+    norm = float(np.linalg.norm(arr))
+    return (arr / norm if norm else arr).astype("<f4").tobytes()
+
+
+def record(cur: Cursor, services: HasEmbedder, email_id: int, source: str) -> bool:
+    """Store the mail's current labels as an example (``source``), inside the caller's
+    transaction. Embedding failures never fail the caller: the example is stored without
+    vector. False when the mail has no complete classification to learn from."""
+    if source not in SOURCES:
+        raise ValueError(f"unknown example source {source!r}")
+    mail = cur.fetchone(sql("examples_mail_labels"), {"id": email_id})
+    if mail is None or None in (mail["category"], mail["priority"], mail["needs_reply"]):
+        return False
+    vector, name = None, None
+    try:
+        embedder = services.embedder
+        vector = pack(embedder.embed([example_text(mail["subject"], mail["body_text"])])[0])
+        name = embedder.name
+    except Exception as e:  # any failure of the embedder must not undo a person's action
+        log.warning("example of mail %s stored without vector (%s); the classify step "
+                    "embeds it later", email_id, type(e).__name__)
+    cur.execute(sql("examples_upsert"), {
+        "mailbox_id": mail["mailbox_id"], "email_id": email_id, "source": source,
+        "category": mail["category"], "priority": mail["priority"],
+        "needs_reply": bool(mail["needs_reply"]), "embedder": name, "vector": vector})
+    return True
+
+
+def version(db: Database, mailbox_id: int) -> ExamplesVersion:
+    row = db.fetchone(sql("examples_version"), {"mailbox_id": mailbox_id}) or {}
+    return ExamplesVersion(int(row.get("n") or 0), row.get("max_id"), row.get("changed"))
+
+
+def of_mailbox(db: Database, mailbox_id: int) -> list[StoredExample]:
+    return [StoredExample.from_row(r)
+            for r in db.fetchall(sql("examples_of_mailbox"), {"mailbox_id": mailbox_id})]
+
+
+def embed_missing(db: Database, embedder: Embedder, mailbox_id: int, limit: int = 200) -> int:
+    """Embed the mailbox's examples that have no vector of ``embedder`` (stored without
+    one, or by another embedder); returns how many were embedded. The embedder's errors
+    propagate (the caller goes on without them)."""
+    rows = db.fetchall(sql("examples_unembedded"), {"mailbox_id": mailbox_id,
+                                                    "embedder": embedder.name, "limit": limit})
+    if not rows:
+        return 0
+    vectors = embedder.embed([example_text(r["subject"], r["body_text"]) for r in rows])
+    with db.transaction() as cur:
+        cur.executemany(sql("examples_set_vector"), [
+            {"id": r["id"], "embedder": embedder.name, "vector": pack(v)}
+            for r, v in zip(rows, vectors, strict=True)])
+    return len(rows)
+
+
+def texts(db: Database, email_ids: list[int], chars: int = 600) -> dict[int, tuple[str, str]]:
+    """(subject, start of the body) of the given mails, for few-shot prompts."""
+    if not email_ids:
+        return {}
+    rows = db.fetchall(sql("examples_texts"), {"ids": ",".join(str(int(i)) for i in email_ids),
+                                               "chars": chars})
+    return {int(r["id"]): (r["subject"] or "", r["body"] or "") for r in rows}
+
+
+def mail_labels(db: Database, email_id: int) -> dict[str, Any]:
+    """The mail's labels and ``classification_sources`` (for the draft page's line)."""
+    return db.fetchone(sql("examples_mail_sources"), {"id": email_id}) or {}

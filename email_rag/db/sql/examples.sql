@@ -1,0 +1,43 @@
+-- The team's labelled examples (email_rag.db.examples).
+
+-- name: examples_mail_labels
+SELECT id, mailbox_id, subject, body_text, category, priority, needs_reply
+  FROM emails WHERE id = %(id)s;
+
+-- name: examples_upsert
+-- One example per mail: a later confirmation (a correction after an approval) replaces the
+-- labels; a vector is kept unless a new one was made.
+INSERT INTO labelled_examples (mailbox_id, email_id, source, category, priority, needs_reply,
+                               embedder, vector)
+VALUES (%(mailbox_id)s, %(email_id)s, %(source)s, %(category)s, %(priority)s, %(needs_reply)s,
+        %(embedder)s, %(vector)s)
+ON DUPLICATE KEY UPDATE source = VALUES(source), category = VALUES(category),
+       priority = VALUES(priority), needs_reply = VALUES(needs_reply),
+       embedder = COALESCE(VALUES(embedder), embedder), vector = COALESCE(VALUES(vector), vector),
+       updated_at = CURRENT_TIMESTAMP(6);
+
+-- name: examples_version
+SELECT COUNT(*) AS n, MAX(id) AS max_id, MAX(updated_at) AS changed
+  FROM labelled_examples WHERE mailbox_id = %(mailbox_id)s;
+
+-- name: examples_of_mailbox
+SELECT id, mailbox_id, email_id, source, category, priority, needs_reply, embedder, vector
+  FROM labelled_examples WHERE mailbox_id = %(mailbox_id)s ORDER BY id;
+
+-- name: examples_unembedded
+-- Examples without a vector of the current embedder, with the text to embed.
+SELECT x.id, e.subject, e.body_text
+  FROM labelled_examples x JOIN emails e ON e.id = x.email_id
+ WHERE x.mailbox_id = %(mailbox_id)s AND (x.vector IS NULL OR x.embedder <> %(embedder)s)
+ ORDER BY x.id LIMIT %(limit)s;
+
+-- name: examples_set_vector
+UPDATE labelled_examples SET embedder = %(embedder)s, vector = %(vector)s WHERE id = %(id)s;
+
+-- name: examples_texts
+SELECT id, subject, LEFT(body_text, %(chars)s) AS body FROM emails
+ WHERE FIND_IN_SET(id, %(ids)s);
+
+-- name: examples_mail_sources
+SELECT category, priority, needs_reply, language, classification_sources FROM emails
+ WHERE id = %(id)s;
