@@ -228,6 +228,7 @@ class Run:
             "EMAIL_RAG_QDRANT_URL": "", "EMAIL_RAG_QDRANT_PATH": str(qdrant),
             "EMAIL_RAG_ARANGO_URL": "", "EMAIL_RAG_AUDIT_SPOOL_PATH": str(spool),
             "EMAIL_RAG_WORKER_CLASS": "simple", "EMAIL_RAG_RECONCILE_SENT_FOLDER": "true",
+            "EMAIL_RAG_HISTORY_IMPORT": "false",  # its mails are new work, drafted
         }
         services_class = self._services_class()
 
