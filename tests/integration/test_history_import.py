@@ -154,6 +154,12 @@ def test_cutoff_is_stored_at_first_poll_and_changed_by_the_audited_admin_command
     assert [r["status"] for r in emails(db, "status")] == ["history", "received"]
     bad = run_cli("mailboxes", "cutoff", mailbox.name, "yesterday", env_extra=extra)
     assert bad.returncode != 0 and "not an ISO date" in bad.stdout + bad.stderr
+    # the progress figures in `email-rag status` (JSON and text)
+    status = run_cli("status", "--json", env_extra=extra)
+    figures = json.loads(status.stdout)["data"]["counts"]["history"]
+    assert (figures["total"], figures["done"], figures["left"]) == (1, 0, 1)
+    assert figures["seconds_left"] is None  # no index job done yet: no rate, no estimate
+    assert "history:       0/1 indexed" in run_cli("status", env_extra=extra).stdout
 
 
 def test_importer_killed_halfway_restarts_without_duplicates(env, db, mailbox, tmp_path):
