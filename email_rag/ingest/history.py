@@ -122,27 +122,32 @@ def _parsed(p: PreparedMail) -> PreparedMail:
 
 def link_replies(cur: Cursor, mailbox_id: int, mailbox_name: str,
                  new: Sequence[tuple[int, PreparedMail]]) -> list[AuditEvent]:
-    """Link inbound mails to the replies of ours that name them (either stored first)."""
-    events: list[AuditEvent] = []
+    """Link inbound mails to the replies of ours that name them (either stored first); one
+    lookup per direction and batch."""
+    links: dict[int, int] = {}  # inbound mail -> the reply answering it
+    names: dict[str, int] = {}  # a Message-ID one of the new replies names -> that reply
     for email_id, p in new:
-        h = p.headers
         if p.direction == "out":
-            named = sorted({m for m in [h.in_reply_to, *h.references] if m})
-            if not named:
-                continue
-            rows = cur.fetchall(sql("history_answered_candidates", ids=len(named)),
-                                {"mailbox_id": mailbox_id, **slot_params(ids=named)})
-            for r in rows:
-                cur.execute(sql("history_set_answered_by"), {"id": r["id"], "reply_id": email_id})
-                events.append(_linked(r["id"], email_id, mailbox_name))
-        elif h.message_id and p.headers.ok:
-            row = cur.fetchone(sql("history_reply_to"), {"mailbox_id": mailbox_id,
-                                                        "message_id": h.message_id})
-            if row is not None:
-                cur.execute(sql("history_set_answered_by"), {"id": email_id,
-                                                             "reply_id": row["id"]})
-                events.append(_linked(email_id, row["id"], mailbox_name))
-    return events
+            for m in [p.headers.in_reply_to, *p.headers.references]:
+                if m:
+                    names.setdefault(m.lower(), email_id)  # the column compares caseless
+    if names:
+        keys = sorted(names)
+        for r in cur.fetchall(sql("history_answered_candidates", ids=len(keys)),
+                              {"mailbox_id": mailbox_id, **slot_params(ids=keys)}):
+            links.setdefault(int(r["id"]), names[r["message_id"].lower()])
+    inbound = {p.headers.message_id.lower(): email_id for email_id, p in new
+               if p.direction == "in" and p.headers.ok and p.headers.message_id
+               and email_id not in links}
+    if inbound:
+        keys = sorted(inbound)
+        for r in cur.fetchall(sql("history_replies_to", ids=len(keys)),
+                              {"mailbox_id": mailbox_id, **slot_params(ids=keys)}):
+            links.setdefault(inbound[r["in_reply_to"].lower()], int(r["id"]))
+    for email_id, reply_id in sorted(links.items()):
+        cur.execute(sql("history_set_answered_by"), {"id": email_id, "reply_id": reply_id})
+    return [_linked(email_id, reply_id, mailbox_name)
+            for email_id, reply_id in sorted(links.items())]
 
 
 def _linked(email_id: int, reply_id: int, mailbox: str) -> AuditEvent:

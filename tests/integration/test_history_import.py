@@ -187,3 +187,18 @@ def test_importer_killed_halfway_restarts_without_duplicates(env, db, mailbox, t
     assert _count(db, "SELECT COUNT(*) FROM jobs WHERE kind = 'index_history'") == total
     assert _count(db, "SELECT COUNT(*) FROM jobs WHERE kind <> 'index_history'") == 0
     assert _count(db, "SELECT COUNT(*) FROM emails WHERE status <> 'history'") == 0
+
+
+def test_a_reply_stored_before_the_mail_it_answers_is_linked_when_that_mail_arrives(
+        svc, db, mailbox):
+    mailbox.create_folder("Sent")
+    mailbox.append(_reply(3), folder="Sent")
+    Poller(svc).poll()
+    mailbox.append(mail(3, date=OLD))
+    Poller(svc).poll()
+    rows = {r["message_id"]: r for r in emails(db, "id", "message_id", "answered_by",
+                                                "answered_via", "direction")}
+    inbound, reply = rows["<mail-3@example.org>"], rows["<reply-3@example.com>"]
+    assert (inbound["answered_by"], inbound["answered_via"]) == (reply["id"], "sent_reply")
+    assert (reply["direction"], reply["answered_by"]) == ("out", None)
+    assert [e["entity_id"] for e in events(db, "answered_linked")] == [str(inbound["id"])]

@@ -18,16 +18,16 @@ UPDATE mailboxes SET history_cutoff = %(cutoff)s WHERE id = %(mailbox_id)s;
 -- A reply of ours names these Message-IDs (In-Reply-To, References): the inbound mails
 -- among them are answered by it (the first reply found wins).
 -- name: history_answered_candidates
-SELECT id FROM emails
+SELECT id, message_id FROM emails
  WHERE mailbox_id = %(mailbox_id)s AND message_id IN ({ids}) AND direction = 'in'
    AND answered_by IS NULL
  FOR UPDATE;
 
--- A stored reply of ours answering this inbound mail (the reply came first: other folder).
--- name: history_reply_to
-SELECT id FROM emails
- WHERE mailbox_id = %(mailbox_id)s AND direction = 'out' AND in_reply_to = %(message_id)s
- ORDER BY id LIMIT 1;
+-- Stored replies of ours answering these inbound mails (the reply came first: other folder).
+-- name: history_replies_to
+SELECT id, in_reply_to FROM emails
+ WHERE mailbox_id = %(mailbox_id)s AND direction = 'out' AND in_reply_to IN ({ids})
+ ORDER BY id;
 
 -- name: history_set_answered_by
 UPDATE emails SET answered_by = %(reply_id)s, answered_via = 'sent_reply'
