@@ -13,8 +13,9 @@ jobs, cursor); ``classify`` only decides the kind of a prepared mail:
   anything else                                  | (as prepared: new mail is work)
 
 A mail without a Date header is new work (never swallowed as history). History
-rows are parsed here (the job only indexes them) and never reach classify,
-draft or review. An inbound mail is linked to the reply that solved it:
+rows are parsed and indexed by their job on the history queue (the poller, which
+also brings new mail, only reads headers) and never reach classify, draft or
+review. An inbound mail is linked to the reply that solved it:
 ``answered_via`` = ``flag`` (the server's ``\\Answered``), or ``sent_reply``
 with ``answered_by`` = the row of our reply naming it by In-Reply-To /
 References (``link_replies``, in the batch's transaction, either order of
@@ -101,21 +102,14 @@ def classify(p: PreparedMail, plan: HistoryPlan) -> PreparedMail:
     if plan.sent_folder:
         if p.kind not in ("normal", "no_reply"):
             return p  # too large, reused id: kept for a human as prepared
-        return _parsed(replace(p, kind="sent", status=MailStatus.HISTORY, direction="out",
-                               auto_reason=None,
-                               status_reason="a reply of ours from the Sent folder"))
+        return replace(p, kind="sent", status=MailStatus.HISTORY, direction="out",
+                       auto_reason=None, status_reason="a reply of ours from the Sent folder")
     if p.kind != "normal" or p.headers.sent_at is None or p.headers.sent_at >= plan.cutoff:
         return p
-    return _parsed(replace(
+    return replace(
         p, kind="history", status=MailStatus.HISTORY,
         answered_via="flag" if p.uid in plan.answered else None,
-        status_reason=f"history: sent before the mailbox's cut-off {plan.cutoff:%Y-%m-%d %H:%M}"))
-
-
-def _parsed(p: PreparedMail) -> PreparedMail:
-    if p.parse_status != ParseStatus.PENDING:
-        return p
-    return p.parsed(mime.parse_mail(p.raw, size=p.size, extract=False))
+        status_reason=f"history: sent before the mailbox's cut-off {plan.cutoff:%Y-%m-%d %H:%M}")
 
 
 # --- answered links, in the batch's transaction ---
@@ -159,11 +153,13 @@ def _linked(email_id: int, reply_id: int, mailbox: str) -> AuditEvent:
 # --- the index-only job (history queue) ---
 
 def run_index_job(services: Any, job: Job, worker: str) -> None:
-    """Handler of ``index_history`` entries: index the mail, record its index status."""
-    row = services.db.fetchone(sql("pipeline_mail"), {"id": job.email_id})
-    if row is None:
-        raise PermanentError(f"email {job.email_id} of job {job.id} does not exist")
-    mail = Mail.from_row(row)
+    """Handler of ``index_history`` entries: parse the mail (once), index it, record its
+    index status. A repeat after a crash parses nothing twice and overwrites the same
+    index entries (deterministic ids)."""
+    mail = _mail(services, job)
+    if mail.parse_status == ParseStatus.PENDING:
+        _parse(services, mail)
+        mail = _mail(services, job)
     result = Indexer(services).index(mail.as_row())
     status, missing = result.status, result.missing
     actor = f"{Actor.WORKER}:{worker}"
@@ -179,6 +175,26 @@ def run_index_job(services: Any, job: Job, worker: str) -> None:
         cur.execute(sql("index_set_status"), {"id": mail.id, "status": str(status),
                                               "missing": ",".join(missing) or None})
         write_events(cur, events)
+
+
+def _mail(services: Any, job: Job) -> Mail:
+    row = services.db.fetchone(sql("pipeline_mail"), {"id": job.email_id})
+    if row is None:
+        raise PermanentError(f"email {job.email_id} of job {job.id} does not exist")
+    return Mail.from_row(row)
+
+
+def _parse(services: Any, mail: Mail) -> None:
+    row = services.db.fetchone(sql("ingest_email_raw"), {"id": mail.id}) or {}
+    raw = bytes(row.get("raw") or b"")
+    s = services.settings
+    parsed = mime.parse_mail(raw, size=int(mail.raw_size or len(raw)),
+                             max_mail_bytes=s.max_mail_bytes,
+                             max_attachment_bytes=s.max_attachment_bytes)
+    services.db.execute(sql("history_set_parsed"), {
+        "id": mail.id, "parse_status": str(parsed.parse_status), "parse_error": parsed.reason,
+        "body_text": parsed.body_text, "body_html": parsed.body_html,
+        "attachments": parsed.attachments_json(), "attachment_text": parsed.attachment_text})
 
 
 # --- progress ---

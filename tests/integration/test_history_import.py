@@ -71,7 +71,7 @@ def test_history_is_stored_indexed_linked_never_work_and_new_mail_is(svc, db, ma
                   "answered_by", "thread_key", "index_status", "parse_status", "folder")
     assert len(rows) == N + replies
     assert {r["status"] for r in rows} == {"history"}
-    assert {r["parse_status"] for r in rows} == {"ok"}  # parsed at ingest: the job only indexes
+    assert {r["parse_status"] for r in rows} == {"pending"}  # headers only: the job parses
     assert sum(r["direction"] == "out" for r in rows) == replies
     assert {r["folder"] for r in rows if r["direction"] == "out"} == {"Sent"}
     # no classify / draft work, no review item: only index-only jobs on the history queue
@@ -98,7 +98,9 @@ def test_history_is_stored_indexed_linked_never_work_and_new_mail_is(svc, db, ma
     runner = JobRunner(svc, "w-history", vector_owner=True)
     outcomes = [runner.run(j["id"]) for j in job_rows]
     assert set(outcomes) == {"done"}
-    assert {r["index_status"] for r in emails(db, "index_status")} == {"complete"}
+    indexed = emails(db, "index_status", "parse_status", "body_text")
+    assert {(r["index_status"], r["parse_status"]) for r in indexed} == {("complete", "ok")}
+    assert all("Bestellung" in r["body_text"] for r in indexed)
     assert _count(db, "SELECT COUNT(*) FROM drafts") == 0
     assert _count(db, "SELECT COUNT(*) FROM audit_log WHERE event LIKE 'llm%%'") == 0
     after = history.progress(db)

@@ -24,7 +24,7 @@ def test_inbound_before_the_cutoff_is_history_parsed_and_flag_answered():
     got = classify(_p(mail(1), uid=4), HistoryPlan(CUTOFF, frozenset({4})))
     assert (got.kind, got.status, got.direction, got.answered_via) == (
         "history", MailStatus.HISTORY, "in", "flag")
-    assert got.parse_status == ParseStatus.OK and "Bestellung 1" in got.body_text
+    assert got.parse_status == ParseStatus.PENDING  # the poller reads headers: the job parses
     assert got.needs_job and got.indexed
     assert classify(_p(mail(1), uid=5), HistoryPlan(CUTOFF, frozenset({4}))).answered_via is None
 

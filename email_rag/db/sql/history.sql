@@ -44,3 +44,11 @@ SELECT COUNT(*) AS total,
 SELECT COUNT(*) AS n FROM jobs
  WHERE kind = 'index_history' AND state = 'done'
    AND finished_at >= NOW(6) - INTERVAL %(window_s)s SECOND;
+
+-- The index job's parse of a history mail (stored headers-read only, like new mail).
+-- name: history_set_parsed
+UPDATE emails
+   SET parse_status = %(parse_status)s, parse_error = %(parse_error)s,
+       body_text = %(body_text)s, body_html = %(body_html)s, attachments = %(attachments)s,
+       attachment_text = %(attachment_text)s
+ WHERE id = %(id)s AND parse_status = 'pending';
