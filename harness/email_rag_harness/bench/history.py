@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from email_rag.adapters.queue import JobQueue
+from email_rag.db import sql
 from email_rag.ingest.poller import Poller
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.wiring.services import Services
@@ -77,19 +78,18 @@ def run(args: Any) -> Report:
             if box.status != "ok":
                 raise RuntimeError(f"history poll ended {box.status}: {box.error}")
             total = mails + len(replies)
-            rows = db.fetchone("SELECT COUNT(*) AS n, SUM(status = 'history') AS h, "
-                               "SUM(answered_by IS NOT NULL) AS a FROM emails")
-            work = db.fetchone("SELECT COUNT(*) AS n FROM jobs WHERE kind <> 'index_history'")
+            rows = db.fetchone(sql("bench_history_rows"))
+            work = db.fetchone(sql("bench_history_other_jobs"))
             if (int(rows["n"]), int(rows["h"]), int(rows["a"]), int(work["n"])) != (
                     total, total, len(replies), 0):
                 raise CheckFailed(f"history import stored {rows}, other jobs {work}; expected "
                                   f"{total} history rows, {len(replies)} answered, no work")
-            ids = [r["id"] for r in db.fetchall("SELECT id FROM jobs ORDER BY id")]
+            ids = [r["id"] for r in db.fetchall(sql("bench_history_job_ids"))]
             runner = JobRunner(svc, "bench-history", vector_owner=True)
             t = time.perf_counter()
             outcomes = {runner.run(i) for i in ids}
             index_s = time.perf_counter() - t
-            left = db.fetchone("SELECT COUNT(*) AS n FROM emails WHERE index_status = 'pending'")
+            left = db.fetchone(sql("bench_history_not_indexed"))
             if outcomes != {"done"} or int(left["n"]):
                 raise CheckFailed(f"index jobs ended {outcomes}, {left['n']} mails not indexed")
         finally:
