@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import threading
 import time
 from datetime import UTC, datetime
 
@@ -204,3 +205,26 @@ def test_a_reply_stored_before_the_mail_it_answers_is_linked_when_that_mail_arri
     assert (inbound["answered_by"], inbound["answered_via"]) == (reply["id"], "sent_reply")
     assert (reply["direction"], reply["answered_by"]) == ("out", None)
     assert [e["entity_id"] for e in events(db, "answered_linked")] == [str(inbound["id"])]
+
+
+def test_two_pollers_at_once_store_each_history_mail_once_and_create_no_work(
+        settings, db, mailbox):
+    mailbox.append_many([mail(n, date=OLD) for n in range(100)])
+    services = [services_for(settings, mailbox, history_import=True) for _ in range(2)]
+    try:
+        results: list = []
+        threads = [threading.Thread(target=lambda s=s: results.append(Poller(s).poll()))
+                   for s in services]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert sorted(r.mailboxes[0].status for r in results) in (["busy", "ok"], ["ok", "ok"])
+        Poller(services[0]).poll()  # whatever the busy one left
+    finally:
+        for s in services:
+            s.close()
+    assert _count(db, "SELECT COUNT(*) FROM emails") == 100
+    assert _count(db, "SELECT COUNT(DISTINCT message_id) FROM emails") == 100
+    assert _count(db, "SELECT COUNT(*) FROM jobs WHERE kind = 'index_history'") == 100
+    assert _count(db, "SELECT COUNT(*) FROM jobs WHERE kind <> 'index_history'") == 0
