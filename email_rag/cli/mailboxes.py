@@ -10,6 +10,10 @@ encrypted in MariaDB; a mailbox whose refresh was refused (ALARM in ``status``) 
 on its next try, nothing lost (``email-rag poll --force NAME`` to try at once).
 
 ``mailboxes check [NAME]``: see ``email_rag/ops/mailbox_check.py``.
+
+``mailboxes cutoff NAME DATE``: the mailbox's history cut-off (mail sent before it is
+history: stored and indexed, never drafted; ``email_rag/ingest/history.py``), audited;
+it applies to mail stored from then on.
 """
 
 from __future__ import annotations
@@ -39,6 +43,34 @@ def register(sub, common) -> None:
                         "certificate was refused")
     c.add_argument("name", nargs="?", help="one mailbox (default: all)")
     c.set_defaults(handler=run_check)
+    h = msub.add_parser("cutoff", parents=[common],
+                        help="set the history cut-off: mail sent before DATE is history "
+                        "(indexed, never drafted); audited")
+    h.add_argument("name", help="the mailbox's name in EMAIL_RAG_MAILBOXES")
+    h.add_argument("date", help="ISO date or time, e.g. 2026-11-01 or 2026-11-01T08:00+01:00 "
+                   "(no zone: UTC)")
+    h.set_defaults(handler=run_cutoff)
+
+
+def run_cutoff(args, svc) -> Outcome:
+    from datetime import datetime
+
+    from ..ingest import history
+    from ..ingest.mailbox_state import ensure_mailbox
+
+    try:
+        config = svc.settings.mailbox(args.name)
+    except KeyError:
+        raise ConfigError(f"no mailbox named {args.name} in EMAIL_RAG_MAILBOXES") from None
+    try:
+        when = datetime.fromisoformat(args.date)
+    except ValueError:
+        raise ConfigError(f"not an ISO date or time: {args.date!r}") from None
+    ensure_mailbox(svc.db, config)
+    changed = history.set_cutoff(svc.db, config.name, when, "admin")
+    return Outcome(ExitCode.OK, f"Mailbox {config.name}: history cut-off {changed['from']} -> "
+                   f"{changed['to']} (UTC). Mail stored from now on that was sent before it "
+                   "is history; stored mail keeps its kind.", changed)
 
 
 def _oauth_client(svc, name: str):

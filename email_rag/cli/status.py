@@ -31,6 +31,11 @@ def run(args, svc) -> Outcome:
         lines.append("mails:         " + _fmt(counts.mails))
         lines.append("index:         " + _fmt(counts.index))
         lines.append("sends:         " + _fmt(counts.sends))
+        h = counts.history
+        if h is not None and h.total:
+            left = "unknown" if h.seconds_left is None else f"{h.seconds_left:.0f} s"
+            lines.append(f"history:       {h.done}/{h.total} indexed ({h.replies} replies of "
+                         f"ours, {h.answered} answered), {h.rate_per_s}/s, time left {left}")
         for mb in counts.mailboxes:
             state = "ALARM" if mb.alarm else "ok"
             held = f", held by {mb.held_by}" if mb.held_by else ""

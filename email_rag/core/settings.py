@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -174,6 +175,10 @@ class MailboxConfig(BaseModel):
         False, description="The SMTP server files each submitted mail in Sent itself "
         "(Microsoft 365, Gmail): no second copy is appended; reconciliation still searches.")
     address: str = Field("", description="From/Reply-To address of replies; defaults to username.")
+    history_cutoff: datetime | None = Field(
+        None, description="Mail sent before this time is history (issue 31); none: the time "
+        "the mailbox is first polled. Stored in MariaDB at the first poll; change it later "
+        "with `email-rag mailboxes cutoff NAME DATE` (audited).")
 
     @model_validator(mode="before")
     @classmethod
@@ -502,6 +507,15 @@ class Settings(BaseSettings):
         "(fsync) before MariaDB stores it, so a crash in between keeps the only valid one.")
 
     log_level: str = Field("INFO", description="Python log level.")
+
+    # --- History import (issue 31; email_rag/ingest/history.py) ---
+    history_import: bool = Field(
+        True, description="Mail sent before a mailbox's cut-off is history: stored, threaded "
+        "and indexed (with the team's replies from the Sent folder), never classified or "
+        "drafted. Off: every mail in the folders is new work.")
+    history_queue_name: str = Field(
+        "email-rag-history", description="RQ queue of the index-only jobs of history mail; "
+        "listened to last (below new mail) by the worker that owns the vector store.")
 
     @model_validator(mode="after")
     def _relay_security(self) -> Settings:

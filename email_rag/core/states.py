@@ -24,10 +24,13 @@ class MailStatus(StrEnum):
     MANUAL = "manual"  # needs a human (e.g. LLM timed out twice, send outcome unknown)
     FAILED = "failed"  # final business failure: processing stopped, a human must act
     RESOLVED = "resolved"  # terminal: an admin resolved it by hand, with a note
+    HISTORY = "history"  # terminal: sent before the mailbox's cut-off, or a reply of ours from
+    # Sent: stored, threaded, indexed as a past case; never classified, drafted or reviewed
 
 
 MAIL_TERMINAL = frozenset(  # sent: terminal unless a bounce arrives later
-    {MailStatus.NO_REPLY, MailStatus.SENT, MailStatus.REJECTED, MailStatus.RESOLVED}
+    {MailStatus.NO_REPLY, MailStatus.SENT, MailStatus.REJECTED, MailStatus.RESOLVED,
+     MailStatus.HISTORY}
 )
 # States in which a human is expected to look; a mail resting here is not lost.
 MAIL_REVIEW = frozenset({MailStatus.DRAFT_READY, MailStatus.MANUAL, MailStatus.FAILED,
@@ -64,6 +67,7 @@ class JobKind(StrEnum):
     PROCESS_EMAIL = "process_email"  # parse -> classify -> index -> draft
     SEND_DRAFT = "send_draft"  # one SMTP send of an approved draft
     INDEX_SYNC = "index_sync"  # re-index partially_indexed (or all / one) mails; vector queue
+    INDEX_HISTORY = "index_history"  # index one history mail (no LLM); history queue
 
 
 class Step(StrEnum):
@@ -149,6 +153,7 @@ MAIL_MOVES: dict[MailStatus, frozenset[MailStatus]] = {
     MailStatus.SENT: frozenset({MailStatus.DRAFT_READY}),  # the reply bounced: back to review
     MailStatus.REJECTED: frozenset(),
     MailStatus.RESOLVED: frozenset(),
+    MailStatus.HISTORY: frozenset(),
 }
 
 DRAFT_MOVES: dict[DraftStatus, frozenset[DraftStatus]] = {

@@ -50,6 +50,7 @@ from ..db.audit import AuditEvent, write_events
 from ..db.connection import Cursor
 from ..jobs.dispatch import left_for_redispatch
 from ..jobs.store import mark_enqueued
+from . import history
 from . import mailbox_state as ms
 from .bounces import link_bounces
 from .store import (
@@ -92,6 +93,7 @@ class FolderResult:
     missing: int = 0  # UIDs listed without a body (fetched again; see missing_uids)
     enqueued: int = 0  # jobs handed to Redis
     enqueue_failed: int = 0  # jobs left queued for redispatch (Redis down)
+    history: int = 0  # of the new: history (before the cut-off, or our replies in Sent)
 
 
 @dataclass
@@ -241,14 +243,19 @@ class Poller:
         imap = self.imap_factory(config, self.settings.imap_timeout)
         wanted = config.folders if folders is None else [f for f in config.folders
                                                          if f in set(folders)]
+        cutoff = (history.cutoff(self.svc.db, mailbox.id, config)
+                  if self.settings.history_import else None)
         try:
             imap.connect()
+            sent = self._sent_folder(imap, config) if cutoff is not None else None
+            if sent and sent not in wanted and folders is None:
+                wanted = [*wanted, sent]  # the team's earlier replies: history too
             for folder in wanted:
                 if self.stop.is_set():
                     break
                 fres = FolderResult(folder)
                 res.folders.append(fres)
-                self._poll_folder(imap, config, mailbox, fres)
+                self._poll_folder(imap, config, mailbox, fres, cutoff, folder == sent)
         finally:
             imap.close()
 
@@ -275,8 +282,15 @@ class Poller:
                               max_attachment_bytes=s.max_attachment_bytes,
                               list_headers=s.loop_guard_list_headers)
 
+    @staticmethod
+    def _sent_folder(imap: ImapMailbox, config: MailboxConfig) -> str | None:
+        """The Sent folder whose replies are imported as history (when it exists)."""
+        name = config.sent_folder or imap.special_folder(b"\\Sent") or "Sent"
+        return name if imap.folder_exists(name) else None
+
     def _poll_folder(self, imap: ImapMailbox, config: MailboxConfig, mailbox: ms.Mailbox,
-                     fres: FolderResult) -> None:
+                     fres: FolderResult, cutoff: datetime | None = None,
+                     sent: bool = False) -> None:
         s = self.settings
         config_folder = fres.folder
         state = imap.select(config_folder)
@@ -285,9 +299,14 @@ class Poller:
         max_mail, statement_bytes = self._limits_for_packet()
         opts = self.prepare_options(config, max_mail)
         target = BatchTarget(mailbox.id, config.name, config_folder, state.uidvalidity,
-                             s.queue_name, self.owner, s.poll_lease_seconds, statement_bytes)
+                             s.queue_name, self.owner, s.poll_lease_seconds, statement_bytes,
+                             s.history_queue_name)
+        answered = (frozenset(imap.uids_where(config_folder, "UID", f"{last_uid + 1}:*",
+                                              "ANSWERED"))
+                    if cutoff is not None and not sent else frozenset())
+        plan = history.HistoryPlan(cutoff, answered, sent)
         try:
-            self._fetch_and_store(imap, config, target, opts, last_uid, fres, max_mail)
+            self._fetch_and_store(imap, config, target, opts, last_uid, fres, max_mail, plan)
         finally:  # enqueued_at of the last batch (earlier ones went with the next batch)
             if self._enqueued:
                 try:
@@ -300,7 +319,7 @@ class Poller:
 
     def _fetch_and_store(self, imap: ImapMailbox, config: MailboxConfig, target: BatchTarget,
                          opts: PrepareOptions, last_uid: int, fres: FolderResult,
-                         max_mail: int) -> None:
+                         max_mail: int, plan: history.HistoryPlan) -> None:
         s = self.settings
         config_folder = fres.folder
         db = self.svc.db
@@ -308,7 +327,7 @@ class Poller:
         hold: int | None = None  # lowest UID still missing: the cursor stays below it
         for batch in imap.fetch_new(config_folder, last_uid, s.imap_fetch_batch,
                                     s.imap_fetch_batch_bytes, max_mail):
-            prepared = [prepare(m, opts) for m in batch.mails]
+            prepared = [history.classify(prepare(m, opts), plan) for m in batch.mails]
             missing = MissingUids(limit=s.missing_uid_polls)
             for m in batch.mails:
                 if m.uid in pending:
@@ -324,7 +343,8 @@ class Poller:
                     hold = uid if hold is None else min(hold, uid)
             cursor = batch.last_uid if hold is None else min(batch.last_uid, hold - 1)
             stored = store_batch_retrying(db, target, prepared, cursor, self._enqueued,
-                                          missing=missing, link=self._link_bounces)
+                                          missing=missing,
+                                          link=lambda cur, new: self._link(cur, target, new))
             self._enqueued = []
             fres.batches += 1
             fres.last_uid = max(fres.last_uid, cursor)
@@ -341,6 +361,8 @@ class Poller:
                     fres.too_large += 1
                 elif p.kind == "reused_id":
                     fres.reused_id += 1
+                elif p.kind in ("history", "sent"):
+                    fres.history += 1
             self._hand_off(stored.jobs, fres)
             del prepared, stored, batch
             if self.stop.is_set():
@@ -355,9 +377,15 @@ class Poller:
                  config.name, config_folder, fres.fetched, fres.new, fres.duplicate,
                  fres.skipped, fres.failed)
 
-    def _link_bounces(self, cur: Cursor, new: list[tuple[int, PreparedMail]]) -> list[AuditEvent]:
-        """A stored bounce moves the send attempt it names (email_rag/ingest/bounces.py)."""
-        return link_bounces(cur, self.svc.stores, self.settings, new)
+    def _link(self, cur: Cursor, target: BatchTarget,
+              new: list[tuple[int, PreparedMail]]) -> list[AuditEvent]:
+        """A stored bounce moves the send attempt it names (email_rag/ingest/bounces.py); a
+        stored reply of ours links the mails it answers (email_rag/ingest/history.py)."""
+        events = link_bounces(cur, self.svc.stores, self.settings,
+                              [(i, p) for i, p in new if p.direction == "in"])
+        if self.settings.history_import and new:
+            events += history.link_replies(cur, target.mailbox_id, target.mailbox_name, new)
+        return events
 
     def _cursor(self, mailbox: ms.Mailbox, state: FolderState, fres: FolderResult) -> int:
         db = self.svc.db

@@ -15,6 +15,8 @@ kind of row it is:
              | other content (set by store_batch)     |           |  never dropped)
   missing_body | the server listed the UID but gave no | manual  | no (``missing_body_mail``)
              | body in missing_uid_polls polls        |           |
+  history    | sent before the mailbox's cut-off      | history   | index only (history
+  sent       | a reply of ours in the Sent folder     | history   |  queue; ``history``)
 
 Each row also records whom a reply goes to and why (``addresses.choose_reply``:
 ``reply_addr``, ``reply_rule``).
@@ -66,7 +68,7 @@ log = logging.getLogger(__name__)
 # what new rows change elsewhere in the batch's transaction: (cursor, new rows) -> events
 LinkNew = Callable[[Cursor, list[tuple[int, "PreparedMail"]]], list[AuditEvent]]
 
-EMAIL_COLUMNS = 30
+EMAIL_COLUMNS = 32
 MAX_ROWS_PER_STATEMENT = 500
 TEXT_BYTES = 60_000  # TEXT columns hold 65,535 bytes
 
@@ -94,10 +96,17 @@ class PreparedMail:
     attachments: str | None = None
     attachment_text: str | None = None
     reused_of: int | None = None  # kind reused_id: the stored mail with this Message-ID
+    direction: str = "in"  # out: a reply of ours (the Sent folder)
+    answered_via: str | None = None  # flag: the server marked it \Answered
 
     @property
     def needs_job(self) -> bool:
-        return self.kind == "normal"
+        return self.kind in ("normal", "history", "sent")
+
+    @property
+    def indexed(self) -> bool:
+        """Its job indexes it (the others are recorded as index-skipped)."""
+        return self.needs_job
 
     @cached_property
     def legacy(self) -> tuple[str, str]:
@@ -196,7 +205,8 @@ def _row(mailbox_id: int, folder: str, uidvalidity: int, p: PreparedMail) -> tup
         clip_bytes(clean(p.status_reason), TEXT_BYTES) or None,
         p.body_text, p.body_html, p.attachments, p.attachment_text,
         # only mails that get a job are indexed; the others are recorded as skipped
-        str(IndexStatus.PENDING if p.kind == "normal" else IndexStatus.SKIPPED),
+        str(IndexStatus.PENDING if p.indexed else IndexStatus.SKIPPED),
+        p.direction, p.answered_via,
     )
 
 
@@ -291,6 +301,7 @@ class BatchTarget:
     lease_owner: str | None = None
     lease_seconds: float = 300.0
     statement_bytes: int = 4_000_000  # raw bytes per multi-row INSERT (max_allowed_packet)
+    history_queue: str = "email-rag-history"  # the index-only jobs of history mail
 
 
 def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMail],
@@ -476,7 +487,9 @@ def reused(p: PreparedMail, first_id: int) -> PreparedMail:
 
 def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:
     wanted = [NewJob(JobKind.PROCESS_EMAIL, email_id, t.queue_name, email_id=email_id,
-                     detail={"mailbox": t.mailbox_name})
+                     detail={"mailbox": t.mailbox_name}) if p.kind == "normal" else
+              NewJob(JobKind.INDEX_HISTORY, email_id, t.history_queue, email_id=email_id,
+                     detail={"mailbox": t.mailbox_name, "kind": p.kind})
               for email_id, p in result.new if p.needs_job]
     if not wanted:
         return

@@ -16,6 +16,8 @@ from ..core.errors import EmailRagError
 from ..core.redact import redact_text
 from ..core.rows import FromRow, set_field
 from ..db import sql
+from ..ingest.history import Progress
+from ..ingest.history import progress as history_progress
 from ..wiring.services import Services
 
 
@@ -204,10 +206,12 @@ class Counts:
     index: dict[str | None, int]
     sends: dict[str | None, int]
     mailboxes: list[MailboxHealth]
+    history: Progress | None = None  # the history import (email_rag/ingest/history.py)
 
     def as_dict(self) -> dict[str, Any]:
         return {"jobs": self.jobs, "mails": self.mails, "index": self.index,
-                "sends": self.sends, "mailboxes": [m.as_dict() for m in self.mailboxes]}
+                "sends": self.sends, "mailboxes": [m.as_dict() for m in self.mailboxes],
+                "history": self.history.as_dict() if self.history else None}
 
 
 def counts(svc: Services) -> Counts:
@@ -218,7 +222,8 @@ def counts(svc: Services) -> Counts:
         index=tally(db.fetchall(sql("web_metrics_index"))),
         sends=tally(db.fetchall(sql("web_metrics_sends"))),
         mailboxes=MailboxHealth.from_rows(db.fetchall(
-            sql("health_mailboxes"), {"alarm_after": svc.settings.imap_alarm_after_seconds})))
+            sql("health_mailboxes"), {"alarm_after": svc.settings.imap_alarm_after_seconds})),
+        history=history_progress(db))
 
 
 def _iso(v: datetime | None) -> str | None:

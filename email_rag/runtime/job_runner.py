@@ -30,6 +30,7 @@ from ..core.states import Actor, JobKind
 from ..core.timing import JobHeartbeat
 from ..db.audit import AuditEvent
 from ..indexing import sync as index_sync
+from ..ingest import history
 from ..jobs.handoff import FINISHED, Finished, Handoff
 from ..jobs.store import JobStore
 from ..pipeline.contract import StepSpec
@@ -96,6 +97,8 @@ class JobRunner:
             JobKind.PROCESS_EMAIL: pipeline.run,
             JobKind.SEND_DRAFT: self.services.send_service().run,
             JobKind.INDEX_SYNC: lambda job, worker: index_sync.run_job(self.services, job, worker),
+            JobKind.INDEX_HISTORY: lambda job, worker: history.run_index_job(self.services, job,
+                                                                             worker),
         }
 
     def run(self, job_id: int, queue: str | None = None) -> str:
@@ -183,9 +186,10 @@ def listen_queues(settings: Any, with_vectors: bool) -> list[str]:
     from ..pipeline.runner import queues
 
     default_q, vector_q = queues(settings)
+    history_q = settings.history_queue_name  # index-only history jobs: listened to last
     if vector_q == default_q:
-        return [default_q]
-    return [vector_q, default_q] if with_vectors else [default_q]
+        return [default_q, history_q]
+    return [vector_q, default_q, history_q] if with_vectors else [default_q]
 
 
 def build_rq_worker(services: Services, with_vectors: bool, name: str | None = None) -> Any:

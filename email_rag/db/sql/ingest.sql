@@ -85,7 +85,8 @@ INSERT IGNORE INTO emails
   (mailbox_id, dedup_key, content_hash, message_id, folder, uidvalidity, uid, thread_key,
    in_reply_to, references_header, from_addr, from_name, to_addrs, cc_addrs, reply_addr,
    reply_rule, subject, sent_at, raw, raw_size, parse_status, parse_error, auto_reason, status,
-   status_reason, body_text, body_html, attachments, attachment_text, index_status)
+   status_reason, body_text, body_html, attachments, attachment_text, index_status,
+   direction, answered_via)
 VALUES {rows}
 RETURNING id, dedup_key, content_hash;
 

@@ -22,6 +22,8 @@ from email_rag.cli.output import ExitCode, Outcome
 
 BENCHMARKS = {
     "ingest": ("email_rag_harness.bench.ingest", "the poller vs bare FETCH + INSERT; peak RSS by mailbox size"),
+    "history": ("email_rag_harness.bench.history", "history import of older mail + Sent replies vs bare "
+                "same I/O; index rate; time to 50,000 searchable"),
     "worker": ("email_rag_harness.bench.worker", "the worker fleet vs a bare RQ job doing the same writes"),
     "llm-bound": ("email_rag_harness.bench.llm_bound", "LLM at 500 ms per call: throughput by worker count"),
     "send": ("email_rag_harness.bench.send", "the send job vs a bare smtplib loop"),

@@ -186,7 +186,9 @@ class Workspace:
             qdrant_path=self.tmp / f"qdrant-{db.database}", embedding_backend="hashing",
             # the scripted LLM stands for an endpoint serving many calls at once (a hosted API):
             # no per-endpoint call limit, so the benchmarks measure the pipeline's overlap
-            llm_max_concurrent=0, log_level="WARNING")
+            llm_max_concurrent=0, log_level="WARNING",
+            # the benchmarks' mail is new work; `bench history` switches the import on
+            history_import=False)
         values.update(kw)
         return values
 

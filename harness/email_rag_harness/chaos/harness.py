@@ -241,6 +241,7 @@ class Run:
             "EMAIL_RAG_WORKER_CLASS": "simple", "EMAIL_RAG_RECONCILE_SENT_FOLDER": "true",
             **OAUTH_ENV, "EMAIL_RAG_OAUTH_TOKEN_KEY": oauth_key,
             "EMAIL_RAG_OAUTH_JOURNAL_DIR": str(self.run_dir / "oauth-journal"),
+            "EMAIL_RAG_HISTORY_IMPORT": "false",  # its mails are new work, drafted
         }
         services_class = self._services_class()
 

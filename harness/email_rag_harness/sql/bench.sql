@@ -213,3 +213,17 @@ SELECT id, 1, 'pending_review', 'Re: x', 'Guten Tag,\nwir pruefen das.', %(sourc
 
 -- name: bench_web_pending_draft_ids
 SELECT id FROM drafts WHERE status = 'pending_review' ORDER BY id;
+
+-- bench history (issue 31): what the import stored, and its index jobs.
+-- name: bench_history_rows
+SELECT COUNT(*) AS n, SUM(status = 'history') AS h, SUM(answered_by IS NOT NULL) AS a
+  FROM emails;
+
+-- name: bench_history_other_jobs
+SELECT COUNT(*) AS n FROM jobs WHERE kind <> 'index_history';
+
+-- name: bench_history_job_ids
+SELECT id FROM jobs ORDER BY id;
+
+-- name: bench_history_not_indexed
+SELECT COUNT(*) AS n FROM emails WHERE index_status = 'pending';

@@ -103,7 +103,8 @@ def run_demo(settings: Settings, say: Any = print, database: str = DEMO_DB,
                    **relay.relay_env,
                    "EMAIL_RAG_QDRANT_PATH": str(work / "qdrant"),
                    "EMAIL_RAG_AUDIT_SPOOL_PATH": str(work / "audit-spool.jsonl"),
-                   "EMAIL_RAG_LOG_LEVEL": "WARNING", **llm_env}
+                   "EMAIL_RAG_LOG_LEVEL": "WARNING", "EMAIL_RAG_HISTORY_IMPORT": "false",
+                   **llm_env}
             run_settings = settings.model_copy(update={
                 "llm_timeout": float(env.get("EMAIL_RAG_LLM_TIMEOUT", settings.llm_timeout))})
             say(f"   {llm_text}")
