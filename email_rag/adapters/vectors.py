@@ -258,7 +258,13 @@ class QdrantStore:
 
     # --- operations ---
     def replace_mail(self, email_id: int, points: Sequence[VectorPoint]) -> int:
-        """Upsert the mail's chunks (deterministic ids) and delete its chunks beyond them."""
+        """Upsert the mail's chunks (deterministic ids) and delete its chunks beyond them.
+        Points made by another embedder than this store's are refused, never written."""
+        other = {p.payload.embedder for p in points} - {None, "", self.embedder}
+        if self.embedder and other:
+            raise StoreRejectedError(
+                f"Qdrant collection {self.collection!r} takes vectors of {self.embedder}; "
+                f"these were made by {', '.join(sorted(other))}: not written")
         client = self.client
         with self._translate("upsert"):
             if points:
