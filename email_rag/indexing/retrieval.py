@@ -61,15 +61,29 @@ PREFIX_CHARS = 5  # measured: 4 -> 0.850, 5 -> 0.858, 6 -> 0.850, 7 -> 0.842, wh
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
-def rrf(*rankings: Sequence[int], k: int = RRF_K) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion of rankings of mail ids (each best first, rank 1 = best): a
-    mail's score is the sum of ``1 / (k + rank)`` over the rankings it is in. Best first;
-    ties by id."""
+def rrf(*rankings: Sequence[int | tuple[int, int]], k: int = RRF_K) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion of rankings of mail ids, each best first: a mail's score is
+    the sum of ``1 / (k + rank)`` over the rankings it is in. An entry is a mail id (its rank
+    is its place, from 1) or ``(id, rank)`` (tied mails share a rank: ``tied_ranks``).
+    Best first; ties by id."""
     score: dict[int, float] = {}
     for ranking in rankings:
-        for rank, email_id in enumerate(ranking, start=1):
+        for place, entry in enumerate(ranking, start=1):
+            email_id, rank = entry if isinstance(entry, tuple) else (entry, place)
             score[email_id] = score.get(email_id, 0.0) + 1.0 / (k + rank)
     return sorted(score.items(), key=lambda t: (-t[1], t[0]))
+
+
+def tied_ranks(ranked: Sequence[tuple[int, float]]) -> list[tuple[int, int]]:
+    """(id, rank) of a ranking given as (id, score) best first, equal scores sharing the best
+    rank of their group (1, 1, 1, 4): a ranking that cannot tell mails apart (the same words
+    matched; FULLTEXT ignores words under 3 letters such as "E2") does not order them by
+    chance - the other ranking does."""
+    out: list[tuple[int, int]] = []
+    for place, (email_id, value) in enumerate(ranked, start=1):
+        same = out and math.isclose(value, ranked[place - 2][1], rel_tol=1e-9, abs_tol=1e-12)
+        out.append((email_id, out[-1][1] if same else place))
+    return out
 
 
 @dataclass(frozen=True)
@@ -111,7 +125,8 @@ def fuse(vector_hits: list[VectorHit], lexical: list[LexicalHit]) -> list[Vector
     (``score`` nan: ``similar_cases`` shows it as None)."""
     by_id = {h.email_id: h for h in vector_hits}
     out = []
-    for email_id, _ in rrf([h.email_id for h in vector_hits], [h.id for h in lexical]):
+    for email_id, _ in rrf([h.email_id for h in vector_hits],
+                           tied_ranks([(h.id, h.score) for h in lexical])):
         out.append(by_id.get(email_id) or VectorHit(email_id, 0, math.nan,
                                                      ChunkPayload(email_id)))
     return out

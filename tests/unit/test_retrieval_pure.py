@@ -140,3 +140,15 @@ def test_lexical_query_is_optional_words_and_prefixes_never_an_operator():
     assert lexical_query(None, "ab cd") == "" and lexical_query("", None) == ""
     many = " ".join(f"w{i:04d}" for i in range(200))
     assert len(lexical_query(None, many).split()) == LEXICAL_TERMS
+
+
+def test_tied_lexical_scores_share_a_rank_so_the_vectors_decide():
+    """GIVEN four mails the words cannot tell apart (same score) THEN they share rank 1 and
+    the vector ranking orders them: the lexical side never picks by id."""
+    from email_rag.indexing.retrieval import LexicalHit, fuse, rrf, tied_ranks
+
+    assert tied_ranks([(1, 2.0), (2, 2.0), (3, 1.0), (4, 1.0), (5, 0.5)]) == [
+        (1, 1), (2, 1), (3, 3), (4, 3), (5, 5)]
+    assert [i for i, _ in rrf([3, 1, 2], tied_ranks([(1, 1.0), (2, 1.0), (3, 1.0)]))] == [3, 1, 2]
+    lexical = [LexicalHit.from_row({"id": i, "score": 0.7}) for i in (1, 2, 3, 4)]
+    assert [h.email_id for h in fuse([hit(3, 0.99), hit(1, 0.5)], lexical)][:2] == [3, 1]

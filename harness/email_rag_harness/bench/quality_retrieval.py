@@ -8,7 +8,8 @@ retrieve step (``retrieve_candidates``):
 
 - vectors: cosine similarity to the query's vector (exact, like local Qdrant);
 - lexical: the product's named query ``index_lexical`` (InnoDB FULLTEXT, boolean mode) on the product's query text (``lexical_query``);
-- fused: the two by the product's reciprocal rank fusion (``indexing.retrieval.rrf``, k=60).
+- fused: the two by the product's reciprocal rank fusion (``indexing.retrieval.rrf``, k=60;
+  equal FULLTEXT scores share a rank, ``tied_ranks``).
 
 hit@k: the paraphrased mail is among the first k. No LLM is involved.
 """
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from email_rag.db import Database, sql
-from email_rag.indexing.retrieval import LexicalHit, lexical_query, rrf
+from email_rag.indexing.retrieval import LexicalHit, lexical_query, rrf, tied_ranks
 
 from .quality_corpus import MAILS, PARAPHRASES
 from .quality_corpus_extra import MAILS_EXTRA, PARAPHRASES_EXTRA
@@ -47,11 +48,11 @@ def store_corpus(db: Database, mails: list[tuple]) -> dict[str, int]:
     return {"mailbox_id": mailbox_id, **ids}
 
 
-def lexical_ranking(db: Database, mailbox_id: int, text: str) -> list[int]:
+def lexical_ranking(db: Database, mailbox_id: int, text: str) -> list[tuple[int, float]]:
     rows = db.fetchall(sql("index_lexical"), {"q": lexical_query(None, text),
                                                "mailbox_id": mailbox_id, "id": 0,
                                                "limit": CANDIDATES})
-    return [h.id for h in LexicalHit.from_rows(rows)]
+    return [(h.id, h.score) for h in LexicalHit.from_rows(rows)]
 
 
 def vector_rankings(embedder: Any, mails: list[tuple], queries: list[tuple[str, str]]
@@ -87,9 +88,11 @@ def measure(db: Database, embedder: Any, mails: list[tuple] | None = None,
     corpus_of = {v: k for k, v in ids.items()}
     vec, ms = vector_rankings(embedder, mails, queries)
     started = time.monotonic()
-    lex = [[corpus_of[i] for i in lexical_ranking(db, mailbox_id, q)] for _, q in queries]
+    scored = [[(corpus_of[i], score) for i, score in lexical_ranking(db, mailbox_id, q)]
+              for _, q in queries]
     lex_ms = (time.monotonic() - started) * 1000 / len(queries)
-    fused = [[i for i, _ in rrf(v, x)] for v, x in zip(vec, lex, strict=True)]
+    lex = [[i for i, _ in r] for r in scored]
+    fused = [[i for i, _ in rrf(v, tied_ranks(x))] for v, x in zip(vec, scored, strict=True)]
     by_language: dict[str, dict[str, float]] = {}
     lang = {m[0]: m[1] for m in mails}
     for code in sorted({lang[t] for t, _ in queries}):
