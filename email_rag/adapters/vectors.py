@@ -48,6 +48,7 @@ from ..core.errors import (
 )
 from ..core.index_ports import ChunkPayload, VectorHit, VectorPoint
 from ..core.redact import redact_text
+from .embeddings import embedder_name
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,9 @@ class QdrantStore:
     """Implements ``ports.VectorStore``. Opens lazily; ``open()`` opens now."""
 
     def __init__(self, *, url: str = "", api_key: str = "", path: Path | str = "var/qdrant",
-                 collection: str = "emails", dim: int = 384, timeout: float = 10.0) -> None:
+                 collection: str = "emails", dim: int = 384, timeout: float = 10.0,
+                 embedder: str = "") -> None:
+        self.embedder = embedder  # the embedder this process writes with ("": not checked)
         self.url = url
         self.api_key = api_key
         self.path = Path(path)
@@ -115,7 +118,8 @@ class QdrantStore:
     def from_settings(cls, settings: Any) -> QdrantStore:
         return cls(url=settings.qdrant_url, api_key=settings.qdrant_api_key.get_secret_value(),
                    path=settings.qdrant_path, collection=settings.qdrant_collection,
-                   dim=settings.vector_dim, timeout=settings.qdrant_timeout)
+                   dim=settings.vector_dim, timeout=settings.qdrant_timeout,
+                   embedder=embedder_name(settings))
 
     @property
     def where(self) -> str:
@@ -178,10 +182,16 @@ class QdrantStore:
         if client.collection_exists(self.collection):
             info = client.get_collection(self.collection)
             size = getattr(info.config.params.vectors, "size", None)
-            if size is not None and size != self.dim:
+            made_by = self._stored_embedder(client)
+            if (size is not None and size != self.dim) or (
+                    made_by and self.embedder and made_by != self.embedder):
                 raise StoreRejectedError(
-                    f"Qdrant collection {self.collection!r} has vectors of size {size}, the "
-                    f"embedder makes {self.dim}: use another qdrant_collection or re-create it")
+                    f"Qdrant collection {self.collection!r} holds vectors of size {size} made "
+                    f"by {made_by or 'an unknown embedder'}; this process embeds with "
+                    f"{self.embedder or 'another embedder'} ({self.dim} dimensions). Vectors of "
+                    "two embedders are never mixed: set EMAIL_RAG_QDRANT_COLLECTION to a new "
+                    "name and run `email-rag reindex --all` (docs/indexing.md), or set the "
+                    "embedder back.")
             return
         client.create_collection(self.collection, vectors_config=models.VectorParams(
             size=self.dim, distance=models.Distance.COSINE))
@@ -189,6 +199,17 @@ class QdrantStore:
             for key, schema in (("mailbox_id", models.PayloadSchemaType.INTEGER),
                                 ("email_id", models.PayloadSchemaType.INTEGER)):
                 client.create_payload_index(self.collection, key, field_schema=schema)
+
+    def _stored_embedder(self, client: QdrantClient) -> str | None:
+        """The embedder named in the payload of a stored point (None: empty or unnamed). One
+        embedder writes a collection (the check above), so one point tells."""
+        points, _ = client.scroll(self.collection, limit=1, with_payload=["embedder"],
+                                  with_vectors=False)
+        for p in points:
+            name = (p.payload or {}).get("embedder")
+            if name:
+                return str(name)
+        return None
 
     def close(self) -> None:
         client, self._client, self._ready = self._client, None, False
@@ -237,7 +258,13 @@ class QdrantStore:
 
     # --- operations ---
     def replace_mail(self, email_id: int, points: Sequence[VectorPoint]) -> int:
-        """Upsert the mail's chunks (deterministic ids) and delete its chunks beyond them."""
+        """Upsert the mail's chunks (deterministic ids) and delete its chunks beyond them.
+        Points made by another embedder than this store's are refused, never written."""
+        other = {p.payload.embedder for p in points} - {None, "", self.embedder}
+        if self.embedder and other:
+            raise StoreRejectedError(
+                f"Qdrant collection {self.collection!r} takes vectors of {self.embedder}; "
+                f"these were made by {', '.join(sorted(other))}: not written")
         client = self.client
         with self._translate("upsert"):
             if points:

@@ -352,13 +352,15 @@ class Settings(BaseSettings):
     embedding_model: str = Field("all-MiniLM-L6-v2", description="Model for the 'openai' backend.")
     embedding_base_url: str = Field("", description="Embeddings endpoint; defaults to llm_base_url.")
     embedding_local_model: str = Field(
-        "wordllama", description="Model of the 'local' backend: 'wordllama' (WordLlama "
-        "l2_supercat, 256 dims, weights inside the PyPI wheel, multilingual token vocabulary, "
-        "no torch) or 'minilm' (all-MiniLM-L6-v2, English, needs torch: the optional extra).",
+        "use", description="Model of the 'local' backend: 'use' (Universal Sentence Encoder "
+        "multilingual v3, 512 dims, 16 languages, weights inside the PyPI wheel, numpy only), "
+        "'wordllama' (WordLlama l2_supercat, 256 dims, faster, weaker across languages) or "
+        "'minilm' (all-MiniLM-L6-v2, English, needs torch: the optional extra). Changing it "
+        "needs a new qdrant_collection and `email-rag reindex --all` (docs/indexing.md).",
     )
     embedding_dim: int = Field(
-        0, description="Vector size; 0 = the backend's own (wordllama 256, minilm 384, hashing "
-        "384; openai 384 unless set).",
+        0, description="Vector size; 0 = the backend's own (use 512, wordllama 256, minilm 384, "
+        "hashing 384; openai 384 unless set).",
     )
     qdrant_url: str = Field("", description="Qdrant server URL; empty = local mode at qdrant_path.")
     qdrant_api_key: SecretStr = Field(SecretStr(""), description="Qdrant API key (server mode).")
@@ -541,8 +543,8 @@ class Settings(BaseSettings):
     @field_validator("embedding_local_model")
     @classmethod
     def _local_model(cls, v: str) -> str:
-        if v not in ("wordllama", "minilm"):
-            raise ValueError("embedding_local_model must be 'wordllama' or 'minilm'")
+        if v not in ("use", "wordllama", "minilm"):
+            raise ValueError("embedding_local_model must be 'use', 'wordllama' or 'minilm'")
         return v
 
     @field_validator("retry_delays")
@@ -557,6 +559,8 @@ class Settings(BaseSettings):
         """The size of the vectors (the setting, or the backend's own)."""
         if self.embedding_dim:
             return self.embedding_dim
+        if self.embedding_backend == "local" and self.embedding_local_model == "use":
+            return 512
         if self.embedding_backend == "local" and self.embedding_local_model == "wordllama":
             return 256
         return 384

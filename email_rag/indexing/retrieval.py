@@ -2,10 +2,17 @@
 
 For one mail (``Retriever.for_mail``):
 
-- similar past cases: the nearest mails of the SAME mailbox in the vector store
-  that received a sent reply, with that reply (MariaDB decides "sent": drafts
-  with status sent; the vector payload's ``has_sent_reply`` is only a hint,
-  it was true or false when the mail was indexed);
+- similar past cases: hybrid search over the mails of the SAME mailbox. Two
+  rankings, each asked for ``retrieve_candidates`` mails: the nearest in the
+  vector store (meaning) and the best by shared words (MariaDB's FULLTEXT index
+  over subject and text, ``index_lexical``); fused by reciprocal rank fusion
+  (``rrf``, k=60: a mail's score is the sum of 1/(k + rank) over the rankings it
+  is in). Of the fused ranking, the mails that received a sent reply, with that
+  reply (MariaDB decides "sent": drafts with status sent; the vector payload's
+  ``has_sent_reply`` is only a hint, it was true or false when the mail was
+  indexed). On the project's paraphrase corpus hit@3 rises from 0.83 (vectors)
+  to 0.9+ fused (docs/indexing.md). Each side is a store of the failure table:
+  when one is down the other still retrieves, and the detail says which;
 - the thread: the other mails with the same thread_key (MariaDB, always there),
   with the replies we sent in it;
 - the sender's history: from the graph when it is configured and answers,
@@ -15,7 +22,8 @@ Failure table:
 
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
-| vector store / embeddings unavailable | store_tries tries, backoff | yes: reduced context, detail says which store and why, audited `retrieval_reduced` | the draft is written from thread + history; never fails the mail |
+| vector store / embeddings unavailable | store_tries tries, backoff | yes: reduced context, detail says which store and why, audited `retrieval_reduced` | similar cases from the lexical ranking alone; never fails the mail |
+| the FULLTEXT query fails (index missing: migration not applied) | no | yes: `lexical` missing with the reason, audited `retrieval_reduced` | similar cases from the vectors alone |
 | graph unavailable | store_tries tries | yes: history from MariaDB, `reduced`, audited | - |
 | a store refuses (configuration) | no | same as unavailable, with the reason | after the fix |
 | mail has no text | - | no vector search (detail says so) | - |
@@ -24,13 +32,21 @@ Failure table:
 
 from __future__ import annotations
 
+import math
+import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from ..core.index_ports import HistoryMail, MailToIndex, VectorHit
+from ..core.errors import (
+    DatabaseBusyError,
+    DatabaseError,
+    DatabaseUnavailableError,
+    StoreRejectedError,
+)
+from ..core.index_ports import ChunkPayload, HistoryMail, MailToIndex, VectorHit
 from ..core.rows import FromRow, set_field
 from ..db import slot_params, sql
 from .chunking import clean_body, mail_chunks
@@ -38,6 +54,82 @@ from .indexer import StoreResult, _iso, store_policy, with_tries
 
 SNIPPET = 300
 REPLY_CHARS = 4000
+RRF_K = 60
+LEXICAL_QUERY_CHARS = 2000  # the start of the mail is the lexical query (like the vector one)
+LEXICAL_TERMS = 64
+PREFIX_CHARS = 5  # measured: 4 -> 0.850, 5 -> 0.858, 6 -> 0.850, 7 -> 0.842, whole words 0.825
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def rrf(*rankings: Sequence[int | tuple[int, int]], k: int = RRF_K) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion of rankings of mail ids, each best first: a mail's score is
+    the sum of ``1 / (k + rank)`` over the rankings it is in. An entry is a mail id (its rank
+    is its place, from 1) or ``(id, rank)`` (tied mails share a rank: ``tied_ranks``).
+    Best first; ties by id."""
+    score: dict[int, float] = {}
+    for ranking in rankings:
+        for place, entry in enumerate(ranking, start=1):
+            email_id, rank = entry if isinstance(entry, tuple) else (entry, place)
+            score[email_id] = score.get(email_id, 0.0) + 1.0 / (k + rank)
+    return sorted(score.items(), key=lambda t: (-t[1], t[0]))
+
+
+def tied_ranks(ranked: Sequence[tuple[int, float]]) -> list[tuple[int, int]]:
+    """(id, rank) of a ranking given as (id, score) best first, equal scores sharing the best
+    rank of their group (1, 1, 1, 4): a ranking that cannot tell mails apart (the same words
+    matched; FULLTEXT ignores words under 3 letters such as "E2") does not order them by
+    chance - the other ranking does."""
+    out: list[tuple[int, int]] = []
+    for place, (email_id, value) in enumerate(ranked, start=1):
+        same = out and math.isclose(value, ranked[place - 2][1], rel_tol=1e-9, abs_tol=1e-12)
+        out.append((email_id, out[-1][1] if same else place))
+    return out
+
+
+@dataclass(frozen=True)
+class LexicalHit(FromRow):
+    """A mail of the lexical ranking (``index_lexical``): FULLTEXT relevance, not a
+    similarity."""
+
+    id: int
+    score: float = 0.0
+
+    def __post_init__(self) -> None:
+        set_field(self, "id", int(self.id))
+        set_field(self, "score", float(self.score))
+
+
+def lexical_query(subject: str | None, body: str | None) -> str:
+    """The lexical query of a mail (FULLTEXT boolean mode): the words of its subject and the
+    start of its text, each optional (no operator: they rank, none is required); a word
+    longer than ``PREFIX_CHARS`` becomes its first ``PREFIX_CHARS`` letters with the
+    truncation operator, so other forms of it match (Rechnung/Rechnungen, facture/facturé,
+    cobro/cobrado) - a stemmer for every language at no cost. Words shorter than
+    MariaDB's smallest indexed token (3) are left out; at most ``LEXICAL_TERMS`` terms, in
+    order of appearance. Only word characters reach the query: text can never be read as
+    an operator. "" when no word is left."""
+    text = f"{subject or ''}\n{clean_body(body)}"[:LEXICAL_QUERY_CHARS]
+    terms: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        if len(word) < 3:
+            continue
+        terms.setdefault(word[:PREFIX_CHARS] + "*" if len(word) > PREFIX_CHARS else word)
+        if len(terms) >= LEXICAL_TERMS:
+            break
+    return " ".join(terms)
+
+
+def fuse(vector_hits: list[VectorHit], lexical: list[LexicalHit]) -> list[VectorHit]:
+    """The fused ranking as hits: a mail the vectors found keeps its best chunk and cosine
+    score; a mail only the lexical side found is a hit of chunk 0 without a similarity
+    (``score`` nan: ``similar_cases`` shows it as None)."""
+    by_id = {h.email_id: h for h in vector_hits}
+    out = []
+    for email_id, _ in rrf([h.email_id for h in vector_hits],
+                           tied_ranks([(h.id, h.score) for h in lexical])):
+        out.append(by_id.get(email_id) or VectorHit(email_id, 0, math.nan,
+                                                     ChunkPayload(email_id)))
+    return out
 
 
 def best_per_mail(hits: list[VectorHit]) -> list[VectorHit]:
@@ -75,10 +167,12 @@ class CaseReply:
 
 @dataclass(frozen=True)
 class SimilarCase:
-    """A similar past case of the same mailbox, with the reply we sent to it."""
+    """A similar past case of the same mailbox, with the reply we sent to it. ``score``: the
+    cosine similarity of its best chunk (None: found by its words only); ``found_by``:
+    "vectors", "words" or "both"."""
 
     email_id: int
-    score: float
+    score: float | None
     chunk: int
     subject: str | None
     from_addr: str | None
@@ -86,22 +180,27 @@ class SimilarCase:
     category: str | None
     snippet: str
     reply: CaseReply
+    found_by: str = "vectors"
 
 
-def similar_cases(hits: list[VectorHit], cases: dict[int, SentCase], limit: int
-                  ) -> list[SimilarCase]:
+def similar_cases(hits: list[VectorHit], cases: dict[int, SentCase], limit: int,
+                  lexical: set[int] | None = None) -> list[SimilarCase]:
     """The hits (best first, one per mail) that have a sent reply, at most ``limit``: the
-    snippet is the hit's chunk text, else the start of the mail's body."""
+    snippet is the hit's chunk text, else the start of the mail's body. ``lexical``: the
+    mails the lexical ranking found (for ``found_by``)."""
     out = []
+    words = lexical or set()
     for h in hits:
         case = cases.get(h.email_id)
         if case is None:
             continue
+        by_vector = not math.isnan(h.score)
+        found_by = ("both" if h.email_id in words else "vectors") if by_vector else "words"
         out.append(SimilarCase(
-            h.email_id, round(h.score, 4), h.chunk, case.subject, case.from_addr,
-            _iso(case.received_at), case.category,
+            h.email_id, round(h.score, 4) if by_vector else None, h.chunk, case.subject,
+            case.from_addr, _iso(case.received_at), case.category,
             (h.payload.text or clean_body(case.body_text))[:SNIPPET],
-            CaseReply(case.draft_id, (case.reply_text or "")[:REPLY_CHARS])))
+            CaseReply(case.draft_id, (case.reply_text or "")[:REPLY_CHARS]), found_by))
         if len(out) >= limit:
             break
     return out
@@ -140,6 +239,7 @@ class FoundMail(FromRow):
     """What MariaDB says about a search hit (``index_emails_by_ids``)."""
 
     id: int
+    mailbox_id: int | None = None
     subject: str | None = None
     from_addr: str | None = None
     received_at: datetime | None = None
@@ -157,7 +257,7 @@ class SearchHit:
     the mail is not in MariaDB (``in_mariadb`` false)."""
 
     email_id: int
-    score: float
+    score: float | None  # cosine similarity; None: found by its words only
     chunk: int
     mailbox_id: int | None
     subject: str | None
@@ -175,10 +275,11 @@ class SearchHit:
 def search_hit(h: VectorHit, found: FoundMail | None) -> SearchHit:
     p = h.payload
     snippet = (p.text or "")[:SNIPPET]
+    score = None if math.isnan(h.score) else round(h.score, 4)
     if found is None:
-        return SearchHit(h.email_id, round(h.score, 4), h.chunk, p.mailbox_id, p.subject,
+        return SearchHit(h.email_id, score, h.chunk, p.mailbox_id, p.subject,
                          p.from_addr, p.received_at, None, None, False, snippet)
-    return SearchHit(h.email_id, round(h.score, 4), h.chunk, p.mailbox_id, found.subject,
+    return SearchHit(h.email_id, score, h.chunk, found.mailbox_id or p.mailbox_id, found.subject,
                      found.from_addr, _iso(found.received_at), found.status,
                      found.has_sent_reply, True, snippet)
 
@@ -232,14 +333,28 @@ class Retriever:
         similar: list[SimilarCase] = []
         if not chunks:
             stores["vectors"] = StoreResult("vectors", "skipped", info={"why": "no text"})
+            stores["lexical"] = StoreResult("lexical", "skipped", info={"why": "no text"})
         else:
-            found: list[SimilarCase] = []
+            near: list[VectorHit] = []
+            words: list[LexicalHit] = []
+            wide = max(s.retrieve_candidates, s.retrieve_limit)
 
             def search() -> dict[str, Any]:
-                found[:] = self._similar_cases(mail, chunks[0])
-                return {"candidates": len(found)}
+                near[:] = self._vector_hits(chunks[0], mail.mailbox_id, mail.id, wide)
+                return {"candidates": len(near)}
+
+            def lexical() -> dict[str, Any]:
+                words[:] = self._lexical_hits(mail.subject, mail.body_text, mail.mailbox_id,
+                                              mail.id, wide)
+                return {"candidates": len(words)}
             stores["vectors"] = with_tries("vectors", search, self.policy, self.sleep)
-            similar = found if stores["vectors"].state == "ok" else []
+            stores["lexical"] = with_tries("lexical", lexical, self.policy, self.sleep)
+            near = near if stores["vectors"].state == "ok" else []
+            words = words if stores["lexical"].state == "ok" else []
+            fused = fuse(near, words)
+            if fused:
+                similar = similar_cases(fused, self._sent_cases([h.email_id for h in fused]),
+                                        s.retrieve_limit, {h.id for h in words})
         thread = self._thread(mail)
         history: list[HistoryMail] = []
         source = "mariadb"
@@ -282,16 +397,33 @@ class Retriever:
                                          slot_params(ids=ids))
         return {c.email_id: c for c in SentCase.from_rows(rows)}
 
-    def _similar_cases(self, mail: MailToIndex, query: str) -> list[SimilarCase]:
-        s = self.settings
+    def _vector_hits(self, query: str, mailbox_id: int | None, exclude: int | None,
+                     limit: int) -> list[VectorHit]:
+        """The vector ranking: the best chunk per mail, best first."""
         vec = self.services.embedder.embed([query])[0]
-        hits = best_per_mail(self.services.vectors.search(
-            vec, mailbox_id=mail.mailbox_id, exclude_email_id=mail.id,
-            limit=max(s.retrieve_candidates, s.retrieve_limit)))
-        if not hits:
+        return best_per_mail(self.services.vectors.search(
+            vec, mailbox_id=mailbox_id, exclude_email_id=exclude, limit=limit))
+
+    def _lexical_hits(self, subject: str | None, body: str | None, mailbox_id: int | None,
+                      exclude: int | None, limit: int) -> list[LexicalHit]:
+        """The lexical ranking (FULLTEXT, boolean mode: ``lexical_query``), best first. A query the
+        server refuses (no FULLTEXT index: migration 0240 not applied) is this store
+        refusing; MariaDB unavailable or busy is not a store failure (the worker waits)."""
+        query = lexical_query(subject, body)
+        if not query:
             return []
-        return similar_cases(hits, self._sent_cases([h.email_id for h in hits]),
-                             s.retrieve_limit)
+        try:
+            if mailbox_id is None:
+                rows = self.services.db.fetchall(sql("index_lexical_any_mailbox"),
+                                                 {"q": query, "limit": limit})
+            else:
+                rows = self.services.db.fetchall(sql("index_lexical"), {
+                    "q": query, "mailbox_id": mailbox_id, "id": exclude or 0, "limit": limit})
+        except (DatabaseUnavailableError, DatabaseBusyError):
+            raise
+        except DatabaseError as e:
+            raise StoreRejectedError(f"the FULLTEXT query was refused: {e}") from e
+        return LexicalHit.from_rows(rows)
 
     def _thread(self, mail: MailToIndex) -> list[ThreadMail]:
         if not mail.thread_key:
@@ -310,10 +442,11 @@ class Retriever:
     # --- email-rag search ---
     def search(self, text: str, mailbox_id: int | None = None,
                limit: int = 10) -> list[SearchHit]:
-        """Indexed mails nearest to ``text`` (raises StoreUnavailableError when the store is)."""
-        vec = self.services.embedder.embed([text])[0]
-        hits = best_per_mail(self.services.vectors.search(
-            vec, mailbox_id=mailbox_id, limit=max(limit * 4, limit)))[:limit]
+        """Indexed mails nearest to ``text``: the vector and the lexical rankings fused (raises
+        StoreUnavailableError when the vector store is)."""
+        wide = max(limit * 4, 20)
+        near = self._vector_hits(text, mailbox_id, None, wide)
+        hits = fuse(near, self._lexical_hits(text, None, mailbox_id, None, wide))[:limit]
         if not hits:
             return []
         ids = [h.email_id for h in hits]

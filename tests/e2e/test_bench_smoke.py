@@ -63,3 +63,18 @@ def test_the_email_rag_command_runs_the_same_benchmark_as_a_table(env):
     assert res.returncode == 0, res.stdout + res.stderr
     assert "Indexer.index" in res.stdout and "bare embed + upsert" in res.stdout
     assert "ratio" in res.stdout and "checked before reporting" in res.stdout
+
+
+def test_quality_retrieval_only_measures_three_rankings_without_an_llm():
+    """--retrieval-only: the whole corpus, vectors / FULLTEXT / fused, no LLM started. With
+    the hashing embedder the words decide; the FULLTEXT ranking must find most paraphrased
+    mails among 40 candidates, and the fused figures come from both rankings."""
+    res = bench("quality", "--retrieval-only", "--json")
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    data = json.loads(res.stdout)["data"]
+    r = data["retrieval"]
+    assert (r["mails"], r["pairs"]) == (332, 120) and r["embedder"] == "hashing-no-semantics"
+    assert 0.3 < r["lexical"]["hit3"] <= 1.0 and 0.2 < r["vectors"]["hit3"] <= 1.0
+    assert r["fused"]["hit3"] >= min(r["vectors"]["hit3"], r["lexical"]["hit3"])
+    assert set(r["hit3_by_language"]) == {"de", "en", "es", "fr"}
+    assert "classification" not in data and data["checks"]

@@ -273,3 +273,65 @@ def test_scheduler_has_the_reindex_job_at_the_configured_interval(services):
     services.settings.reindex_interval_seconds = 42
     jobs = {name: seconds for name, seconds, _ in periodic_jobs(services)}
     assert jobs["reindex_partial"] == 42
+
+
+def test_a_changed_embedder_is_refused_by_the_old_collection_and_reindex_all_fills_a_new_one(
+        services, db):
+    """GIVEN mail indexed with one embedder (hashing, 384 dims) WHEN the workers restart with
+    the multilingual USE (512 dims) THEN the old collection refuses it with both names and
+    the way out (the mail is partially_indexed, the points untouched, retrieval still finds
+    by words); WHEN a new collection is set and the sync re-indexes all THEN every mail is
+    complete there, with USE vectors only."""
+    first, _ = run_mail(services, db, subject="Printer error", body=LONG)
+    before = services.vectors.count()
+    assert services.vectors.count(first) > 0
+    settings = services.settings
+    services.close()  # a restart with the new embedder
+    settings.embedding_backend, settings.embedding_local_model = "local", "use"
+    svc = Services(settings)
+    try:
+        second, _ = run_mail(svc, db, subject="Printer error again", body=LONG)
+        retrieval = _assert_partially_indexed(db, second, "vectors",
+                                              "made by hashing-no-semantics", tries=1)
+        error = step_detail(db, second)["stores"]["vectors"]["error"]
+        assert "local:use-multilingual-v3-512" in error and "reindex --all" in error
+        assert retrieval["missing"] == ["vectors"]
+        assert retrieval["stores"]["lexical"]["state"] == "ok"
+    finally:
+        svc.close()
+    settings.embedding_backend = "hashing"
+    old = Services(settings)
+    try:
+        assert old.vectors.count() == before  # the old collection was left as it was
+    finally:
+        old.close()
+    settings.embedding_backend, settings.qdrant_collection = "local", "emails_use"
+    new = Services(settings)
+    try:
+        report = index_sync.sync(new, "all")
+        assert second in report.reindexed and report.ok
+        assert {index_row(db, e)["index_status"] for e in (first, second)} == {"complete"}
+        hits = new.vectors.search(new.embedder.embed([LONG])[0], limit=50)
+        assert {h.email_id for h in hits} == {first, second}
+        assert {h.payload.embedder for h in hits} == {"local:use-multilingual-v3-512"}
+    finally:
+        new.close()
+
+
+def test_points_of_another_embedder_are_never_written(tmp_path):
+    """A store opened for one embedder refuses points whose payload names another (an
+    embedder changed inside a running process): nothing is written."""
+    from email_rag.core.errors import StoreRejectedError
+    from email_rag.core.index_ports import ChunkPayload, VectorPoint
+
+    store = QdrantStore(path=tmp_path / "q", dim=4, embedder="local:use-multilingual-v3-512")
+    try:
+        with pytest.raises(StoreRejectedError, match="made by hashing-no-semantics"):
+            store.replace_mail(1, [VectorPoint(1, 0, [1.0, 0, 0, 0], ChunkPayload(
+                1, 1, 0, embedder="hashing-no-semantics"))])
+        assert store.count() == 0
+        store.replace_mail(1, [VectorPoint(1, 0, [1.0, 0, 0, 0], ChunkPayload(
+            1, 1, 0, embedder="local:use-multilingual-v3-512"))])
+        assert store.count() == 1
+    finally:
+        store.close()

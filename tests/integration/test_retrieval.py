@@ -176,3 +176,58 @@ def test_paraphrased_question_finds_the_relevant_past_case_with_the_real_local_m
     with capsys.disabled():
         print("\nlocal model: (case, top score, runner-up score):",
               [(e, round(a, 3), round(b, 3) if b else None) for e, a, b in figures])
+
+
+# --- hybrid retrieval: the lexical (FULLTEXT) ranking fused with the vector ranking ---
+
+def test_vector_store_down_the_lexical_side_still_finds_the_replied_case(services, db):
+    """GIVEN a past case with a sent reply WHEN the vector store is unreachable THEN the
+    FULLTEXT ranking alone still brings that case (found by its words, no similarity), and
+    the fallback is said in the detail and audited."""
+    mb = make_mailbox(db)
+    replied = make_email(db, mailbox_id=mb, subject="Printer error", body=PRINTER)
+    make_sent_draft(db, replied, "Please install firmware 1.2.1.")
+    make_email(db, mailbox_id=mb, subject="Invoice", body="Please change the invoice address.")
+    services.settings.qdrant_url = f"http://127.0.0.1:{closed_port()}"
+    email, detail = process(services, db, mailbox_id=mb, subject="Printer error E42",
+                            body="Error E42 on the printer since the firmware update.")
+    assert detail["missing"] == ["vectors"] and detail["stores"]["lexical"]["state"] == "ok"
+    [case] = detail["similar"]
+    assert case["email_id"] == replied and case["found_by"] == "words" and case["score"] is None
+    assert case["reply"]["text"] == "Please install firmware 1.2.1."
+    reduced = [e for e in events_for(db, "email", email) if e["event"] == "retrieval_reduced"]
+    said = json.loads(reduced[0]["detail"])
+    assert len(reduced) == 1 and said["missing"] == ["vectors"] and said["kept"]["similar"] == 1
+
+
+def test_a_refused_fulltext_query_leaves_the_vector_side_and_is_audited(services, db):
+    """GIVEN the FULLTEXT index is missing (migration 0240 not applied) WHEN a mail is
+    retrieved THEN the vectors still find the case, the lexical side is missing with the
+    server's reason (not retried), audited as reduced."""
+    mb = make_mailbox(db)
+    replied = indexed(services, db, mailbox_id=mb, subject="Printer error", body=PRINTER)
+    make_sent_draft(db, replied, "Please install firmware 1.2.1.")
+    db.execute("ALTER TABLE emails DROP INDEX ft_email_text")
+    email, detail = process(services, db, mailbox_id=mb, subject="Printer error", body=PRINTER)
+    assert detail["missing"] == ["lexical"] and detail["stores"]["vectors"]["state"] == "ok"
+    lexical = detail["stores"]["lexical"]
+    assert lexical["permanent"] is True and lexical["tries"] == 1
+    assert "FULLTEXT" in lexical["error"]
+    assert [(c["email_id"], c["found_by"]) for c in detail["similar"]] == [(replied, "vectors")]
+    reduced = [e for e in events_for(db, "email", email) if e["event"] == "retrieval_reduced"]
+    assert len(reduced) == 1 and json.loads(reduced[0]["detail"])["missing"] == ["lexical"]
+
+
+def test_both_rankings_agree_found_by_both_and_the_fused_order_wins(services, db):
+    """GIVEN two replied cases, one sharing the new mail's words and text, one only a few
+    words THEN both rankings put the first one first (found by both, with its similarity)."""
+    mb = make_mailbox(db)
+    same = indexed(services, db, mailbox_id=mb, subject="Printer error", body=PRINTER)
+    make_sent_draft(db, same, "Please install firmware 1.2.1.")
+    other = indexed(services, db, mailbox_id=mb, subject="Printer toner",
+                    body="The printer needs new toner, please send a cartridge.")
+    make_sent_draft(db, other, "A cartridge is on its way.")
+    _, detail = process(services, db, mailbox_id=mb, subject="Printer error", body=PRINTER)
+    first = detail["similar"][0]
+    assert (first["email_id"], first["found_by"]) == (same, "both") and first["score"] > 0.99
+    assert detail["stores"]["lexical"]["candidates"] >= 1

@@ -158,3 +158,25 @@ def test_openai_backend_unreachable_is_unavailable():
     with pytest.raises(EmbeddingUnavailableError, match="unreachable"):
         emb.embed(["x"])
     emb.close()
+
+
+def test_a_collection_written_by_another_embedder_is_refused_and_left_as_it_was(tmp_path):
+    """GIVEN a collection whose points were made by one embedder WHEN a process that embeds
+    with another one (same size) opens it THEN it is refused with the reindex path named,
+    and the points are untouched: vectors of two embedders are never mixed."""
+    old = QdrantStore(path=tmp_path / "q", dim=384, embedder="local:wordllama-l2-supercat-256")
+    old.replace_mail(1, [VectorPoint(1, 0, EMB.embed(["a"])[0],
+                                     ChunkPayload(1, 1, 0, embedder=old.embedder, text="a"))])
+    old.close()
+    new = QdrantStore(path=tmp_path / "q", dim=384, embedder="local:use-multilingual-v3-512")
+    try:
+        with pytest.raises(StoreRejectedError, match="made by local:wordllama") as e:
+            new.open()
+        assert "reindex --all" in str(e.value) and "QDRANT_COLLECTION" in str(e.value)
+    finally:
+        new.close()
+    again = QdrantStore(path=tmp_path / "q", dim=384, embedder="local:wordllama-l2-supercat-256")
+    try:
+        assert again.count() == 1
+    finally:
+        again.close()

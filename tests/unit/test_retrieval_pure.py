@@ -103,3 +103,52 @@ def test_chunk_payload_names_the_mail_and_the_chunk():
     assert len(p.subject) == 300 and len(p.text) == 1000
     assert p.received_at == AT.isoformat() and p.has_sent_reply is True
     assert list(p.as_dict())[:3] == ["email_id", "mailbox_id", "chunk"]
+
+
+def test_rrf_sums_reciprocal_ranks_and_breaks_ties_by_id():
+    from email_rag.indexing.retrieval import rrf
+
+    fused = rrf([1, 2, 3], [3, 2], k=60)
+    assert [i for i, _ in fused] == [3, 2, 1]  # 1/63 + 1/61 > 1/62 + 1/62 > 1/61
+    assert abs(dict(fused)[2] - 2 / 62) < 1e-12 and abs(dict(fused)[1] - 1 / 61) < 1e-12
+    assert [i for i, _ in rrf([5], [4])] == [4, 5]  # equal scores: lower id first
+    assert rrf() == [] and [i for i, _ in rrf([7, 8])] == [7, 8]
+
+
+def test_fuse_keeps_the_vector_hit_and_marks_lexical_only_mails():
+    import math
+
+    from email_rag.indexing.retrieval import LexicalHit, fuse
+
+    fused = fuse([hit(1, 0.9, chunk=2), hit(2, 0.8)],
+                 [LexicalHit.from_row({"id": 3, "score": 5.0}),
+                  LexicalHit.from_row({"id": 2, "score": 1.0})])
+    assert [h.email_id for h in fused] == [2, 1, 3]
+    assert fused[1].chunk == 2 and math.isnan(fused[2].score)
+    out = similar_cases(fused, {1: case(1, 10), 2: case(2, 20), 3: case(3, 30)}, 5, {2, 3})
+    assert [(c.email_id, c.found_by, c.score) for c in out] == [
+        (2, "both", 0.8), (1, "vectors", 0.9), (3, "words", None)]
+
+
+def test_lexical_query_is_optional_words_and_prefixes_never_an_operator():
+    from email_rag.indexing.retrieval import LEXICAL_TERMS, lexical_query
+
+    q = lexical_query('Rechnung "falsch" +doppelt', "-abgebucht (am) 12.03. 2026 <b>x</b> ~ab* "
+                      "Rechnungen zu_viel")
+    assert q.split() == ["rechn*", "falsc*", "doppe*", "abgeb*", "2026", "viel"]
+    assert not set(q) & set('"+-<>()~@')
+    assert lexical_query(None, "ab cd") == "" and lexical_query("", None) == ""
+    many = " ".join(f"w{i:04d}" for i in range(200))
+    assert len(lexical_query(None, many).split()) == LEXICAL_TERMS
+
+
+def test_tied_lexical_scores_share_a_rank_so_the_vectors_decide():
+    """GIVEN four mails the words cannot tell apart (same score) THEN they share rank 1 and
+    the vector ranking orders them: the lexical side never picks by id."""
+    from email_rag.indexing.retrieval import LexicalHit, fuse, rrf, tied_ranks
+
+    assert tied_ranks([(1, 2.0), (2, 2.0), (3, 1.0), (4, 1.0), (5, 0.5)]) == [
+        (1, 1), (2, 1), (3, 3), (4, 3), (5, 5)]
+    assert [i for i, _ in rrf([3, 1, 2], tied_ranks([(1, 1.0), (2, 1.0), (3, 1.0)]))] == [3, 1, 2]
+    lexical = [LexicalHit.from_row({"id": i, "score": 0.7}) for i in (1, 2, 3, 4)]
+    assert [h.email_id for h in fuse([hit(3, 0.99), hit(1, 0.5)], lexical)][:2] == [3, 1]

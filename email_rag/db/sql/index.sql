@@ -81,3 +81,21 @@ SELECT e.id, e.mailbox_id, e.subject, e.from_addr, e.received_at, e.status, e.in
        EXISTS (SELECT 1 FROM drafts d WHERE d.email_id = e.id AND d.status = 'sent')
          AS has_sent_reply
   FROM emails e WHERE e.id IN ({ids});
+
+-- name: index_lexical
+-- The lexical ranking of retrieval: the mails of a mailbox whose subject and text share the
+-- most (rare) words with the query (InnoDB FULLTEXT ft_email_text, boolean mode; the query
+-- is built by indexing.retrieval.lexical_query: optional words and word* prefixes only),
+-- best first.
+SELECT id, MATCH(subject, body_text) AGAINST (%(q)s IN BOOLEAN MODE) AS score
+  FROM emails
+ WHERE MATCH(subject, body_text) AGAINST (%(q)s IN BOOLEAN MODE)
+   AND mailbox_id = %(mailbox_id)s AND id <> %(id)s
+ ORDER BY score DESC, id LIMIT %(limit)s;
+
+-- name: index_lexical_any_mailbox
+-- The same over every mailbox (`email-rag search` without --mailbox).
+SELECT id, MATCH(subject, body_text) AGAINST (%(q)s IN BOOLEAN MODE) AS score
+  FROM emails
+ WHERE MATCH(subject, body_text) AGAINST (%(q)s IN BOOLEAN MODE)
+ ORDER BY score DESC, id LIMIT %(limit)s;

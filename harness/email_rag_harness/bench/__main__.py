@@ -81,6 +81,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "or the scripted test double (smoke only)")
     p.add_argument("--other-server", default=None, metavar="PATH",
                    help="runtime: another llama-server binary to compare (e.g. a native build)")
+    p.add_argument("--retrieval-only", action="store_true",
+                   help="quality: only retrieval (vectors, lexical, fused hit@1/hit@3 on the "
+                        "whole corpus); no LLM is started")
     p.add_argument("--drafts", type=int, default=None,
                    help="quality: how many of the 20 draft mails (default all)")
 
