@@ -34,7 +34,7 @@ SERVER_FAULTS = frozenset({"db_crash", "db_hang", "redis_crash", "misroute"})
 # faults that talk to the run's MariaDB / Redis themselves: they wait out a planned crash or
 # hang of that server (which holds the server's lock while it is down) instead of failing
 # on "Connection refused" (found by a 20-seed run; the misroute waits per enqueue instead)
-USES_DB = frozenset({"db_kill_connections", "redeliver"})
+USES_DB = frozenset({"db_kill_connections", "redeliver", "db_blackhole_worker"})
 USES_REDIS = frozenset({"redis_flush", "redeliver"})
 
 
@@ -68,6 +68,14 @@ def pid_of_client(peer: tuple[str, int] | None) -> int | None:
         if c.laddr and c.pid and (c.laddr.ip, c.laddr.port) == (peer[0], int(peer[1])):
             return int(c.pid)
     return None
+
+
+def _pid_of_worker(name: str) -> int | None:
+    """The pid in a worker's name (``host:pid``, email_rag.runtime.job_runner.worker_name)."""
+    try:
+        return int(name.rsplit(":", 1)[-1])
+    except ValueError:
+        return None
 
 
 @dataclass
@@ -322,6 +330,51 @@ class Injector:
         self.stop.wait(float(e.get("seconds", 3.0)))
         self.t.db_proxy.up()
         self.record(e, "done", seconds=e.get("seconds"))
+
+    def _db_blackhole_worker(self, e: dict[str, Any]) -> None:
+        """One worker's MariaDB link stops answering (the proxy forwards nothing, closes
+        nothing) for ``seconds``, longer than every timeout, while every other process is
+        served: the worker is alive but its mail entry is stuck. Its entry must be reset
+        and finished by another worker, once (the claim fence refuses the held worker's late
+        result). Waits up to ``wait_s`` for a worker holding a mail entry."""
+        deadline = time.monotonic() + float(e.get("wait_s", 30.0))
+        target: tuple[int, int] | None = None
+        while target is None and time.monotonic() < deadline and not self.stop.is_set():
+            workers = self.t.fleet.worker_pids()
+            for row in self._rows("chaos_processing_mail_jobs"):
+                pid = _pid_of_worker(str(row["worker"]))
+                if pid in workers:
+                    target = (int(row["id"]), pid)
+                    break
+            else:
+                self.stop.wait(0.05)
+        if target is None:
+            self.record(e, f"skipped: no worker held a mail entry within {e.get('wait_s', 30.0)} s")
+            return
+        job_id, pid = target
+        held = self.t.db_proxy.blackhole(lambda peer: pid_of_client(peer) == pid)
+        started = time.monotonic()
+        try:
+            self.stop.wait(float(e.get("seconds", 30.0)))
+        finally:
+            self.t.db_proxy.blackhole(None)
+        claims = self._rows("chaos_job_claims", {"id": str(job_id)})
+        by = [str(c["worker"]) for c in claims if c["event"] == "claimed"]
+        mine = [i for i, w in enumerate(by) if _pid_of_worker(w) == pid]
+        after = by[mine[-1] + 1:] if mine else by
+        self.record(e, "done", job=job_id, pid=pid, connections_held=len(held),
+                    held_s=round(time.monotonic() - started, 2),
+                    reset=sum(1 for c in claims if c["event"] == "stuck_reset"),
+                    claimed_after_by=sorted(set(after))[:5])
+
+    def _rows(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        db = self.t.run_db()
+        try:
+            return db.fetchall(sql(name), params or {})
+        except Exception:  # noqa: BLE001 - MariaDB may be down by plan: nothing to see now
+            return []
+        finally:
+            db.close()
 
     def _redeliver(self, e: dict[str, Any]) -> None:
         db = self.t.run_db()

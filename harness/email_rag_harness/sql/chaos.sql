@@ -82,3 +82,17 @@ SELECT j.id, j.kind, j.queue, j.state, j.worker, j.attempts, j.email_id, e.statu
   FROM jobs j LEFT JOIN emails e ON e.id = j.email_id
  WHERE j.state IN ('queued', 'processing', 'failed')
  ORDER BY j.id;
+
+-- name: chaos_processing_mail_jobs
+-- Mail entries a worker holds now (its name is host:pid): the target of a blackholed link.
+SELECT id, worker FROM jobs
+ WHERE state = 'processing' AND kind = 'process_email' AND worker IS NOT NULL
+ ORDER BY started_at;
+
+-- name: chaos_job_claims
+-- Who claimed an entry, in order, and whether it was reset, and its state now.
+SELECT a.event, JSON_UNQUOTE(JSON_EXTRACT(a.detail, '$.worker')) AS worker, a.at
+  FROM audit_log a
+ WHERE a.entity_type = 'job' AND a.entity_id = %(id)s
+   AND a.event IN ('claimed', 'stuck_reset')
+ ORDER BY a.at, a.id;
