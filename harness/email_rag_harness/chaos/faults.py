@@ -358,14 +358,29 @@ class Injector:
             self.stop.wait(float(e.get("seconds", 30.0)))
         finally:
             self.t.db_proxy.blackhole(None)
+        held_s = round(time.monotonic() - started, 2)
+        # the entry must end (done, or dead with its reason) - by another worker
+        end = time.monotonic() + float(e.get("wait_s", 30.0)) + 30.0
+        state: dict[str, Any] = {}
+        while time.monotonic() < end and not self.stop.is_set():
+            state = next(iter(self._rows("chaos_job_state", {"id": job_id})), {})
+            if state.get("state") in ("done", "dead"):
+                break
+            self.stop.wait(0.5)
         claims = self._rows("chaos_job_claims", {"id": str(job_id)})
-        by = [str(c["worker"]) for c in claims if c["event"] == "claimed"]
-        mine = [i for i, w in enumerate(by) if _pid_of_worker(w) == pid]
-        after = by[mine[-1] + 1:] if mine else by
-        self.record(e, "done", job=job_id, pid=pid, connections_held=len(held),
-                    held_s=round(time.monotonic() - started, 2),
-                    reset=sum(1 for c in claims if c["event"] == "stuck_reset"),
-                    claimed_after_by=sorted(set(after))[:5])
+        finished_by = _pid_of_worker(str(state.get("worker") or ""))
+        detail = {"job": job_id, "pid": pid, "connections_held": len(held), "held_s": held_s,
+                  "reset": sum(1 for c in claims if c["event"] == "stuck_reset"),
+                  "claims": sum(1 for c in claims if c["event"] == "claimed"),
+                  "end_state": state.get("state"), "finished_by_pid": finished_by}
+        if state.get("state") not in ("done", "dead"):
+            result = "open: the entry had not ended when the run stopped looking"
+        elif finished_by == pid:
+            result = "no effect: the held worker ended the entry itself (it was between " \
+                "statements the whole time, or finished before the cut)"
+        else:
+            result = "done"
+        self.record(e, result, **detail)
 
     def _rows(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         db = self.t.run_db()

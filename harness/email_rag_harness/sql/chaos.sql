@@ -96,3 +96,6 @@ SELECT a.event, JSON_UNQUOTE(JSON_EXTRACT(a.detail, '$.worker')) AS worker, a.at
  WHERE a.entity_type = 'job' AND a.entity_id = %(id)s
    AND a.event IN ('claimed', 'stuck_reset')
  ORDER BY a.at, a.id;
+
+-- name: chaos_job_state
+SELECT state, worker, attempts FROM jobs WHERE id = %(id)s;
