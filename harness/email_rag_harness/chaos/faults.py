@@ -368,15 +368,19 @@ class Injector:
                 break
             self.stop.wait(0.5)
         claims = self._rows("chaos_job_claims", {"id": str(job_id)})
-        finished_by = _pid_of_worker(str(state.get("worker") or ""))
+        resets = [i for i, c in enumerate(claims) if c["event"] == "stuck_reset"]
+        # the workers that took the entry over after its (first) reset
+        taken_over = sorted({str(c["worker"]) for c in claims[resets[0] + 1:] if resets
+                             and c["event"] == "claimed"
+                             and _pid_of_worker(str(c["worker"])) != pid})
         detail = {"job": job_id, "pid": pid, "connections_held": len(held), "held_s": held_s,
-                  "reset": sum(1 for c in claims if c["event"] == "stuck_reset"),
-                  "claims": sum(1 for c in claims if c["event"] == "claimed"),
-                  "end_state": state.get("state"), "finished_by_pid": finished_by}
+                  "reset": len(resets), "taken_over_by": taken_over[:5],
+                  "end_state": state.get("state"),
+                  "last_worker_pid": _pid_of_worker(str(state.get("worker") or ""))}
         if state.get("state") not in ("done", "dead"):
             result = "open: the entry had not ended when the run stopped looking"
-        elif finished_by == pid:
-            result = "no effect: the held worker ended the entry itself (it was between " \
+        elif not resets or not taken_over:
+            result = "no effect: the entry was not taken over (the held worker was between " \
                 "statements the whole time, or finished before the cut)"
         else:
             result = "done"
