@@ -25,7 +25,7 @@ import time
 
 from ..core.errors import QueueUnavailableError
 from ..core.retry import ExponentialBackoff
-from ..runtime.job_runner import build_rq_worker, listen_queues
+from ..runtime.job_runner import build_rq_worker, listen_queues, worker_settings
 from .output import ExitCode, Outcome
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,8 @@ def run(args, svc) -> Outcome:
     from ..runtime.tasks import use_services
 
     check(svc.settings)  # refuse time limits that would kill or reset healthy jobs
+    # before any client is built: the worker's MariaDB connections get a read timeout
+    svc.settings = worker_settings(svc.settings)
     queues = listen_queues(svc.settings, args.with_vectors)
     runner = None
     beacon = None

@@ -259,6 +259,19 @@ class Settings(BaseSettings):
         0, description="RQ job timeout (s); 0 = derived from the LLM settings "
         "(email_rag.core.timing.required_job_timeout). A value below that is refused at start-up.",
     )
+    step_deadline_seconds: int = Field(
+        300, description="Deadline (s) of one pipeline step that calls no LLM (parse, index, "
+        "retrieve); an LLM step gets the LLM budget (email_rag.core.timing.llm_step_budget) plus "
+        "this. A worker still inside a step after its deadline counts as hung although it is "
+        "alive: its heartbeat stops and the stuck-job reset hands the entry to another worker.",
+    )
+    worker_db_timeout_seconds: int = Field(
+        0, description="Read/write timeout (s) of the workers' MariaDB connections when "
+        "db_read_timeout is 0; 0 = derived: longer than the longest statement a healthy worker "
+        "runs (a row-lock wait, InnoDB's innodb_lock_wait_timeout of 50 s) plus a margin. A "
+        "connection that stops answering then fails (the worker reconnects and waits) instead "
+        "of holding its mail until the RQ job timeout.",
+    )
 
     # --- Audit ---
     audit_spool_path: Path = Field(

@@ -16,6 +16,12 @@ both). So:
   reset skips jobs that beat within its own ``stuck_after_seconds``, so a healthy job
   is never reset however long it runs. Only a job whose process is gone (no beat for
   ``stuck_after_seconds``) is reset.
+- a worker can be alive but hung (blocked on a socket that stopped answering, a call
+  that never returns): its heartbeat thread beats on. So each pipeline step runs under a
+  deadline (``step_deadline``: the LLM steps' budget above, ``step_deadline_seconds`` for
+  the others); past it the heartbeat thread stops beating and writes the step overdue
+  (an ALARM in the log), and the stuck-job reset hands the entry to another worker. The
+  hung worker's late result is refused by the claim fence of its checkpoint.
 - ``problems(s)`` lists what does not fit; the worker and the scheduler refuse to
   start with any (``check(s)`` raises ``ConfigError``).
 """
@@ -25,9 +31,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from .errors import ConfigError
+from .states import Step
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +49,25 @@ OTHER_STEPS_MARGIN = 30  # seconds for parse, index, retrieve and the checkpoint
 MIN_STUCK_AFTER = 4  # the heartbeat beats every stuck_after/4 seconds
 
 
-def required_job_timeout(s: Any) -> int:
+def llm_step_budget(s: Any) -> float:
+    """The longest a healthy LLM step (classify, draft) may take."""
     per_call = s.llm_timeout + s.slot_wait
     rate_waits = s.llm_rate_limit_retries * s.llm_max_retry_after
-    per_step = CALLS_PER_STEP * per_call + rate_waits
-    return int(LLM_STEPS * per_step + OTHER_STEPS_MARGIN + 0.999)
+    return CALLS_PER_STEP * per_call + rate_waits
+
+
+def required_job_timeout(s: Any) -> int:
+    return int(LLM_STEPS * llm_step_budget(s) + OTHER_STEPS_MARGIN + 0.999)
+
+
+LLM_STEP_NAMES = frozenset({str(Step.CLASSIFY), str(Step.DRAFT)})
+
+
+def step_deadline_for(s: Any, step: str) -> float:
+    """Seconds one run of ``step`` may take before its worker counts as hung."""
+    if str(step) in LLM_STEP_NAMES:
+        return llm_step_budget(s) + s.step_deadline_seconds
+    return float(s.step_deadline_seconds)
 
 
 def problems(s: Any) -> list[str]:
@@ -69,23 +93,56 @@ def check(s: Any) -> None:
         raise ConfigError("time limits do not fit together: " + "; ".join(found))
 
 
-def heartbeat_key(job_id: int) -> str:
-    return f"erag:job-alive:{job_id}"
+def heartbeat_key(job_id: int, worker: str) -> str:
+    """One key per claim (entry and worker): a hung worker's beat never speaks for (nor
+    deletes the key of) the worker that took its entry over."""
+    return f"erag:job-alive:{job_id}:{worker}"
+
+
+ALIVE = "alive"
+OVERDUE = "overdue"  # the value's prefix once the running step passed its deadline
+_running: ContextVar[JobHeartbeat | None] = ContextVar("job_heartbeat", default=None)
 
 
 class JobHeartbeat:
-    """While a job runs, a Redis key holds the time of its last beat (a thread beats)."""
+    """While a job runs, a Redis key holds the time of its last beat (a thread beats).
 
-    def __init__(self, redis: Any, job_id: int, stuck_after: float) -> None:
-        self.redis, self.key = redis, heartbeat_key(job_id)
+    Inside ``step_deadline`` the thread checks the step's deadline at each beat: past it,
+    the key says ``overdue ...`` instead of a time (not alive for the stuck reset), once
+    with an ALARM in the log."""
+
+    def __init__(self, redis: Any, job_id: int, stuck_after: float, worker: str) -> None:
+        self.redis, self.job_id, self.worker = redis, job_id, worker
+        self.key = heartbeat_key(job_id, worker)
         self.every = max(0.5, min(stuck_after / 4, 15.0))
         self.ttl_ms = int(max(stuck_after, 60) * 2 * 1000)  # only to clean up after a crash
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._step: tuple[str, float, float] | None = None  # name, limit (s), deadline
+        self._overdue = False
+        self._token: Any = None
+
+    def step(self, name: str, limit: float) -> None:
+        self._step, self._overdue = (name, limit, time.time() + limit), False
+
+    def step_ended(self) -> None:
+        self._step, self._overdue = None, False
+
+    def value(self) -> str:
+        step = self._step
+        now = time.time()
+        if step is not None and now > step[2]:
+            if not self._overdue:
+                self._overdue = True
+                log.error("ALARM job %s: step %s still running after its deadline of %.0f s "
+                          "on worker %s (alive but hung); the stuck reset hands the entry to "
+                          "another worker", self.job_id, step[0], step[1], self.worker)
+            return f"{OVERDUE} step {step[0]} over its deadline of {step[1]:.0f} s"
+        return f"{now:.3f}"
 
     def _beat(self) -> None:
         try:
-            self.redis.set(self.key, f"{time.time():.3f}", px=self.ttl_ms)
+            self.redis.set(self.key, self.value(), px=self.ttl_ms)
         except Exception as e:  # noqa: BLE001 - a missed beat only risks a reset (safe: claim CAS)
             log.warning("job heartbeat %s not written: %s", self.key, e)
 
@@ -97,9 +154,11 @@ class JobHeartbeat:
         self._beat()
         self._thread = threading.Thread(target=self._run, name="job-heartbeat", daemon=True)
         self._thread.start()
+        self._token = _running.set(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        _running.reset(self._token)
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2)
@@ -109,24 +168,52 @@ class JobHeartbeat:
             pass
 
 
-def alive_jobs(redis: Any, job_ids: list[int], within: float) -> set[int]:
-    """The ids among ``job_ids`` that beat in the last ``within`` seconds (one round trip)."""
-    if not job_ids:
-        return set()
+@contextmanager
+def step_deadline(step: str, limit: float) -> Iterator[None]:
+    """Run one step under the deadline of the job heartbeat of this thread (none outside
+    a job runner: then nothing is checked)."""
+    beat = _running.get()
+    if beat is None:
+        yield
+        return
+    beat.step(str(step), limit)
     try:
-        values = redis.mget([heartbeat_key(i) for i in job_ids])
+        yield
+    finally:
+        beat.step_ended()
+
+
+def liveness(redis: Any, claims: Sequence[tuple[int, str]], within: float) -> dict[int, str]:
+    """For each claim (entry id, worker): ``ALIVE`` if it beat in the last ``within``
+    seconds inside its step's deadline, else why not (one round trip)."""
+    if not claims:
+        return {}
+    try:
+        values = redis.mget([heartbeat_key(i, w) for i, w in claims])
     except Exception as e:  # noqa: BLE001 - without Redis, judge by the claim's age as before
         log.warning("job heartbeats unreadable (%s): stuck jobs judged by their start", e)
-        return set()
+        return {i: f"heartbeat unreadable ({type(e).__name__})" for i, _ in claims}
     now = time.time()
-    alive = set()
-    for i, v in zip(job_ids, values, strict=True):
-        try:
-            if v is not None and now - float(v) < within:
-                alive.add(i)
-        except ValueError:
-            continue
-    return alive
+    verdicts = {}
+    for (i, _), v in zip(claims, values, strict=True):
+        text = v.decode() if isinstance(v, bytes) else v
+        if text is None:
+            verdicts[i] = f"no heartbeat for {within:g} s (worker gone)"
+        elif text.startswith(OVERDUE):
+            verdicts[i] = f"worker alive but hung: {text[len(OVERDUE):].strip()}"
+        else:
+            try:
+                verdicts[i] = ALIVE if now - float(text) < within else \
+                    f"no heartbeat for {within:g} s (worker gone)"
+            except ValueError:
+                verdicts[i] = "heartbeat unreadable"
+    return verdicts
+
+
+def alive_jobs(redis: Any, claims: Sequence[tuple[int, str]], within: float) -> set[int]:
+    """The ids among ``claims`` (entry id, worker) that beat in the last ``within`` seconds
+    inside their step's deadline."""
+    return {i for i, v in liveness(redis, claims, within).items() if v == ALIVE}
 
 
 def micros(seconds: float) -> int:

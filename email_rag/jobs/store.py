@@ -13,7 +13,8 @@ Failure table of one job attempt:
 | third failed attempt | no | yes (dead, mail failed) | admin: `failed retry` (a refused send: back to review) |
 | step raises PermanentError | no | yes (dead at once, mail failed) | admin: `failed retry` after fixing the cause |
 | MariaDB lost mid-job | reconnect, wait | yes (entry still processing, ours) | continue in-process once back; not counted as an attempt |
-| worker killed mid-step | by cleanup | entry stays processing | cleanup (> stuck_after_seconds) -> failed -> retry cycle |
+| worker killed mid-step | by cleanup | entry stays processing | cleanup (> stuck_after_seconds, no heartbeat) -> failed -> retry cycle |
+| worker alive but hung in a step (socket that never answers) | by cleanup | entry stays processing; heartbeat says overdue after the step deadline | cleanup -> failed -> retry cycle on another worker; the hung worker's late checkpoint is refused (claim CAS) |
 | Redis lost the RQ job | yes | yes (queued/failed row) | re-dispatch enqueues it again |
 
 Every transition writes an audit event in the same transaction. The admin moves
@@ -33,6 +34,7 @@ from ..core.ports import JobRows, NewJob
 from ..core.records import Job, Mail, SendAttempt
 from ..core.retry import RetryDecision, RetryPolicy
 from ..core.states import Actor, JobKind, JobState, MailStatus
+from ..core.timing import ALIVE
 from ..db import Database, slot_params, sql
 from ..db.audit import AuditEvent
 from ..db.connection import Cursor
@@ -197,17 +199,22 @@ class JobStore:
 
     # --- maintenance ---
     def reset_stuck(self, older_than_s: int, limit: int = 500,
-                    alive: Callable[[list[int]], set[int]] | None = None) -> list[Job]:
+                    liveness: Callable[[list[tuple[int, str]]], dict[int, str]] | None = None,
+                    ) -> list[Job]:
         """Entries processing longer than ``older_than_s`` go back into the retry cycle;
-        ``alive(ids)`` names those whose worker still beats: they are left alone."""
+        ``liveness(claims)`` judges each (entry id, worker) by its heartbeat: ``ALIVE``
+        ones are left alone, the others are reset with the verdict in the audit (no beat:
+        the worker is gone; overdue: alive but hung in a step past its deadline)."""
         reset = []
         stuck = self.rows.stuck(older_than_s, limit)
-        beating = alive([j.id for j in stuck]) if alive is not None and stuck else set()
+        verdicts = liveness([(j.id, j.worker or "") for j in stuck]) \
+            if liveness is not None and stuck else {}
         for job in stuck:
-            if job.id in beating:
+            verdict = verdicts.get(job.id, "no heartbeat checked")
+            if verdict == ALIVE:
                 continue  # one short transaction per entry: no range locks held
             err = StuckJobError(f"processing since {job.started_at} (> {older_than_s} s) on "
-                                f"worker {job.worker}; presumed dead")
+                                f"worker {job.worker}: {verdict}")
             decision = self.policy.decide(job.attempts, err)
             state = rules.after_failure(decision)
             with self.rows.transaction() as rows:
@@ -217,7 +224,8 @@ class JobStore:
                 rows.record([AuditEvent(
                     Actor.SCHEDULER, "job", job.id, "stuck_reset", JobState.PROCESSING, state,
                     attempt=job.attempts,
-                    detail={"worker": job.worker, "reason": decision.reason})])
+                    detail={"worker": job.worker, "reason": decision.reason,
+                            "heartbeat": verdict})])
                 if not decision.retry:
                     self._mail_failed(rows, job, decision.reason)
                 reset.append(replace(job, state=state))

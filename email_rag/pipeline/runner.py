@@ -49,6 +49,7 @@ from ..core.errors import (
 from ..core.records import Job, Mail
 from ..core.routing import queues
 from ..core.states import Actor, MailStatus, Step
+from ..core.timing import step_deadline, step_deadline_for
 from ..db import sql, update_emails
 from ..db.audit import AuditEvent, write_events
 from ..db.connection import repeat_when_busy
@@ -113,7 +114,9 @@ class PipelineRunner:
                 group = []
             ctx = StepContext(self.services, email, job, spec.step, dict(confirmed))
             try:
-                outcome = spec.run(ctx)
+                with step_deadline(spec.step, step_deadline_for(self.services.settings,
+                                                                 spec.step)):
+                    outcome = spec.run(ctx)
             except (DatabaseUnavailableError, ClaimLostError):
                 raise
             except Exception:

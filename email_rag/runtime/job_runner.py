@@ -26,6 +26,7 @@ from typing import Any
 from ..core.errors import ClaimLostError, DatabaseUnavailableError, PermanentError
 from ..core.records import Job
 from ..core.retry import UNEXPECTED, retry_policy
+from ..core.settings import Settings
 from ..core.states import Actor, JobKind
 from ..core.timing import JobHeartbeat
 from ..db.audit import AuditEvent
@@ -49,6 +50,20 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+LOCK_WAIT_S = 50  # InnoDB's default innodb_lock_wait_timeout: the longest a healthy statement waits
+READ_TIMEOUT_MARGIN_S = 10
+
+
+def worker_settings(settings: Settings) -> Settings:
+    """The settings of a worker process: its MariaDB connections get a read/write timeout
+    (``db_read_timeout`` if set, else ``worker_db_timeout_seconds``, else derived: the
+    longest statement a healthy worker runs, a lock wait, plus a margin), so a server or
+    link that stops answering fails the statement (reconnect and wait) instead of holding
+    the mail until the RQ job timeout."""
+    if settings.db_read_timeout:
+        return settings
+    timeout = settings.worker_db_timeout_seconds or LOCK_WAIT_S + READ_TIMEOUT_MARGIN_S
+    return settings.model_copy(update={"db_read_timeout": timeout})
 
 
 class JobRunner:
@@ -136,7 +151,7 @@ class JobRunner:
             if handler is None:
                 raise PermanentError(f"no handler for job kind {job.kind!r}")
             with JobHeartbeat(self.services.coordination, job.id,
-                              self.services.settings.stuck_after_seconds):
+                              self.services.settings.stuck_after_seconds, self.name):
                 result = handler(job, self.name)
         except DatabaseUnavailableError:
             raise

@@ -12,13 +12,14 @@ log = logging.getLogger(__name__)
 
 def cleanup_stuck(services: Services) -> list[Job]:
     """Reset entries processing longer than stuck_after_seconds into the retry cycle,
-    except those whose worker still beats (a healthy job is never reset: email_rag.core.timing)."""
-    from ..core.timing import alive_jobs
+    except those whose worker still beats inside its step's deadline (a healthy job is never
+    reset; a hung one is, although its process lives: email_rag.core.timing)."""
+    from ..core.timing import liveness
 
     store = services.jobs
     stuck_after = services.settings.stuck_after_seconds
-    return store.reset_stuck(stuck_after,
-                             alive=lambda ids: alive_jobs(services.coordination, ids, stuck_after))
+    return store.reset_stuck(stuck_after, liveness=lambda claims: liveness(
+        services.coordination, claims, stuck_after))
 
 
 def flush_audit_spool(services: Services) -> int:

@@ -7,7 +7,7 @@ functions through ``rq_job.TaskJob``."""
 from __future__ import annotations
 
 from ..wiring.services import Services
-from .job_runner import JobRunner
+from .job_runner import JobRunner, worker_settings
 
 _runner: JobRunner | None = None
 
@@ -19,7 +19,9 @@ def runner() -> JobRunner:
     import os
 
     if _runner is None:
-        _runner = JobRunner(Services())
+        from ..core.settings import get_settings
+
+        _runner = JobRunner(Services(worker_settings(get_settings())))
     elif _runner.name.rsplit(":", 1)[-1] != str(os.getpid()):
         services = _runner.services
         _runner = JobRunner(type(services)(services.settings))

@@ -33,9 +33,14 @@ def test_poll_once_json_counts_and_exit_0(env, db, mailbox):
     [mb] = out["data"]["mailboxes"]
     assert mb["name"] == mailbox.name and mb["status"] == "ok"
     assert mb["folders"][0]["last_uid"] == 4
+    # the report is re-counted in MariaDB, not only the poller's own counters
+    assert out["data"]["recounted"] == {"mails_stored": 3, "jobs_created": 2, "mails_now": 3}
+    assert "Re-counted in MariaDB: 3 new mail row(s) and 2 new processing entries, as " \
+        "reported." in out["message"]
     human = run_cli("poll", "--once", env_extra=_env(env, mailbox.config))
     assert human.returncode == 0
     assert "fetched 0 mail(s)" in human.stdout and "State is safe" in human.stdout
+    assert "Re-counted in MariaDB: 0 new mail row(s)" in human.stdout
 
 
 def test_unparseable_mail_gives_exit_2_and_says_where_it_is(env, db, mailbox):

@@ -54,3 +54,38 @@ def test_a_mute_idle_proxy_drops_idle_notifications_but_answers_commands(mailbox
                 assert time.monotonic() < deadline, "notification after unmuting"
         finally:
             session.close()
+
+
+def test_a_blackholed_client_hangs_while_every_other_client_of_the_proxy_is_served(settings):
+    """GIVEN two MariaDB clients through one TCP proxy WHEN the proxy blackholes the first
+    client (its open connection and its new ones) THEN its statement gets no answer and
+    fails by its read timeout, the second client is served meanwhile, and once the
+    blackhole ends the first client reconnects and is served again (chaos:
+    db_blackhole_worker)."""
+    from email_rag.core.errors import DatabaseUnavailableError
+    from email_rag.db.connection import Database
+
+    proxy = TcpFaultProxy(settings.db_host, settings.db_port)
+    s = settings.model_copy(update={"db_port": proxy.port, "db_read_timeout": 2,
+                                    "db_connect_timeout": 2})
+    held, other = Database.from_settings(s), Database.from_settings(s)
+    try:
+        assert held.ping()
+        [peer] = proxy._peers  # noqa: SLF001 - the first client's address, as the fault sees it
+        assert proxy.blackhole(lambda p: p == peer) == [peer]
+        assert other.ping()  # a new connection of another client is served
+        started = time.monotonic()
+        try:
+            held.fetchone("SELECT 1 AS one")
+            raise AssertionError("a blackholed connection answered")
+        except DatabaseUnavailableError:
+            pass
+        assert time.monotonic() - started < 10
+        assert other.fetchone("SELECT 2 AS two") == {"two": 2}
+        proxy.blackhole(None)
+        held.reconnect()
+        assert held.fetchone("SELECT 3 AS three") == {"three": 3}
+    finally:
+        held.close()
+        other.close()
+        proxy.close()

@@ -87,10 +87,11 @@ def test_a_job_timeout_that_would_kill_healthy_jobs_is_refused_at_start_up():
 
 
 def test_a_running_jobs_heartbeat_keeps_it_from_the_stuck_reset(r):
-    with JobHeartbeat(r, 42, stuck_after=2):
-        assert alive_jobs(r, [42, 43], within=2) == {42}
-        assert alive_jobs(r, [42], within=0) == set()  # an operator's "reset now"
-    assert alive_jobs(r, [42], within=2) == set()
+    with JobHeartbeat(r, 42, stuck_after=2, worker="w1"):
+        assert alive_jobs(r, [(42, "w1"), (43, "w1")], within=2) == {42}
+        assert alive_jobs(r, [(42, "w1")], within=0) == set()  # an operator's "reset now"
+        assert alive_jobs(r, [(42, "w2")], within=2) == set()  # another claim's beat
+    assert alive_jobs(r, [(42, "w1")], within=2) == set()
 
 
 def test_stuck_cleanup_resets_a_dead_job_but_never_one_whose_worker_beats(settings, db):
@@ -109,7 +110,7 @@ def test_stuck_cleanup_resets_a_dead_job_but_never_one_whose_worker_beats(settin
     db.execute("UPDATE jobs SET started_at = NOW(6) - INTERVAL 3600 SECOND")
     svc = Services(settings)
     try:
-        with JobHeartbeat(svc.coordination, busy, settings.stuck_after_seconds):
+        with JobHeartbeat(svc.coordination, busy, settings.stuck_after_seconds, "w-busy"):
             reset = cleanup_stuck(svc)
     finally:
         svc.close()

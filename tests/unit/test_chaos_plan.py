@@ -129,3 +129,24 @@ def test_seeds_draw_the_oauth_token_fault_in_both_modes():
     assert set(drawn) == {"down", "invalid_grant"}
     for e in drawn.values():  # longer than an access token lives in a run (8 s)
         assert 9.0 <= e["seconds"] <= 16.0 and e["max_seconds"] > 0
+
+
+@pytest.mark.parametrize("seed", range(1, 21))
+def test_every_seed_blackholes_one_workers_mariadb_longer_than_every_timeout(seed):
+    plan = default_plan(60, seed)
+    [hole] = [e for e in plan["events"] if e.get("fault") == "db_blackhole_worker"]
+    read_timeout = float(plan["env"]["EMAIL_RAG_WORKER_DB_TIMEOUT_SECONDS"])
+    assert hole["seconds"] >= chaos_plan.LONG_OUTAGE_S > read_timeout
+    assert plan["timing"]["deadline_s"] >= 120 + hole["seconds"]
+
+
+def test_a_qdrant_outage_after_the_last_delivery_wave_is_a_valid_plan():
+    """A harsher plan: the store goes away after the last wave (retries and the sync
+    meet it); the harness runs it instead of refusing it."""
+    plan = json.loads(dumps(default_plan(60, 7)))
+    last_wave = max(at for at, _ in plan["deliveries"])
+    plan["events"].append({"at": last_wave + 5, "fault": "qdrant_outage", "seconds": 16.0,
+                           "max_seconds": 40.0})
+    checked = validate(plan)
+    assert [e["at"] for e in checked["events"] if e.get("fault") == "qdrant_outage"][-1] \
+        == last_wave + 5

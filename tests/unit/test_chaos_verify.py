@@ -281,3 +281,53 @@ def test_an_invalid_grant_needs_alarm_audit_and_a_stored_reauthorization(change,
     v = verify(TRUTH, obs)
     assert v.figures["oauth_unalarmed_refusals"] == 1
     assert missing in v.findings["oauth_unalarmed_refusals"][0]
+
+
+def test_a_mail_expecting_a_draft_without_one_is_missing_unless_a_human_sees_why():
+    """GIVEN m1 expects a draft WHEN its row rests without any draft THEN a missing draft,
+    unless the row is where a human sees why (manual/failed with its reason, resolved)."""
+    obs = clean()
+    obs.drafts = [d for d in obs.drafts if d["email_id"] != 1]
+    obs.emails[0]["status"] = "no_reply"
+    v = verify(TRUTH, obs)
+    assert v.figures["missing_drafts"] == 1 and "missing_drafts" in v.broken_promises()
+    assert v.findings["missing_drafts"] == ["m1 (support): no draft; email 1 no_reply"]
+    assert v.figures["drafts_expected"] == 2
+    obs.emails[0].update(status="manual", status_reason="LLM timed out twice")
+    assert verify(TRUTH, obs).figures["missing_drafts"] == 0
+    obs.emails[0].update(status="manual", status_reason=None)  # a human sees no reason
+    assert verify(TRUTH, obs).figures["missing_drafts"] == 1
+
+
+def test_a_dead_letter_outside_the_domain_errors_is_unexpected():
+    obs = clean()
+    obs.jobs += [{"id": 7, "kind": "process_email", "state": "dead", "email_id": 3,
+                  "last_error": "KeyError: 'subject'"},
+                 {"id": 8, "kind": "send_draft", "state": "dead", "email_id": 1,
+                  "last_error": "SmtpPermanentError: 550 5.1.1 mailbox unavailable"}]
+    obs.entity_events[("job", 7)] = {"dead_letter"}
+    obs.entity_events[("job", 8)] = {"dead_letter"}
+    v = verify(TRUTH, obs)
+    assert v.figures["unexpected_dead_letters"] == 1
+    assert v.findings["unexpected_dead_letters"] == [
+        "job 7 (process_email, email 3): KeyError: 'subject'"]
+
+
+def test_alarm_lines_are_counted_and_only_planned_ones_are_explained():
+    obs = clean()
+    obs.jobs.append({"id": 7, "kind": "process_email", "state": "dead", "email_id": 3,
+                     "last_error": "LLMError: HTTP 500"})
+    obs.entity_events[("job", 7)] = {"dead_letter"}
+    obs.entity_events[("job", 1)] = {"claimed", "stuck_reset"}
+    obs.alarms = [
+        "plain-2.log: ... ALARM dead letter: job 7 (process_email, email 3) after attempt 4",
+        "plain-3.log: ... ALARM dead letter: job 9 (process_email, email 4) after attempt 4",
+        "plain-2.log: ... ALARM job 1: step classify still running after its deadline of 20 s",
+        "idle-4.log: ... ALARM mailbox support folder INBOX: IDLE connection silent - ...",
+        "plain-3.log: ... ALARM job 3 (process_email) stopped on an unexpected KeyError: x",
+    ]
+    v = verify(TRUTH, obs)
+    assert v.figures["alarm_lines"] == 5
+    assert v.figures["unexplained_alarms"] == 2
+    assert [f.split(":")[0] for f in v.findings["unexplained_alarms"]] == [
+        "plain-3.log", "plain-3.log"]

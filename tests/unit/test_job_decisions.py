@@ -19,6 +19,7 @@ from email_rag.core.states import (
     MailStatus,
     SendStatus,
 )
+from email_rag.core.timing import ALIVE
 from email_rag.jobs import rules
 from email_rag.jobs.store import JobStore
 from tests.doubles.memory_db import MemoryDatabase
@@ -133,7 +134,15 @@ def test_a_stuck_entry_is_reset_unless_its_worker_still_beats(rows, store):
     store.claim(beating.id, "alive")
     assert store.reset_stuck(600) == []  # just started
     rows.later(700)
-    [reset] = store.reset_stuck(600, alive=lambda ids: {beating.id})
+    seen = []
+
+    def liveness(claims):
+        seen.extend(claims)
+        return {i: ALIVE if i == beating.id else "worker alive but hung: step parse"
+                for i, _ in claims}
+
+    [reset] = store.reset_stuck(600, liveness=liveness)
+    assert sorted(seen) == sorted([(job.id, "gone"), (beating.id, "alive")])
     assert reset.id == job.id and reset.state == JobState.FAILED
     assert rows.jobs[beating.id].state == JobState.PROCESSING
     assert "stuck_reset" in rows.events_of("job", job.id)

@@ -34,7 +34,7 @@ SERVER_FAULTS = frozenset({"db_crash", "db_hang", "redis_crash", "misroute"})
 # faults that talk to the run's MariaDB / Redis themselves: they wait out a planned crash or
 # hang of that server (which holds the server's lock while it is down) instead of failing
 # on "Connection refused" (found by a 20-seed run; the misroute waits per enqueue instead)
-USES_DB = frozenset({"db_kill_connections", "redeliver"})
+USES_DB = frozenset({"db_kill_connections", "redeliver", "db_blackhole_worker"})
 USES_REDIS = frozenset({"redis_flush", "redeliver"})
 
 
@@ -72,6 +72,14 @@ def pid_of_client(peer: tuple[str, int] | None) -> int | None:
         if c.laddr and c.pid and (c.laddr.ip, c.laddr.port) == (peer[0], int(peer[1])):
             return int(c.pid)
     return None
+
+
+def _pid_of_worker(name: str) -> int | None:
+    """The pid in a worker's name (``host:pid``, email_rag.runtime.job_runner.worker_name)."""
+    try:
+        return int(name.rsplit(":", 1)[-1])
+    except ValueError:
+        return None
 
 
 @dataclass
@@ -326,6 +334,70 @@ class Injector:
         self.stop.wait(float(e.get("seconds", 3.0)))
         self.t.db_proxy.up()
         self.record(e, "done", seconds=e.get("seconds"))
+
+    def _db_blackhole_worker(self, e: dict[str, Any]) -> None:
+        """One worker's MariaDB link stops answering (the proxy forwards nothing, closes
+        nothing) for ``seconds``, longer than every timeout, while every other process is
+        served: the worker is alive but its mail entry is stuck. Its entry must be reset
+        and finished by another worker, once (the claim fence refuses the held worker's late
+        result). Waits up to ``wait_s`` for a worker holding a mail entry."""
+        deadline = time.monotonic() + float(e.get("wait_s", 30.0))
+        target: tuple[int, int] | None = None
+        while target is None and time.monotonic() < deadline and not self.stop.is_set():
+            workers = self.t.fleet.worker_pids()
+            for row in self._rows("chaos_processing_mail_jobs"):
+                pid = _pid_of_worker(str(row["worker"]))
+                if pid in workers:
+                    target = (int(row["id"]), pid)
+                    break
+            else:
+                self.stop.wait(0.05)
+        if target is None:
+            self.record(e, f"skipped: no worker held a mail entry within {e.get('wait_s', 30.0)} s")
+            return
+        job_id, pid = target
+        held = self.t.db_proxy.blackhole(lambda peer: pid_of_client(peer) == pid)
+        started = time.monotonic()
+        try:
+            self.stop.wait(float(e.get("seconds", 30.0)))
+        finally:
+            self.t.db_proxy.blackhole(None)
+        held_s = round(time.monotonic() - started, 2)
+        # the entry must end (done, or dead with its reason) - by another worker
+        end = time.monotonic() + float(e.get("wait_s", 30.0)) + 30.0
+        state: dict[str, Any] = {}
+        while time.monotonic() < end and not self.stop.is_set():
+            state = next(iter(self._rows("chaos_job_state", {"id": job_id})), {})
+            if state.get("state") in ("done", "dead"):
+                break
+            self.stop.wait(0.5)
+        claims = self._rows("chaos_job_claims", {"id": str(job_id)})
+        resets = [i for i, c in enumerate(claims) if c["event"] == "stuck_reset"]
+        # the workers that took the entry over after its (first) reset
+        taken_over = sorted({str(c["worker"]) for c in claims[resets[0] + 1:] if resets
+                             and c["event"] == "claimed"
+                             and _pid_of_worker(str(c["worker"])) != pid})
+        detail = {"job": job_id, "pid": pid, "connections_held": len(held), "held_s": held_s,
+                  "reset": len(resets), "taken_over_by": taken_over[:5],
+                  "end_state": state.get("state"),
+                  "last_worker_pid": _pid_of_worker(str(state.get("worker") or ""))}
+        if state.get("state") not in ("done", "dead"):
+            result = "open: the entry had not ended when the run stopped looking"
+        elif not resets or not taken_over:
+            result = "no effect: the entry was not taken over (the held worker was between " \
+                "statements the whole time, or finished before the cut)"
+        else:
+            result = "done"
+        self.record(e, result, **detail)
+
+    def _rows(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        db = self.t.run_db()
+        try:
+            return db.fetchall(sql(name), params or {})
+        except Exception:  # noqa: BLE001 - MariaDB may be down by plan: nothing to see now
+            return []
+        finally:
+            db.close()
 
     def _redeliver(self, e: dict[str, Any]) -> None:
         db = self.t.run_db()

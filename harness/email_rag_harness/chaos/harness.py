@@ -494,6 +494,7 @@ class Run:
         finally:
             db.close()
         obs.spooled_events = self._spooled()
+        obs.alarms = alarm_lines(self.fleet.logs)
         with self.relay.lock:
             received = list(self.relay.received)
         for r in received:
@@ -523,3 +524,15 @@ class Run:
 
 def run_mode(plan: dict[str, Any], mode: str, shared: Shared, keep: bool = False) -> ModeResult:
     return Run(plan, mode, shared, keep).execute()
+
+
+def alarm_lines(logs: Path) -> list[str]:
+    """The ALARM lines of every process log of the run, in file order."""
+    lines: list[str] = []
+    for path in sorted(logs.glob("*.log")):
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        lines += [f"{path.name}: {ln.strip()}" for ln in text.splitlines() if "ALARM" in ln]
+    return lines

@@ -26,15 +26,20 @@ Counting rules (one generated mail = one customer request):
 | outage_failures | dead entries whose last error is a MariaDB or Redis failure: an outage of either must be waited out, never fail a mail |
 | oauth_refresh_storms | ``oauth_token`` faults during which the token endpoint got more refresh requests than backing-off pollers make (``refresh_budget``: two per backoff cap, for the poll jobs and the IDLE process, plus four) |
 | oauth_unalarmed_refusals | ``invalid_grant`` faults without the ALARM (the mailbox needs attention and its token row needs authorization) before the admin authorized again, without the audit event ``oauth_refresh_failed``, or whose new authorization was not stored |
+| missing_drafts | generated mails that expect a reply draft (ground truth of the corpus) whose row got no draft and does not rest where a human sees why (manual or failed with its reason, resolved by an admin) |
+| unexpected_dead_letters | dead entries outside the expected set: the expected causes are the domain's own errors (a refused send, LLM or store faults past their retries, a stuck reset, an admin's resolve); a dead letter of anything else (a KeyError, a TypeError: the policy's ``unexpected``) is a defect |
+| unexplained_alarms | ALARM lines in the processes' logs outside the expected set: a dead letter of an entry that has its dead_letter event, an unknown send, a silent IDLE connection, the vector store or its owner unavailable, a hung step that was reset; anything else (an unexpected error, a refused store request, a lost send journal) is a defect |
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from email_rag.core import errors as domain_errors
 from email_rag.core.states import (
     MAIL_REVIEW,
     MAIL_TERMINAL,
@@ -54,10 +59,25 @@ PROMISED_ZERO = ("duplicate_mails", "duplicate_drafts", "duplicate_sends", "miss
                  "lost_mails", "stranded_mails", "reopened_mails", "not_settled", "lost_events",
                  "unexplained_dead_letters",
                  "unexplained_unknown_sends", "partially_indexed_left", "outage_failures",
-                 "unmarked_sends", "oauth_refresh_storms", "oauth_unalarmed_refusals")
+                 "unmarked_sends", "oauth_refresh_storms", "oauth_unalarmed_refusals",
+                 "missing_drafts", "unexpected_dead_letters", "unexplained_alarms")
 # last errors of dead entries that an outage of MariaDB or Redis caused
 OUTAGE_ERRORS = ("DatabaseError", "DatabaseUnavailableError", "DatabaseBusyError",
                  "QueueUnavailableError", "MariaDB error")
+# the domain's own errors: a dead letter of one of them is expected under faults
+DOMAIN_ERRORS = frozenset(
+    name for name, cls in inspect.getmembers(domain_errors, inspect.isclass)
+    if issubclass(cls, domain_errors.EmailRagError))
+# where a mail without a draft rests in view of a human (with its reason)
+SEEN_BY_HUMAN = frozenset({str(MailStatus.MANUAL), str(MailStatus.FAILED),
+                           str(MailStatus.RESOLVED)})
+# ALARM lines a planned fault explains (see ``classify_alarm``)
+_ALARM_DEAD = re.compile(r"ALARM dead letter: job (\d+)")
+_ALARM_HUNG = re.compile(r"ALARM job (\d+): step \S+ still running after its deadline")
+EXPECTED_ALARMS = ("ALARM send outcome unknown for draft", "IDLE connection silent",
+                   "ALARM vector store unavailable at start", "ALARM vector owner cannot start",
+                   # a send's outcome arriving after an admin decided it (audited late_outcome)
+                   "ALARM late send outcome for attempt")
 # defect classes the counter-check (safeguards off) must show, or the harness is blind
 NAIVE_MUST_SHOW = ("duplicate_mails", "duplicate_drafts", "duplicate_sends")
 
@@ -98,6 +118,7 @@ class Observed:
     partially_indexed_mails: int = 0  # distinct mails that were partially_indexed at some point
     spooled_events: int = 0  # audit events still in the spool at the end
     send_marks: dict[int, int] = field(default_factory=dict)  # attempt id -> send_started events
+    alarms: list[str] = field(default_factory=list)  # ALARM lines of every process's log
     received: list[Received] = field(default_factory=list)
     approved_drafts: set[int] = field(default_factory=set)  # drafts staff approved (harness)
     # the oauth_token faults as the injector recorded them (mode, window seconds, token
@@ -349,6 +370,38 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
     findings["unexplained_unknown_sends"] += [f"send attempt {a['id']}"
                                               for a in unexplained_unknown]
 
+    unexpected_dead = [j for j in dead
+                       if str(j.get("last_error") or "").split(":", 1)[0] not in DOMAIN_ERRORS
+                       and "admin_resolved" not in obs.entity_events.get(("job", int(j["id"])),
+                                                                          set())]
+    figures["unexpected_dead_letters"] = len(unexpected_dead)
+    findings["unexpected_dead_letters"] += [
+        f"job {j['id']} ({j['kind']}, email {j.get('email_id')}): "
+        f"{str(j.get('last_error') or 'no error recorded')[:160]}" for j in unexpected_dead]
+
+    # --- drafts that should exist ---
+    drafted = {int(d["email_id"]) for d in obs.drafts}
+    missing_drafts = 0
+    for t in truth:
+        rows = rows_of.get(t.key, [])
+        if not t.expects_draft or not rows or any(int(r["id"]) in drafted for r in rows):
+            continue
+        if any(str(r["status"]) in SEEN_BY_HUMAN and r.get("status_reason") for r in rows) or \
+                any(str(r["status"]) == MailStatus.RESOLVED for r in rows):
+            continue
+        missing_drafts += 1
+        findings["missing_drafts"].append(
+            f"{t.key} ({t.kind}): no draft; " + ", ".join(
+                f"email {r['id']} {r['status']}" for r in rows))
+    figures["missing_drafts"] = missing_drafts
+    figures["drafts_expected"] = sum(1 for t in truth if t.expects_draft)
+
+    # --- ALARM lines ---
+    figures["alarm_lines"] = len(obs.alarms)
+    unexplained_alarms = [line for line in obs.alarms if not _alarm_explained(line, obs)]
+    figures["unexplained_alarms"] = len(unexplained_alarms)
+    findings["unexplained_alarms"] += [line[:240] for line in unexplained_alarms]
+
     # --- index ---
     left = [e for e in obs.emails if e.get("index_status") == IndexStatus.PARTIALLY_INDEXED]
     figures["partially_indexed_left"] = len(left)
@@ -366,3 +419,16 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
     _oauth(obs, figures, findings)
     return Verification(figures, {k: v for k, v in findings.items() if v},
                         {k: v for k, v in explained.items() if v})
+
+
+def _alarm_explained(line: str, obs: Observed) -> bool:
+    """An ALARM line a planned fault explains: a dead letter of an entry whose dead_letter
+    event is in the audit log, a hung step whose entry was reset, or one of
+    ``EXPECTED_ALARMS``."""
+    dead = _ALARM_DEAD.search(line)
+    if dead:
+        return "dead_letter" in obs.entity_events.get(("job", int(dead.group(1))), set())
+    hung = _ALARM_HUNG.search(line)
+    if hung:
+        return "stuck_reset" in obs.entity_events.get(("job", int(hung.group(1))), set())
+    return any(text in line for text in EXPECTED_ALARMS)

@@ -88,3 +88,20 @@ SELECT j.id, j.kind, j.queue, j.state, j.worker, j.attempts, j.email_id, e.statu
 -- needs attention (status, web status page) and the token row needs authorization.
 SELECT (SELECT MAX(needs_attention) FROM mailboxes WHERE name = %(mailbox)s) AS needs_attention,
        (SELECT status FROM oauth_tokens WHERE mailbox = %(mailbox)s) AS token_status;
+
+-- name: chaos_processing_mail_jobs
+-- Mail entries a worker holds now (its name is host:pid): the target of a blackholed link.
+SELECT id, worker FROM jobs
+ WHERE state = 'processing' AND kind = 'process_email' AND worker IS NOT NULL
+ ORDER BY started_at;
+
+-- name: chaos_job_claims
+-- Who claimed an entry, in order, and whether it was reset, and its state now.
+SELECT a.event, JSON_UNQUOTE(JSON_EXTRACT(a.detail, '$.worker')) AS worker, a.at
+  FROM audit_log a
+ WHERE a.entity_type = 'job' AND a.entity_id = %(id)s
+   AND a.event IN ('claimed', 'stuck_reset')
+ ORDER BY a.at, a.id;
+
+-- name: chaos_job_state
+SELECT state, worker, attempts FROM jobs WHERE id = %(id)s;

@@ -8,13 +8,20 @@ Put it in front of a service (MariaDB, IMAP, Qdrant...) and:
   (e.g. an IMAP server gone mid-FETCH);
 - ``silence()``: the server's bytes are held back on every connection (current and new)
   while the connections stay open - a server that hangs without closing (e.g. an IDLE
-  connection that stops answering); ``speak()`` lets the held bytes through again.
+  connection that stops answering); ``speak()`` lets the held bytes through again;
+- ``blackhole(match)``: the connections whose client address ``match``es (open ones and
+  new ones) forward nothing in either direction and stay open - one client's link that
+  stops answering while every other client is served; ``blackhole(None)`` ends it.
 """
 
 from __future__ import annotations
 
 import socket
 import threading
+import time
+from collections.abc import Callable
+
+Peer = tuple[str, int]
 
 
 class TcpFaultProxy:
@@ -28,6 +35,9 @@ class TcpFaultProxy:
         self.connections = 0
         self._speaking = threading.Event()
         self._speaking.set()
+        self._peers: set[Peer] = set()  # client addresses of the open connections
+        self._match: Callable[[Peer], bool] | None = None
+        self._held: set[Peer] = set()  # blackholed client addresses
         self.up()
 
     @property
@@ -72,6 +82,18 @@ class TcpFaultProxy:
     def speak(self) -> None:
         self._speaking.set()
 
+    def blackhole(self, match: Callable[[Peer], bool] | None) -> list[Peer]:
+        """Hold every byte of the connections whose client address ``match``es (checked once
+        per connection: the open ones now, new ones when accepted); None lets them flow
+        again. Returns the client addresses held now."""
+        with self._lock:
+            self._match = match
+            peers = list(self._peers)
+        held = {p for p in peers if match(p)} if match is not None else set()
+        with self._lock:
+            self._held = held
+        return sorted(held)
+
     @property
     def silent(self) -> bool:
         return not self._speaking.is_set()
@@ -82,9 +104,14 @@ class TcpFaultProxy:
     def _accept(self, listener: socket.socket) -> None:
         while True:
             try:
-                client, _ = listener.accept()
+                client, peer = listener.accept()
             except OSError:
                 return
+            peer = (str(peer[0]), int(peer[1]))
+            match = self._match
+            if match is not None and match(peer):
+                with self._lock:
+                    self._held.add(peer)
             try:
                 upstream = socket.create_connection(self.target, timeout=5)
                 upstream.settimeout(None)
@@ -99,14 +126,16 @@ class TcpFaultProxy:
                     _close(upstream)
                     return
                 self._conns |= {client, upstream}
+                self._peers.add(peer)
                 self.connections += 1
             limit = self._cut_after
-            threading.Thread(target=self._pipe, args=(client, upstream, None), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(upstream, client, limit, True),
+            threading.Thread(target=self._pipe, args=(client, upstream, None, False, peer),
+                             daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, limit, True, peer),
                              daemon=True).start()
 
     def _pipe(self, src: socket.socket, dst: socket.socket, limit: int | None,
-              from_server: bool = False) -> None:
+              from_server: bool = False, peer: Peer | None = None) -> None:
         sent = 0
         try:
             while True:
@@ -116,6 +145,10 @@ class TcpFaultProxy:
                 while from_server and not self._speaking.wait(0.1):
                     if dst.fileno() == -1:  # severed while silent
                         return
+                while peer in self._held:
+                    if dst.fileno() == -1:  # severed while held
+                        return
+                    time.sleep(0.1)
                 if limit is not None and sent + len(data) >= limit:
                     dst.sendall(data[: max(0, limit - sent)])
                     break
@@ -129,6 +162,9 @@ class TcpFaultProxy:
             with self._lock:
                 self._conns.discard(src)
                 self._conns.discard(dst)
+                if peer is not None:
+                    self._peers.discard(peer)
+                    self._held.discard(peer)
 
 
 def _close(s: socket.socket) -> None:
