@@ -1,4 +1,4 @@
-"""Admin pages: failure console, per-mail timeline, audit log search.
+"""Admin pages: failure console, per-mail timeline, audit log search, the mailbox check.
 
 Retry and resolve call ``console`` (which uses ``JobStore.retry/resolve``) and
 ``sending.admin.resolve_unknown``; every action is audited with the admin's name.
@@ -15,6 +15,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse
 
 from ..core.errors import BadInputError, PermanentError
+from ..ops.mailbox_check import check_mailboxes
 from ..review import console, timeline
 from ..sending import admin as send_admin
 from ..sending.outcome import N_
@@ -109,6 +110,15 @@ def decide_send(request: Request, user: AdminUser, attempt_id: int, decision: Fo
         return RedirectResponse(_back(kind), status_code=303)
     flash(request, "ok", _tr(request, user, DECIDED[decision], id=attempt_id, status=new))
     return RedirectResponse(_back(kind), status_code=303)
+
+
+@router.get("/mailboxes/check")
+def mailbox_check(request: Request, user: AdminUser):
+    """``email-rag mailboxes check`` for every configured mailbox, on demand (it connects to
+    the servers with the real settings: seconds, not a page to load on every visit)."""
+    svc = _svc(request)
+    reports = check_mailboxes(svc, [mb.name for mb in svc.settings.mailboxes])
+    return page(request, "mailbox_check.html", reports=reports)
 
 
 @router.get("/mails/{email_id}")

@@ -116,3 +116,35 @@ def test_check_text_output_names_the_unknown_mailbox(env, capsys, monkeypatch):
     get_settings.cache_clear()
     assert main(["mailboxes", "check", "nope"]) == 1
     assert "no mailbox named nope" in capsys.readouterr().out
+
+
+def test_admins_run_the_same_check_from_the_status_page(env, db, servers, monkeypatch):
+    """GIVEN a working OAuth2 mailbox and one whose server port is closed WHEN an admin opens
+    the mailbox check from the status page THEN each step shows with the certificate, the
+    Sent folder found by SPECIAL-USE and the hint of the failed step; staff get 403; no secret
+    is on the page."""
+    from email_rag.wiring.services import Services
+    from tests.webutil import browsers, web_app
+
+    s = servers
+    monkeypatch.setenv("EMAIL_RAG_MAILBOXES", json.dumps(
+        [oauth_mailbox(s, "good"), oauth_mailbox(s, "tcp", port=free_port())]))
+    monkeypatch.setenv("EMAIL_RAG_OAUTH_TOKEN_KEY", KEY)
+    get_settings.cache_clear()
+    settings = get_settings()
+    svc = Services(settings)
+    try:
+        svc.oauth_tokens.authorize("good", s["tokens"].consent(USER))
+    finally:
+        svc.close()
+    app = web_app(settings, db)
+    with browsers(app, log_in=True) as new:
+        admin = new("root")
+        assert "/admin/mailboxes/check" in admin.get("/status").text
+        html = admin.get("/admin/mailboxes/check").text
+        assert "commonName=127.0.0.1" in html and "Sent Items" in html
+        assert "imap tcp" in html and "failed" in html and "skipped" in html
+        assert s["tokens"].client_secret not in html
+        staff = new("anna")
+        assert "/admin/mailboxes/check" not in staff.get("/status").text
+        assert staff.get("/admin/mailboxes/check").status_code == 403
