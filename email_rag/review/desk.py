@@ -207,8 +207,10 @@ def _mailbox_of(svc: Services, query: str, record_id: int) -> int | None:
 
 
 @dataclass(frozen=True)
-class ReadMail(FromRow):
-    """One mail as staff read it (``desk_mail_read``: never the raw source)."""
+class MailView(FromRow):
+    """One mail as staff and admins read it, never its raw source: the draft page and the
+    mail page (``desk_mail_read``) and the admin timeline (``web_timeline_mail``) each select
+    the columns they show; the others stay None."""
 
     id: int
     status: str
@@ -222,21 +224,27 @@ class ReadMail(FromRow):
     category: str | None = None
     priority: str | None = None
     language: str | None = None
+    classification_defaulted: bool = False
     summary: str | None = None
     body_text: str | None = None
     body_html: str | None = None
     mailbox: str | None = None
     attachments: Any = None  # the column's JSON text; ``read_mail``: ListedAttachments
+    index_status: str | None = None
+    index_missing: str | None = None
+    parse_status: str | None = None
+    parse_error: str | None = None
+    message_id: str | None = None
 
 
-def read_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> ReadMail:
+def read_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> MailView:
     """One mail for reading (its text, the sanitised HTML part is the page's business,
     its attachments as listed by the parse step), if the user may see its mailbox."""
     require_mail(svc, scope, email_id)
     row = svc.db.fetchone(sql("desk_mail_read"), {"id": email_id})
     if row is None:
         raise DraftNotFoundError(f"mail {email_id} does not exist")
-    mail = ReadMail.from_row(row)
+    mail = MailView.from_row(row)
     return replace(mail, attachments=listed_attachments(mail.attachments))
 
 

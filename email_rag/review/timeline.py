@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import BadInputError, PermanentError
 from ..core.records import Draft, Job, SendAttempt
-from ..core.rows import FromRow
 from ..db import sql
 from ..db.audit import AuditEntry
+from .desk import MailView
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
@@ -23,33 +23,8 @@ ENTITY_TYPES = ("email", "job", "draft", "send_attempt", "mailbox", "user", "sys
 
 
 @dataclass(frozen=True)
-class TimelineMail(FromRow):
-    """The mail as the timeline page shows it (``web_timeline_mail``)."""
-
-    id: int
-    status: str
-    subject: str | None = None
-    from_addr: str | None = None
-    from_name: str | None = None
-    to_addrs: str | None = None
-    received_at: datetime | None = None
-    status_reason: str | None = None
-    index_status: str | None = None
-    index_missing: str | None = None
-    parse_status: str | None = None
-    parse_error: str | None = None
-    category: str | None = None
-    priority: str | None = None
-    language: str | None = None
-    classification_defaulted: bool = False
-    body_text: str | None = None
-    message_id: str | None = None
-    mailbox: str | None = None
-
-
-@dataclass(frozen=True)
 class MailTimeline:
-    mail: TimelineMail
+    mail: MailView
     jobs: list[Job]
     drafts: list[Draft]
     sends: list[SendAttempt]
@@ -73,7 +48,7 @@ def mail_timeline(svc: Services, email_id: int) -> MailTimeline:
             events += AuditEntry.from_rows(
                 cur.fetchall(sql("web_audit_of_entity"), {"type": kind, "id": str(ident)}))
     events.sort(key=lambda e: (e.at, e.id))
-    return MailTimeline(TimelineMail.from_row(row), jobs, drafts, sends, events)
+    return MailTimeline(MailView.from_row(row), jobs, drafts, sends, events)
 
 
 def search_audit(svc: Services, entity_type: str | None = None, entity_id: str | None = None,
