@@ -30,9 +30,9 @@ NEWSLETTER = (b"Message-ID: <news-1@shop.example>\r\nFrom: news@shop.example\r\n
 def stack(env, mailbox, tmp_path):
     """Environment for real processes against this test's services."""
     llm = ScriptedLLMServer().start()
-    sent_cfg = mailbox.config
-    mailbox.create_folder(sent_cfg.sent_folder)
-    relay = FaultSmtpServer(file_to=lambda data: mailbox.append(data, sent_cfg.sent_folder)).start()
+    sent = mailbox.config.sent_folder or "Sent"  # none configured: the product falls back to "Sent"
+    mailbox.create_folder(sent)
+    relay = FaultSmtpServer(file_to=lambda data: mailbox.append(data, sent)).start()
     extra = {
         "EMAIL_RAG_MAILBOXES": mailbox.env_value(),
         "EMAIL_RAG_LLM_BASE_URL": llm.url,
