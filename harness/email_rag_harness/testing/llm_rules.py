@@ -114,9 +114,23 @@ DRAFT_TEMPLATES = {
 }
 
 
-def draft(subject: str, body: str) -> str:
-    """A short reply in the mail's language that mentions the subject."""
-    lang = detect_language(f"{subject} {body}")
+def asked_language(prompt: str) -> Language | None:
+    """The language the draft prompt asks for ("Write the whole reply in German."), as a
+    model follows its instructions; None when the prompt names none."""
+    from email_rag.llm.classification import LANGUAGE_NAMES
+
+    m = re.search(r"Write the whole reply in ([A-Za-z ]+?)\.", prompt)
+    if m:
+        for lang, name in LANGUAGE_NAMES.items():
+            if name == m.group(1).strip() and lang in DRAFT_TEMPLATES:
+                return lang
+    return None
+
+
+def draft(subject: str, body: str, prompt: str = "") -> str:
+    """A short reply that mentions the subject: in the language the prompt asks for, else
+    in the mail's language (the double's own guess)."""
+    lang = asked_language(prompt) or detect_language(f"{subject} {body}")
     template = DRAFT_TEMPLATES.get(lang, DRAFT_TEMPLATES[Language.EN])
     clean = re.sub(r"^((re|aw|wg|fwd?|tr)\s*:\s*)+", "", " ".join(subject.split()), flags=re.I)
     return template.format(subject=clean or "(no subject)")

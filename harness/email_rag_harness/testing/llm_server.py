@@ -532,7 +532,8 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 if rf.get("type") not in ("json_schema", "json_object"):
                     content = f"```json\n{content}\n```"  # like a chatty model without JSON mode
             else:
-                reply = llm_rules.draft(subject, text)
+                prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+                reply = llm_rules.draft(subject, text, prompt)
                 content = reply
                 if schema:
                     facts = {"text": reply, "body": reply, "reply": reply, "draft": reply,
