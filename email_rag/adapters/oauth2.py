@@ -31,7 +31,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
 import time
 import urllib.error
 import urllib.parse
@@ -43,6 +42,7 @@ from typing import Protocol
 
 from ..core.errors import OAuthGrantError, OAuthUnavailableError
 from ..core.redact import redact_text
+from .files import write_durably
 
 log = logging.getLogger(__name__)
 
@@ -191,21 +191,9 @@ class RefreshJournal:
     def write(self, mailbox: str, generation: int, refresh_token: str) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self._path(mailbox)
-        tmp = path.with_suffix(".tmp")
         data = json.dumps({"mailbox": mailbox, "replaces_generation": generation,
                            "refresh_token": self._encrypt(refresh_token).decode()})
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, data.encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        dir_fd = os.open(self.folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        write_durably(path, data.encode())
 
     def read(self, mailbox: str) -> tuple[int, str] | None:
         try:

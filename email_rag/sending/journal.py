@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+
+from ..adapters.files import write_durably
 
 log = logging.getLogger(__name__)
 
@@ -49,21 +50,9 @@ class SendJournal:
                            "message_id": acceptance.message_id, "answer": acceptance.answer,
                            "accepted_at": acceptance.accepted_at.isoformat()}).encode()
         path = self._path(acceptance.attempt_id)
-        tmp = path.with_suffix(f".tmp.{os.getpid()}")
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                os.write(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
-            dir_fd = os.open(self.directory, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+            write_durably(path, data)
             return True
         except OSError as e:
             log.error("ALARM send journal %s not written (%s): the relay's 250 for %s is only "
