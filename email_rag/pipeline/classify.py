@@ -6,7 +6,8 @@
 The mail text goes to the LLM only inside the delimited user message; the
 system prompt declares it untrusted. The step writes nothing itself but the vectors of
 labelled examples that lack one (idempotent): it is safe to repeat (an LLM call changes
-nothing on our side).
+nothing on our side). Its checkpoint counts the mail, with the category given, in the review
+figures (``db.figures.classified``, an upsert: a repeat counts once).
 
 Who decides (stored per field in ``emails.classification_sources`` with the confidence):
 headers and rules first (loop guard, list headers, no-reply senders); then the team's
@@ -62,7 +63,7 @@ import numpy as np
 
 from ..core.states import IndexStatus, MailStatus
 from ..db import examples as stored_examples
-from ..db import sql
+from ..db import figures, sql
 from ..llm import classification as cl
 from ..llm.budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
 from ..llm.examples import (
@@ -389,6 +390,8 @@ def _classified(ctx: StepContext, value: cl.Classification, version: str, defaul
         "category": updates["category"], "priority": updates["priority"],
         "language": updates["language"], "needs_reply": updates["needs_reply"],
         "defaulted": defaulted, "prompt_version": version, "sources": sources})]
+    category = str(updates["category"])
     return StepOutcome(detail={**detail, **{k: updates[k] for k in cl.EMAIL_COLUMNS}},
                        email_updates=updates, mail_status=status, status_reason=reason,
-                       stop=stop, events=events)
+                       stop=stop, events=events,
+                       write=lambda cur: figures.classified(cur, ctx.email_id, category))
