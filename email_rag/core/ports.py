@@ -171,6 +171,11 @@ class ReviewRows(Protocol):
         (``db.examples.record``: ``services`` gives the embedder)."""
         ...
 
+    def reviewed(self, draft_id: int, outcome: Any, distance: float | None = None) -> None:
+        """Count staff's decision on a draft in the review figures (``db.figures``:
+        ``outcome`` a ``ReviewOutcome``, ``distance`` the edit distance of an approval)."""
+        ...
+
 
 class StoreRows(StatusRows, ReviewRows, Protocol):
     """Both: what ``Stores`` are built on (MariaDB: ``db.stores.CursorRows``)."""

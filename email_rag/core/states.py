@@ -91,6 +91,16 @@ class DraftStatus(StrEnum):
     SUPERSEDED = "superseded"  # replaced by a regenerated draft
 
 
+class ReviewOutcome(StrEnum):
+    """What staff did with a draft, as the review figures count it (``draft_reviews``)."""
+
+    UNCHANGED = "unchanged"  # approved as generated (normalised edit distance 0)
+    LIGHT_EDIT = "light_edit"  # approved after an edit of at most LIGHT_EDIT_MAX of the text
+    REWRITTEN = "rewritten"  # approved after changing more than that
+    REJECTED = "rejected"  # rejected with a reason
+    REGENERATED = "regenerated"  # replaced by a new draft at staff's request
+
+
 class SendStatus(StrEnum):
     PENDING = "pending"  # created, nothing handed to SMTP yet
     ATTEMPTED = "attempted"  # handed to SMTP; outcome not confirmed yet

@@ -62,6 +62,10 @@ EXPECTED: dict[str, set[str]] = {
                      "failed_at", "updated_at"},
     "review_queue_keys": {"sort", "sort_key", "draft_id", "email_id", "mailbox_id", "mailbox",
                           "category"},
+    "draft_reviews": {"draft_id", "email_id", "mailbox_id", "category", "outcome",
+                      "edit_distance", "week", "decided_at"},
+    "classified_mails": {"email_id", "mailbox_id", "category", "week", "classified_at",
+                         "corrected", "corrected_at"},
 }
 
 

@@ -43,7 +43,7 @@ from ..core.states import (
     MailStatus,
     SendStatus,
 )
-from . import examples, sql
+from . import examples, figures, sql
 from .audit import AuditEvent, write_events
 
 
@@ -67,6 +67,9 @@ class CursorRows:
     # --- ReviewRows ---
     def labelled(self, email_id: int, source: str, services: Any) -> bool:
         return examples.record(self.cur, services, email_id, source)
+
+    def reviewed(self, draft_id: int, outcome: Any, distance: float | None = None) -> None:
+        figures.draft_decided(self.cur, draft_id, outcome, distance)
 
     def draft(self, draft_id: int, lock: bool = False) -> Draft | None:
         row = self.cur.fetchone(sql("drafts_get_for_update" if lock else "drafts_get"),

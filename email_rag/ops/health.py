@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ..core.errors import EmailRagError
 from ..core.redact import redact_text
 from ..core.rows import FromRow, set_field
-from ..db import sql
+from ..db import figures, sql
+from ..db.figures import Figures
 from ..ingest.history import Progress
 from ..ingest.history import progress as history_progress
 from ..wiring.services import Services
@@ -196,6 +197,9 @@ class MailboxHealth(FromRow):
                 "last_error": self.last_error, "alarm": self.alarm, "lease_owner": self.held_by}
 
 
+REVIEW_WEEKS = 8  # the review figures shown: this week and the 8 before it
+
+
 @dataclass(frozen=True)
 class Counts:
     """Queue entries per state, mails per status and index status, sends per status, and
@@ -207,11 +211,13 @@ class Counts:
     sends: dict[str | None, int]
     mailboxes: list[MailboxHealth]
     history: Progress | None = None  # the history import (email_rag/ingest/history.py)
+    reviews: list[Figures] = field(default_factory=list)  # per mailbox, category and week
 
     def as_dict(self) -> dict[str, Any]:
         return {"jobs": self.jobs, "mails": self.mails, "index": self.index,
                 "sends": self.sends, "mailboxes": [m.as_dict() for m in self.mailboxes],
-                "history": self.history.as_dict() if self.history else None}
+                "history": self.history.as_dict() if self.history else None,
+                "reviews": [f.as_dict() for f in self.reviews]}
 
 
 def counts(svc: Services) -> Counts:
@@ -223,7 +229,7 @@ def counts(svc: Services) -> Counts:
         sends=tally(db.fetchall(sql("web_metrics_sends"))),
         mailboxes=MailboxHealth.from_rows(db.fetchall(
             sql("health_mailboxes"), {"alarm_after": svc.settings.imap_alarm_after_seconds})),
-        history=history_progress(db))
+        history=history_progress(db), reviews=figures.by_week(db, REVIEW_WEEKS))
 
 
 def _iso(v: datetime | None) -> str | None:

@@ -23,6 +23,14 @@ LLM task names and outcomes: never mail content, addresses or subjects.
 | email_rag_mailbox_needs_attention | gauge | mailbox | poll health |
 | email_rag_mailbox_last_success_timestamp_seconds | gauge | mailbox | last successful poll (absent: never) |
 | email_rag_audit_spooled_events | gauge | | audit events waiting in the local spool (MariaDB was down) |
+| email_rag_review_drafts_total | counter | mailbox, category, outcome | drafts staff decided: unchanged, light_edit, rewritten (approved), rejected, regenerated (``draft_reviews``) |
+| email_rag_review_edit_distance | summary | mailbox, category | normalised edit distance generated -> approved text, of the approved drafts (_sum, _count) |
+| email_rag_classified_mails_total | counter | mailbox, category | mails the classify step classified (the category it gave; ``classified_mails``) |
+| email_rag_classification_corrections_total | counter | mailbox, category | of those, the mails whose classification staff corrected |
+
+The review figures per week are the counters' increase over a week (PromQL
+``increase(email_rag_review_drafts_total[1w])``; a rate is the ratio of two increases); the
+status page shows them per calendar week (docs/web.md, "Review figures").
 """
 
 from __future__ import annotations
@@ -33,7 +41,8 @@ from typing import Any
 
 from ..core.errors import EmailRagError
 from ..core.rows import FromRow
-from ..db import sql
+from ..db import figures, sql
+from ..db.figures import Figures
 from ..wiring.services import Services
 from .health import Tally
 
@@ -115,6 +124,7 @@ class Snapshot:
     llm: list[LlmAttempts]
     mailboxes: list[MailboxGauge]
     oldest_pending_draft_age_s: float
+    reviews: list[Figures] = field(default_factory=list)  # per mailbox and category
 
 
 class Exposition:
@@ -183,7 +193,7 @@ def _fetch(svc: Services) -> Snapshot:
             llm=[LlmAttempts.from_row(r) for r in rows("llm_latency")],
             mailboxes=MailboxGauge.from_rows(rows("mailboxes")),
             oldest_pending_draft_age_s=float(oldest["age_s"] or 0) if oldest else 0.0,
-            **tallies)
+            reviews=figures.totals(cur), **tallies)
 
 
 def _database(data: Snapshot, out: Exposition) -> None:
@@ -232,6 +242,36 @@ def _database(data: Snapshot, out: Exposition) -> None:
         for m in data.mailboxes:  # samples of one family stay together
             if value(m) is not None:
                 out.sample(metric, value(m), mailbox=m.name)  # type: ignore[arg-type]
+    _reviews(data.reviews, out)
+
+
+def _reviews(groups: list[Figures], out: Exposition) -> None:
+    """The review figures since the beginning, per mailbox and category."""
+    drafts = [f for f in groups if f.decided]
+    out.declare("email_rag_review_drafts_total", "counter",
+                "Drafts staff decided, by outcome: unchanged, light_edit, rewritten (approved; "
+                "by normalised edit distance), rejected, regenerated.")
+    for f in drafts:
+        for outcome, n in f.outcomes.items():
+            out.sample("email_rag_review_drafts_total", n, mailbox=f.mailbox,
+                       category=f.category, outcome=outcome)
+    out.declare("email_rag_review_edit_distance", "summary",
+                "Normalised edit distance between the generated and the approved text "
+                "(0 unchanged, 1 nothing kept), of the approved drafts.")
+    for f in drafts:
+        out.sample("email_rag_review_edit_distance_sum", round(f.distance_sum, 4),
+                   mailbox=f.mailbox, category=f.category)
+        out.sample("email_rag_review_edit_distance_count", f.approved, mailbox=f.mailbox,
+                   category=f.category)
+    for metric, help_text, value in (
+            ("email_rag_classified_mails_total", "Mails classified, by the category given.",
+             lambda f: f.classified),
+            ("email_rag_classification_corrections_total",
+             "Classified mails whose classification staff corrected.", lambda f: f.corrected)):
+        out.declare(metric, "counter", help_text)
+        for f in groups:
+            if f.classified:
+                out.sample(metric, value(f), mailbox=f.mailbox, category=f.category)
 
 
 def _redis(svc: Services, out: Exposition) -> None:

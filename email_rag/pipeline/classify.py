@@ -6,7 +6,8 @@
 The mail text goes to the LLM only inside the delimited user message; the
 system prompt declares it untrusted. The step writes nothing itself but the vectors of
 labelled examples that lack one (idempotent): it is safe to repeat (an LLM call changes
-nothing on our side).
+nothing on our side). Its checkpoint counts the mail, with the category given, in the review
+figures (``db.figures.classified``, an upsert: a repeat counts once).
 
 Who decides (stored per field in ``emails.classification_sources`` with the confidence):
 headers and rules first (loop guard, list headers, no-reply senders); then the team's
@@ -55,14 +56,16 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..core.settings import Settings
 from ..core.states import IndexStatus, MailStatus
 from ..db import examples as stored_examples
-from ..db import sql
+from ..db import figures, sql
 from ..llm import classification as cl
 from ..llm.budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
 from ..llm.examples import (
@@ -252,12 +255,8 @@ def team_history(ctx: StepContext) -> _Fitted | None:
                     if r.vector is not None and r.embedder == embedder.name]
         if not examples:
             return None
-        s = svc.settings
-        limits = Thresholds(category=s.history_category_threshold,
-                            priority=s.history_priority_threshold,
-                            needs_reply=s.history_needs_reply_threshold,
-                            min_examples=s.history_min_examples)
-        found = _Fitted(key, HistoryModel(examples, limits, version=key), examples)
+        found = _Fitted(key, HistoryModel(examples, history_limits(svc.settings), version=key),
+                        examples)
         _fitted[mailbox_id] = found
         return found
 
@@ -275,16 +274,32 @@ def team_view(ctx: StepContext) -> TeamView | None:
     except Exception as e:  # the history is an aid: without it the LLM decides alone
         log.warning("mail %s: team history unavailable (%s)", ctx.email_id, type(e).__name__)
         return None
-    s = ctx.services.settings
-    close = nearest(vector, fitted.examples, max(s.history_shots, 1))
-    decision = fitted.model.decide(vector)
+    return view_of(fitted.model, fitted.examples, vector, ctx.services.settings,
+                   lambda ids: stored_examples.texts(ctx.services.db, ids))
+
+
+def history_limits(s: Settings) -> Thresholds:
+    """The per-field probabilities and example count from which the history decides."""
+    return Thresholds(category=s.history_category_threshold,
+                      priority=s.history_priority_threshold,
+                      needs_reply=s.history_needs_reply_threshold,
+                      min_examples=s.history_min_examples)
+
+
+def view_of(model: HistoryModel, examples: list[Example], vector: np.ndarray, s: Settings,
+            texts: Callable[[list[int]], dict[int, tuple[str, str]]]) -> TeamView:
+    """What the examples say about a mail's (L2-normalised) vector: the model's decision,
+    none when the mail is unlike every example, and the nearest examples as few-shot
+    material (``texts``: example email ids -> (subject, body)). ``bench quality``'s
+    learning curve asks exactly this."""
+    close = nearest(vector, examples, max(s.history_shots, 1))
+    decision = model.decide(vector)
     if close[0][1] < s.history_min_similarity:  # unlike every example: a linear model is
         decision = HistoryDecision(  # confident far from its data, so it decides nothing
             {n: FieldVote(v.value, v.probability, False) for n, v in decision.votes.items()},
             decision.examples_known)
-    texts = stored_examples.texts(ctx.services.db,
-                                  [e.email_id for e, _ in close[:s.history_shots]])
-    shots = [Shot(*texts.get(e.email_id, ("", "")), e.category, e.priority, e.needs_reply,
+    found = texts([e.email_id for e, _ in close[:s.history_shots]])
+    shots = [Shot(*found.get(e.email_id, ("", "")), e.category, e.priority, e.needs_reply,
                   round(sim, 3)) for e, sim in close[:s.history_shots]]
     return TeamView(decision, shots, round(close[0][1], 3))
 
@@ -389,6 +404,8 @@ def _classified(ctx: StepContext, value: cl.Classification, version: str, defaul
         "category": updates["category"], "priority": updates["priority"],
         "language": updates["language"], "needs_reply": updates["needs_reply"],
         "defaulted": defaulted, "prompt_version": version, "sources": sources})]
+    category = str(updates["category"])
     return StepOutcome(detail={**detail, **{k: updates[k] for k in cl.EMAIL_COLUMNS}},
                        email_updates=updates, mail_status=status, status_reason=reason,
-                       stop=stop, events=events)
+                       stop=stop, events=events,
+                       write=lambda cur: figures.classified(cur, ctx.email_id, category))

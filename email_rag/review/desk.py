@@ -26,7 +26,7 @@ from ..core.errors import DraftNotFoundError
 from ..core.records import Draft, ReplyMail
 from ..core.rows import FromRow
 from ..core.states import DraftStatus
-from ..db import examples, sql
+from ..db import examples, figures, sql
 from ..sending.review import listed_attachments
 
 if TYPE_CHECKING:
@@ -370,6 +370,7 @@ def correct_classification(svc: Services, draft_id: int, by: str, category: str,
             cur.execute(sql("desk_classification_set"), {"id": mail["id"], **new})
             write_events(cur, [AuditEvent(by, "email", mail["id"], "classification_corrected",
                                           detail={"draft_id": draft_id, "changes": changes})])
+            figures.corrected(cur, mail["id"])
         examples.record(cur, svc, mail["id"], "correction")
     return changes
 

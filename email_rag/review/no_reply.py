@@ -33,7 +33,7 @@ from ..core.errors import StateRefused
 from ..core.records import Job, Mail
 from ..core.routing import job_key
 from ..core.states import JobKind, JobState, MailStatus
-from ..db import examples, sql
+from ..db import examples, figures, sql
 from ..jobs.dispatch import enqueue
 
 if TYPE_CHECKING:
@@ -85,6 +85,7 @@ def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -
         examples.record(cur, svc, email_id, "correction" if reply else "no_reply")
         new_job = None
         if reply:
+            figures.corrected(cur, email_id)  # the model's "no reply" was wrong
             cur.execute(sql("noreply_clear_steps"), {"email_id": email_id})
             new_job = svc.jobs.queue_work(cur, JobKind.PROCESS_EMAIL, email_id, actor=by,
                                           event="reply_requested", queue=queue,

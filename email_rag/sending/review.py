@@ -25,7 +25,7 @@ from ..core.errors import (
 )
 from ..core.records import Draft, InboundRef, Job, ReplyMail, SendAttempt
 from ..core.rows import FromRow
-from ..core.states import DraftStatus, JobKind, MailStatus, SendStatus
+from ..core.states import DraftStatus, JobKind, MailStatus, ReviewOutcome, SendStatus
 from ..db import sql
 from ..db.audit import AuditEvent
 from ..jobs.dispatch import enqueue
@@ -211,13 +211,15 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
         events: list[AuditEvent] = []  # written in one round trip before the commit
         stores.drafts.move(cur, draft_id, DraftStatus.APPROVED, actor=by, event="approved",
                            query="drafts_approve", row=draft, events=events,
-                           detail={"edited": bool(ok.diff), "mailbox": mailbox and mailbox[0]},
+                           detail={"edited": bool(ok.diff), "mailbox": mailbox and mailbox[0],
+                                   "edit": str(ok.outcome), "edit_distance": ok.distance},
                            by=by, body_final=ok.body_final, edit_diff=ok.diff or None)
         send, created = _send_attempt(svc, cur, draft_id, ok.recipient, by)
         job = _send_job(svc, cur, mail.id, draft_id, by)
         stores.mails.move(cur, mail.id, MailStatus.APPROVED, actor=by, row=mail,
                           detail={"draft_id": draft_id}, events=events)
         rows.labelled(mail.id, "approval", svc)
+        rows.reviewed(draft_id, ok.outcome, ok.distance)
         if created:
             events.append(AuditEvent(
                 by, "send_attempt", send.id, "created", None, send.status,
@@ -277,4 +279,5 @@ def reject(svc: Services, draft_id: int, by: str, reason: str,
                            by=by, reject_reason=reason[:2000])
         stores.mails.move(cur, draft.email_id, MailStatus.REJECTED, actor=by,
                           reason=reason[:2000], detail={"draft_id": draft_id})
+        stores.rows_of(cur).reviewed(draft_id, ReviewOutcome.REJECTED)
     return ReviewResult(draft_id, "rejected", DraftStatus.REJECTED)

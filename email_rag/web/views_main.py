@@ -116,12 +116,13 @@ def status_page(request: Request, user: StaffUser):
     return page(request, "status.html", data=data)
 
 
-INTERNAL_KEYS = {"detail", "version", "last_error", "counts_error", "queues_error"}
+INTERNAL_KEYS = {"detail", "version", "last_error", "counts_error", "queues_error", "reviews"}
 
 
 def staff_status(data: Any) -> Any:
     """The status page for staff: up/down and counts, without internal hosts, ports,
-    folder paths, versions or error texts (admins see those)."""
+    folder paths, versions or error texts, nor the review figures of every mailbox (admins
+    see those)."""
     if isinstance(data, dict):
         return {k: staff_status(v) for k, v in data.items() if k not in INTERNAL_KEYS}
     if isinstance(data, list):

@@ -72,6 +72,7 @@ class MemoryDatabase:
         self.steps: dict[int, set[str]] = {}  # confirmed pipeline steps by mail id
         self.events: list[AuditEvent] = []
         self.labelled_examples: list[tuple[int, str]] = []  # (email_id, source)
+        self.reviews: dict[int, tuple[str, float | None]] = {}  # draft_id -> (outcome, distance)
         self.stores = Stores.build(rows_of=self)
         self._tick = itertools.count(1)
 
@@ -195,6 +196,9 @@ class MemoryDatabase:
     def labelled(self, email_id: int, source: str, services: Any) -> bool:
         self.labelled_examples.append((email_id, source))
         return True
+
+    def reviewed(self, draft_id: int, outcome: Any, distance: float | None = None) -> None:
+        self.reviews[draft_id] = (str(outcome), distance)
 
     def draft(self, draft_id: int, lock: bool = False) -> Draft | None:
         row = self.tables["drafts"].get(draft_id)

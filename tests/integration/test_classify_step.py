@@ -79,6 +79,8 @@ def apply(db, email_id, out: StepOutcome):
             cur.execute(f"UPDATE emails SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
                         (*sets.values(), email_id))
         write_events(cur, out.events)
+        if out.write is not None:
+            out.write(cur)
     return db.fetchone("SELECT * FROM emails WHERE id = ?", (email_id,))
 
 
@@ -86,10 +88,13 @@ def test_classifies_and_continues(db, services, srv):
     eid = make_email(db, *BILLING)
     out = classify.run(context(services, eid))
     assert out.mail_status is MailStatus.CLASSIFIED and out.confirmed and not out.stop
-    assert set(out.email_updates) == set(cl.EMAIL_COLUMNS) and out.write is None
+    assert set(out.email_updates) == set(cl.EMAIL_COLUMNS)
     row = apply(db, eid, out)
     assert (row["category"], row["language"], row["needs_reply"],
             row["classification_defaulted"]) == ("billing", "de", 1, 0)
+    counted = db.fetchone("SELECT category, corrected FROM classified_mails WHERE email_id = ?",
+                          (eid,))  # the checkpoint counts it in the review figures
+    assert (counted["category"], counted["corrected"]) == ("billing", 0)
     assert row["classification_prompt_version"].startswith("classify.v2+")
     assert out.detail["outcome"] == "ok" and out.detail["attempts"] == 1
     audit = events_for(db, "email", eid)
@@ -235,7 +240,7 @@ def test_prompt_injection_changes_nothing_but_the_classification(db, services, s
     assert system["role"] == "system" and "IGNORE PREVIOUS" not in system["content"]
     assert "UNTRUSTED" in system["content"]
     assert "IGNORE PREVIOUS" in user["content"] and user["content"].count("<mail-") == 1
-    assert set(out.email_updates) == set(cl.EMAIL_COLUMNS) and out.write is None
+    assert set(out.email_updates) == set(cl.EMAIL_COLUMNS)
     assert out.mail_status is MailStatus.CLASSIFIED and not out.stop  # on to index/draft
     assert out.email_updates["needs_reply"] is True and out.email_updates["category"] == "billing"
     row = apply(db, eid, out)

@@ -168,6 +168,44 @@ def test_approval_after_a_bounce_arms_the_attempt_again_with_a_new_message_id(sv
     assert rearmed.detail["old_message_id"] == first.message_id
 
 
+# --- how much staff changed the draft (the review figures) ---
+
+@pytest.mark.parametrize("generated, approved, distance, outcome", [
+    ("Hello Anna,\nit is done.", "Hello Anna,\nit is done.", 0.0, "unchanged"),
+    ("Hello Anna,\nit is done.\n", "Hello Anna,  \r\nit is done.", 0.0, "unchanged"),
+    ("abcdefghij", "abcdefghiX", 0.1, "light_edit"),
+    ("abcdefghij", "abcdefgXYZ", 0.3, "light_edit"),  # the limit is still light
+    ("abcdefghij", "abcdefXYZW", 0.4, "rewritten"),
+    ("abcdefghij", "abcdefghijKLMNO", 0.3333, "rewritten"),  # 5 added / 15
+    ("Guten Tag", "Hoy", 1.0, "rewritten"),  # nothing in common
+])
+def test_the_edit_distance_is_normalised_and_classed(generated, approved, distance, outcome):
+    assert rules.edit_distance(generated, approved) == distance
+    assert rules.edit_outcome(distance) == outcome
+
+
+def test_approve_and_reject_count_the_decision_in_the_same_transaction(svc):
+    _, unchanged = review_world(svc)
+    review.approve(svc, unchanged, "anna")
+    _, edited = review_world(svc)
+    review.approve(svc, edited, "anna", edited_body="Guten Tag, anbei die Rechnung. Anna")
+    _, rejected = review_world(svc)
+    review.reject(svc, rejected, "anna", "spam")
+    assert svc.rows.reviews == {unchanged: ("unchanged", 0.0),
+                                edited: ("light_edit", 0.1429),  # 5 of 35 characters
+                                rejected: ("rejected", None)}
+    approved = [e for e in svc.rows.events if e.event == "approved"]
+    assert [(e.detail["edit"], e.detail["edit_distance"]) for e in approved] == [
+        ("unchanged", 0.0), ("light_edit", 0.1429)]
+
+
+def test_a_refused_approval_counts_nothing(svc):
+    _, draft_id = review_world(svc, check_flags="names a price")
+    with pytest.raises(StateRefused):
+        review.approve(svc, draft_id, "anna")
+    assert svc.rows.reviews == {}
+
+
 # --- reject, regenerate ---
 
 def test_reject_closes_draft_and_mail_and_a_repeat_is_a_no_op(svc):

@@ -86,6 +86,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "whole corpus); no LLM is started")
     p.add_argument("--drafts", type=int, default=None,
                    help="quality: how many of the 20 draft mails (default all)")
+    p.add_argument("--learning-curve", action="store_true",
+                   help="quality: only the learning curve on the held-out split (accuracy "
+                        "with 0/25/50/100 labelled examples; --mails: held-out mails)")
+    p.add_argument("--points", type=_ints, default=None, metavar="0,25,50,100",
+                   help="quality: examples learned at each point of the learning curve")
 
 
 def execute(args: argparse.Namespace) -> Outcome:

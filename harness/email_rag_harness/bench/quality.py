@@ -2,6 +2,7 @@
 
     python -m bench quality [--llm local|configured|scripted] [--mails N] [--drafts N] [--json]
     python -m bench quality --retrieval-only [--json]
+    python -m bench quality --learning-curve [--llm ...] [--mails N] [--points 0,25,50,100]
 
 - classification: every mail through the pipeline's own classification task and
   LLM policy: accuracy per field (category, priority, language, needs_reply), JSON
@@ -15,7 +16,13 @@
   ``--retrieval-only`` measures only this (no LLM; about a minute);
 - drafts: the draft task with its checks (email_rag.llm.draft_checks) for DRAFT_IDS:
   passed on the first try, passed after the one regeneration, flagged;
-- latency p50/p95 per LLM call, per task.
+- latency p50/p95 per LLM call, per task;
+- the learning curve (bench/quality_curve.py): accuracy per field on the held-out split
+  with 0, 25, 50 and 100 labelled examples from the training part, the share the team's
+  history decides without the LLM, and the classification time per mail.
+  ``--learning-curve`` measures only this (``--mails N``: the first N held-out mails,
+  balanced across languages; with ``--llm scripted`` in about a minute, the fields the
+  history leaves open counted as "undecided -> LLM", not scored).
 
 ``--llm local`` (default) starts the installed local model (scripts/local-llm/
 install.sh) on a free port; ``configured`` uses EMAIL_RAG_LLM_*; ``scripted`` the
@@ -35,6 +42,7 @@ from email_rag.llm.policy import PolicyLimits, TaskOutcome, run_task
 from email_rag.pipeline.classify import classification_task, no_reply_outcome
 from email_rag.pipeline.draft import draft_task
 
+from . import quality_curve
 from .common import Report, Target, percentile
 from .quality_corpus import DRAFT_IDS, MAILS
 
@@ -187,6 +195,79 @@ def drafts(llm: Any, settings: Settings, ids: list[str], context: int) -> dict[s
             "samples": samples}
 
 
+def curve_figures(settings: Settings, llm: Any, context: int, mode: str,
+                  args: Any) -> dict[str, Any]:
+    from email_rag.adapters.embeddings import build_embedder
+
+    from . import quality_curve
+
+    return quality_curve.measure(settings, build_embedder(settings), llm, context,
+                                 points=getattr(args, "points", None) or quality_curve.POINTS,
+                                 mails=getattr(args, "mails", None),
+                                 llm_scored=mode != "scripted")
+
+
+def curve_targets(curve: dict[str, Any]) -> list[Target]:
+    """The issue's goals: language >= 0.97 and p50 < 1 s per mail at 50 examples; category
+    >= 0.85 and needs_reply >= 0.95 at 100 (n/a when not measured: the scripted double's
+    answers and times are not the model's)."""
+    from .quality_curve import point
+
+    out = []
+    at50, at100 = point(curve, 50), point(curve, 100)
+    if at50:
+        out += [Target("learning curve, 50 examples: language >= 0.97",
+                       at50["accuracy"]["language"], 0.97),
+                Target("learning curve, 50 examples: p50 classification < 1 s per mail",
+                       at50["p50_s"] if curve["llm_scored"] else None, 1.0,
+                       higher_is_better=False)]
+    if at100:
+        out += [Target("learning curve, 100 examples: category >= 0.85",
+                       at100["accuracy"]["category"], 0.85),
+                Target("learning curve, 100 examples: needs_reply >= 0.95",
+                       at100["accuracy"]["needs_reply"], 0.95)]
+    return out
+
+
+def curve_notes(curve: dict[str, Any]) -> list[str]:
+    notes = [f"learning curve: {curve['held_out']} held-out mails never learned from, "
+             f"examples from the {curve['training_part']}-mail training part (seed "
+             f"{curve['seed']}), embedder {curve['embedder']}; {curve['seconds']} s"]
+    if not curve["llm_scored"]:
+        notes.append("learning curve with the scripted double: the fields the history leaves "
+                     "open go to the LLM and are not scored ('>= x': the history's right "
+                     "answers over all mails); language is the identifier's alone; LLM "
+                     "times are the double's")
+    for p in curve["points"]:
+        notes.append(f"  {p['examples']} examples: needs the LLM {p['needs_llm']:.0%} of "
+                     f"mails ({p['llm_calls']} calls); decided by history per field "
+                     f"{p['history_share']}, accuracy there {p['history_accuracy']}; p50 "
+                     f"history-decided {p['p50_history_s']} s, with the LLM "
+                     f"{p['p50_llm_s']} s")
+    return notes
+
+
+def learning_curve_only(args: Any, settings: Settings, mode: str) -> Report:
+    from email_rag.adapters.llm import LLMClient
+    from email_rag.llm.budget import context_tokens
+
+    from . import quality_curve
+
+    with ExitStack() as stack:
+        s, endpoint = _endpoint(stack, mode, settings)
+        llm = LLMClient.from_settings(s)
+        stack.callback(llm.close)
+        curve = curve_figures(s, llm, context_tokens(s, llm), mode, args)
+    at = quality_curve.point(curve, 50) or curve["points"][-1]
+    return Report("quality", f"learning curve ({endpoint}): at {at['examples']} examples the "
+                  f"history decides {at['all_by_history']:.0%} of held-out mails without the "
+                  f"LLM, p50 {at['p50_s']} s per mail", ["measure", "value", "target"],
+                  quality_curve.rows(curve), {"learning_curve": curve, "endpoint": endpoint},
+                  curve_targets(curve),
+                  [f"{curve['held_out']} held-out mails scored at {len(curve['points'])} "
+                   "points, none of them learned from"], curve_notes(curve))
+
+
 def run(args: Any) -> Report:
     from email_rag.adapters.llm import LLMClient
     from email_rag.llm.budget import context_tokens
@@ -195,6 +276,8 @@ def run(args: Any) -> Report:
     settings = Settings()
     if getattr(args, "retrieval_only", False):
         return retrieval_only(settings)
+    if getattr(args, "learning_curve", False):
+        return learning_curve_only(args, settings, mode)
     mails = MAILS[: args.mails] if args.mails else MAILS
     draft_ids = DRAFT_IDS[: args.drafts] if getattr(args, "drafts", None) is not None \
         else DRAFT_IDS
@@ -207,6 +290,7 @@ def run(args: Any) -> Report:
         c = classify_all(llm, s, mails, context)
         d = drafts(llm, s, draft_ids, context)
         llm_seconds = time.monotonic() - started
+        curve = curve_figures(s, llm, context, mode, args)
     full, full_base = retrieval_figures(settings)
     r = {"embedder": full["embedder"], "pairs": full["pairs"], "hit1": full["fused"]["hit1"],
          "hit3": full["fused"]["hit3"], "misses": full["fused"]["misses"], "full": full}
@@ -226,13 +310,15 @@ def run(args: Any) -> Report:
          "target": "-"},
         {"measure": "draft latency p50 / p95 (s)", "value": f"{d['p50_s']} / {d['p95_s']}",
          "target": "-"},
+        *quality_curve.rows(curve),
     ]
     targets = [Target("category >= 0.80", c["acc_category"], TARGETS["category"]),
                Target("language >= 0.95", c["acc_language"], TARGETS["language"]),
                Target("needs_reply >= 0.90", c["acc_needs_reply"], TARGETS["needs_reply"]),
                Target("JSON valid first try >= 0.99", c["json_valid_first"],
                       TARGETS["json_valid_first"]),
-               Target("retrieval hit@3 (fused) >= 0.85", r["hit3"], TARGETS["retrieval_hit3"])]
+               Target("retrieval hit@3 (fused) >= 0.85", r["hit3"], TARGETS["retrieval_hit3"]),
+               *curve_targets(curve)]
     checks = [f"{c['n']} mails classified, {sum(c['outcomes'].values())} outcomes counted",
               f"{d['n']} drafts generated and checked",
               f"{r['pairs']} paraphrase queries against {full['mails']} mails"]
@@ -242,6 +328,7 @@ def run(args: Any) -> Report:
              f"{d['problems'] or 'none'}; drafts flagged {d['flagged']}, failed {d['failed']}",
              f"prompt-injection mails ended as: {c['injection_mails']} (no_reply_suggested and "
              "classified are seen by staff; no_reply would be silent)"]
+    notes += curve_notes(curve)
     if c["misses"]:
         notes.append("classification misses (category/needs_reply): " + "; ".join(c["misses"]))
     if r["misses"]:
@@ -252,5 +339,6 @@ def run(args: Any) -> Report:
                   f"({endpoint})", ["measure", "value", "target"], rows,
                   {"classification": c, "retrieval": r, "retrieval_hashing": base,
                    "drafts": d, "endpoint": endpoint, "context_tokens": context,
+                   "learning_curve": curve,
                    "acc_category": c["acc_category"], "hit3": r["hit3"]},
                   targets, checks, notes)

@@ -1,0 +1,61 @@
+-- The review figures (email_rag.db.figures): written in the transaction of the staff action
+-- or the classify checkpoint they count; read by the status page and /metrics.
+
+-- name: figures_draft_decided
+-- A draft's decision (one row per draft; a draft approved again after the relay refused it
+-- or it bounced keeps the latest decision). Mailbox and category: the mail's, now.
+INSERT INTO draft_reviews (draft_id, email_id, mailbox_id, category, outcome, edit_distance,
+                           week, decided_at)
+SELECT d.id, e.id, e.mailbox_id, COALESCE(e.category, ''), %(outcome)s, %(edit_distance)s,
+       DATE(UTC_TIMESTAMP()) - INTERVAL WEEKDAY(UTC_TIMESTAMP()) DAY, UTC_TIMESTAMP(6)
+  FROM drafts d JOIN emails e ON e.id = d.email_id
+ WHERE d.id = %(draft_id)s
+ON DUPLICATE KEY UPDATE category = VALUES(category), outcome = VALUES(outcome),
+       edit_distance = VALUES(edit_distance), week = VALUES(week),
+       decided_at = VALUES(decided_at);
+
+-- name: figures_classified
+-- The classify step's checkpoint: the category it gave. Classified again (an admin retry)
+-- -> the new category and week; a correction made before stays counted.
+INSERT INTO classified_mails (email_id, mailbox_id, category, week, classified_at)
+SELECT e.id, e.mailbox_id, %(category)s,
+       DATE(UTC_TIMESTAMP()) - INTERVAL WEEKDAY(UTC_TIMESTAMP()) DAY, UTC_TIMESTAMP(6)
+  FROM emails e WHERE e.id = %(email_id)s
+ON DUPLICATE KEY UPDATE category = VALUES(category), week = VALUES(week),
+       classified_at = VALUES(classified_at);
+
+-- name: figures_corrected
+-- Staff corrected the mail's classification: counted once per mail, in the week and under
+-- the category of its classification.
+UPDATE classified_mails SET corrected = 1, corrected_at = UTC_TIMESTAMP(6)
+ WHERE email_id = %(email_id)s AND corrected = 0;
+
+-- name: figures_drafts_by_week
+-- Draft decisions per mailbox, category, week and outcome, the newest weeks first.
+SELECT m.name AS mailbox, r.category, r.week, r.outcome, COUNT(*) AS n,
+       COALESCE(SUM(r.edit_distance), 0) AS distance_sum
+  FROM draft_reviews r JOIN mailboxes m ON m.id = r.mailbox_id
+ WHERE r.week >= DATE(UTC_TIMESTAMP()) - INTERVAL WEEKDAY(UTC_TIMESTAMP()) DAY
+                 - INTERVAL %(weeks)s WEEK
+ GROUP BY m.name, r.category, r.week, r.outcome;
+
+-- name: figures_classified_by_week
+SELECT m.name AS mailbox, c.category, c.week, COUNT(*) AS classified,
+       COALESCE(SUM(c.corrected), 0) AS corrected
+  FROM classified_mails c JOIN mailboxes m ON m.id = c.mailbox_id
+ WHERE c.week >= DATE(UTC_TIMESTAMP()) - INTERVAL WEEKDAY(UTC_TIMESTAMP()) DAY
+                 - INTERVAL %(weeks)s WEEK
+ GROUP BY m.name, c.category, c.week;
+
+-- name: figures_drafts_total
+-- Since the beginning (the counters of /metrics).
+SELECT m.name AS mailbox, r.category, r.outcome, COUNT(*) AS n,
+       COALESCE(SUM(r.edit_distance), 0) AS distance_sum
+  FROM draft_reviews r JOIN mailboxes m ON m.id = r.mailbox_id
+ GROUP BY m.name, r.category, r.outcome;
+
+-- name: figures_classified_total
+SELECT m.name AS mailbox, c.category, COUNT(*) AS classified,
+       COALESCE(SUM(c.corrected), 0) AS corrected
+  FROM classified_mails c JOIN mailboxes m ON m.id = c.mailbox_id
+ GROUP BY m.name, c.category;
