@@ -40,6 +40,7 @@ from arango.http import DefaultHTTPClient
 
 from ..core.errors import StoreRejectedError, StoreUnavailableError
 from ..core.index_ports import GraphMail, HistoryMail
+from ..core.jsonvalue import JsonObject, JsonValue
 from ..core.redact import redact_text
 
 T = TypeVar("T")
@@ -103,7 +104,7 @@ class Person:
     def key(self) -> str:
         return person_key(self.address)
 
-    def doc(self) -> dict[str, Any]:
+    def doc(self) -> JsonObject:
         return {"_key": self.key, "address": self.address, **({"name": self.name}
                                                                if self.name else {})}
 
@@ -119,7 +120,7 @@ class Thread:
     def key(self) -> str:
         return thread_key(self.thread_key)
 
-    def doc(self) -> dict[str, Any]:
+    def doc(self) -> JsonObject:
         return {"_key": self.key, "thread_key": self.thread_key, "mailbox_id": self.mailbox_id}
 
 
@@ -135,7 +136,7 @@ class Reply:
     def key(self) -> str:
         return reply_key(self.draft_id)
 
-    def doc(self) -> dict[str, Any]:
+    def doc(self) -> JsonObject:
         return {"_key": self.key, "draft_id": self.draft_id, "email_id": self.email_id,
                 "sent_at": self.sent_at}
 
@@ -146,13 +147,13 @@ class Edge:
 
     from_id: str
     to_id: str
-    attrs: tuple[tuple[str, Any], ...] = ()  # (name, value) of its other attributes
+    attrs: tuple[tuple[str, JsonValue], ...] = ()  # (name, value) of its other attributes
 
     @property
     def key(self) -> str:
         return _h(f"{self.from_id}|{self.to_id}")
 
-    def doc(self) -> dict[str, Any]:
+    def doc(self) -> JsonObject:
         return {"_key": self.key, "_from": self.from_id, "_to": self.to_id, **dict(self.attrs)}
 
 
@@ -170,14 +171,14 @@ class GraphDocuments:
     reply_to: list[Edge] = field(default_factory=list)
     answered_by: list[Edge] = field(default_factory=list)
 
-    def mail_doc(self) -> dict[str, Any]:
+    def mail_doc(self) -> JsonObject:
         m = self.mail
         return {"_key": mail_key(m.email_id), "email_id": m.email_id, "mailbox_id": m.mailbox_id,
                 "message_id": m.message_id, "subject": m.subject, "thread_key": m.thread_key,
                 "from_addr": (m.from_addr or "").lower() or None, "received_at": m.received_at,
                 "category": m.category}
 
-    def by_collection(self) -> dict[str, list[dict[str, Any]]]:
+    def by_collection(self) -> dict[str, list[JsonObject]]:
         """What is written, per collection (vertices first, then edges)."""
         return {"people": [p.doc() for p in self.people],
                 "threads": [t.doc() for t in self.threads],

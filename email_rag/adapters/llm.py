@@ -48,6 +48,7 @@ from ..core.errors import (
     LLMRequestRejectedError,
     LLMTimeoutError,
 )
+from ..core.jsonvalue import JsonObject, JsonValue
 from ..core.ports import LLMResult
 from ..core.redact import redact_text
 
@@ -96,7 +97,7 @@ def _server_text(e: openai.APIStatusError) -> str:
     return redact_text(text)[:300]
 
 
-JsonSchema = Mapping[str, Any]  # a JSON schema, as the endpoint receives it
+JsonSchema = Mapping[str, JsonValue]  # a JSON schema, as the endpoint receives it
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ class ResponseFormat:
     name: str
     schema: JsonSchema
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JsonObject:
         if self.type == "json_schema":
             return {"type": "json_schema",
                     "json_schema": {"name": self.name, "schema": self.schema, "strict": True}}
@@ -132,8 +133,8 @@ class ChatRequest:
     def mode(self) -> str:
         return self.response_format.type if self.response_format else "none"
 
-    def body(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": self.messages,
+    def body(self) -> JsonObject:
+        body: JsonObject = {"model": self.model, "messages": self.messages,
                                 "temperature": self.temperature}
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens

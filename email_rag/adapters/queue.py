@@ -185,7 +185,7 @@ class JobQueue:
         except redis.RedisError as e:
             raise QueueUnavailableError(f"Redis unreachable: {e}") from e
 
-    def depths(self, names: Iterable[str]) -> dict[str, Any]:
+    def depths(self, names: Iterable[str]) -> dict[str, int]:
         try:
             return {n: self.queue(n).count for n in names}
         except redis.RedisError as e:

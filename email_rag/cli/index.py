@@ -25,7 +25,7 @@ from ..core.records import Job
 from ..core.rows import FromRow
 from ..db import sql
 from ..indexing.local_store import is_local, try_open
-from ..indexing.sync import arm, sync, sync_queue
+from ..indexing.sync import Armed, arm, sync, sync_queue
 from .output import ExitCode, Outcome, table
 
 
@@ -136,7 +136,7 @@ def _reindexed_here(svc, scope: str, report: Any, local: bool) -> Outcome:
     return Outcome(ExitCode.PARTIAL if done else ExitCode.ERROR, msg, data)
 
 
-def _queued(args, svc, scope: str, info: dict[str, Any], local: bool) -> Outcome:
+def _queued(args, svc, scope: str, info: Armed, local: bool) -> Outcome:
     from ..adapters.vectors import describe_holder
 
     who = (f"The local Qdrant folder is held by {describe_holder(svc.settings.qdrant_path)}, "

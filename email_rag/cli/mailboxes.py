@@ -21,6 +21,7 @@ from __future__ import annotations
 import secrets
 import sys
 
+from ..core.actors import command_line
 from ..core.errors import ConfigError, EmailRagError
 from .output import ExitCode, Outcome
 
@@ -67,7 +68,7 @@ def run_cutoff(args, svc) -> Outcome:
     except ValueError:
         raise ConfigError(f"not an ISO date or time: {args.date!r}") from None
     ensure_mailbox(svc.db, config)
-    changed = history.set_cutoff(svc.db, config.name, when, "admin")
+    changed = history.set_cutoff(svc.db, config.name, when, command_line(None))
     return Outcome(ExitCode.OK, f"Mailbox {config.name}: history cut-off {changed['from']} -> "
                    f"{changed['to']} (UTC). Mail stored from now on that was sent before it "
                    "is history; stored mail keeps its kind.", changed)
@@ -126,7 +127,7 @@ def run_authorize(args, svc) -> Outcome:
         how = "authorization_code"
     assert answer.refresh_token
     svc.oauth_tokens.authorize(mb.name, answer.refresh_token, answer.access_token,
-                               answer.expires_at, actor="admin", actor_detail=how)
+                               answer.expires_at, actor=command_line(None), actor_detail=how)
     return Outcome(ExitCode.OK, f"Mailbox {mb.name} is authorized (its refresh token is "
                    "stored encrypted). Polling and sending use it from their next try; "
                    f"`email-rag poll --force {mb.name}` polls now.",
@@ -149,16 +150,17 @@ def run_check(args, svc) -> Outcome:
         reports = check_mailboxes(svc, names)
     except KeyError as e:
         raise EmailRagError(f"no mailbox named {e.args[0]} in EMAIL_RAG_MAILBOXES") from None
-    worst = max((r["exit_code"] for r in reports), default=0)
+    worst = max((r.exit_code for r in reports), default=0)
     lines = []
     for r in reports:
-        lines.append(f"mailbox {r['mailbox']}: {'ok' if r['ok'] else 'FAILED'}")
-        for step in r["steps"]:
-            mark = "ok  " if step["ok"] else ("--  " if step["ok"] is None else "FAIL")
-            lines.append(f"  {mark} {step['name']:<12} {step['detail']}")
-            if step.get("hint"):
-                lines.append(f"       -> {step['hint']}")
+        lines.append(f"mailbox {r.mailbox}: {'ok' if r.ok else 'FAILED'}")
+        for step in r.steps:
+            mark = "ok  " if step.ok else ("--  " if step.ok is None else "FAIL")
+            lines.append(f"  {mark} {step.name:<12} {step.detail}")
+            if step.hint:
+                lines.append(f"       -> {step.hint}")
     message = ("All mailbox checks passed." if worst == 0 else
                "A login or certificate was refused: the configuration must change (see "
                "the hints)." if worst == 3 else "A check failed (see the hints).")
-    return Outcome(ExitCode(worst), message, {"mailboxes": reports}, "\n".join(lines))
+    return Outcome(ExitCode(worst), message, {"mailboxes": [r.as_dict() for r in reports]},
+                   "\n".join(lines))

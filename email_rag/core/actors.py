@@ -4,10 +4,12 @@
 |---|---|
 | a person: logged in on the web, ``--by NAME`` on the command line, a no-reply decision | ``user:NAME`` |
 | a command-line call without ``--by`` | ``cli:LOGIN`` (the operating-system login) |
-| the pipeline's own processes | ``worker``, ``poller``, ``scheduler``, ``system`` (``Actor``) |
+| a worker running queue entries | ``worker:jobs`` (``Actor.WORKER``) |
+| the pipeline acting on its own | ``system:poller``, ``system:scheduler``, ``system:internal`` (``Actor``) |
 
-An audit search by a bare name matches ``user:NAME``, ``cli:NAME`` and rows written with
-the bare name before this rule (audit.sql ``web_audit_search``).
+An audit search by a bare name matches every kind (``anna``: ``user:anna``, ``cli:anna``;
+``poller``: ``system:poller``) and rows written with the bare name before this rule
+(web.sql ``web_audit_search``).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from .jsonvalue import JsonObject
 from .rows import FromRow, set_field
 
 # Fixed namespace: point ids must never change between releases (a changed id
@@ -46,7 +47,7 @@ class ChunkPayload(FromRow):
     source: str | None = None  # "body" or "attachment" (attachment content is untrusted)
     text: str | None = None  # the chunk's first characters (snippet)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return asdict(self)
 
 
@@ -122,7 +123,7 @@ class HistoryMail(FromRow):
     replied: bool | None = None  # graph: one of our replies to it was sent
     status: str | None = None  # MariaDB: its business status
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         d = asdict(self)
         if self.replied is None:
             del d["replied"]

@@ -29,8 +29,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .jsonvalue import JsonObject
 from .records import Draft, InboundRef, Job, Mail, ReplyMail, SendAttempt
 from .routing import job_key
+from .rows import Row
 from .states import JobKind, JobState, MailStatus
 
 if TYPE_CHECKING:  # an annotation only: audit events are written by the implementations
@@ -107,7 +109,7 @@ class LLMResult:
 class ChatModel(Protocol):
     def context_size(self, default: int = 4096) -> int: ...
 
-    def chat_json(self, messages: list[dict[str, str]], schema: dict[str, Any], name: str,
+    def chat_json(self, messages: list[dict[str, str]], schema: JsonObject, name: str,
                   **kw: Any) -> LLMResult: ...
 
     def chat_text(self, messages: list[dict[str, str]], **kw: Any) -> LLMResult: ...
@@ -129,7 +131,7 @@ class StatusRows(Protocol):
     """What a status store (email_rag/db/stores.py) reads and writes, inside the caller's
     transaction. Query names are the store's named queries (email_rag/db/sql/)."""
 
-    def locked(self, query: str, record_id: int) -> dict[str, Any] | None:
+    def locked(self, query: str, record_id: int) -> Row | None:
         """The row, locked for this transaction (None: no such row)."""
         ...
 
@@ -190,7 +192,7 @@ class NewJob:
     queue: str
     email_id: int | None = None
     draft_id: int | None = None
-    detail: dict[str, Any] | None = None  # of its audit event
+    detail: JsonObject | None = None  # of its audit event
 
     @property
     def key(self) -> str:
@@ -250,13 +252,13 @@ class JobRows(Protocol):
 
     # moves along the transition tables, audited (``events``: the caller writes them)
     def move_job(self, job: Job, to: JobState, how: str, *, actor: str, event: str,
-                 detail: dict[str, Any] | None = None, queue: str | None = None,
+                 detail: JsonObject | None = None, queue: str | None = None,
                  note: str | None = None) -> Job: ...
 
     def move_mail(self, mail: Mail, to: MailStatus, *, actor: str, reason: str | None,
-                  detail: dict[str, Any] | None = None, attempt: int | None = None) -> None: ...
+                  detail: JsonObject | None = None, attempt: int | None = None) -> None: ...
 
     def return_draft(self, draft_id: int, *, actor: str, reason: str,
-                     detail: dict[str, Any]) -> None: ...  # to pending review
+                     detail: JsonObject) -> None: ...  # to pending review
 
     def record(self, events: Sequence[AuditEvent]) -> None: ...

@@ -8,11 +8,11 @@ never an assignment.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
-from typing import Any
 
-from .rows import FromRow
+from .rows import FromRow, Row, SqlValue
 from .states import DraftStatus, JobKind, JobState, MailStatus, SendStatus, SendVerifiedBy
 
 
@@ -57,11 +57,11 @@ class Mail(FromRow):
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", MailStatus(self.status))
 
-    def with_columns(self, columns: dict[str, Any]) -> Mail:
+    def with_columns(self, columns: Mapping[str, SqlValue]) -> Mail:
         """The mail after an UPDATE of ``columns`` (those it does not hold are ignored)."""
         return replace(self, **{k: v for k, v in columns.items() if k in MAIL_COLUMNS})
 
-    def as_row(self) -> dict[str, Any]:
+    def as_row(self) -> Row:
         """Its columns as a row, for the readers that take one (indexer, retrieval,
         ``addresses.stored_reply``)."""
         return asdict(self)

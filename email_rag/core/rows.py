@@ -9,10 +9,19 @@ does it in ``__post_init__``. A change is ``dataclasses.replace``, never an assi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
 from functools import cache
-from typing import Any, Self
+from typing import Any, Self, TypeAlias
+
+SqlValue: TypeAlias = int | float | Decimal | str | bytes | datetime | date | time | timedelta | None
+"""A column value as MariaDB Connector/Python returns it, and a statement parameter."""
+Row: TypeAlias = dict[str, SqlValue]
+"""A row as the database returns it: column name -> value."""
+Params: TypeAlias = dict[str, SqlValue]
+"""The named parameters of a statement (``%(name)s``)."""
 
 
 @cache
@@ -27,8 +36,7 @@ class FromRow:
         return cls(**{k: v for k, v in row.items() if k in names})
 
     @classmethod
-    def from_rows(cls, rows: list[Mapping[str, Any]] | tuple[Mapping[str, Any], ...]
-                  ) -> list[Self]:
+    def from_rows(cls, rows: Sequence[Mapping[str, Any]]) -> list[Self]:
         return [cls.from_row(r) for r in rows]
 
 

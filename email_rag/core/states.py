@@ -128,10 +128,12 @@ class UserRole(StrEnum):
 
 
 class Actor(StrEnum):
-    POLLER = "poller"
-    WORKER = "worker"
-    SCHEDULER = "scheduler"
-    SYSTEM = "system"
+    """The pipeline's own processes as audit actors (people: core/actors.py)."""
+
+    POLLER = "system:poller"  # the mailbox poll (cron, ``email-rag poll`` or ``idle``)
+    WORKER = "worker:jobs"  # a worker running queue entries
+    SCHEDULER = "system:scheduler"  # periodic maintenance: re-dispatch, stuck resets, sync
+    SYSTEM = "system:internal"  # the application itself (token refresh, audit spool)
 
 
 # --- Transition tables: from a status, the statuses a record may move to. -----------------

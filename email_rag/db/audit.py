@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import DatabaseUnavailableError
+from ..core.jsonvalue import JsonObject
 from ..core.redact import redact
-from ..core.rows import FromRow, set_field
+from ..core.rows import FromRow, Params, Row, set_field
+from ..core.states import Actor
 from .connection import Cursor, Database
 from .queries import sql
 
@@ -45,7 +47,7 @@ class AuditEvent:
     from_state: str | None = None
     to_state: str | None = None
     attempt: int | None = None
-    detail: dict[str, Any] | None = None
+    detail: JsonObject | None = None
     at: datetime = field(default_factory=utcnow)
     event_uid: str = field(default_factory=lambda: uuid.uuid4().hex)
 
@@ -55,7 +57,7 @@ class AuditEvent:
         if self.detail is not None:
             self.detail = redact(self.detail)
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> Params:
         """The parameters of ``audit_insert``."""
         return {
             "event_uid": self.event_uid, "at": self.at, "actor": self.actor,
@@ -191,7 +193,7 @@ class AuditLog:
                 write_events(cur, events)
                 if bad:
                     write_events(cur, [AuditEvent(
-                        "system", "system", "audit_spool", "spool_line_unreadable",
+                        Actor.SYSTEM, "system", "audit_spool", "spool_line_unreadable",
                         detail={"line": ln[:2000], "error": err}) for ln, err in bad])
             path.unlink()
             flushed += len(events)
@@ -200,5 +202,5 @@ class AuditLog:
         return flushed
 
 
-def events_for(db: Database, entity_type: str, entity_id: str | int) -> list[dict[str, Any]]:
+def events_for(db: Database, entity_type: str, entity_id: str | int) -> list[Row]:
     return db.fetchall(sql("audit_of_entity"), {"type": entity_type, "id": str(entity_id)})

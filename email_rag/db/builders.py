@@ -9,13 +9,15 @@ through a store (email_rag/db/stores.py).
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+
+from ..core.rows import Params, SqlValue
 
 _COLUMN = re.compile(r"^[a-z_][a-z0-9_]*$")
 _STATUS_COLUMNS = frozenset({"status", "status_reason"})
 
 
-def update_emails(email_id: int, columns: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def update_emails(email_id: int, columns: Mapping[str, SqlValue]) -> tuple[str, Params]:
     """``UPDATE emails SET <columns> WHERE id = ...`` as (statement, params), in the
     named queries' placeholder style (``%(set_subject)s``)."""
     for c in columns:

@@ -24,6 +24,7 @@ from ..core.errors import (
     DuplicateKeyError,
 )
 from ..core.retry import ExponentialBackoff
+from ..core.rows import Row
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -259,11 +260,11 @@ class Database:
         except mariadb.Error:
             self.close()
 
-    def fetchall(self, query: str, params: Any = None) -> list[dict[str, Any]]:
+    def fetchall(self, query: str, params: Any = None) -> list[Row]:
         with self.transaction() as cur:
             return cur.fetchall(query, params)
 
-    def fetchone(self, query: str, params: Any = None) -> dict[str, Any] | None:
+    def fetchone(self, query: str, params: Any = None) -> Row | None:
         with self.transaction() as cur:
             return cur.fetchone(query, params)
 
@@ -317,14 +318,14 @@ class Cursor:
             raise translate(e) from e
         return self._cur.rowcount
 
-    def fetchall(self, query: str, params: Any = None) -> list[dict[str, Any]]:
+    def fetchall(self, query: str, params: Any = None) -> list[Row]:
         self.execute(query, params)
         try:
             return list(self._cur.fetchall())
         except mariadb.Error as e:
             raise translate(e) from e
 
-    def fetchone(self, query: str, params: Any = None) -> dict[str, Any] | None:
+    def fetchone(self, query: str, params: Any = None) -> Row | None:
         rows = self.fetchall(query, params)
         return rows[0] if rows else None
 

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..core.index_ports import Embedder
-from ..core.rows import FromRow
+from ..core.rows import FromRow, Row
 from .connection import Cursor, Database
 from .queries import sql
 
@@ -86,27 +86,41 @@ def pack(vector: Any) -> bytes:
     return (arr / norm if norm else arr).astype("<f4").tobytes()
 
 
+@dataclass(frozen=True)
+class LabelledMail(FromRow):
+    """A mail's labels and the text its example is embedded from (``examples_mail_labels``)."""
+
+    id: int
+    mailbox_id: int | None = None
+    subject: str | None = None
+    body_text: str | None = None
+    category: str | None = None
+    priority: str | None = None
+    needs_reply: bool | int | None = None
+
+
 def record(cur: Cursor, services: HasEmbedder, email_id: int, source: str) -> bool:
     """Store the mail's current labels as an example (``source``), inside the caller's
     transaction. Embedding failures never fail the caller: the example is stored without
     vector. False when the mail has no complete classification to learn from."""
     if source not in SOURCES:
         raise ValueError(f"unknown example source {source!r}")
-    mail = cur.fetchone(sql("examples_mail_labels"), {"id": email_id})
-    if mail is None or None in (mail["category"], mail["priority"], mail["needs_reply"]):
+    row = cur.fetchone(sql("examples_mail_labels"), {"id": email_id})
+    mail = LabelledMail.from_row(row) if row else None
+    if mail is None or None in (mail.category, mail.priority, mail.needs_reply):
         return False
     vector, name = None, None
     try:
         embedder = services.embedder
-        vector = pack(embedder.embed([example_text(mail["subject"], mail["body_text"])])[0])
+        vector = pack(embedder.embed([example_text(mail.subject, mail.body_text)])[0])
         name = embedder.name
     except Exception as e:  # any failure of the embedder must not undo a person's action
         log.warning("example of mail %s stored without vector (%s); the classify step "
                     "embeds it later", email_id, type(e).__name__)
     cur.execute(sql("examples_upsert"), {
-        "mailbox_id": mail["mailbox_id"], "email_id": email_id, "source": source,
-        "category": mail["category"], "priority": mail["priority"],
-        "needs_reply": bool(mail["needs_reply"]), "embedder": name, "vector": vector})
+        "mailbox_id": mail.mailbox_id, "email_id": email_id, "source": source,
+        "category": mail.category, "priority": mail.priority,
+        "needs_reply": bool(mail.needs_reply), "embedder": name, "vector": vector})
     return True
 
 
@@ -145,6 +159,6 @@ def texts(db: Database, email_ids: list[int], chars: int = 600) -> dict[int, tup
     return {int(r["id"]): (r["subject"] or "", r["body"] or "") for r in rows}
 
 
-def mail_labels(db: Database, email_id: int) -> dict[str, Any]:
+def mail_labels(db: Database, email_id: int) -> Row:
     """The mail's labels and ``classification_sources`` (for the draft page's line)."""
     return db.fetchone(sql("examples_mail_sources"), {"id": email_id}) or {}

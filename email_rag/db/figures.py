@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from ..core.jsonvalue import JsonObject
 from ..core.states import ReviewOutcome
 from .connection import Cursor, Database
 from .queries import sql
@@ -101,7 +102,7 @@ class Figures:
     def correction_rate(self) -> float | None:
         return _ratio(self.corrected, self.classified)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         """The JSON of the status page and ``email-rag status --json``."""
         return {
             "mailbox": self.mailbox,

@@ -31,6 +31,7 @@ from cryptography.fernet import Fernet, InvalidToken
 
 from ..core.errors import ConfigError, OAuthUnavailableError
 from ..core.redact import redact_text
+from ..core.rows import FromRow, Row
 from ..core.states import Actor
 from .audit import AuditEvent, write_events
 from .connection import Database
@@ -50,6 +51,22 @@ class TokenRecord:
     access_expires_at: float
     generation: int
     status: TokenStatus
+    last_error: str | None = None
+    authorized_at: Any = None
+    refreshed_at: Any = None
+    failed_at: Any = None
+
+
+@dataclass(frozen=True)
+class StoredToken(FromRow):
+    """A row of ``oauth_tokens`` as stored: the tokens still encrypted."""
+
+    mailbox: str
+    refresh_token: bytes | None = field(default=None, repr=False)
+    access_token: bytes | None = field(default=None, repr=False)
+    access_expires_at: float | None = None
+    generation: int = 0
+    status: str = TokenStatus.NEEDS_AUTHORIZATION
     last_error: str | None = None
     authorized_at: Any = None
     refreshed_at: Any = None
@@ -97,16 +114,17 @@ class TokenStore:
         row = self.db.fetchone(sql("oauth_get"), {"mailbox": mailbox})
         if row is None:
             return None
+        stored = StoredToken.from_row(row)
         return TokenRecord(
-            mailbox=row["mailbox"],
-            refresh_token=self._open(row["refresh_token"]),
-            access_token=self._open(row["access_token"]),
-            access_expires_at=float(row["access_expires_at"] or 0),
-            generation=int(row["generation"]), status=TokenStatus(row["status"]),
-            last_error=row["last_error"], authorized_at=row["authorized_at"],
-            refreshed_at=row["refreshed_at"], failed_at=row["failed_at"])
+            mailbox=stored.mailbox,
+            refresh_token=self._open(stored.refresh_token),
+            access_token=self._open(stored.access_token),
+            access_expires_at=float(stored.access_expires_at or 0),
+            generation=int(stored.generation), status=TokenStatus(stored.status),
+            last_error=stored.last_error, authorized_at=stored.authorized_at,
+            refreshed_at=stored.refreshed_at, failed_at=stored.failed_at)
 
-    def all(self) -> list[dict[str, Any]]:
+    def all(self) -> list[Row]:
         """Every mailbox's token state, without tokens (for status pages)."""
         return self.db.fetchall(sql("oauth_all"))
 

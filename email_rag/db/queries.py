@@ -23,7 +23,8 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from itertools import chain
 from pathlib import Path
-from typing import Any
+
+from ..core.rows import Params, SqlValue
 
 SQL_DIR: Traversable = resources.files(__package__) / "sql"
 _NAME = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
@@ -105,7 +106,7 @@ def _slot_keys(slot: str, rows: int, width: int) -> tuple[str, ...]:
     return tuple(f"{slot}_{r}_{c}" for r in range(rows) for c in range(width))
 
 
-def slot_params(**lists: Sequence[Any]) -> dict[str, Any]:
+def slot_params(**lists: Sequence[SqlValue] | Sequence[tuple[SqlValue, ...]]) -> Params:
     """The parameters of list slots, named as ``sql(name, slot=...)`` expands them.
 
     ``slot_params(ids=[7, 9])`` -> ``{"ids_0": 7, "ids_1": 9}`` (for ``sql(name, ids=2)``);
@@ -113,7 +114,7 @@ def slot_params(**lists: Sequence[Any]) -> dict[str, Any]:
     ``{"rows_0_0": 1, "rows_0_1": "a", "rows_1_0": 2, "rows_1_1": "b"}`` (for
     ``sql(name, rows=(2, 2))``).
     """
-    params: dict[str, Any] = {}
+    params: Params = {}
     for slot, values in lists.items():
         if values and isinstance(values[0], tuple):
             width = len(values[0])

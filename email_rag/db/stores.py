@@ -32,8 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..core.errors import PermanentError, TransitionRefused
+from ..core.jsonvalue import JsonObject
 from ..core.ports import StoreRows
 from ..core.records import Draft, InboundRef, Mail, ReplyMail, SendAttempt
+from ..core.rows import Row
 from ..core.states import (
     DRAFT_MOVES,
     JOB_MOVES,
@@ -55,7 +57,7 @@ class CursorRows:
         self.cur = cur
 
     # --- StatusRows ---
-    def locked(self, query: str, record_id: int) -> dict[str, Any] | None:
+    def locked(self, query: str, record_id: int) -> Row | None:
         return self.cur.fetchone(sql(query), {"id": record_id})
 
     def update(self, query: str, params: Mapping[str, Any]) -> int:
@@ -149,7 +151,7 @@ class StatusStore:
             raise TransitionRefused(self.record, record_id, current, wanted,
                                     f"this action applies to {', '.join(map(str, expect))}")
 
-    def lock(self, cur: Any, record_id: int) -> dict[str, Any]:
+    def lock(self, cur: Any, record_id: int) -> Row:
         row = self.rows_of(cur).locked(self.lock_query, record_id)
         if row is None:
             raise PermanentError(f"{self.record} {record_id} does not exist")
@@ -158,7 +160,7 @@ class StatusStore:
     def move(self, cur: Any, record_id: int, to: Any, *, actor: str,
              event: str = "state_changed", reason: str | None = None,
              expect: Iterable[Any] | None = None, query: str | None = None,
-             attempt: int | None = None, detail: dict[str, Any] | None = None,
+             attempt: int | None = None, detail: JsonObject | None = None,
              row: Any = None, current: Any = None,
              events: list[AuditEvent] | None = None, **columns: Any) -> None:
         """Move one row to ``to``. ``expect``: the statuses this caller acts on (anything

@@ -35,6 +35,7 @@ from typing import Any
 
 from ..core.errors import EmailRagError, PermanentError, StoreUnavailableError
 from ..core.index_ports import ChunkPayload, GraphMail, GraphReply, MailToIndex, VectorPoint
+from ..core.jsonvalue import JsonObject
 from ..core.retry import RetryPolicy
 from ..core.rows import FromRow, set_field
 from ..core.states import IndexStatus
@@ -62,10 +63,10 @@ class StoreResult:
     error: str | None = None
     permanent: bool = False
     failures: list[TryFailure] = field(default_factory=list)
-    info: dict[str, Any] = field(default_factory=dict)
+    info: JsonObject = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"state": self.state, "tries": self.tries, **self.info}
+    def as_dict(self) -> JsonObject:
+        d: JsonObject = {"state": self.state, "tries": self.tries, **self.info}
         if self.error:
             d["error"] = self.error
             d["permanent"] = self.permanent
@@ -95,12 +96,12 @@ class IndexResult:
     def errors(self) -> dict[str, str]:
         return {s: r.error for s, r in self.stores.items() if r.error}
 
-    def detail(self) -> dict[str, Any]:
+    def detail(self) -> JsonObject:
         return {"index_status": str(self.status), "missing": self.missing, "chunks": self.chunks,
                 "truncated": self.truncated, "embedder": self.embedder,
                 "stores": {s: r.as_dict() for s, r in self.stores.items()}}
 
-    def try_events(self) -> Iterable[tuple[str, dict[str, Any]]]:
+    def try_events(self) -> Iterable[tuple[str, JsonObject]]:
         """(event, detail) for every failed try: audited by the caller."""
         for s, r in self.stores.items():
             for f in r.failures:
@@ -115,7 +116,7 @@ def store_policy(settings: Any) -> RetryPolicy:
                        jitter=0.0)
 
 
-def with_tries(store: str, fn: Callable[[], dict[str, Any] | None], policy: RetryPolicy,
+def with_tries(store: str, fn: Callable[[], JsonObject | None], policy: RetryPolicy,
                sleep: Callable[[float], None] = time.sleep) -> StoreResult:
     """Run ``fn`` under the store policy; never raises for a store failure."""
     result = StoreResult(store, "missing")
@@ -220,7 +221,7 @@ class Indexer:
 
     # --- vectors ---
     def _write_vectors(self, mail: MailToIndex, chunks: list[str], sources: list[str],
-                       has_reply: bool) -> dict[str, Any]:
+                       has_reply: bool) -> JsonObject:
         embedder = self.services.embedder
         vectors = embedder.embed(chunks)
         points = [VectorPoint(mail.id, i, v, chunk_payload(mail, i, c, src, has_reply,
@@ -244,7 +245,7 @@ class Indexer:
             category=mail.category, parent_email_id=parent,
             replies=[GraphReply(r.draft_id, _iso(r.sent_at)) for r in replies])
 
-    def _write_graph(self, gm: GraphMail) -> dict[str, Any]:
+    def _write_graph(self, gm: GraphMail) -> JsonObject:
         graph = self.services.graph
         assert graph is not None
         graph.upsert_mail(gm)

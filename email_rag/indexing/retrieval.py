@@ -47,6 +47,7 @@ from ..core.errors import (
     StoreRejectedError,
 )
 from ..core.index_ports import ChunkPayload, HistoryMail, MailToIndex, VectorHit
+from ..core.jsonvalue import JsonObject
 from ..core.rows import FromRow, set_field
 from ..db import slot_params, sql
 from .chunking import clean_body, mail_chunks
@@ -268,7 +269,7 @@ class SearchHit:
     in_mariadb: bool
     snippet: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return asdict(self)
 
 
@@ -299,7 +300,7 @@ class Retrieved:
     def missing(self) -> list[str]:
         return [n for n, r in self.stores.items() if r.state == "missing"]
 
-    def detail(self) -> dict[str, Any]:
+    def detail(self) -> JsonObject:
         return {
             "similar": [asdict(c) for c in self.similar],
             "thread": [asdict(t) for t in self.thread],
@@ -321,7 +322,7 @@ class Retriever:
 
     # --- for the draft ---
     def for_mail(self, email: MailToIndex | Mapping[str, Any]
-                 ) -> tuple[dict[str, Any], dict[str, StoreResult]]:
+                 ) -> tuple[JsonObject, dict[str, StoreResult]]:
         """The retrieve step's detail (JSON) and the store results (see ``retrieve``)."""
         got = self.retrieve(MailToIndex.of(email))
         return got.detail(), got.stores
@@ -339,11 +340,11 @@ class Retriever:
             words: list[LexicalHit] = []
             wide = max(s.retrieve_candidates, s.retrieve_limit)
 
-            def search() -> dict[str, Any]:
+            def search() -> JsonObject:
                 near[:] = self._vector_hits(chunks[0], mail.mailbox_id, mail.id, wide)
                 return {"candidates": len(near)}
 
-            def lexical() -> dict[str, Any]:
+            def lexical() -> JsonObject:
                 words[:] = self._lexical_hits(mail.subject, mail.body_text, mail.mailbox_id,
                                               mail.id, wide)
                 return {"candidates": len(words)}
@@ -362,7 +363,7 @@ class Retriever:
             got: list[HistoryMail] = []
             from_addr = mail.from_addr
 
-            def graph_history() -> dict[str, Any]:
+            def graph_history() -> JsonObject:
                 graph = self.services.graph
                 assert graph is not None
                 got[:] = graph.sender_history(from_addr, exclude_email_id=mail.id,

@@ -27,9 +27,10 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from ..core.errors import PermanentError
+from ..core.jsonvalue import JsonObject
 from ..core.records import Job, Mail
 from ..core.routing import queues
 from ..core.states import Actor, IndexStatus, JobKind, JobState
@@ -60,7 +61,7 @@ class SyncReport:
     def ok(self) -> bool:
         return not self.still_missing and not self.unchanged
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {"scope": self.scope, "examined": self.examined, "reindexed": self.reindexed,
                 "still_missing": {str(k): v for k, v in self.still_missing.items()},
                 "unchanged": self.unchanged, "errors": self.errors}
@@ -163,7 +164,18 @@ def sync_queue(settings: Any) -> str:
     return queues(settings)[1]
 
 
-def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> dict[str, Any]:
+class Armed(TypedDict):
+    """A sync run asked for: its queue entry, and whether this call (re)armed it."""
+
+    job_id: int
+    job_key: str
+    queue: str
+    state: str
+    armed: bool  # False: a pending run was joined
+    enqueued: bool  # False: left in MariaDB for re-dispatch
+
+
+def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> Armed:
     """Queue a sync run of ``scope`` on the vector queue (coalesced with one pending)."""
     parse_scope(scope)
     queue = sync_queue(services.settings)
@@ -177,11 +189,11 @@ def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> 
                                         detail=new.detail)
     key = new.key
     enqueued = job.state == JobState.QUEUED and enqueue(services, [job], actor)
-    return {"job_id": job.id, "job_key": key, "queue": job.queue,
-            "state": str(job.state), "armed": armed, "enqueued": enqueued}
+    return Armed(job_id=job.id, job_key=key, queue=job.queue, state=str(job.state),
+                 armed=armed, enqueued=bool(enqueued))
 
 
-def schedule(services: Any) -> dict[str, Any]:
+def schedule(services: Any) -> JsonObject:
     """The periodic job: arm a run when partially_indexed mail exists. Opens no store."""
     n = int(services.db.fetchone(sql("index_count_partial"))["n"])
     if not n:

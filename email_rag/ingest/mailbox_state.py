@@ -239,4 +239,5 @@ def record_success(db: Database, mailbox: Mailbox) -> None:
             write_events(cur, [AuditEvent(
                 Actor.POLLER, "mailbox", mailbox.name, "poll_recovered",
                 detail={"after_failures": mailbox.consecutive_failures,
-                        "failing_since": mailbox.failing_since})])
+                        "failing_since": None if mailbox.failing_since is None
+                        else str(mailbox.failing_since)})])

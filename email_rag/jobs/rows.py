@@ -14,8 +14,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..core.jsonvalue import JsonObject
 from ..core.ports import NewJob
 from ..core.records import Job, Mail, SendAttempt
+from ..core.rows import Params, Row
 from ..core.states import DraftStatus, JobState, MailStatus
 from ..db import Database, slot_params, sql
 from ..db.audit import AuditEvent, write_events
@@ -41,12 +43,12 @@ class MariaJobRows:
     def within(self, cur: Any) -> MariaJobRows:
         return replace(self, cur=cur)
 
-    def _one(self, name: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    def _one(self, name: str, params: Params) -> Row | None:
         if self.cur is not None:
             return self.cur.fetchone(sql(name), params)
         return self.db.fetchone(sql(name), params)
 
-    def _all(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    def _all(self, name: str, params: Params) -> list[Row]:
         if self.cur is not None:
             return self.cur.fetchall(sql(name), params)
         return self.db.fetchall(sql(name), params)
@@ -55,7 +57,7 @@ class MariaJobRows:
         assert self.cur is not None, "a write runs inside transaction() or within(cur)"
         return self.cur
 
-    def _set(self, name: str, params: dict[str, Any]) -> bool:
+    def _set(self, name: str, params: Params) -> bool:
         return self._cur().execute(sql(name), params) == 1
 
     # --- reads ---
@@ -120,9 +122,9 @@ class MariaJobRows:
 
     # --- moves along the transition tables ---
     def move_job(self, job: Job, to: JobState, how: str, *, actor: str, event: str,
-                 detail: dict[str, Any] | None = None, queue: str | None = None,
+                 detail: JsonObject | None = None, queue: str | None = None,
                  note: str | None = None) -> Job:
-        columns: dict[str, Any] = {"queue": queue} if how == "requeue" else {}
+        columns: Params = {"queue": queue} if how == "requeue" else {}
         if how == "resolve":
             columns["note"] = note
         self.stores.jobs.move(self._cur(), job.id, to, actor=actor, event=event,
@@ -135,12 +137,12 @@ class MariaJobRows:
         return replace(job, state=to)
 
     def move_mail(self, mail: Mail, to: MailStatus, *, actor: str, reason: str | None,
-                  detail: dict[str, Any] | None = None, attempt: int | None = None) -> None:
+                  detail: JsonObject | None = None, attempt: int | None = None) -> None:
         self.stores.mails.move(self._cur(), mail.id, to, actor=actor, reason=reason,
                                current=mail.status, detail=detail, attempt=attempt)
 
     def return_draft(self, draft_id: int, *, actor: str, reason: str,
-                     detail: dict[str, Any]) -> None:
+                     detail: JsonObject) -> None:
         self.stores.drafts.move(self._cur(), draft_id, DraftStatus.PENDING_REVIEW, actor=actor,
                                 event="returned_to_review", reason=reason, detail=detail)
 

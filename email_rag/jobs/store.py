@@ -27,12 +27,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TypedDict
 
 from ..core.errors import PermanentError, StuckJobError
+from ..core.jsonvalue import JsonObject
 from ..core.ports import JobRows, NewJob
 from ..core.records import Job, Mail, SendAttempt
 from ..core.retry import RetryDecision, RetryPolicy
+from ..core.rows import Row
 from ..core.states import Actor, JobKind, JobState, MailStatus
 from ..core.timing import ALIVE
 from ..db import Database, slot_params, sql
@@ -53,8 +55,16 @@ class JobListing:
     mail_status: str | None = None
     subject: str | None = None
 
-    def as_row(self) -> dict[str, Any]:
+    def as_row(self) -> Row:
         return {**asdict(self.job), "mail_status": self.mail_status, "subject": self.subject}
+
+
+class Resolved(TypedDict):
+    """What an admin resolve did (``--json`` and the web's message show it)."""
+
+    email_id: int
+    resolved_jobs: list[int]  # the entries closed with the note
+    mail_status: MailStatus
 
 
 @dataclass
@@ -116,7 +126,7 @@ class JobStore:
         """The claim fence of a checkpoint: the entry is this worker's, locked."""
         return self.rows.within(cur).still_mine(job.id, worker, lock=True)
 
-    def finish(self, job: Job, worker: str, detail: dict[str, Any] | None = None) -> bool:
+    def finish(self, job: Job, worker: str, detail: JsonObject | None = None) -> bool:
         with self.rows.transaction() as rows:
             events: list[AuditEvent] = []
             done = self._finish(rows, job, worker, events, detail)
@@ -124,7 +134,7 @@ class JobStore:
         return done
 
     def finish_in(self, cur: Cursor, job: Job, worker: str, events: list[AuditEvent],
-                  detail: dict[str, Any] | None = None) -> bool:
+                  detail: JsonObject | None = None) -> bool:
         """``finish`` inside the caller's transaction (the pipeline's last checkpoint): the
         compare-and-set move, its event appended to ``events`` (the caller writes them
         before its commit). False: the entry is no longer this worker's, nothing written."""
@@ -132,7 +142,7 @@ class JobStore:
 
     @staticmethod
     def _finish(rows: JobRows, job: Job, worker: str, events: list[AuditEvent],
-                detail: dict[str, Any] | None) -> bool:
+                detail: JsonObject | None) -> bool:
         done = rows.finish(job, worker)
         if done:
             events.append(AuditEvent(
@@ -235,7 +245,7 @@ class JobStore:
 
     # --- moves used by admin actions and approvals (all along JOB_MOVES) ---
     def requeue(self, cur: Cursor, job: Job, actor: str, event: str,
-                queue: str | None = None, detail: dict[str, Any] | None = None) -> Job:
+                queue: str | None = None, detail: JsonObject | None = None) -> Job:
         """A fresh retry cycle from now (approved again, regenerate, resend, admin retry).
         A processing entry is requeued too: its worker's own finish then finds it no longer
         its own and writes nothing (used when a draft is approved again while the run that
@@ -246,7 +256,7 @@ class JobStore:
 
     def queue_work(self, cur: Cursor, kind: JobKind, ref: int | str, *, actor: str, event: str,
                    queue: str, email_id: int | None = None, draft_id: int | None = None,
-                   detail: dict[str, Any] | None = None) -> Job:
+                   detail: JsonObject | None = None) -> Job:
         """The one way to ask for work on a mail or draft: its job row (natural key
         ``routing.job_key``) is created queued, or the existing one gets a fresh cycle
         (``requeue``); audited either way. Returns the entry; the caller enqueues it after
@@ -314,7 +324,7 @@ class JobStore:
             self._close(rows, locked, actor, note)
         return None
 
-    def resolve_mail(self, email_id: int, actor: str, note: str) -> dict[str, Any]:
+    def resolve_mail(self, email_id: int, actor: str, note: str) -> Resolved:
         """Admin: close a mail that needs a human, with a note: its open entries are
         closed (dead, with the note) and a failed/manual mail becomes resolved
         (``rules.check_resolve``)."""
@@ -332,7 +342,8 @@ class JobStore:
             closed = [j.id for j in jobs]
             rows.move_mail(mail, MailStatus.RESOLVED, actor=actor, reason=note[:4000],
                            detail={"why": "admin resolve", "jobs": closed})
-        return {"email_id": email_id, "resolved_jobs": closed, "mail_status": MailStatus.RESOLVED}
+        return Resolved(email_id=email_id, resolved_jobs=closed,
+                        mail_status=MailStatus.RESOLVED)
 
     @staticmethod
     def _close(rows: JobRows, job: Job, actor: str, note: str) -> None:

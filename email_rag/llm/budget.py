@@ -56,7 +56,7 @@ class Fitted:
     thread: int
     body_chars: int
     budget: int
-    trimmed: dict[str, Any] = field(default_factory=dict)
+    trimmed: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._full = (self.refs, self.thread, self.body_chars)

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..core.errors import LLMInvalidOutputError
+from ..core.jsonvalue import JsonObject
 from ..mail.language import identify
 
 
@@ -87,7 +88,7 @@ class Classification(BaseModel):
             raise ValueError("summary is empty")
         return v
 
-    def email_updates(self, prompt_version: str, defaulted: bool) -> dict[str, Any]:
+    def email_updates(self, prompt_version: str, defaulted: bool) -> dict[str, str | bool]:
         """The ``emails`` columns this classification sets."""
         return {
             "category": self.category.value,
@@ -100,7 +101,7 @@ class Classification(BaseModel):
         }
 
 
-def json_schema() -> dict[str, Any]:
+def json_schema() -> JsonObject:
     """The JSON schema sent to the endpoint (strict: all fields required, no extras).
 
     Built from the pydantic model with every ``$ref`` inlined, because some
@@ -202,7 +203,7 @@ def _loads(text: str) -> Any:
         ) from e
 
 
-def _normalise(data: dict[str, Any]) -> dict[str, Any]:
+def _normalise(data: JsonObject) -> JsonObject:
     """Forgive case and surrounding blanks in enum values; nothing else."""
     out = dict(data)
     for key in ("category", "priority", "language"):

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import LocalLLMMissingError, LocalLLMStartError
+from ..core.jsonvalue import JsonObject
 
 INSTALL_COMMAND = "bash scripts/local-llm/install.sh"
 # llama.cpp's run-time weight repacking off: the path that crashed (general protection
@@ -109,7 +110,7 @@ class LocalModel:
         return local
 
     @classmethod
-    def from_manifest(cls, data: dict[str, Any], path: Path | None = None) -> LocalModel:
+    def from_manifest(cls, data: JsonObject, path: Path | None = None) -> LocalModel:
         cpu = (data.get("cpus") or {}).get(cpu_fingerprint())
         return cls(Path(data["server"]), Path(data["model"]), str(data["model_id"]),
                    str(data.get("runtime", "")), tuple(cpu["args"]) if cpu else (),
@@ -134,7 +135,7 @@ class ProbeResult:
     seconds: float = 0.0
     tried: tuple[str, ...] = ()  # what failed before this attempt
 
-    def as_record(self) -> dict[str, Any]:
+    def as_record(self) -> JsonObject:
         return {"args": list(self.args), "answer_s": round(self.seconds, 2),
                 "checked": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "failed_before": list(self.tried)}
@@ -144,7 +145,7 @@ def _flags(args: tuple[str, ...]) -> str:
     return " ".join(args) if args else "default flags"
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
+def _write_json(path: Path, data: JsonObject) -> None:
     tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
     tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, path)
@@ -271,7 +272,7 @@ class LocalLLMServer:
         except (urllib.error.URLError, OSError, ValueError):
             return False
 
-    def ask_json(self, timeout: float = 300.0) -> dict[str, Any]:
+    def ask_json(self, timeout: float = 300.0) -> JsonObject:
         """One short chat completion with a JSON schema, as the pipeline asks: the answer
         parsed, or ``ValueError``/``OSError`` saying why not."""
         body = {"model": self.model_id, "max_tokens": 48, "temperature": 0,
@@ -291,7 +292,7 @@ class LocalLLMServer:
             raise ValueError(f"answer does not follow the schema: {str(answer)[:200]}")
         return answer
 
-    def props(self) -> dict[str, Any]:
+    def props(self) -> JsonObject:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/props", timeout=5) as r:
             return json.loads(r.read().decode())
 

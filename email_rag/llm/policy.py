@@ -56,6 +56,7 @@ from ..core.errors import (
     LLMRequestRejectedError,
     LLMTimeoutError,
 )
+from ..core.jsonvalue import JsonObject
 from ..core.redact import redact_text
 from ..db.audit import AuditEvent
 
@@ -97,14 +98,14 @@ class LLMTask(Generic[T]):
     prompt_version: str
     messages: Callable[[str | None], list[dict[str, str]]]
     parse: Callable[[str], T]  # raises LLMInvalidOutputError
-    schema: dict[str, Any] | None = None  # JSON answer wanted (structured output)
+    schema: JsonObject | None = None  # JSON answer wanted (structured output)
     schema_name: str = ""
     default: Callable[[], T] | None = None
     max_tokens: int | None = None
     max_tokens_cap: int | None = None  # a cut-off answer is retried with up to this many
     shrink: Callable[[], str | None] | None = None  # less context for the next try: says
     # what it dropped, or None when nothing is left to drop
-    trimmed: dict[str, Any] = field(default_factory=dict)  # what the budget cut (recorded)
+    trimmed: dict[str, int] = field(default_factory=dict)  # what the budget cut (recorded)
 
 
 @dataclass
@@ -123,7 +124,7 @@ class TaskResult(Generic[T]):
     waited: float = 0.0  # seconds spent waiting for call slots
 
 
-EventFactory = Callable[[str, dict[str, Any]], AuditEvent]
+EventFactory = Callable[[str, JsonObject], AuditEvent]
 
 
 def _call(llm: ChatModel, task: LLMTask[Any], messages: list[dict[str, str]],

@@ -10,11 +10,11 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
 
 from ..core.errors import EmailRagError
+from ..core.jsonvalue import JsonObject, JsonValue
 from ..core.redact import redact_text
-from ..core.rows import FromRow, set_field
+from ..core.rows import FromRow, Row, set_field
 from ..db import figures, sql
 from ..db.figures import Figures
 from ..ingest.history import Progress
@@ -31,7 +31,7 @@ class Check:
     detail: str = ""
     latency_ms: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return asdict(self)
 
 
@@ -158,8 +158,13 @@ class Tally(FromRow):
         set_field(self, "n", int(self.n))
 
 
-def tally(rows: list[dict[str, Any]]) -> dict[str | None, int]:
+def tally(rows: list[Row]) -> dict[str | None, int]:
     return {t.label: t.n for t in Tally.from_rows(rows)}
+
+
+def _labelled(counts: dict[str | None, int]) -> dict[str, JsonValue]:
+    """Counts by label as JSON (a NULL label is the key "null", as ``json.dumps`` writes it)."""
+    return {"null" if k is None else k: n for k, n in counts.items()}
 
 
 @dataclass(frozen=True)
@@ -189,7 +194,7 @@ class MailboxHealth(FromRow):
         """Who holds the poll lease now (an `email-rag idle` process holds it while it runs)."""
         return self.lease_owner if self.lease_until and not self.lease_expired else None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {"name": self.name, "last_success_at": _iso(self.last_success_at),
                 "failing_since": _iso(self.failing_since),
                 "consecutive_failures": self.consecutive_failures,
@@ -213,9 +218,10 @@ class Counts:
     history: Progress | None = None  # the history import (email_rag/ingest/history.py)
     reviews: list[Figures] = field(default_factory=list)  # per mailbox, category and week
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"jobs": self.jobs, "mails": self.mails, "index": self.index,
-                "sends": self.sends, "mailboxes": [m.as_dict() for m in self.mailboxes],
+    def as_dict(self) -> JsonObject:
+        return {"jobs": _labelled(self.jobs), "mails": _labelled(self.mails),
+                "index": _labelled(self.index), "sends": _labelled(self.sends),
+                "mailboxes": [m.as_dict() for m in self.mailboxes],
                 "history": self.history.as_dict() if self.history else None,
                 "reviews": [f.as_dict() for f in self.reviews]}
 
@@ -243,7 +249,7 @@ class Status:
     checks: list[Check]
     counts: Counts | None = None
     counts_error: str | None = None  # MariaDB answered but the counts failed (schema?)
-    queues: dict[str, Any] | None = None
+    queues: dict[str, int] | None = None  # waiting entries per queue
     queues_error: str | None = None
 
     @property
@@ -259,9 +265,9 @@ class Status:
     def degraded(self) -> list[str]:
         return [c.name for c in self.checks if not c.ok]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         """The JSON of ``email-rag status --json`` and of the web status page."""
-        out: dict[str, Any] = {"ok": self.ok, "dependencies": [c.as_dict() for c in self.checks],
+        out: JsonObject = {"ok": self.ok, "dependencies": [c.as_dict() for c in self.checks],
                                "counts": self.counts.as_dict() if self.counts else None,
                                "queues": self.queues}
         if self.counts_error is not None:
@@ -289,6 +295,6 @@ def report(svc: Services) -> Status:
     return Status(checks, found_counts, counts_error, queues, queues_error)
 
 
-def status(svc: Services) -> dict[str, Any]:
+def status(svc: Services) -> JsonObject:
     """``report`` as JSON (the web status page)."""
     return report(svc).as_dict()

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import socket
 import time
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..core.errors import (
     EmailRagError,
@@ -26,6 +27,7 @@ from ..core.errors import (
     SmtpPermanentError,
     SmtpTlsError,
 )
+from ..core.jsonvalue import JsonObject, JsonValue
 from ..core.redact import redact_text
 
 if TYPE_CHECKING:
@@ -36,19 +38,55 @@ REFUSED = 3
 FAILED = 1
 
 
-def _step(steps: list[dict[str, Any]], name: str, ok: bool | None, detail: str,
-          hint: str = "", exit_code: int = 0, **data: Any) -> bool:
-    steps.append({"name": name, "ok": ok, "detail": redact_text(detail)[:500], "hint": hint,
-                  "exit_code": exit_code if ok is False else 0, **data})
+@dataclass(frozen=True)
+class Step:
+    """One step of a mailbox's check: ``ok`` None when skipped; ``data`` what it found
+    (the certificate, the SMTP report, the Sent folder, ...)."""
+
+    name: str
+    ok: bool | None
+    detail: str
+    hint: str = ""
+    exit_code: int = 0
+    data: JsonObject = field(default_factory=dict)
+
+    def as_dict(self) -> JsonObject:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, "hint": self.hint,
+                "exit_code": self.exit_code, **self.data}
+
+
+@dataclass(frozen=True)
+class MailboxReport:
+    mailbox: str
+    steps: list[Step]
+
+    @property
+    def exit_code(self) -> int:
+        return max((s.exit_code for s in self.steps), default=0)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    def as_dict(self) -> JsonObject:
+        """The JSON of ``email-rag mailboxes check --json``."""
+        return {"mailbox": self.mailbox, "ok": self.ok, "exit_code": self.exit_code,
+                "steps": [s.as_dict() for s in self.steps]}
+
+
+def _step(steps: list[Step], name: str, ok: bool | None, detail: str,
+          hint: str = "", exit_code: int = 0, **data: JsonValue) -> bool:
+    steps.append(Step(name, ok, redact_text(detail)[:500], hint,
+                      exit_code if ok is False else 0, data))
     return bool(ok)
 
 
-def _skip(steps: list[dict[str, Any]], *names: str) -> None:
+def _skip(steps: list[Step], *names: str) -> None:
     for name in names:
         _step(steps, name, None, "skipped (an earlier step failed)")
 
 
-def _network(steps: list[dict[str, Any]], prefix: str, host: str, port: int) -> bool:
+def _network(steps: list[Step], prefix: str, host: str, port: int) -> bool:
     try:
         addresses = sorted({a[4][0] for a in socket.getaddrinfo(host, port,
                                                                 type=socket.SOCK_STREAM)})
@@ -82,7 +120,7 @@ def _auth_hint(mb: MailboxConfig, error: Exception) -> str:
             "permission of an app-only service principal)")
 
 
-def check_imap(svc: Services, mb: MailboxConfig, steps: list[dict[str, Any]]) -> None:
+def check_imap(svc: Services, mb: MailboxConfig, steps: list[Step]) -> None:
     if not _network(steps, "imap ", mb.host, mb.port):
         _skip(steps, "imap tls", "imap login", "folders", "idle")
         return
@@ -133,7 +171,7 @@ def check_imap(svc: Services, mb: MailboxConfig, steps: list[dict[str, Any]]) ->
         imap.close()
 
 
-def check_smtp(svc: Services, mb: MailboxConfig, steps: list[dict[str, Any]]) -> None:
+def check_smtp(svc: Services, mb: MailboxConfig, steps: list[Step]) -> None:
     sender = svc.mail_sender_for(mb.name)
     config = sender.config
     where = "own" if mb.smtp is not None else "global relay"
@@ -165,13 +203,12 @@ def check_smtp(svc: Services, mb: MailboxConfig, steps: list[dict[str, Any]]) ->
           f"; size limit {report['size_limit'] or 'none announced'}", smtp=report)
 
 
-def check_mailboxes(svc: Services, names: list[str]) -> list[dict[str, Any]]:
+def check_mailboxes(svc: Services, names: list[str]) -> list[MailboxReport]:
     reports = []
     for name in names:
         mb = svc.settings.mailbox(name)
-        steps: list[dict[str, Any]] = []
+        steps: list[Step] = []
         check_imap(svc, mb, steps)
         check_smtp(svc, mb, steps)
-        code = max((s["exit_code"] for s in steps), default=0)
-        reports.append({"mailbox": name, "ok": code == 0, "exit_code": code, "steps": steps})
+        reports.append(MailboxReport(name, steps))
     return reports

@@ -58,10 +58,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Required, TypedDict
 
 import numpy as np
 
+from ..core.jsonvalue import JsonObject
 from ..core.settings import Settings
 from ..core.states import IndexStatus, MailStatus
 from ..db import examples as stored_examples
@@ -180,6 +181,15 @@ log = logging.getLogger(__name__)
 HISTORY_VERSION = "history"  # classification_prompt_version of a mail no LLM classified
 
 
+class FieldSource(TypedDict, total=False):
+    """Where one classification field came from (``classification_sources``, JSON)."""
+
+    source: Required[str]  # history, llm, default, rules, identifier
+    confidence: Required[float | None]
+    examples: int  # history: the mailbox's labelled examples
+    identifier: list[str | float]  # llm as tie-breaker: the identifier's unsure guess
+
+
 @dataclass(frozen=True)
 class TeamView:
     """What the mailbox's labelled examples say about one mail."""
@@ -188,32 +198,32 @@ class TeamView:
     shots: list[Shot]
     nearest_similarity: float  # of the most similar example
 
-    def source(self, name: str) -> dict[str, Any]:
+    def source(self, name: str) -> FieldSource:
         vote = self.decision.votes[name]
-        return {"source": "history", "confidence": round(vote.probability, 3),
-                "examples": self.decision.examples_known}
+        return FieldSource(source="history", confidence=round(vote.probability, 3),
+                           examples=self.decision.examples_known)
 
     def merge(self, value: cl.Classification, other: str
-              ) -> tuple[cl.Classification, dict[str, Any]]:
+              ) -> tuple[cl.Classification, dict[str, FieldSource]]:
         """The LLM's classification with the fields the history decided replaced."""
-        updates: dict[str, Any] = {}
-        sources: dict[str, Any] = {}
+        updates: dict[str, cl.Category | cl.Priority | bool] = {}
+        sources: dict[str, FieldSource] = {}
         for name, vote in self.decision.votes.items():
             if vote.decided:
                 updates[name] = _field_value(name, vote.value)
                 sources[name] = self.source(name)
             else:
-                sources[name] = {"source": other, "confidence": None}
+                sources[name] = FieldSource(source=other, confidence=None)
         return value.model_copy(update=updates), sources
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonObject:
         return {"examples": self.decision.examples_known,
                 "nearest_similarity": self.nearest_similarity,
                 **{n: {"value": v.value, "probability": round(v.probability, 3),
                        "decided": v.decided} for n, v in self.decision.votes.items()}}
 
 
-def _field_value(name: str, value: Any) -> Any:
+def _field_value(name: str, value: str | bool | None) -> cl.Category | cl.Priority | bool:
     if name == "category":
         return cl.Category(value)
     if name == "priority":
@@ -365,27 +375,28 @@ def no_reply_outcome(value: cl.Classification, auto_reason: str | None,
 
 
 def language_decision(text: str, llm_language: cl.Language | None
-                      ) -> tuple[cl.Language, dict[str, Any]]:
+                      ) -> tuple[cl.Language, FieldSource]:
     """The mail's language and where it came from: the identifier when it is sure; the
     LLM's answer only as the tie-breaker when the identifier is unsure (``llm_language``
     None: no usable LLM answer, the identifier's guess stands)."""
     guess = identify(text)
     if guess.sure or llm_language is None:
-        return cl.Language(guess.code), {"source": "identifier",
-                                         "confidence": round(guess.confidence, 3)}
-    return llm_language, {"source": "llm", "confidence": None,
-                          "identifier": [guess.code, round(guess.confidence, 3)]}
+        return cl.Language(guess.code), FieldSource(source="identifier",
+                                                    confidence=round(guess.confidence, 3))
+    return llm_language, FieldSource(source="llm", confidence=None,
+                                     identifier=[guess.code, round(guess.confidence, 3)])
 
 
 def _classified(ctx: StepContext, value: cl.Classification, version: str, defaulted: bool,
                 reason: str | None, mail: mail_input.MailContent, events: list[Any],
-                detail: dict[str, Any], sources: dict[str, Any] | None = None) -> StepOutcome:
+                detail: JsonObject, sources: dict[str, FieldSource] | None = None
+                ) -> StepOutcome:
     language, language_source = language_decision(
         f"{ctx.email.subject or ''}\n{ctx.email.body_text or ''}",
         None if defaulted or version == HISTORY_VERSION else value.language)
     value = value.model_copy(update={"language": language})
-    sources = {**(sources or {f: {"source": "default" if defaulted else "llm",
-                                  "confidence": None}
+    sources = {**(sources or {f: FieldSource(source="default" if defaulted else "llm",
+                                             confidence=None)
                                   for f in ("category", "priority", "needs_reply")}),
                "language": language_source}
     updates = value.email_updates(version, defaulted)
@@ -396,7 +407,7 @@ def _classified(ctx: StepContext, value: cl.Classification, version: str, defaul
     status, why, stop = no_reply_outcome(value, mail.auto_reason, raw, mail.no_reply_sender)
     reason = why or reason
     if status is MailStatus.NO_REPLY:  # the loop guard or a list header decided
-        sources["needs_reply"] = {"source": "rules", "confidence": None}
+        sources["needs_reply"] = FieldSource(source="rules", confidence=None)
     updates["classification_sources"] = json.dumps(sources)
     if stop:  # the index step will not run for it
         updates = {**updates, "index_status": str(IndexStatus.SKIPPED)}

@@ -26,13 +26,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.jsonvalue import JsonObject, JsonValue
 from ..core.records import Job, Mail
+from ..core.rows import SqlValue
 from ..core.states import Actor, MailStatus, Step
 from ..db.audit import AuditEvent
 
 if TYPE_CHECKING:
     from ..db.connection import Cursor
     from ..wiring.services import Services
+
+
+ColumnValue = SqlValue | list[JsonValue] | JsonObject  # a list or object is stored as JSON text
 
 
 @dataclass
@@ -42,7 +47,7 @@ class StepContext:
     # with the columns each step wrote); never its raw source (the parse step reads that)
     job: Job  # the queue entry being run
     step: Step
-    confirmed: dict[str, Any] = field(default_factory=dict)  # step name -> detail of earlier steps
+    confirmed: dict[str, JsonValue] = field(default_factory=dict)  # step -> its stored detail
 
     @property
     def email_id(self) -> int:
@@ -52,7 +57,7 @@ class StepContext:
     def attempt(self) -> int:
         return self.job.attempts
 
-    def event(self, event: str, detail: dict[str, Any] | None = None, **kw: Any) -> AuditEvent:
+    def event(self, event: str, detail: JsonObject | None = None, **kw: Any) -> AuditEvent:
         """An audit event about this mail, stamped with the step and attempt."""
         return AuditEvent(Actor.WORKER, "email", self.email_id, event, attempt=self.attempt,
                           detail={"step": str(self.step), **(detail or {})}, **kw)
@@ -60,8 +65,8 @@ class StepContext:
 
 @dataclass
 class StepOutcome:
-    detail: dict[str, Any] = field(default_factory=dict)  # stored in email_steps.detail
-    email_updates: dict[str, Any] = field(default_factory=dict)  # emails columns to set
+    detail: JsonObject = field(default_factory=dict)  # stored in email_steps.detail
+    email_updates: dict[str, ColumnValue] = field(default_factory=dict)  # emails columns to set
     mail_status: MailStatus | None = None  # new business status, if it changes
     status_reason: str | None = None
     confirmed: bool = True  # False: do not checkpoint (the step must run again later)

@@ -46,15 +46,17 @@ from ..core.errors import (
     DatabaseUnavailableError,
     PermanentError,
 )
+from ..core.jsonvalue import JsonValue
 from ..core.records import Job, Mail
 from ..core.routing import queues
+from ..core.rows import Params, SqlValue
 from ..core.states import Actor, MailStatus, Step
 from ..core.timing import step_deadline, step_deadline_for
 from ..db import sql, update_emails
 from ..db.audit import AuditEvent, write_events
 from ..db.connection import repeat_when_busy
 from ..jobs.handoff import FINISHED, Finished, Handoff
-from .contract import StepContext, StepOutcome, StepSpec
+from .contract import ColumnValue, StepContext, StepOutcome, StepSpec
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +78,7 @@ class PipelineRunner:
         self.pipeline = pipeline
         self.also_runs = also_runs  # queues whose steps this process runs without a hand-off
 
-    def skips(self, spec: StepSpec, confirmed: dict[str, Any], target: str,
+    def skips(self, spec: StepSpec, confirmed: dict[str, JsonValue], target: str,
               job: Job) -> bool:
         """A step confirmed by an earlier run is not run again (``target``: the queue the
         step runs on; ``job``: the entry being run)."""
@@ -177,7 +179,7 @@ class PipelineRunner:
                 mine = jobs.still_mine_in(cur, job, worker)
             if not mine:
                 raise ClaimLostError(f"job {job.id} is no longer claimed by {worker}")
-            updates: dict[str, Any] = {}  # later steps' columns win, as sequential UPDATEs
+            updates: Params = {}  # later steps' columns win, as sequential UPDATEs
             for done in group:
                 updates.update({c: _db_value(v) for c, v in done.outcome.email_updates.items()})
             if updates:
@@ -214,7 +216,7 @@ def step_event(job: Job, email: Mail, step: Step,
                 **({"reason": outcome.status_reason} if outcome.status_reason else {})})
 
 
-def checkpoint_columns(outcome: StepOutcome) -> dict[str, Any]:
+def checkpoint_columns(outcome: StepOutcome) -> Params:
     """The ``emails`` columns a checkpoint writes, as written: the next step of the same
     run sees the row with them (the same values a fresh read would give for the columns
     the steps use; this saves a read of the whole row, raw mail included, per step)."""
@@ -225,7 +227,7 @@ def checkpoint_columns(outcome: StepOutcome) -> dict[str, Any]:
     return updates
 
 
-def _db_value(v: Any) -> Any:
+def _db_value(v: ColumnValue) -> SqlValue:
     if isinstance(v, dict | list):
         return json.dumps(v, default=str)
     return str(v) if hasattr(v, "value") and isinstance(v, str) else v

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ..core.errors import BadInputError, PermanentError
 from ..core.records import Job
@@ -30,6 +30,7 @@ from ..core.states import JobKind, JobState, MailStatus, SendStatus
 from ..db import sql
 from ..jobs.dispatch import enqueue
 from ..jobs.rules import OPEN_JOB_STATES, resolve_refusal, retry_refusal
+from ..jobs.store import Resolved
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
@@ -147,19 +148,24 @@ def retry_jobs(svc: Services, job_ids: list[int], actor: str, note: str = "") ->
     return result
 
 
-def resolve_mail(svc: Services, email_id: int, actor: str, note: str) -> dict[str, Any]:
+def resolve_mail(svc: Services, email_id: int, actor: str, note: str) -> Resolved:
     """Close a mail that needs a human by hand, with a note (``JobStore.resolve_mail``)."""
     if not (note or "").strip():
         raise BadInputError("a note is required to resolve (say what was done)")
     return svc.jobs.resolve_mail(email_id, actor, note)
 
 
-def resolve_job(svc: Services, job_id: int, actor: str, note: str) -> dict[str, Any]:
+class ResolvedJob(TypedDict):
+    job_id: int
+    email_id: int | None  # its mail, resolved with it (None: a mail-less entry)
+
+
+def resolve_job(svc: Services, job_id: int, actor: str, note: str) -> ResolvedJob:
     """Close by job id: the entry's mail is resolved (an entry without a mail alone)."""
     if not (note or "").strip():
         raise BadInputError("a note is required to resolve (say what was done)")
     email_id = svc.jobs.resolve(job_id, actor, note)
-    return {"job_id": job_id, "email_id": email_id}
+    return ResolvedJob(job_id=job_id, email_id=email_id)
 
 
 def review_filters(svc: Services) -> dict[str, list[str]]:

@@ -23,6 +23,7 @@ from ..core.errors import (
     AttachmentNotFoundError,
     DraftNotFoundError,
 )
+from ..core.jsonvalue import JsonObject
 from ..core.records import Draft, InboundRef, Job, ReplyMail, SendAttempt
 from ..core.rows import FromRow
 from ..core.states import DraftStatus, JobKind, MailStatus, ReviewOutcome, SendStatus
@@ -51,7 +52,7 @@ class ReviewResult:
     send_attempt_id: int | None = None
     message_id: str | None = None
     job_id: int | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: JsonObject = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from ..core.errors import (
     SmtpTransientError,
     TransitionRefused,
 )
+from ..core.jsonvalue import JsonObject
 from ..core.ports import MailSender, SentFolder
 from ..core.records import InboundRef, Job, ReplyMail, SendAttempt, SendContext
 from ..core.states import Actor, DraftStatus, MailStatus, SendStatus, SendVerifiedBy
@@ -309,7 +310,7 @@ class SendService:
             self._audit(job, "sent_copy_failed", attempt, {"error": str(e)})
 
     def _audit(self, job: Job, event: str, attempt: SendAttempt,
-               detail: dict[str, object]) -> None:
+               detail: JsonObject) -> None:
         self.services.audit.record(AuditEvent(
             Actor.WORKER, "send_attempt", attempt.id, event, attempt=attempt.tries,
             detail={"message_id": attempt.message_id, "job_id": job.id, **detail}))

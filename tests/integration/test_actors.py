@@ -5,6 +5,11 @@ name finds the person's events in every form, old rows included."""
 
 from __future__ import annotations
 
+import getpass
+import json
+
+from email_rag.core.settings import MailboxConfig
+from email_rag.core.states import Actor
 from email_rag.db.audit import AuditEvent
 from email_rag.review import no_reply, timeline
 from email_rag.wiring.services import Services
@@ -53,3 +58,27 @@ def test_a_search_by_name_finds_every_form_of_that_person(db, settings):
                      ("cli:anna", "admin_retry")}
     assert ("worker", "claimed") not in found
     assert by_prefix == {"user:anna", "user:annabel"}
+
+
+def test_a_search_by_process_name_finds_its_events_old_and_new(db, settings):
+    svc = Services(settings)
+    try:
+        for actor, event in ((Actor.POLLER, "poll_failed"), ("poller", "poll_failed"),
+                             (Actor.WORKER, "claimed"), ("worker", "claimed"),
+                             ("user:anna", "approved")):
+            svc.audit.record(AuditEvent(actor, "mailbox", 1, event))
+        pollers = {r.actor for r in timeline.search_audit(svc, actor="poller")}
+        workers = {r.actor for r in timeline.search_audit(svc, actor="worker")}
+    finally:
+        svc.close()
+    assert pollers == {"system:poller", "poller"}
+    assert workers == {"worker:jobs", "worker"}
+
+
+def test_a_mailbox_command_without_by_is_the_login(env, db):
+    config = MailboxConfig(name="m1", host="127.0.0.1", port=9, username="u", password="p")
+    extra = {**env, "EMAIL_RAG_MAILBOXES": json.dumps(
+        [{**config.model_dump(mode="json"), "password": "p"}])}
+    done = run_cli("mailboxes", "cutoff", "m1", "2026-10-01", env_extra=extra)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert actors(db, "history_cutoff_changed") == [f"cli:{getpass.getuser()}"]

@@ -98,13 +98,15 @@ SELECT * FROM audit_log WHERE entity_type = %(type)s AND entity_id = %(id)s ORDE
 
 -- name: web_audit_search
 -- Every filter is optional (NULL = any). actor matches as a prefix ("user:" = every user);
--- a bare name also as user:NAME and cli:NAME (email_rag/core/actors.py).
+-- a bare name also as user:NAME, cli:NAME, worker:NAME and system:NAME (email_rag/core/actors.py).
 SELECT * FROM audit_log
  WHERE (%(entity_type)s IS NULL OR entity_type = %(entity_type)s)
    AND (%(entity_id)s IS NULL OR entity_id = %(entity_id)s)
    AND (%(event)s IS NULL OR event = %(event)s)
    AND (%(actor)s IS NULL OR actor LIKE CONCAT(%(actor)s, '%')
-        OR actor LIKE CONCAT('user:', %(actor)s, '%') OR actor LIKE CONCAT('cli:', %(actor)s, '%'))
+        OR actor LIKE CONCAT('user:', %(actor)s, '%') OR actor LIKE CONCAT('cli:', %(actor)s, '%')
+        OR actor LIKE CONCAT('worker:', %(actor)s, '%')
+        OR actor LIKE CONCAT('system:', %(actor)s, '%'))
    AND (%(since)s IS NULL OR at >= %(since)s)
    AND (%(until)s IS NULL OR at < %(until)s)
  ORDER BY at DESC, id DESC

@@ -73,7 +73,7 @@ SELECT COUNT(*) AS n FROM (
    GROUP BY entity_id, step HAVING COUNT(*) > 1) d;
 
 -- name: bench_rows_written
-SELECT (SELECT COUNT(*) FROM audit_log WHERE actor <> 'poller') AS audit,
+SELECT (SELECT COUNT(*) FROM audit_log WHERE actor NOT IN ('poller', 'system:poller')) AS audit,
        (SELECT COUNT(*) FROM email_steps) AS steps,
        (SELECT COUNT(*) FROM drafts) AS drafts;
 
@@ -141,7 +141,7 @@ VALUES ('process_email', %(job_key)s, %(email_id)s, 'bench', 'queued');
 
 -- name: bench_bare_insert_audit
 INSERT INTO audit_log (event_uid, at, actor, entity_type, entity_id, event, to_state, detail)
-VALUES (%(event_uid)s, NOW(6), 'poller', 'email', %(entity_id)s, 'received', 'received',
+VALUES (%(event_uid)s, NOW(6), 'system:poller', 'email', %(entity_id)s, 'received', 'received',
         %(detail)s);
 
 -- name: bench_bare_cursor
