@@ -285,7 +285,7 @@ def team_view(ctx: StepContext) -> TeamView | None:
     texts = stored_examples.texts(ctx.services.db,
                                   [e.email_id for e, _ in close[:s.history_shots]])
     shots = [Shot(*texts.get(e.email_id, ("", "")), e.category, e.priority, e.needs_reply,
-                  round(sim, 3)) for e, sim in close[:s.history_shots]]
+                  round(sim, 3), e.confirmed) for e, sim in close[:s.history_shots]]
     return TeamView(decision, shots, round(close[0][1], 3))
 
 
