@@ -94,6 +94,14 @@ def test_history_is_stored_indexed_linked_never_work_and_new_mail_is(svc, db, ma
         else:
             assert (row["answered_via"], row["answered_by"]) == (None, None)
     assert len(events(db, "answered_linked")) == replies
+    # each solved case (linked or flagged) is an example with the one label its reply proves
+    solved = {by_mid[f"<mail-{n}@example.org>"]["id"] for n in range(N)
+              if _answered(n) or _flag_only(n)}
+    labels = db.fetchall("SELECT email_id, source, category, priority, needs_reply, vector "
+                         "FROM labelled_examples")
+    assert {x["email_id"] for x in labels} == solved
+    assert {(x["source"], x["category"], x["priority"], x["needs_reply"], x["vector"])
+            for x in labels} == {("history", None, None, 1, None)}  # embedded once parsed
     before = history.progress(db)
     assert (before.total, before.done, before.replies) == (len(rows), 0, replies)
 
@@ -104,6 +112,8 @@ def test_history_is_stored_indexed_linked_never_work_and_new_mail_is(svc, db, ma
     indexed = emails(db, "index_status", "parse_status", "body_text")
     assert {(r["index_status"], r["parse_status"]) for r in indexed} == {("complete", "ok")}
     assert all("Bestellung" in r["body_text"] for r in indexed)
+    vectors = db.fetchall("SELECT embedder, LENGTH(vector) AS n FROM labelled_examples")
+    assert len(vectors) == len(solved) and all(v["n"] and v["embedder"] for v in vectors)
     assert _count(db, "SELECT COUNT(*) FROM drafts") == 0
     assert _count(db, "SELECT COUNT(*) FROM audit_log WHERE event LIKE 'llm%%'") == 0
     after = history.progress(db)
