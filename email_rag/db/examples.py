@@ -9,9 +9,15 @@ so the example exists exactly when the action does:
 | staff approve a draft (sending.review)   | approval   | the mail's current labels        |
 | staff confirm "no reply" (review.no_reply) | no_reply | the mail's labels, no reply      |
 | staff ask for a reply after all          | correction | the mail's labels, needs a reply |
-| the imported history (issue 31)          | history    | the solved case's labels         |
+| a history mail linked to our reply       | history    | needs_reply only (see below)     |
+| (ingest.history, in the poll's batch)    |            |                                  |
 
-One row per mail (a later confirmation replaces the labels). The vector is the mail's
+One row per mail (a later confirmation replaces the labels; a history example never
+replaces a person's). A history example is not a person's confirmation: our reply proves
+the mail needed one, nothing tells its category or priority, so both are NULL (unknown);
+it is stored without vector and embedded once its index job parsed the mail
+(``embed_for_mail``; else ``embed_missing``). How the classifier weighs it:
+``email_rag.llm.examples`` (docs/history.md). The vector is the mail's
 embedding by the configured embedder (float32 BLOB, with the embedder's name).
 
 Failure table:
@@ -28,6 +34,7 @@ Failure table:
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -37,7 +44,7 @@ import numpy as np
 from ..core.index_ports import Embedder
 from ..core.rows import FromRow, Row
 from .connection import Cursor, Database
-from .queries import sql
+from .queries import slot_params, sql
 
 log = logging.getLogger(__name__)
 SOURCES = ("correction", "approval", "no_reply", "history")
@@ -55,8 +62,8 @@ class StoredExample(FromRow):
     mailbox_id: int
     email_id: int
     source: str
-    category: str
-    priority: str
+    category: str | None  # None: unknown (a history example)
+    priority: str | None
     needs_reply: bool | int
     embedder: str | None = None
     vector: bytes | None = None
@@ -124,6 +131,14 @@ def record(cur: Cursor, services: HasEmbedder, email_id: int, source: str) -> bo
     return True
 
 
+def record_history(cur: Cursor, email_ids: Sequence[int]) -> None:
+    """The solved cases among ``email_ids`` (answered inbound history mails) as examples of
+    source ``history``, inside the poll's batch transaction (one statement)."""
+    ids = sorted({int(i) for i in email_ids})
+    if ids:
+        cur.execute(sql("examples_record_history", ids=len(ids)), slot_params(ids=ids))
+
+
 def version(db: Database, mailbox_id: int) -> ExamplesVersion:
     row = db.fetchone(sql("examples_version"), {"mailbox_id": mailbox_id}) or {}
     return ExamplesVersion(int(row.get("n") or 0), row.get("max_id"), row.get("changed"))
@@ -140,6 +155,20 @@ def embed_missing(db: Database, embedder: Embedder, mailbox_id: int, limit: int 
     propagate (the caller goes on without them)."""
     rows = db.fetchall(sql("examples_unembedded"), {"mailbox_id": mailbox_id,
                                                     "embedder": embedder.name, "limit": limit})
+    return _embed(db, embedder, rows)
+
+
+def embed_for_mail(db: Database, embedder: Embedder, mailbox_id: int, email_id: int,
+                   in_reply_to: str | None) -> int:
+    """``embed_missing`` for the examples one indexed mail completes: its own, and that of
+    the mail it replies to."""
+    rows = db.fetchall(sql("examples_unembedded_of_mail"), {
+        "id": email_id, "mailbox_id": mailbox_id, "in_reply_to": in_reply_to or "",
+        "embedder": embedder.name})
+    return _embed(db, embedder, rows)
+
+
+def _embed(db: Database, embedder: Embedder, rows: list[dict[str, Any]]) -> int:
     if not rows:
         return 0
     vectors = embedder.embed([example_text(r["subject"], r["body_text"]) for r in rows])

@@ -7,8 +7,9 @@ For one mail (``Retriever.for_mail``):
   vector store (meaning) and the best by shared words (MariaDB's FULLTEXT index
   over subject and text, ``index_lexical``); fused by reciprocal rank fusion
   (``rrf``, k=60: a mail's score is the sum of 1/(k + rank) over the rankings it
-  is in). Of the fused ranking, the mails that received a sent reply, with that
-  reply (MariaDB decides "sent": drafts with status sent; the vector payload's
+  is in). Of the fused ranking, the mails that received a reply of ours, with that
+  reply (MariaDB decides: a draft with status sent, or the reply from the Sent folder an
+  imported history mail is linked to, ``answered_by``; the vector payload's
   ``has_sent_reply`` is only a hint, it was true or false when the mail was
   indexed). On the project's paraphrase corpus hit@3 rises from 0.83 (vectors)
   to 0.9+ fused (docs/indexing.md). Each side is a store of the failure table:
@@ -144,10 +145,13 @@ def best_per_mail(hits: list[VectorHit]) -> list[VectorHit]:
 
 @dataclass(frozen=True)
 class SentCase(FromRow):
-    """A candidate mail with a reply that was sent (``index_sent_cases``)."""
+    """A candidate mail with a reply of ours (``index_sent_cases``): a draft we sent
+    (``draft_id``) or, from the history import, our reply in the Sent folder
+    (``reply_email_id``)."""
 
     email_id: int
-    draft_id: int
+    draft_id: int | None = None
+    reply_email_id: int | None = None
     subject: str | None = None
     from_addr: str | None = None
     received_at: datetime | None = None
@@ -157,13 +161,24 @@ class SentCase(FromRow):
 
     def __post_init__(self) -> None:
         set_field(self, "email_id", int(self.email_id))
-        set_field(self, "draft_id", int(self.draft_id))
+        for name in ("draft_id", "reply_email_id"):
+            value = getattr(self, name)
+            set_field(self, name, None if value is None else int(value))
+
+    def reply(self) -> CaseReply:
+        """Our reply: a sent draft as written; a mail from Sent without the quoted question
+        and the signature (``clean_body``)."""
+        text = self.reply_text or ""
+        if self.draft_id is None:
+            text = clean_body(text)
+        return CaseReply(self.draft_id, text[:REPLY_CHARS], self.reply_email_id)
 
 
 @dataclass(frozen=True)
 class CaseReply:
-    draft_id: int
+    draft_id: int | None  # a draft we sent
     text: str
+    email_id: int | None = None  # our reply from the Sent folder (history import)
 
 
 @dataclass(frozen=True)
@@ -201,7 +216,7 @@ def similar_cases(hits: list[VectorHit], cases: dict[int, SentCase], limit: int,
             h.email_id, round(h.score, 4) if by_vector else None, h.chunk, case.subject,
             case.from_addr, _iso(case.received_at), case.category,
             (h.payload.text or clean_body(case.body_text))[:SNIPPET],
-            CaseReply(case.draft_id, (case.reply_text or "")[:REPLY_CHARS]), found_by))
+            case.reply(), found_by))
         if len(out) >= limit:
             break
     return out
@@ -392,8 +407,8 @@ class Retriever:
             return None
 
     def _sent_cases(self, ids: list[int]) -> dict[int, SentCase]:
-        """Of these mails, those with a sent reply: the newest sent draft wins (the query
-        orders by draft id)."""
+        """Of these mails, those with a reply of ours: the newest sent draft wins, else our
+        reply from Sent (the query's order)."""
         rows = self.services.db.fetchall(sql("index_sent_cases", ids=len(ids)),
                                          slot_params(ids=ids))
         return {c.email_id: c for c in SentCase.from_rows(rows)}
@@ -434,8 +449,7 @@ class Retriever:
             "id": mail.id, "limit": self.settings.retrieve_context_limit}))
         if not rows:
             return []
-        replies = {i: (c.reply_text or "")[:REPLY_CHARS]
-                   for i, c in self._sent_cases([r.id for r in rows]).items()}
+        replies = {i: c.reply().text for i, c in self._sent_cases([r.id for r in rows]).items()}
         return [ThreadMail(r.id, r.subject, r.from_addr, _iso(r.received_at), r.status,
                            clean_body(r.body_text)[:SNIPPET * 2], replies.get(r.id))
                 for r in rows]

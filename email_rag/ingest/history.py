@@ -19,7 +19,8 @@ review. An inbound mail is linked to the reply that solved it:
 ``answered_via`` = ``flag`` (the server's ``\\Answered``), or ``sent_reply``
 with ``answered_by`` = the row of our reply naming it by In-Reply-To /
 References (``link_replies``, in the batch's transaction, either order of
-arrival).
+arrival); each solved case is a labelled example of source ``history`` with only the
+label the reply proves (needs_reply; ``db.examples``), embedded by the index job.
 
 Failure table (situation | retry? | state known? | resume?):
   crash / kill mid-import (any point) | yes: next poll | committed batches stay (rows, jobs,
@@ -29,6 +30,8 @@ Failure table (situation | retry? | state known? | resume?):
   index job fails (a store down)      | the job retry cycle; a store missing -> partially_indexed
       (the periodic sync fills it) | yes | yes
   the mail row of a job is gone       | no (PermanentError) | yes: job dead | -
+  embedder fails at a solved case's   | no: the classify step's embed_missing | yes: the
+      example (history label)         | example stays without vector | embedded later
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from ..core.errors import EmailRagError, PermanentError
 from ..core.records import Job, Mail
 from ..core.settings import MailboxConfig
 from ..core.states import Actor, MailStatus, ParseStatus
-from ..db import Database, slot_params, sql
+from ..db import Database, examples, slot_params, sql
 from ..db.audit import AuditEvent, write_events
 from ..db.connection import Cursor
 from ..indexing.indexer import Indexer
@@ -117,7 +120,8 @@ def classify(p: PreparedMail, plan: HistoryPlan) -> PreparedMail:
 def link_replies(cur: Cursor, mailbox_id: int, mailbox_name: str,
                  new: Sequence[tuple[int, PreparedMail]]) -> list[AuditEvent]:
     """Link inbound mails to the replies of ours that name them (either stored first); one
-    lookup per direction and batch."""
+    lookup per direction and batch. Every solved case (linked, or flagged \\Answered) becomes
+    a labelled example of source ``history`` (``db.examples.record_history``)."""
     links: dict[int, int] = {}  # inbound mail -> the reply answering it
     names: dict[str, int] = {}  # a Message-ID one of the new replies names -> that reply
     for email_id, p in new:
@@ -140,6 +144,7 @@ def link_replies(cur: Cursor, mailbox_id: int, mailbox_name: str,
             links.setdefault(inbound[r["in_reply_to"].lower()], int(r["id"]))
     for email_id, reply_id in sorted(links.items()):
         cur.execute(sql("history_set_answered_by"), {"id": email_id, "reply_id": reply_id})
+    examples.record_history(cur, [*links, *(i for i, p in new if p.answered_via == "flag")])
     return [_linked(email_id, reply_id, mailbox_name)
             for email_id, reply_id in sorted(links.items())]
 
@@ -175,6 +180,21 @@ def run_index_job(services: Any, job: Job, worker: str) -> None:
         cur.execute(sql("index_set_status"), {"id": mail.id, "status": str(status),
                                               "missing": ",".join(missing) or None})
         write_events(cur, events)
+    _embed_examples(services, mail)
+
+
+def _embed_examples(services: Any, mail: Mail) -> None:
+    """The vector of the solved case this mail completes (its own example, or the one of
+    the question our reply answers); the classify step embeds what is left when the
+    embedder fails here."""
+    if mail.mailbox_id is None:
+        return
+    try:
+        examples.embed_for_mail(services.db, services.embedder, mail.mailbox_id, mail.id,
+                                mail.in_reply_to)
+    except Exception as e:  # noqa: BLE001 - the example is an aid; the index job is done
+        log.warning("mail %s: example not embedded (%s); the classify step embeds it",
+                    mail.id, type(e).__name__)
 
 
 def _mail(services: Any, job: Job) -> Mail:

@@ -310,7 +310,7 @@ def view_of(model: HistoryModel, examples: list[Example], vector: np.ndarray, s:
             decision.examples_known)
     found = texts([e.email_id for e, _ in close[:s.history_shots]])
     shots = [Shot(*found.get(e.email_id, ("", "")), e.category, e.priority, e.needs_reply,
-                  round(sim, 3)) for e, sim in close[:s.history_shots]]
+                  round(sim, 3), e.confirmed) for e, sim in close[:s.history_shots]]
     return TeamView(decision, shots, round(close[0][1], 3))
 
 

@@ -4,6 +4,7 @@ replies in Sent become indexed memory, never work; new mail stays work."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 import time
@@ -16,8 +17,9 @@ from email_rag_harness.testing.mails import mail
 from email_rag.ingest import history
 from email_rag.ingest.poller import Poller
 from email_rag.runtime.job_runner import JobRunner
-from tests.helpers import run_cli, spawn
+from tests.helpers import run_cli, run_job, spawn
 from tests.integration.ingest_helpers import emails, events, jobs, services_for
+from tests.integration.realpath import RealPath, llm  # noqa: F401 (fixture)
 
 OLD = datetime(2026, 11, 2, 9, 30, tzinfo=UTC)
 SENT_REPLY = datetime(2026, 11, 3, 10, 0, tzinfo=UTC)
@@ -92,6 +94,14 @@ def test_history_is_stored_indexed_linked_never_work_and_new_mail_is(svc, db, ma
         else:
             assert (row["answered_via"], row["answered_by"]) == (None, None)
     assert len(events(db, "answered_linked")) == replies
+    # each solved case (linked or flagged) is an example with the one label its reply proves
+    solved = {by_mid[f"<mail-{n}@example.org>"]["id"] for n in range(N)
+              if _answered(n) or _flag_only(n)}
+    labels = db.fetchall("SELECT email_id, source, category, priority, needs_reply, vector "
+                         "FROM labelled_examples")
+    assert {x["email_id"] for x in labels} == solved
+    assert {(x["source"], x["category"], x["priority"], x["needs_reply"], x["vector"])
+            for x in labels} == {("history", None, None, 1, None)}  # embedded once parsed
     before = history.progress(db)
     assert (before.total, before.done, before.replies) == (len(rows), 0, replies)
 
@@ -102,6 +112,8 @@ def test_history_is_stored_indexed_linked_never_work_and_new_mail_is(svc, db, ma
     indexed = emails(db, "index_status", "parse_status", "body_text")
     assert {(r["index_status"], r["parse_status"]) for r in indexed} == {("complete", "ok")}
     assert all("Bestellung" in r["body_text"] for r in indexed)
+    vectors = db.fetchall("SELECT embedder, LENGTH(vector) AS n FROM labelled_examples")
+    assert len(vectors) == len(solved) and all(v["n"] and v["embedder"] for v in vectors)
     assert _count(db, "SELECT COUNT(*) FROM drafts") == 0
     assert _count(db, "SELECT COUNT(*) FROM audit_log WHERE event LIKE 'llm%%'") == 0
     after = history.progress(db)
@@ -228,3 +240,186 @@ def test_two_pollers_at_once_store_each_history_mail_once_and_create_no_work(
     assert _count(db, "SELECT COUNT(DISTINCT message_id) FROM emails") == 100
     assert _count(db, "SELECT COUNT(*) FROM jobs WHERE kind = 'index_history'") == 100
     assert _count(db, "SELECT COUNT(*) FROM jobs WHERE kind <> 'index_history'") == 0
+
+
+TOPICS = [
+    ("Rechnung 4711 doppelt abgebucht",
+     "Hallo,\nmeine Rechnung 4711 wurde zweimal von meinem Konto abgebucht. Bitte "
+     "erstatten Sie den doppelten Betrag.\nGruss\n"),
+    ("Lieferung seit zwei Wochen unterwegs",
+     "Hallo,\ndas Paket mit der Bestellung 88 ist seit zwei Wochen unterwegs und kommt "
+     "nicht an.\nGruss\n"),
+    ("Passwort zurücksetzen funktioniert nicht",
+     "Hallo,\nder Link zum Zurücksetzen des Passworts im Kundenkonto ist abgelaufen.\n"),
+    ("Adresse im Kundenkonto ändern",
+     "Hallo,\nich bin umgezogen und möchte die Lieferadresse im Kundenkonto ändern.\n"),
+]
+PAST_REPLY = ("Guten Tag,\n\nwir haben die doppelte Abbuchung der Rechnung 4711 storniert; "
+              "die Gutschrift erscheint in drei Werktagen auf Ihrem Konto.\n\n"
+              "Freundliche Grüsse\nIhr Support-Team\n\n"
+              "> meine Rechnung 4711 wurde zweimal von meinem Konto abgebucht.\n")
+
+
+def test_a_new_mail_like_an_answered_history_mail_gets_a_draft_citing_our_past_reply(
+        settings, mailbox, llm):  # noqa: F811 (fixture)
+    path = RealPath(settings, mailbox, llm, history_import=True)
+    try:
+        old = [mail(200 + i, subject=subj, body=body, date=OLD, sender=f"k{i}@example.org")
+               for i, (subj, body) in enumerate(TOPICS)]
+        mailbox.append_many(old)
+        mailbox.create_folder("Sent")
+        mailbox.append(mail(9200, subject=f"Re: {TOPICS[0][0]}", sender="support@example.com",
+                            to="k0@example.org", message_id="<reply-200@example.com>",
+                            body=PAST_REPLY, date=SENT_REPLY,
+                            extra={"In-Reply-To": "<mail-200@example.org>",
+                                   "References": "<mail-200@example.org>"}), folder="Sent")
+        path.poll()
+        for j in jobs(path.db):
+            assert run_job(path.runner, j["id"]) == "done"
+        by_mid = {r["message_id"]: r for r in emails(path.db, "id", "message_id", "answered_by")}
+        question, reply = by_mid["<mail-200@example.org>"], by_mid["<reply-200@example.com>"]
+        assert question["answered_by"] == reply["id"]
+        assert not llm.requests  # the history cost no LLM call
+
+        [new] = path.run(mail(300, subject="Doppelte Abbuchung der Rechnung 5123",
+                              sender="neu@example.org", date=datetime.now(UTC),
+                              body="Hallo,\nauch bei mir wurde die Rechnung 5123 zweimal "
+                                   "abgebucht. Bitte erstatten Sie den doppelten Betrag.\n"))
+        assert new["status"] == "draft_ready", new["status_reason"]
+        [draft] = path.drafts(new["id"])
+        similar = json.loads(draft["sources"])["sources"]
+        cited = [s for s in similar if s["email_id"] == question["id"]]
+        assert cited, similar
+        assert cited[0]["reply"]["email_id"] == reply["id"]
+        assert cited[0]["reply"]["draft_id"] is None
+        assert "Abbuchung der Rechnung 4711 storniert" in cited[0]["reply"]["text"]
+        assert "> meine Rechnung" not in cited[0]["reply"]["text"]  # our words, not the quote
+        [prompt] = path.llm_inputs("draft")
+        assert "Our reply: " in prompt and "4711 storniert" in prompt
+    finally:
+        path.close()
+
+
+# --- scale: 5,000 older mails (300 answered, our replies in Sent), then new mail ---
+
+SCALE, SCALE_ANSWERED, SCALE_NEW = 5000, 300, 5
+
+
+def _scale_mail(n: int) -> bytes:
+    topic = ("Rechnung", "Lieferung", "Passwort", "Adresse", "Kündigung")[n % 5]
+    return (f"From: Kunde {n} <kunde{n}@example.org>\r\nTo: support@example.com\r\n"
+            f"Subject: {topic} Anfrage {n}\r\nDate: Mon, 02 Nov 2026 09:30:00 +0000\r\n"
+            f"Message-ID: <old-{n}@example.org>\r\nMIME-Version: 1.0\r\n"
+            f"Content-Type: text/plain; charset=utf-8\r\n\r\n"
+            f"Hallo,\r\nich habe eine Frage zu {topic} und Vorgang {n}.\r\nGruss\r\n").encode()
+
+
+def _scale_reply(n: int) -> bytes:
+    return (f"From: Support <support@example.com>\r\nTo: kunde{n}@example.org\r\n"
+            f"Subject: Re: Anfrage {n}\r\nDate: Tue, 03 Nov 2026 10:00:00 +0000\r\n"
+            f"Message-ID: <old-reply-{n}@example.com>\r\nIn-Reply-To: <old-{n}@example.org>\r\n"
+            f"References: <old-{n}@example.org>\r\nMIME-Version: 1.0\r\n"
+            f"Content-Type: text/plain; charset=utf-8\r\n\r\n"
+            f"Guten Tag,\r\nVorgang {n} ist erledigt.\r\n").encode()
+
+
+def _deliver_answered(mailbox, raws: list[bytes]) -> None:
+    """Maildir files in ``cur/`` with the R (\\Answered) and S (\\Seen) flags: how Dovecot
+    keeps answered mail (thousands per second, like ``deliver``)."""
+    target = mailbox.maildir("INBOX")
+    uid, gid = mailbox.dovecot.mail_ids
+    for i, raw in enumerate(raws):
+        name = f"{int(time.time())}.M{i:07d}P{os.getpid()}.answered,S={len(raw)}:2,RS"
+        path = target / "tmp" / name
+        path.write_bytes(raw)
+        if os.geteuid() == 0:
+            os.chown(path, uid, gid)
+        os.rename(path, target / "cur" / name)
+
+
+def _answered_at_scale(n: int) -> bool:
+    return n % (SCALE // SCALE_ANSWERED) == 0 and n // (SCALE // SCALE_ANSWERED) < SCALE_ANSWERED
+
+
+@pytest.mark.slow
+def test_5000_older_mails_then_new_mail_history_is_memory_and_new_mail_is_work(
+        settings, mailbox, llm):  # noqa: F811 (fixture)
+    path = RealPath(settings, mailbox, llm, history_import=True, imap_fetch_batch=500)
+    try:
+        answered = [n for n in range(SCALE) if _answered_at_scale(n)]
+        assert len(answered) == SCALE_ANSWERED
+        mailbox.deliver(_scale_mail(n) for n in range(SCALE) if not _answered_at_scale(n))
+        _deliver_answered(mailbox, [_scale_mail(n) for n in answered])
+        mailbox.deliver((_scale_reply(n) for n in answered), folder="Sent")
+        total = SCALE + SCALE_ANSWERED
+        db = path.db
+
+        first = path.poll()
+        assert first.mailboxes[0].status == "ok", first.mailboxes[0].error
+        assert (first.total("history"), first.total("new")) == (total, total)
+        counts = db.fetchone(
+            "SELECT COUNT(*) AS n, COUNT(DISTINCT message_id) AS mids, "
+            "SUM(status = 'history') AS h, SUM(direction = 'out') AS out_, "
+            "SUM(answered_via = 'sent_reply') AS linked, SUM(answered_by IS NOT NULL) AS by_ "
+            "FROM emails")
+        assert {k: int(v) for k, v in counts.items()} == {
+            "n": total, "mids": total, "h": total, "out_": SCALE_ANSWERED,
+            "linked": SCALE_ANSWERED, "by_": SCALE_ANSWERED}
+        # every answered mail carries the server's flag and is linked to its reply
+        wrong = db.fetchone(
+            "SELECT COUNT(*) AS n FROM emails e JOIN emails r ON r.id = e.answered_by "
+            "WHERE r.in_reply_to <> e.message_id OR r.direction <> 'out'")
+        assert int(wrong["n"]) == 0
+        job_kinds = db.fetchall("SELECT kind, queue, COUNT(*) AS n FROM jobs "
+                                "GROUP BY kind, queue")
+        assert [(j["kind"], j["queue"], int(j["n"])) for j in job_kinds] == [
+            ("index_history", "email-rag-history", total)]
+        assert path.svc.queue.depths(["email-rag"]) == {"email-rag": 0}
+        examples = db.fetchone("SELECT COUNT(*) AS n, SUM(source = 'history') AS h, "
+                               "SUM(needs_reply = 1 AND category IS NULL) AS unknown "
+                               "FROM labelled_examples")
+        assert {k: int(v) for k, v in examples.items()} == {
+            "n": SCALE_ANSWERED, "h": SCALE_ANSWERED, "unknown": SCALE_ANSWERED}
+
+        # progress before indexing, as `email-rag status` shows it
+        extra = {"EMAIL_RAG_MAILBOXES": mailboxes_json([mailbox.config]),
+                 "EMAIL_RAG_HISTORY_IMPORT": "true"}
+        status = run_cli("status", "--json", env_extra=extra)
+        figures = json.loads(status.stdout)["data"]["counts"]["history"]
+        assert (figures["total"], figures["done"], figures["left"], figures["replies"]) == (
+            total, 0, total, SCALE_ANSWERED)
+
+        # a stream of new mail arrives while the history waits for its index jobs
+        now = datetime.now(UTC)
+        new = [mail(70_000 + i, subject=f"Rechnung Anfrage neu {i}", date=now)
+               for i in range(SCALE_NEW)]
+        path.deliver(*new)
+        second = path.poll()
+        assert (second.total("new"), second.total("history")) == (SCALE_NEW, 0)
+
+        # the history worker indexes everything (no LLM), the new mail is worked as always
+        for j in db.fetchall("SELECT id FROM jobs WHERE kind = 'index_history' ORDER BY id"):
+            assert path.runner.run(j["id"]) == "done"
+        assert not llm.requests  # all of the history cost no LLM call
+        assert set(path.work()) == {"done"}
+        indexed = db.fetchone(
+            "SELECT COUNT(*) AS n, SUM(index_status = 'complete') AS ok, "
+            "SUM(parse_status = 'ok') AS parsed FROM emails WHERE status = 'history'")
+        assert {k: int(v) for k, v in indexed.items()} == {"n": total, "ok": total,
+                                                           "parsed": total}
+        assert path.svc.vectors.count() >= total
+        assert int(db.fetchone("SELECT COUNT(*) AS n FROM labelled_examples "
+                               "WHERE vector IS NULL")["n"]) == 0
+        drafts = db.fetchall("SELECT e.message_id FROM drafts d JOIN emails e "
+                             "ON e.id = d.email_id ORDER BY e.id")
+        assert [d["message_id"] for d in drafts] == [f"<mail-{70_000 + i}@example.org>"
+                                                     for i in range(SCALE_NEW)]
+        assert len([r for r in llm.requests if r["kind"] == "draft"]) == SCALE_NEW
+        done = json.loads(run_cli("status", "--json", env_extra=extra).stdout)
+        figures = done["data"]["counts"]["history"]
+        assert (figures["done"], figures["left"], figures["seconds_left"]) == (total, 0, 0.0)
+        assert figures["rate_per_s"] > 0
+        assert f"history:       {total}/{total} indexed" in run_cli(
+            "status", env_extra=extra).stdout
+    finally:
+        path.close()

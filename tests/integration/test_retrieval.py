@@ -76,7 +76,8 @@ def test_similar_case_with_its_sent_reply_thread_and_history_exact_text(services
                             thread_key="T9", from_addr="dave@x.example")
     similar = detail["similar"]
     assert similar[0]["email_id"] == replied and similar[0]["score"] > 0.99
-    assert similar[0]["reply"] == {"draft_id": draft, "text": "Please install firmware 1.2.1."}
+    assert similar[0]["reply"] == {"draft_id": draft, "text": "Please install firmware 1.2.1.",
+                                   "email_id": None}
     ids = {s["email_id"] for s in similar}
     assert unanswered not in ids and elsewhere not in ids and email not in ids
     assert [t["email_id"] for t in detail["thread"]] == [earlier]

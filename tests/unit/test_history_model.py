@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from email_rag.llm.examples import Example, HistoryModel, Thresholds, nearest
+from email_rag.llm.examples import (
+    HISTORY_WEIGHT,
+    Example,
+    HistoryModel,
+    Shot,
+    Thresholds,
+    nearest,
+    shots_block,
+    weights,
+)
 
 DIM = 32
 RNG = np.random.default_rng(11)
@@ -76,3 +85,48 @@ def test_nearest_gives_the_most_alike_first():
     assert found[0][0].email_id == examples[4].email_id and found[0][1] > 0.999
     assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
     assert nearest(query, [], 3) == [] and nearest(query, examples, 0) == []
+
+
+def _history(n: int, category: str, start: int = 500) -> list[Example]:
+    """Solved cases of the imported history: only needs_reply known (our reply)."""
+    return [Example(start + i, _near(category), None, None, True, "history") for i in range(n)]
+
+
+def test_history_labels_alone_decide_nothing():
+    model = HistoryModel(_history(300, "order"))
+    decision = model.decide(_near("order"))
+    assert not any(decision.decided(f) for f in ("category", "priority", "needs_reply"))
+    assert decision.examples_known == 300
+
+
+def test_many_history_labels_never_outweigh_fewer_staff_labels():
+    """Staff said mails like 'order' need no reply (10 confirmations); 300 solved history
+    cases of the same kind say a reply was sent. The staff label still wins: the history
+    weighs at most a quarter of the confirmed labels together."""
+    staff = _examples(10)  # needs_reply: False for 'order', True for the rest
+    query = _near("order", spread=0.05)
+    assert HistoryModel(staff).decide(query).votes["needs_reply"].value is False
+    mixed = HistoryModel(staff + _history(300, "order")).decide(query)
+    assert mixed.votes["needs_reply"].value is False
+    assert mixed.votes["category"].value == "order"  # unknown categories are left out
+    # without the cap, the same history labels at full weight would flip the decision
+    as_staff = [Example(e.email_id, e.vector, "order", "normal", True, "correction")
+                for e in _history(300, "order")]
+    assert HistoryModel(staff + as_staff).decide(query).votes["needs_reply"].value is True
+
+
+def test_weights_of_unconfirmed_labels():
+    staff, hist = _examples(2), _history(60, "billing")  # 6 confirmed, 60 unconfirmed
+    w = weights(staff + hist)
+    assert w[:6] == [1.0] * 6 and set(w[6:]) == {HISTORY_WEIGHT * 0.1}  # 6 / 60
+    assert abs(sum(w[6:]) - HISTORY_WEIGHT * sum(w[:6])) < 1e-9
+    assert set(weights(_examples(10) + _history(4, "order"))[30:]) == {HISTORY_WEIGHT}
+    assert weights(_history(3, "order")) == [0.0] * 3
+
+
+def test_a_history_shot_says_which_labels_are_not_known():
+    block = shots_block([Shot("Rechnung", "doppelt", None, None, True, 0.9, confirmed=False),
+                         Shot("Passwort", "vergessen", "account", "low", True, 0.8)])
+    assert "category=None" not in block
+    assert "needs_reply=true (the team replied to it); category and priority not known" in block
+    assert "Labels staff confirmed: category=account, priority=low" in block

@@ -25,11 +25,35 @@ SELECT id, mailbox_id, email_id, source, category, priority, needs_reply, embedd
   FROM labelled_examples WHERE mailbox_id = %(mailbox_id)s ORDER BY id;
 
 -- name: examples_unembedded
--- Examples without a vector of the current embedder, with the text to embed.
+-- Examples without a vector of the current embedder, with the text to embed (a history
+-- mail only once its index job parsed it: before, it has no text).
 SELECT x.id, e.subject, e.body_text
   FROM labelled_examples x JOIN emails e ON e.id = x.email_id
  WHERE x.mailbox_id = %(mailbox_id)s AND (x.vector IS NULL OR x.embedder <> %(embedder)s)
+   AND e.parse_status <> 'pending'
  ORDER BY x.id LIMIT %(limit)s;
+
+-- name: examples_unembedded_of_mail
+-- The same for one indexed mail: its own example, and the example of the mail it replies
+-- to (our reply from Sent indexed after the question it answers).
+SELECT x.id, e.subject, e.body_text
+  FROM labelled_examples x JOIN emails e ON e.id = x.email_id
+ WHERE x.email_id = %(id)s AND (x.vector IS NULL OR x.embedder <> %(embedder)s)
+   AND e.parse_status <> 'pending'
+UNION
+SELECT x.id, e.subject, e.body_text
+  FROM emails e JOIN labelled_examples x ON x.email_id = e.id
+ WHERE e.mailbox_id = %(mailbox_id)s AND e.message_id = %(in_reply_to)s
+   AND (x.vector IS NULL OR x.embedder <> %(embedder)s) AND e.parse_status <> 'pending';
+
+-- name: examples_record_history
+-- The solved cases of the imported history ({ids}) as examples: an answered inbound
+-- history mail, needs_reply = 1 (our reply proves it), category and priority unknown.
+-- A person's example of the same mail is never replaced (the key exists: nothing changes).
+INSERT INTO labelled_examples (mailbox_id, email_id, source, category, priority, needs_reply)
+SELECT mailbox_id, id, 'history', NULL, NULL, 1 FROM emails
+ WHERE id IN ({ids}) AND status = 'history' AND direction = 'in' AND answered_via IS NOT NULL
+ON DUPLICATE KEY UPDATE labelled_examples.id = labelled_examples.id;
 
 -- name: examples_set_vector
 UPDATE labelled_examples SET embedder = %(embedder)s, vector = %(vector)s WHERE id = %(id)s;

@@ -65,20 +65,29 @@ SELECT id AS email_id, subject, received_at, thread_key, category, status
 
 -- name: index_sent_cases
 -- Of the candidate mails ({ids}: sql(name, ids=n) with slot_params(ids=...)), those with a
--- reply that was sent, with that reply. The newest sent draft per mail wins.
+-- reply of ours, with that reply: a draft we sent, or (history import) the reply of ours
+-- from the Sent folder that answered it (answered_by, once that reply is parsed). Per mail
+-- the last row wins: the newest sent draft, else the Sent reply.
 SELECT e.id AS email_id, e.subject, e.from_addr, e.received_at, e.category,
-       LEFT(e.body_text, 4000) AS body_text, d.id AS draft_id,
-       COALESCE(d.body_final, d.body_draft) AS reply_text
+       LEFT(e.body_text, 4000) AS body_text, NULL AS draft_id, r.id AS reply_email_id,
+       LEFT(r.body_text, 8000) AS reply_text, 0 AS pick
+  FROM emails e JOIN emails r ON r.id = e.answered_by AND r.parse_status <> 'pending'
+ WHERE e.id IN ({ids})
+UNION ALL
+SELECT e.id AS email_id, e.subject, e.from_addr, e.received_at, e.category,
+       LEFT(e.body_text, 4000) AS body_text, d.id AS draft_id, NULL AS reply_email_id,
+       COALESCE(d.body_final, d.body_draft) AS reply_text, 1 AS pick
   FROM emails e JOIN drafts d ON d.email_id = e.id AND d.status = 'sent'
  WHERE e.id IN ({ids})
- ORDER BY e.id, d.id;
+ ORDER BY email_id, pick, draft_id;
 
 -- name: index_mailbox_names
 SELECT id, name FROM mailboxes;
 
 -- name: index_emails_by_ids
 SELECT e.id, e.mailbox_id, e.subject, e.from_addr, e.received_at, e.status, e.index_status,
-       EXISTS (SELECT 1 FROM drafts d WHERE d.email_id = e.id AND d.status = 'sent')
+       (e.answered_by IS NOT NULL
+        OR EXISTS (SELECT 1 FROM drafts d WHERE d.email_id = e.id AND d.status = 'sent'))
          AS has_sent_reply
   FROM emails e WHERE e.id IN ({ids});
 
