@@ -64,7 +64,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="llm-bound: scripted LLM latency per call (default 500); latency: the "
                         "realistic LLM latency of the second pair of runs (default 1000)")
     p.add_argument("--profile", metavar="DIR", default=None,
-                   help="worker: run the project's workers under cProfile, keep the .prof "
+                   help="ingest: one more poll under cProfile; worker: run the project's workers under cProfile, keep the .prof "
                         "files in DIR and list the top functions per mail")
     p.add_argument("--interval-ms", type=float, default=None,
                    help="latency: one APPEND every this many ms (default 3000)")

@@ -39,6 +39,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -220,6 +221,24 @@ def svc_poll(svc: Services, phases: Phases | None = None) -> dict[str, int]:
     return res.totals
 
 
+def profiled_poll(ws: Workspace, user: DovecotUser, batch: int, expect: dict[str, int],
+                  folder: Path, mails: int) -> list[dict[str, Any]]:
+    """One more poll, under cProfile (``folder/poller.prof``): the top functions per mail."""
+    import cProfile
+
+    from .worker import profile_top
+
+    folder.mkdir(parents=True, exist_ok=True)
+    db = ws.fresh()
+    prof = cProfile.Profile()
+    try:
+        prof.runcall(poller_run, ws, user, db, batch, expect)
+    finally:
+        db.close()
+    prof.dump_stats(str(folder / "poller.prof"))
+    return profile_top(folder / "poller.prof", mails)
+
+
 def check_poll(db: Database, svc: Services, totals: dict[str, int], expect: dict[str, int]) -> None:
     """Every delivered mail seen once; one row per distinct mail; one job per job-worthy mail."""
     emails = int(db.fetchone(sql("bench_count_emails"))["n"])
@@ -302,6 +321,8 @@ def run(args: Any) -> Report:
                 if elapsed < best[label]:
                     best[label] = elapsed
                     phase_ms[label] = phases.per_mail_ms(elapsed, mails)
+        if getattr(args, "profile", None):
+            extra["profile"] = profiled_poll(ws, user, batch, expect, Path(args.profile), mails)
         for size in sizes:
             box = user if size == mails else dovecot.add_user()
             if box is not user:
@@ -323,7 +344,7 @@ def run(args: Any) -> Report:
         "deliver_maildir_mails_per_s": rate(mails, deliver_s), "mails_per_s": rates,
         "ratio": r, "ratio_fetch_insert": ratio(rates["poller"], rates["bare fetch+insert"]),
         "ms_per_mail": phase_ms,
-        "poller_last_run": {k: v for k, v in extra.items() if k != "totals"},
+        "poller_last_run": {k: v for k, v in extra.items() if k not in ("totals", "profile")},
         "poller_totals": extra.get("totals"),
         "per_mail": {k: round(extra[k] / mails, 3) for k in ("commits", "statements",
                                                              "redis_round_trips") if k in extra},
@@ -350,6 +371,12 @@ def run(args: Any) -> Report:
               "the bare insert stored every UID once"]
     notes = [f"best of {runs} alternating runs; batches of {batch} UIDs; per mail (poller): "
              + ", ".join(f"{k} {v}" for k, v in figures["per_mail"].items())]
+    if extra.get("profile"):
+        figures["profile"] = extra["profile"]
+        notes.append("profile (one poll under cProfile; own time per mail, cumulative in "
+                     "brackets):")
+        notes += [f"  {t['own_ms_per_mail']:7.3f} ms ({t['cum_ms_per_mail']:7.3f}) "
+                  f"{t['calls_per_mail']:6.1f} calls  {t['function']}" for t in extra["profile"]]
     notes.append("ms per mail by phase (best run of each): fetch = IMAP FETCH of the batches, "
                  "prepare = building the rows (poller: header parse, keys, loop guard), store = "
                  "the batch transactions (and enqueued_at), hand-off = the RQ pipeline, other = "

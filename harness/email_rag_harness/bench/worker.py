@@ -162,7 +162,7 @@ def profile_top(path: Path, mails: int, n: int = 25) -> list[dict[str, Any]]:
     stats = pstats.Stats(str(path))
     rows = []
     for (file, line, name), (_, calls, own, cum, _) in stats.stats.items():  # type: ignore[attr-defined]
-        short = file.split("site-packages/")[-1].split("/wt-idle/")[-1]
+        short = file.split("site-packages/")[-1].split("/email_rag/", 1)[-1]
         rows.append({"function": f"{short}:{line}({name})", "calls_per_mail": calls / mails,
                      "own_ms_per_mail": own * 1000 / mails, "cum_ms_per_mail": cum * 1000 / mails})
     rows.sort(key=lambda r: r["own_ms_per_mail"], reverse=True)
