@@ -1,15 +1,18 @@
 """The LLM adapter: the only module that imports ``openai``.
 
 Any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp, the scripted
-test server) through the official client. The client never retries on its
-own (``max_retries=0``): retries are decisions of ``email_rag.llm.policy`` and
-of the job retry cycle.
+test server). Chat calls, the hot path of every mail, are one plain HTTP POST
+(``httpx``, one kept-alive connection): the official client's request building and
+response validation cost several milliseconds per call, more than the exchange
+with a fast endpoint. Embeddings and the model list go through the official client.
+Neither retries on its own (``max_retries=0``): retries are decisions of
+``email_rag.llm.policy`` and of the job retry cycle.
 
 Error translation (what the caller sees):
 
-| client error                         | raised                    | meaning                       |
+| client error (httpx / openai)        | raised                    | meaning                       |
 |--------------------------------------|---------------------------|-------------------------------|
-| APITimeoutError                      | LLMTimeoutError           | no answer within llm_timeout  |
+| timeout (APITimeoutError)            | LLMTimeoutError           | no answer within llm_timeout  |
 | 429 RateLimitError                   | LLMRateLimitedError       | retry_after from Retry-After  |
 |                                      |                           | (seconds, ms or HTTP date)    |
 | 5xx, 408, 409, connection error,     | LLMError (transient)      | job retry cycle               |
@@ -38,6 +41,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import httpx
 import openai
 
 from ..core.errors import (
@@ -87,13 +91,17 @@ def parse_retry_after(headers: Any, now: datetime | None = None) -> float | None
 
 
 def _server_text(e: openai.APIStatusError) -> str:
-    body = e.body
+    return _body_text(e.body, e.message)
+
+
+def _body_text(body: Any, fallback: str) -> str:
+    """What an error response says (its ``error.message`` when it has one), redacted."""
     if isinstance(body, dict):
         err = body.get("error", body)
         msg = err.get("message") if isinstance(err, dict) else err
         text = str(msg if msg is not None else body)
     else:
-        text = str(body if body is not None else e.message)
+        text = str(body if body is not None else fallback)
     return redact_text(text)[:300]
 
 
@@ -157,6 +165,10 @@ class LLMClient:
         self.response_format = response_format
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed",
                                      timeout=timeout, max_retries=0)
+        self._http = httpx.Client(
+            base_url=base_url.rstrip("/") + "/", timeout=timeout,
+            headers={"Authorization": f"Bearer {api_key or 'not-needed'}",
+                     "Accept": "application/json"})
         self.slots: Any = None  # EndpointSlots (set by Services): per-endpoint call limit
         self._context: int | None = None
 
@@ -170,6 +182,7 @@ class LLMClient:
 
     def close(self) -> None:
         self._client.close()
+        self._http.close()
 
     def context_size(self, default: int = 4096) -> int:
         """Tokens of context per request, as the server reports it (llama.cpp ``/props``:
@@ -212,28 +225,58 @@ class LLMClient:
         if self.slots is not None:
             with self.slots.slot() as waited:
                 started = time.monotonic()
-                with self._translated(request.mode):
-                    completion = self._client.chat.completions.create(**body)
+                completion = self._post("chat/completions", body, request.mode)
         else:
             started = time.monotonic()
-            with self._translated(request.mode):
-                completion = self._client.chat.completions.create(**body)
+            completion = self._post("chat/completions", body, request.mode)
         return self._answer(completion, time.monotonic() - started, waited)
 
+    def _post(self, path: str, body: dict[str, Any], mode: str) -> Any:
+        """POST ``body`` as JSON; the decoded JSON answer, or the translated error."""
+        translate = _Translate(self, mode)
+        try:
+            resp = self._http.post(path, content=json.dumps(body).encode(),
+                                   headers={"Content-Type": "application/json"})
+        except httpx.TimeoutException as e:
+            raise translate.timeout() from e
+        except httpx.HTTPError as e:  # refused, reset, broken mid-answer
+            raise translate.unreachable(e) from e
+        if resp.status_code >= 400:
+            try:
+                err_body: Any = resp.json()
+            except ValueError:
+                err_body = resp.text or None
+            raise translate.status(resp.status_code, resp.headers,
+                                   _body_text(err_body, resp.reason_phrase))
+        try:
+            return resp.json()
+        except ValueError as e:  # a 200 whose body is not JSON (a proxy page)
+            raise translate.not_json(e) from e
+
     def _answer(self, completion: Any, duration: float, waited: float) -> LLMResult:
-        """The chat completion as an ``LLMResult`` (refused when it has no answer)."""
-        choices = getattr(completion, "choices", None)
-        if not choices or getattr(choices[0], "message", None) is None:
+        """The chat completion (decoded JSON) as an ``LLMResult`` (refused when it has no
+        answer)."""
+        choices = completion.get("choices") if isinstance(completion, dict) else None
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        if not isinstance(message, dict):
             raise LLMError(f"the LLM endpoint {redact_text(self.base_url)} sent a response "
                            "without choices (not an OpenAI-compatible chat answer)")
-        usage = completion.usage
+        content = message.get("content")
+        usage = completion.get("usage")
+        try:
+            counts = ({k: int(usage.get(k) or 0) for k in
+                       ("prompt_tokens", "completion_tokens", "total_tokens")}
+                      if isinstance(usage, dict) else {})
+        except (TypeError, ValueError) as e:
+            raise LLMError(f"the LLM at {redact_text(self.base_url)} sent an unusable "
+                           f"response: usage {redact_text(str(usage))[:100]}") from e
         return LLMResult(
-            text=choices[0].message.content or "",
+            text=content if isinstance(content, str) else "",
             duration=duration,
-            model=str(getattr(completion, "model", "") or ""),
-            usage={k: int(getattr(usage, k) or 0) for k in
-                   ("prompt_tokens", "completion_tokens", "total_tokens")} if usage else {},
-            finish_reason=choices[0].finish_reason,
+            model=str(completion.get("model") or ""),
+            usage=counts,
+            finish_reason=first.get("finish_reason"),
             waited=waited,
         )
 
@@ -272,30 +315,43 @@ class _Translate:
             return False
         if isinstance(e, ValueError) and not isinstance(e, openai.OpenAIError):
             # a 200 whose body is not JSON (a proxy page): the client's json() raised
-            raise LLMError(f"the LLM at {redact_text(self.c.base_url)} sent a body that is not "
-                           f"JSON ({type(e).__name__}: {str(e)[:100]})") from e
+            raise self.not_json(e) from e
         if not isinstance(e, openai.OpenAIError):
             return False
         raise self.translate(e) from e
 
+    @property
+    def where(self) -> str:
+        return f"{redact_text(self.c.base_url)} (model {self.c.model!r})"
+
+    def timeout(self) -> Exception:
+        return LLMTimeoutError(f"the LLM at {self.where} did not answer within "
+                               f"{self.c.timeout:g} s", timeout=self.c.timeout)
+
+    def unreachable(self, e: BaseException) -> Exception:
+        cause = redact_text(str(e.__cause__ or e) or type(e).__name__)[:200]
+        return LLMError(f"cannot reach the LLM at {redact_text(self.c.base_url)} or the "
+                        f"connection broke ({cause})")
+
+    def not_json(self, e: Exception) -> Exception:
+        return LLMError(f"the LLM at {redact_text(self.c.base_url)} sent a body that is not "
+                        f"JSON ({type(e).__name__}: {str(e)[:100]})")
+
     def translate(self, e: openai.OpenAIError) -> Exception:
-        url = redact_text(self.c.base_url)
-        where = f"{url} (model {self.c.model!r})"
         if isinstance(e, openai.APITimeoutError):
-            return LLMTimeoutError(f"the LLM at {where} did not answer within "
-                                   f"{self.c.timeout:g} s", timeout=self.c.timeout)
+            return self.timeout()
         if isinstance(e, openai.APIConnectionError):
-            cause = redact_text(str(e.__cause__ or e))[:200]
-            return LLMError(f"cannot reach the LLM at {url} or the connection broke ({cause})")
+            return self.unreachable(e)
         if isinstance(e, openai.APIStatusError):
-            return self._status(e, where)
-        return LLMError(f"the LLM at {where} sent an unusable response: "
+            return self.status(e.status_code, e.response.headers, _server_text(e))
+        return LLMError(f"the LLM at {self.where} sent an unusable response: "
                         f"{type(e).__name__}: {redact_text(str(e))[:200]}")
 
-    def _status(self, e: openai.APIStatusError, where: str) -> Exception:
-        code, text = e.status_code, _server_text(e)
+    def status(self, code: int, headers: Any, text: str) -> Exception:
+        """An HTTP error answer (``text``: what the server said, redacted)."""
+        where = self.where
         if code == 429:
-            retry_after = parse_retry_after(e.response.headers)
+            retry_after = parse_retry_after(headers)
             after = f"; Retry-After {retry_after:g} s" if retry_after is not None else ""
             return LLMRateLimitedError(f"the LLM at {where} answered 429 Too Many Requests{after}",
                                        retry_after=retry_after, status=code)

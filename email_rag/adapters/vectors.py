@@ -33,7 +33,7 @@ import socket
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -317,13 +317,40 @@ class QdrantStore:
     def _query(self, vector: Sequence[float], limit: int,
                flt: models.Filter | None) -> list[VectorHit]:
         client = self.client
+        payloads = self._local_payloads()
         with self._translate("search"):
             result = client.query_points(
-                self.collection, query=list(vector), limit=limit, with_payload=True,
-                query_filter=flt)
-        hits = [(ChunkPayload.from_row(p.payload), float(p.score))
-                for p in result.points if p.payload]
+                self.collection, query=list(vector), limit=limit,
+                with_payload=payloads is None, query_filter=flt)
+        if payloads is not None:
+            found = [(payloads(p.id), p.score) for p in result.points]
+        else:
+            found = [(p.payload, p.score) for p in result.points]
+        hits = [(ChunkPayload.from_row(payload), float(score)) for payload, score in found
+                if payload]
         return [VectorHit(int(c.email_id), int(c.chunk or 0), score, c) for c, score in hits]
+
+    def _local_payloads(self) -> Callable[[Any], dict[str, Any] | None] | None:
+        """Local mode: point id -> its payload as the embedded collection holds it in memory.
+
+        Asked for payloads, local search deep-copies each returned point's payload (most of
+        a local search's time); the hits only read them into new records, so reading them
+        in place is the same answer without the copies. None (search returns the payloads)
+        in server mode or if this qdrant-client keeps its points differently.
+        """
+        if self.mode != "local":
+            return None
+        try:
+            coll = self.client._client.collections[self.collection]
+            ids, stored = coll.ids, coll.payload
+        except (AttributeError, KeyError, TypeError):
+            return None
+
+        def payload(point_id: Any) -> dict[str, Any] | None:
+            idx = ids.get(point_id)
+            return stored[idx] if idx is not None and idx < len(stored) else None
+
+        return payload
 
     def _local_prefix_search(self, vector: Sequence[float], mailbox_id: int | None,
                              exclude_email_id: int | None, limit: int) -> list[VectorHit] | None:

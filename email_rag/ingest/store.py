@@ -21,8 +21,8 @@ kind of row it is:
 Each row also records whom a reply goes to and why (``addresses.choose_reply``:
 ``reply_addr``, ``reply_rule``).
 
-``store_batch`` then writes, in ONE transaction: the mail rows (multi-row
-INSERT IGNORE ... RETURNING: the unique (mailbox_id, dedup_key, content_hash)
+``store_batch`` then writes, in ONE transaction: the mail rows (INSERT IGNORE ...
+RETURNING, one bulk round trip per chunk: the unique (mailbox_id, dedup_key, content_hash)
 makes exact duplicates no-ops; the same Message-ID with other content is a new
 row for a human), the job rows of the new mails (``jobs.store.create_jobs``: INSERT
 IGNORE on the unique job_key, each audited ``queued``), the cursor advance, the lease renewal (fence) and the audit events.
@@ -406,10 +406,11 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
                 round_keys[p.dedup_key] = p.content_hash
                 round_rows.append(p)
         for chunk in _chunks(round_rows, t.statement_bytes):
-            params = slot_params(rows=[_row(t.mailbox_id, t.folder, t.uidvalidity, p)
-                                       for p in chunk])
-            statement = sql("ingest_insert_emails", rows=(len(chunk), EMAIL_COLUMNS))
-            ids = {k.natural_key: k.id for k in StoredKey.from_rows(cur.fetchall(statement, params))}
+            params = [slot_params(rows=[_row(t.mailbox_id, t.folder, t.uidvalidity, p)])
+                      for p in chunk]
+            statement = sql("ingest_insert_emails", rows=(1, EMAIL_COLUMNS))
+            ids = {k.natural_key: k.id
+                   for k in StoredKey.from_rows(cur.fetchall_many(statement, params))}
             skipped = [p for p in chunk if (p.dedup_key, p.content_hash) not in ids]
             concurrent = _concurrent(cur, t, skipped) if skipped else {}
             for p in chunk:

@@ -38,6 +38,8 @@ BENCHMARKS = {
                 "draft call (--other-server PATH adds e.g. a native build)"),
     "hops": ("email_rag_harness.bench.hops", "module boundaries one mail crosses: poller -> draft, approval "
                            "-> send (sys.setprofile)"),
+    "scale": ("email_rag_harness.bench.scale", "cost by mailbox size (1,000 / 10,000 mails): local Qdrant "
+              "search, hybrid retrieval, queue claim per operation, and memory"),
     "mime": ("email_rag_harness.bench.pathological", "pathological mails (20,000 parts, 2 MB HTML, deep "
                                    "nesting): seconds per pipeline step"),
 }
@@ -64,14 +66,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="llm-bound: scripted LLM latency per call (default 500); latency: the "
                         "realistic LLM latency of the second pair of runs (default 1000)")
     p.add_argument("--profile", metavar="DIR", default=None,
-                   help="worker: run the project's workers under cProfile, keep the .prof "
+                   help="ingest: one more poll under cProfile; worker: run the project's workers under cProfile, keep the .prof "
                         "files in DIR and list the top functions per mail")
     p.add_argument("--interval-ms", type=float, default=None,
                    help="latency: one APPEND every this many ms (default 3000)")
     p.add_argument("--poll-seconds", type=int, default=None,
                    help="latency: poll interval of the polling runs (default 60)")
     p.add_argument("--memory-sizes", type=_ints, default=None, metavar="1000,10000",
-                   help="ingest: mailbox sizes of the peak-RSS runs (default 1000,10000)")
+                   help="ingest: mailbox sizes of the peak-RSS runs (default 1000,10000); "
+                        "scale: the mailbox sizes (default 1000,10000)")
     p.add_argument("--batch", type=int, default=200, help="ingest: UIDs per FETCH (default 200)")
     p.add_argument("--worker-class", choices=("simple", "fork"), default="simple",
                    help="RQ worker class of project and bare workers (default simple)")
