@@ -26,6 +26,7 @@ from ..core.actors import shown
 from ..sending.compose import BIDI_CONTROLS, reply_subject
 from ..sending.outcome import send_outcome
 from . import i18n
+from .labels import label
 from .security import csrf_token, pop_flashes
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -145,7 +146,7 @@ def build_env() -> jinja2.Environment:
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
     env.filters.update(age=age, when=when, as_json=as_json, mail_html=safe_mail_html,
                        reply_subject=reply_subject, who=who, send_outcome=outcome, num=num,
-                       iso=isolated)
+                       iso=isolated, label=label)
     return env
 
 

@@ -157,6 +157,9 @@ class SecurityHeaders:
                 headers = [h for h in message.get("headers", [])
                            if h[0].lower() not in {k for k, _ in SECURITY_HEADERS}]
                 headers += SECURITY_HEADERS
+                if dict(headers).get(b"content-type", b"").startswith(b"text/plain"):
+                    # a mail's raw source and other text: never a document that can act
+                    headers.append((b"content-security-policy", b"sandbox"))
                 # server time until the response starts (read by `email-rag bench web`)
                 took = (time.perf_counter() - started) * 1000
                 headers.append((b"server-timing", f"app;dur={took:.1f}".encode()))
