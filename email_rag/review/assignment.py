@@ -80,9 +80,11 @@ def claim(svc: Services, email_id: int, user_id: int, actor: str) -> Owner | Non
 
 
 def colleagues(svc: Services, mailbox_id: int) -> list[Colleague]:
-    """Who may own a mail of this mailbox (admins and the mailbox's staff)."""
+    """Who may own a mail of this mailbox: admins and the staff who see it (its own, and
+    those with no mailbox while ``web_staff_see_unassigned`` lets them see all)."""
+    see_all = int(bool(svc.settings.web_staff_see_unassigned))
     return Colleague.from_rows(
-        svc.db.fetchall(sql("assign_colleagues"), {"mailbox_id": mailbox_id})
+        svc.db.fetchall(sql("assign_colleagues"), {"mailbox_id": mailbox_id, "see_all": see_all})
     )
 
 

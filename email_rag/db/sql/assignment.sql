@@ -25,11 +25,15 @@ SELECT a.user_id, u.name, a.assigned_by, a.assigned_at
  WHERE a.email_id = %(email_id)s FOR UPDATE;
 
 -- name: assign_colleagues
--- Who may own a mail of this mailbox: active admins, and active staff assigned to it.
+-- Who may own a mail of this mailbox: active admins, active staff assigned to it, and
+-- staff assigned to no mailbox when they see every mailbox (web_staff_see_unassigned).
 SELECT u.id, u.name FROM users u
  WHERE u.disabled = 0
-   AND (u.role = 'admin' OR EXISTS (SELECT 1 FROM user_mailboxes um
-                                     WHERE um.user_id = u.id AND um.mailbox_id = %(mailbox_id)s))
+   AND (u.role = 'admin'
+        OR EXISTS (SELECT 1 FROM user_mailboxes um
+                    WHERE um.user_id = u.id AND um.mailbox_id = %(mailbox_id)s)
+        OR (%(see_all)s AND NOT EXISTS (SELECT 1 FROM user_mailboxes um
+                                         WHERE um.user_id = u.id)))
  ORDER BY u.name;
 
 -- name: presence_touch
