@@ -155,9 +155,11 @@ ENV = build_env()
 
 def language(request: Request, user: Any = None) -> str | None:
     """The language of the pages and messages for this request: the user's choice, else
-    the configured default."""
+    the one the session last saw (the user row may be out of reach: a 503 page), else the
+    configured default."""
     user = user or getattr(request.state, "user", None)
-    return getattr(user, "ui_language", None) or request.app.state.settings.web_language
+    return (getattr(user, "ui_language", None) or (request.scope.get("session") or {}).get("lang")
+            or request.app.state.settings.web_language)
 
 
 def tr(request: Request, user: Any, message: str, **values: object) -> str:
