@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import BadInputError
 from ..core.rows import FromRow
-from ..db import sql
+from ..db import slot_params, sql
 from ..db.audit import AuditEvent, write_events
 
 if TYPE_CHECKING:
@@ -137,6 +137,20 @@ def others_here(svc: Services, draft_id: int, user_id: int) -> list[Present]:
             {"draft_id": draft_id, "user_id": user_id, "window_s": PRESENCE_WINDOW_S},
         )
     )
+
+
+def open_elsewhere(svc: Services, draft_ids: list[int], user_id: int) -> dict[int, list[str]]:
+    """For the queue: which of these drafts other agents have open, and who."""
+    if not draft_ids:
+        return {}
+    found: dict[int, list[str]] = {}
+    rows = svc.db.fetchall(
+        sql("presence_of_drafts", ids=len(draft_ids)),
+        {**slot_params(ids=draft_ids), "user_id": user_id, "window_s": PRESENCE_WINDOW_S},
+    )
+    for r in rows:
+        found.setdefault(int(r["draft_id"]), []).append(r["name"])
+    return found
 
 
 def left(svc: Services, draft_id: int, user_id: int) -> None:

@@ -83,7 +83,9 @@ def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = 
     filters = review_filters(svc)
     filters["mailboxes"] = desk.visible_mailboxes(svc, user.mailbox_ids)
     params = query.url_params()
+    open_by = assignment.open_elsewhere(svc, [r.id for r in pg.rows], user.id)
     return page(request, "queue.html", rows=pg.rows, total=pg.total, first=pg.first_position,
+                open_by=open_by,
                 next_cursor=pg.next_cursor, prev_cursor=pg.prev_cursor, filters=filters,
                 mailbox=mailbox, category=category, q=query.search, sort=query.sort,
                 view=query.view, view_param=query.url_params().get("view", ""),

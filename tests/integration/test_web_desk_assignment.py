@@ -61,7 +61,8 @@ def audit(db, email_id: int) -> list[tuple[str, str, dict]]:
 def test_opening_a_draft_assigns_it_and_a_second_agent_is_warned_at_once(client, db, desk):
     """GIVEN two unassigned drafts WHEN anna opens the first THEN it is hers (audited under
     user:anna); WHEN bob opens it before anna typed anything THEN he is warned that anna has
-    it open and sees it is assigned to anna, and it stays hers; the views: anna's "mine" is
+    it open and sees it is assigned to anna, and it stays hers; anna's queue marks the draft
+    "open by bob"; the views: anna's "mine" is
     that draft, "unassigned" is the other one, "all" both."""
     anna, bob = client("anna"), client("bob")
     page = text(anna.get(f"/drafts/{desk['d1']}").text)
@@ -74,6 +75,9 @@ def test_opening_a_draft_assigns_it_and_a_second_agent_is_warned_at_once(client,
     assert "Assigned to anna" in page and "(you)" not in page
     assert len(audit(db, desk["m1"])) == 1
     assert "bob has this draft open as well" in text(anna.get(f"/drafts/{desk['d1']}").text)
+    queue = anna.get("/queue").text
+    assert re.search(rf'<tr id="draft-{desk["d1"]}">.*?open by bob', queue, re.S)
+    assert "open by anna" not in queue  # her own page is no collision
     assert queue_ids(anna, "mine") == [desk["d1"]]
     assert queue_ids(bob, "mine") == []
     assert queue_ids(bob, "unassigned") == [desk["d2"]]

@@ -50,3 +50,11 @@ SELECT u.name, p.seen_at, TIMESTAMPDIFF(SECOND, p.seen_at, NOW(6)) AS ago_s
 
 -- name: presence_leave
 DELETE FROM draft_presence WHERE draft_id = %(draft_id)s AND user_id = %(user_id)s;
+
+-- name: presence_of_drafts
+-- Who else has these drafts open (the queue's marker).
+SELECT p.draft_id, u.name
+  FROM draft_presence p JOIN users u ON u.id = p.user_id
+ WHERE p.draft_id IN ({ids}) AND p.user_id <> %(user_id)s
+   AND p.seen_at > NOW(6) - INTERVAL %(window_s)s SECOND
+ ORDER BY p.draft_id, u.name;
