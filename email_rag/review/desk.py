@@ -27,7 +27,9 @@ from ..core.records import Draft, ReplyMail
 from ..core.rows import FromRow
 from ..core.states import DraftStatus
 from ..db import examples, figures, sql
+from ..db.audit import AuditEvent
 from ..sending.review import listed_attachments
+from .assignment import VIEWS
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
@@ -47,19 +49,25 @@ class QueueQuery:
     category: str = ""
     search: str = ""
     sort: str = "waiting"
+    view: str = "all"  # all | mine | unassigned (review/assignment.py)
+    me: int = 0  # the user whose "mine" it is
 
     def __post_init__(self) -> None:
         if self.sort not in SORTS:
             object.__setattr__(self, "sort", "waiting")
+        if self.view not in VIEWS:
+            object.__setattr__(self, "view", "all")
 
     def params(self, scope: frozenset[int] | None) -> dict[str, Any]:
         return {"mailbox": self.mailbox or None, "category": self.category or None,
                 "scope": None if scope is None else ",".join(map(str, sorted(scope))) or "0",
-                "search": fulltext_query(self.search), "sort": self.sort}
+                "search": fulltext_query(self.search), "sort": self.sort, "view": self.view,
+                "me": self.me}
 
     def url_params(self) -> dict[str, str]:
         values = {"mailbox": self.mailbox, "category": self.category, "q": self.search,
-                  "sort": "" if self.sort == "waiting" else self.sort}
+                  "sort": "" if self.sort == "waiting" else self.sort,
+                  "view": "" if self.view == "all" else self.view}
         return {k: v for k, v in values.items() if v}
 
 
@@ -86,6 +94,7 @@ class QueueRow(FromRow):
     waiting_since: datetime | None = None
     age_s: int | None = None
     sort_key: bytes = b""
+    owner: str | None = None  # the agent who owns the mail (review/assignment.py)
 
 
 @dataclass
@@ -183,6 +192,11 @@ def waiting_level(age_s: Any) -> str:
         else "ok"
 
 
+def draft_mailbox(svc: Services, draft_id: int) -> int | None:
+    """The mailbox of a draft's mail (None: no such draft)."""
+    return _mailbox_of(svc, "desk_draft_mailbox", draft_id)
+
+
 def require_draft(svc: Services, scope: frozenset[int] | None, draft_id: int) -> None:
     """The draft exists and its mailbox is in the user's scope; otherwise "not found"
     (a staff member does not learn that drafts of other mailboxes exist)."""
@@ -246,6 +260,19 @@ def read_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> Mai
         raise DraftNotFoundError(f"mail {email_id} does not exist")
     mail = MailView.from_row(row)
     return replace(mail, attachments=listed_attachments(mail.attachments))
+
+
+def raw_source(svc: Services, scope: frozenset[int] | None, email_id: int, actor: str) -> bytes:
+    """The mail as it was received (every header, every part), for a user who may see its
+    mailbox; the view is audited (it shows what the parsed page does not)."""
+    require_mail(svc, scope, email_id)
+    row = svc.db.fetchone(sql("desk_mail_raw"), {"id": email_id})
+    if row is None or row["raw"] is None:
+        raise DraftNotFoundError(f"mail {email_id} has no stored source")
+    raw = bytes(row["raw"])
+    svc.audit.record(AuditEvent(actor, "email", email_id, "raw_source_viewed",
+                                detail={"size": len(raw)}))
+    return raw
 
 
 def visible_mailboxes(svc: Services, scope: frozenset[int] | None) -> list[str]:

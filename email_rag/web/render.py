@@ -26,6 +26,7 @@ from ..core.actors import shown
 from ..sending.compose import BIDI_CONTROLS, reply_subject
 from ..sending.outcome import send_outcome
 from . import i18n
+from .labels import label
 from .security import csrf_token, pop_flashes
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -145,7 +146,7 @@ def build_env() -> jinja2.Environment:
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
     env.filters.update(age=age, when=when, as_json=as_json, mail_html=safe_mail_html,
                        reply_subject=reply_subject, who=who, send_outcome=outcome, num=num,
-                       iso=isolated)
+                       iso=isolated, label=label)
     return env
 
 
@@ -154,9 +155,11 @@ ENV = build_env()
 
 def language(request: Request, user: Any = None) -> str | None:
     """The language of the pages and messages for this request: the user's choice, else
-    the configured default."""
+    the one the session last saw (the user row may be out of reach: a 503 page), else the
+    configured default."""
     user = user or getattr(request.state, "user", None)
-    return getattr(user, "ui_language", None) or request.app.state.settings.web_language
+    return (getattr(user, "ui_language", None) or (request.scope.get("session") or {}).get("lang")
+            or request.app.state.settings.web_language)
 
 
 def tr(request: Request, user: Any, message: str, **values: object) -> str:

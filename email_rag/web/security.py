@@ -2,7 +2,8 @@
 
 - Session: Starlette's signed cookie (itsdangerous), HttpOnly, SameSite=Lax,
   Secure when ``web_cookie_secure``; it holds the user id, a CSRF token and
-  flash messages, never a password. The user row is read on every request, so
+  flash messages and the user's language (for a page made while the user row cannot be
+  read), never a password. The user row is read on every request, so
   a disabled user is out at the next click; the session also carries the user's
   session version, which logout and disabling raise: a copied cookie stops
   working at logout (server-side revocation, ``users.end_sessions``).
@@ -92,6 +93,8 @@ def current_user(request: Request) -> User:
     if user is None:  # deleted, disabled or logged out since this session began
         request.session.clear()
         raise NotLoggedIn()
+    if request.session.get("lang") != user.ui_language:  # for pages made without the user
+        request.session["lang"] = user.ui_language  # (a 503 while MariaDB is away)
     if user.mailbox_ids == frozenset() and request.app.state.settings.web_staff_see_unassigned:
         user = replace(user, mailbox_ids=None)
     request.state.user = user
@@ -117,6 +120,7 @@ def login_session(request: Request, user: User) -> None:
     request.session["uid"] = user.id
     request.session["sv"] = user.session_version
     request.session["csrf"] = secrets.token_urlsafe(32)
+    request.session["lang"] = user.ui_language
 
 
 def flash(request: Request, level: str, text: str, href: str | None = None,
@@ -157,6 +161,9 @@ class SecurityHeaders:
                 headers = [h for h in message.get("headers", [])
                            if h[0].lower() not in {k for k, _ in SECURITY_HEADERS}]
                 headers += SECURITY_HEADERS
+                if dict(headers).get(b"content-type", b"").startswith(b"text/plain"):
+                    # a mail's raw source and other text: never a document that can act
+                    headers.append((b"content-security-policy", b"sandbox"))
                 # server time until the response starts (read by `email-rag bench web`)
                 took = (time.perf_counter() - started) * 1000
                 headers.append((b"server-timing", f"app;dur={took:.1f}".encode()))

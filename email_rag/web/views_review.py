@@ -9,6 +9,7 @@ Each action answers with a redirect (POST, redirect, GET).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -16,14 +17,14 @@ import anyio
 import anyio.to_thread
 from babel.numbers import format_decimal
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
+from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
-from ..core.errors import BadInputError, DraftConflictError, StateRefused
+from ..core.errors import BadInputError, DraftConflictError, DraftNotFoundError, StateRefused
 from ..core.records import Draft
 from ..core.states import DraftStatus
 from ..db import examples
 from ..llm.examples import describe_sources
-from ..review import desk, no_reply
+from ..review import assignment, desk, no_reply
 from ..review.console import review_filters
 from ..review.desk import QueueQuery
 from ..sending import regenerate as regen
@@ -74,16 +75,22 @@ def _next_url(svc, user, query: QueueQuery, draft_id: int) -> str:
 
 @router.get("/queue")
 def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = "",
-          q: str = "", sort: str = "waiting", after: str = "", before: str = ""):
+          q: str = "", sort: str = "waiting", view: str = "", after: str = "",
+          before: str = ""):
     svc = _svc(request)
-    query = QueueQuery(mailbox, category, q.strip()[:200], sort)
+    query = QueueQuery(mailbox, category, q.strip()[:200], sort, view, user.id)
     pg = desk.queue_page(svc, user.mailbox_ids, query, after or None, before or None)
     filters = review_filters(svc)
     filters["mailboxes"] = desk.visible_mailboxes(svc, user.mailbox_ids)
     params = query.url_params()
+    open_by = assignment.open_elsewhere(svc, [r.id for r in pg.rows], user.id)
     return page(request, "queue.html", rows=pg.rows, total=pg.total, first=pg.first_position,
+                open_by=open_by,
                 next_cursor=pg.next_cursor, prev_cursor=pg.prev_cursor, filters=filters,
                 mailbox=mailbox, category=category, q=query.search, sort=query.sort,
+                view=query.view, view_param=query.url_params().get("view", ""),
+                view_on={v: v == query.view for v in assignment.VIEWS}, view_links={
+                    v: _with("/queue", replace(query, view=v)) for v in assignment.VIEWS},
                 sorts=desk.SORTS, query=urlencode(params),
                 search_ignored=bool(query.search) and desk.fulltext_query(query.search) is None,
                 level=desk.waiting_level)
@@ -91,33 +98,75 @@ def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = 
 
 @router.get("/drafts/{draft_id}")
 def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = "",
-               category: str = "", q: str = "", sort: str = "waiting"):
+               category: str = "", q: str = "", sort: str = "waiting", view: str = ""):
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
-    query = QueueQuery(mailbox, category, q, sort)
-    view = review.show(svc, draft_id)
-    draft = view.draft
+    query = QueueQuery(mailbox, category, q, sort, view, user.id)
+    shown = review.show(svc, draft_id)
+    draft = shown.draft
     actionable = draft.status in OPEN
     where = desk.position(svc, user.mailbox_ids, query, draft_id)
     mine = desk.own_edit(svc, draft_id, user.id)
     original = draft.body
     if mine is not None and mine.body == original:
         mine = None
-    mail = view.mail
+    # who else has it open is read before this agent's own presence is written
+    present = assignment.others_here(svc, draft_id, user.id)
+    if actionable:
+        owner = assignment.claim(svc, draft.email_id, user.id, user.actor)
+        assignment.here(svc, draft_id, user.id)
+    else:
+        owner = assignment.owner(svc, draft.email_id)
+    mail = shown.mail
     return page(request, "draft.html", d=draft, seen=seen_token(draft), my_edit=mine,
-                conversation=desk.conversation(svc, view.reply_mail),
-                history=desk.sender_history(svc, view.reply_mail),
+                conversation=desk.conversation(svc, shown.reply_mail),
+                history=desk.sender_history(svc, shown.reply_mail),
                 text=mine.body if mine and actionable else original, original=original,
-                editing=desk.others_editing(svc, draft_id, user.id),
-                choices=desk.classification_choices(), mail=mail, thread=view.thread,
-                sources=desk.source_cards(view.sources), send=view.send_attempt,
-                reply=view.reply, attachments=view.attachments,
-                newer=view.newer_inbound, actionable=actionable,
-                mailbox=mailbox, category=category, q=q, sort=query.sort,
+                editing=desk.others_editing(svc, draft_id, user.id), present=present,
+                owner=owner, colleagues=assignment.colleagues(
+                    svc, desk.draft_mailbox(svc, draft_id) or 0),
+                choices=desk.classification_choices(), mail=mail, thread=shown.thread,
+                sources=desk.source_cards(shown.sources), send=shown.send_attempt,
+                reply=shown.reply, attachments=shown.attachments,
+                newer=shown.newer_inbound, actionable=actionable,
+                mailbox=mailbox, category=category, q=q, sort=query.sort, view=query.view,
                 query=urlencode(query.url_params()),
                 position=where.position, total=where.total, next_id=where.next_id,
                 prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level,
                 decision=decision_line(svc, draft.email_id))
+
+
+@router.post("/drafts/{draft_id}/assign")
+def assign(request: Request, user: StaffUser, draft_id: int, to: FormStr = "",
+           mailbox: FormStr = "", category: FormStr = "", q: FormStr = "", sort: FormStr = "",
+           view: FormStr = ""):
+    """Give the draft's mail to a colleague (``to``: a user name), take it, or unassign it
+    (``to`` empty); audited under this user."""
+    svc = _svc(request)
+    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    state = desk.draft_state(svc, draft_id)
+    if state is None:
+        raise DraftNotFoundError(f"draft {draft_id} does not exist")
+    try:
+        before, after = assignment.assign(svc, state.email_id,
+                                          desk.draft_mailbox(svc, draft_id) or 0,
+                                          to.strip() or None, user.actor)
+    except BadInputError as e:
+        flash(request, "error", _tr(request, user, "Not assigned: %(why)s", why=e))
+    else:
+        if before == after:
+            flash(request, "info", _tr(request, user, "Nothing changed: the mail was already "
+                                       "assigned like this."))
+        elif after:
+            flash(request, "ok", _tr(request, user, "Mail #%(id)s is now assigned to "
+                                     "%(who)s.", id=state.email_id, who=after))
+        else:  # back to the queue: opening the draft again would take it
+            flash(request, "ok", _tr(request, user, "Mail #%(id)s is unassigned now.",
+                                     id=state.email_id))
+            return RedirectResponse(_with("/queue", QueueQuery(
+                mailbox, category, q, sort, view, user.id)), status_code=303)
+    return RedirectResponse(_with(f"/drafts/{draft_id}", QueueQuery(
+        mailbox, category, q, sort, view, user.id)), status_code=303)
 
 
 def decision_line(svc: Any, email_id: int) -> str | None:
@@ -188,10 +237,10 @@ def _conflict(request: Request, svc, user, e: DraftConflictError, draft_id: int,
 
 @router.post("/drafts/{draft_id}/approve")
 def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mailbox: FormStr = "",
-            category: FormStr = "", q: FormStr = "", sort: FormStr = "", seen: FormStr = ""):
+            category: FormStr = "", q: FormStr = "", sort: FormStr = "", seen: FormStr = "", view: FormStr = ""):
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
-    query = QueueQuery(mailbox, category, q, sort)
+    query = QueueQuery(mailbox, category, q, sort, view, user.id)
     next_url = _next_url(svc, user, query, draft_id)
     edited = body.replace("\r\n", "\n")  # browsers send CRLF from a textarea
     try:
@@ -212,6 +261,7 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
             "there is one send attempt only.", id=draft_id,
             who=r.detail.get("approved_by") or "?") + " " + reply)
     desk.discard_edit(svc, draft_id, user.id)
+    assignment.left(svc, draft_id, user.id)
     done = (_tr(request, user, "Draft #%(id)s approved with your edits.", id=draft_id)
             if r.detail.get("edited") else _tr(request, user, "Draft #%(id)s approved.",
                                                id=draft_id))
@@ -223,10 +273,10 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
 
 @router.post("/drafts/{draft_id}/reject")
 def reject(request: Request, user: StaffUser, draft_id: int, reason: FormStr = "", mailbox: FormStr = "",
-           category: FormStr = "", q: FormStr = "", sort: FormStr = "", seen: FormStr = ""):
+           category: FormStr = "", q: FormStr = "", sort: FormStr = "", seen: FormStr = "", view: FormStr = ""):
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
-    query = QueueQuery(mailbox, category, q, sort)
+    query = QueueQuery(mailbox, category, q, sort, view, user.id)
     next_url = _next_url(svc, user, query, draft_id)
     try:
         r = review.reject(svc, draft_id, user.name, reason, seen or None)
@@ -239,6 +289,7 @@ def reject(request: Request, user: StaffUser, draft_id: int, reason: FormStr = "
         return _back_to_draft(request, draft_id, "warn", _tr(
             request, user, "Draft #%(id)s was already rejected. Nothing changed.", id=draft_id))
     desk.discard_edit(svc, draft_id, user.id)
+    assignment.left(svc, draft_id, user.id)
     flash(request, "ok", _tr(request, user, "Draft #%(id)s rejected; the mail is closed "
                              "without a reply.", id=draft_id),
           f"/drafts/{draft_id}", _tr(request, user, "View it"))
@@ -260,6 +311,7 @@ def autosave(request: Request, user: StaffUser, draft_id: int, body: FormStr) ->
             chars=format_decimal(len(text), locale=lang),
             max=format_decimal(desk.MAX_EDIT_CHARS, locale=lang))})
     desk.save_edit(svc, draft_id, user.id, text)
+    assignment.here(svc, draft_id, user.id)
     state = desk.draft_state(svc, draft_id)
     changed = state is not None and state.status not in (DraftStatus.PENDING_REVIEW,
                                                          DraftStatus.STALE)
@@ -277,7 +329,7 @@ def _zone(request: Request, user):
 def correct_classification(request: Request, user: StaffUser, draft_id: int,
                            category_new: FormStr, language_new: FormStr, priority_new: FormStr,
                            mailbox: FormStr = "", category: FormStr = "", q: FormStr = "",
-                           sort: FormStr = ""):
+                           sort: FormStr = "", view: FormStr = ""):
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
     changes = desk.correct_classification(svc, draft_id, user.actor, category_new,
@@ -290,16 +342,17 @@ def correct_classification(request: Request, user: StaffUser, draft_id: int,
     else:
         flash(request, "info", _tr(request, user, "The classification was already like this; "
                                    "nothing changed."))
-    return RedirectResponse(_with(f"/drafts/{draft_id}", QueueQuery(mailbox, category, q, sort)),
+    return RedirectResponse(_with(f"/drafts/{draft_id}", QueueQuery(mailbox, category, q, sort, view, user.id)),
                             status_code=303)
 
 
 @router.post("/drafts/{draft_id}/regenerate")
 def regenerate(request: Request, user: StaffUser, draft_id: int, note: FormStr = "", mailbox: FormStr = "",
-               category: FormStr = "", q: FormStr = "", sort: FormStr = ""):
+               category: FormStr = "", q: FormStr = "", sort: FormStr = "",
+               view: FormStr = ""):
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
-    next_url = _next_url(svc, user, QueueQuery(mailbox, category, q, sort), draft_id)
+    next_url = _next_url(svc, user, QueueQuery(mailbox, category, q, sort, view, user.id), draft_id)
     try:
         r = regen.regenerate(svc, draft_id, user.name, note)
     except (StateRefused, BadInputError) as e:
@@ -333,6 +386,16 @@ def mail_page(request: Request, user: StaffUser, email_id: int):
     mail = desk.read_mail(svc, user.mailbox_ids, email_id)
     return page(request, "mail.html", mail=mail,
                 undecided=mail.status == "no_reply_suggested")
+
+
+@router.get("/mails/{email_id}/source")
+def mail_source(request: Request, user: StaffUser, email_id: int) -> Response:
+    """The raw mail as plain text for anyone who may see its mailbox: ``text/plain`` with
+    ``nosniff`` and a sandboxing CSP (the SecurityHeaders middleware), so nothing in it is
+    ever rendered or run, only read."""
+    raw = desk.raw_source(_svc(request), user.mailbox_ids, email_id, user.actor)
+    return Response(raw, media_type="text/plain; charset=utf-8",
+                    headers={"Content-Disposition": "inline", "X-Content-Type-Options": "nosniff"})
 
 
 @router.post("/no-reply/{email_id}/{action}")

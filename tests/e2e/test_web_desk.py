@@ -73,8 +73,8 @@ def browser():
         b.close()
 
 
-def open_as(browser, base, name):
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+def open_as(browser, base, name, width=1440, height=1000):
+    context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.set_default_timeout(30_000)  # the web server is a subprocess on a busy machine
     page.dialogs = []
@@ -402,3 +402,94 @@ def test_ten_parallel_10_mib_downloads_keep_the_web_process_small(web, db):
     assert digests == [hashlib.sha256(blob).hexdigest()] * 10
     grown = peak_memory_mb(web.pid) - before
     assert grown < 250, grown
+
+
+PAGE_WIDTH = "Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
+
+
+@needs_chromium
+def test_the_queue_and_the_draft_page_fit_a_390_px_phone(web, db, browser):
+    """GIVEN the realistic queue (long subjects and addresses) WHEN anna opens the queue and a
+    draft in Chromium at 390 x 844 px THEN neither page is wider than the screen (nothing to
+    scroll sideways): the queue's columns fold into lines."""
+    make_user(db, "anna")
+    data = desk_data(db)
+    page = open_as(browser, web, "anna", width=390, height=844)
+    assert page.locator("table.queue tbody tr").count() == 50
+    OUT.mkdir(exist_ok=True)
+    page.screenshot(path=str(OUT / "desk-queue-390.png"), full_page=False)
+    assert page.evaluate(PAGE_WIDTH) <= 390, page.evaluate(PAGE_WIDTH)
+    page.goto(f"{web}/drafts/{data['follow']}")
+    page.screenshot(path=str(OUT / "desk-draft-390.png"), full_page=False)
+    assert page.evaluate(PAGE_WIDTH) <= 390, page.evaluate(PAGE_WIDTH)
+
+
+@needs_chromium
+def test_a_german_agent_reads_the_editor_and_states_in_german(web, db, browser):
+    """GIVEN anna chose German WHEN she opens a draft and types THEN the editor's live
+    messages (made by the page's script) are German, as are the draft's state, category
+    and priority; no English state or category is left on the page."""
+    from email_rag.review import users
+
+    make_user(db, "anna")
+    anna = users.active_user(db, db.fetchone("SELECT id FROM users WHERE name = 'anna'")["id"])
+    users.set_prefs(db, anna, "Europe/Berlin", "de")
+    data = desk_data(db)
+    page = open_as(browser, web, "anna")
+    queue = page.inner_text("table.queue")
+    assert "Bestellung" in queue and "dringend" in queue
+    assert not {"order", "urgent", "technical", "billing"} & set(queue.split())
+    page.goto(f"{web}/drafts/{data['follow']}")
+    meta = page.inner_text("p.meta")
+    assert "Rechnung" in meta and "hoch" in meta and "wartet auf Prüfung" in meta, meta
+    assert "pending_review" not in meta and "billing" not in meta
+    page.fill("#body", "Guten Tag,\nwir kümmern uns.")
+    expect(page.locator("#save-state")).to_have_text("Ihr Text ist gespeichert.")
+
+
+@needs_chromium
+def test_two_agents_ownership_views_and_the_collision_warning(web, db, browser):
+    """GIVEN anna and bob in two browser contexts WHEN anna opens a draft (without typing)
+    THEN it is hers: bob opening it is warned at once that anna has it open and sees her as
+    the owner; anna's "Mine" view lists it, bob's "Unassigned" does not; WHEN bob assigns it
+    to himself through the page THEN both see him as owner (audited as user:bob); WHEN he
+    unassigns it THEN it is back in "Unassigned"."""
+    make_user(db, "anna")
+    make_user(db, "bob")
+    data = desk_data(db)
+    draft = data["urgent"]
+    anna, bob = open_as(browser, web, "anna"), open_as(browser, web, "bob")
+    anna.goto(f"{web}/drafts/{draft}")
+    expect(anna.locator("#owner")).to_contain_text("Assigned to anna (you)")
+    expect(anna.locator(".collision")).to_have_count(0)
+    bob.goto(f"{web}/drafts/{draft}")
+    expect(bob.locator(".collision")).to_contain_text("anna has this draft open as well")
+    expect(bob.locator("#owner .owner-name")).to_have_text("anna")
+    OUT.mkdir(exist_ok=True)
+    bob.screenshot(path=str(OUT / "desk-collision.png"), full_page=False)
+    anna.goto(f"{web}/queue")
+    anna.click("#view-mine")
+    expect(anna.locator("table.queue tbody tr")).to_have_count(1)
+    assert anna.locator("table.queue tbody tr").first.get_attribute("id") == f"draft-{draft}"
+    anna.screenshot(path=str(OUT / "desk-queue-mine.png"), full_page=False)
+    bob.goto(f"{web}/queue")
+    bob.click("#view-unassigned")
+    expect(bob.locator("#view-unassigned")).to_have_class("on")
+    assert bob.locator(f"#draft-{draft}").count() == 0
+    assert bob.inner_text("#queue-total") == "62"
+    bob.goto(f"{web}/drafts/{draft}")
+    bob.select_option("#assign-to", "bob")
+    bob.click("#assign")
+    expect(bob.locator(".flash.ok")).to_contain_text("is now assigned to bob")
+    expect(bob.locator("#owner")).to_contain_text("Assigned to bob (you)")
+    anna.goto(f"{web}/drafts/{draft}")
+    expect(anna.locator("#owner .owner-name")).to_have_text("bob")
+    expect(anna.locator(".collision")).to_contain_text("bob has this draft open as well")
+    assert db.fetchone("SELECT actor FROM audit_log WHERE event = 'assigned' "
+                       "ORDER BY id DESC LIMIT 1")["actor"] == "user:bob"
+    bob.select_option("#assign-to", "")
+    bob.click("#assign")
+    bob.wait_for_url("**/queue*")
+    expect(bob.locator(".flash.ok")).to_contain_text("is unassigned now")
+    bob.click("#view-unassigned")
+    expect(bob.locator(f"#draft-{draft}")).to_have_count(1)

@@ -93,8 +93,9 @@ def test_a_german_admin_reads_every_admin_page_in_german(admins, mails):
         for text in english:
             assert text in english_page, (url, text)
     failures = karl.get("/admin/failures").text
-    # identifiers stay: kinds, states, job ids; the domain's error text is shown as it is
-    assert f"#{mails['dead_job']} dead" in failures and "send unknown" in failures
+    # kinds and states in German (labels), ids stay; the domain's error text as it is
+    assert f"#{mails['dead_job']} aufgegeben" in failures and "Versand unklar" in failures
+    assert f"#{mails['dead_job']} dead" not in failures and "send unknown" not in failures
     assert "LLMError: 503" in failures
     assert "&lt;script&gt;" in failures  # the subject is text, in German as in English
 

@@ -146,6 +146,31 @@ def test_a_hung_database_gives_a_503_page_within_seconds(settings, db):
         proxy.close()
 
 
+def test_the_503_page_is_in_the_users_language_while_the_database_is_away(settings, db):
+    """GIVEN anna chose German and is logged in WHEN MariaDB stops answering (her user row,
+    and so her preference, cannot be read) THEN the 503 page is still German: the session
+    carries the language of the user's last page."""
+    proxy = TcpFaultProxy("127.0.0.1", settings.db_port)
+    try:
+        settings.db_port = proxy.port
+        settings.web_db_timeout_seconds = 2
+        settings.web_secret_key = type(settings.web_secret_key)("test-secret")
+        user_id = make_user(db, "anna", "staff")
+        users.set_prefs(db, users.active_user(db, user_id), "Europe/Berlin", "de")
+        with TestClient(create_app(settings)) as c:
+            login(c)
+            assert "Prüfliste" in c.get("/queue").text
+            proxy.silence()
+            r = c.get("/queue", follow_redirects=False)
+            assert r.status_code == 503
+            assert "Datenbank nicht erreichbar" in r.text and "Gespeicherte Arbeit" in r.text
+            assert 'lang="de"' in r.text and "Database unreachable" not in r.text
+            proxy.speak()
+            proxy.sever()
+    finally:
+        proxy.close()
+
+
 NAME_VARIANTS = ("évé", "ève", "\uff45\uff56\uff45", "e\u200bve", "EVE")
 
 

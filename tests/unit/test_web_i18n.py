@@ -185,3 +185,41 @@ def test_the_language_is_per_render():
         assert i18n.gettext("Approve and send") == "Freigeben und senden"
     with i18n.using("xx"):  # unknown: English
         assert i18n.gettext("Review queue") == "Review queue"
+
+
+def test_every_state_category_priority_and_failure_kind_has_a_german_label():
+    """The values the desk shows from the database (states, categories, priorities, queue
+    entries, failure kinds, roles) are shown through ``label``: each has a label, and in
+    German none is left as the English label or the stored value."""
+    from email_rag.core.states import (
+        DraftStatus,
+        JobKind,
+        JobState,
+        MailStatus,
+        SendStatus,
+        UserRole,
+    )
+    from email_rag.llm.classification import Category, Priority
+    from email_rag.review.console import KINDS
+    from email_rag.web.labels import LABELS, label
+
+    values = {v.value for e in (MailStatus, DraftStatus, SendStatus, JobState, JobKind,
+                                Category, Priority, UserRole) for v in e} | set(KINDS)
+    assert sorted(values - set(LABELS)) == []
+    same_in_german = {"spam", "normal"}  # the German word is the English one
+    with i18n.using("de"):
+        english_left = sorted(v for v in values if v not in same_in_german
+                              and label(v) in (LABELS[v], v))
+    assert english_left == []
+    with i18n.using("de"):
+        assert label("pending_review") == "wartet auf Prüfung" and label("billing") == "Rechnung"
+    assert label("pending_review") == "pending review" and label("brand_new") == "brand new"
+
+
+def test_the_pages_script_has_no_english_text():
+    """What the draft page's script says (saved, saving, editing, changed, offline, the
+    Regenerate question) comes from the page (data-msg-*, translated), not from app.js."""
+    script = (TEMPLATES.parent / "static" / "app.js").read_text()
+    code = re.sub(r"//[^\n]*", "", script)
+    sentences = [s for s in re.findall(r'"([^"\n]*)"', code) if re.search(r"[A-Za-z]+ [a-z]+", s)]
+    assert [s for s in sentences if s != "use strict"] == []

@@ -66,12 +66,18 @@ DELETE um FROM user_mailboxes um JOIN users u ON u.id = um.user_id
 -- keyset on (sort_key, draft_id): index range reads, however long the queue.
 
 -- name: desk_queue_page
-SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s
+SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
+       ou.name AS owner
   FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
          WHERE q.sort = %(sort)s
    AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
    AND (%(category)s IS NULL OR q.category = %(category)s)
    AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
+   AND (%(view)s = 'all'
+        OR (%(view)s = 'mine' AND q.email_id IN (
+            SELECT email_id FROM mail_assignments WHERE user_id = %(me)s))
+        OR (%(view)s = 'unassigned' AND q.email_id NOT IN (
+            SELECT email_id FROM mail_assignments)))
    AND (%(search)s IS NULL OR q.email_id IN (
         SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
                                     AGAINST (%(search)s IN BOOLEAN MODE)))
@@ -79,16 +85,24 @@ SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s
                 OR (q.sort_key = %(after_key)s AND q.draft_id > %(after_id)s))
          ORDER BY q.sort_key, q.draft_id LIMIT %(limit)s) k
   JOIN review_queue v ON v.id = k.draft_id
+  LEFT JOIN mail_assignments ma ON ma.email_id = v.email_id
+  LEFT JOIN users ou ON ou.id = ma.user_id
  ORDER BY k.sort_key, k.draft_id;
 
 -- name: desk_queue_page_before
 -- The rows just before a position, nearest first (previous page, previous draft).
-SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s
+SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
+       ou.name AS owner
   FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
          WHERE q.sort = %(sort)s
    AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
    AND (%(category)s IS NULL OR q.category = %(category)s)
    AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
+   AND (%(view)s = 'all'
+        OR (%(view)s = 'mine' AND q.email_id IN (
+            SELECT email_id FROM mail_assignments WHERE user_id = %(me)s))
+        OR (%(view)s = 'unassigned' AND q.email_id NOT IN (
+            SELECT email_id FROM mail_assignments)))
    AND (%(search)s IS NULL OR q.email_id IN (
         SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
                                     AGAINST (%(search)s IN BOOLEAN MODE)))
@@ -96,6 +110,8 @@ SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s
                 OR (q.sort_key = %(before_key)s AND q.draft_id < %(before_id)s))
          ORDER BY q.sort_key DESC, q.draft_id DESC LIMIT %(limit)s) k
   JOIN review_queue v ON v.id = k.draft_id
+  LEFT JOIN mail_assignments ma ON ma.email_id = v.email_id
+  LEFT JOIN users ou ON ou.id = ma.user_id
  ORDER BY k.sort_key DESC, k.draft_id DESC;
 
 -- name: desk_queue_count
@@ -110,6 +126,11 @@ SELECT COUNT(*) AS total, COALESCE(SUM(q.draft_id = %(at_id)s), 0) AS here,
    AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
    AND (%(category)s IS NULL OR q.category = %(category)s)
    AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
+   AND (%(view)s = 'all'
+        OR (%(view)s = 'mine' AND q.email_id IN (
+            SELECT email_id FROM mail_assignments WHERE user_id = %(me)s))
+        OR (%(view)s = 'unassigned' AND q.email_id NOT IN (
+            SELECT email_id FROM mail_assignments)))
    AND (%(search)s IS NULL OR q.email_id IN (
         SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
                                     AGAINST (%(search)s IN BOOLEAN MODE)));
@@ -206,3 +227,7 @@ SELECT e.id, e.subject, e.from_addr, e.from_name, e.to_addrs, e.cc_addrs, e.rece
        e.body_text, e.body_html, e.attachments, m.name AS mailbox
   FROM emails e JOIN mailboxes m ON m.id = e.mailbox_id
  WHERE e.id = %(id)s;
+
+-- name: desk_mail_raw
+-- The stored raw source of one mail (the source view: plain text, audited).
+SELECT raw FROM emails WHERE id = %(id)s;

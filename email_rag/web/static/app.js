@@ -47,6 +47,12 @@ function reviewDesk(body, approveForm) {
   var timer = null;
   var inflight = false;
 
+  // the page's texts in the user's language (data-msg-* of the approve form)
+  function msg(key, values) {
+    var text = approveForm.dataset["msg" + key] || "";
+    Object.keys(values || {}).forEach(function (k) { text = text.split("{" + k + "}").join(values[k]); });
+    return text;
+  }
   function say(text) { if (state) { state.textContent = text; } }
   function show(id, text) {
     var el = document.getElementById(id);
@@ -67,21 +73,20 @@ function reviewDesk(body, approveForm) {
       .then(function (answer) {
         if (answer.saved === false) { say(answer.error); return; }
         saved = text;
-        say("Your text is saved.");
+        say(msg("Saved"));
         show("live-editing", answer.editing && answer.editing.length ?
-          "Being edited by " + answer.editing.join(", ") + " as well." : "");
+          msg("Editing", {names: answer.editing.join(", ")}) : "");
         show("live-changed", answer.changed ?
-          "This draft changed while you were working on it: " + answer.changed +
-          ". Your text is saved; approving now changes nothing." : "");
+          msg("Changed", {what: answer.changed}) : "");
       })
-      .catch(function () { say("Not saved (connection problem) - your text is only in this page."); })
+      .catch(function () { say(msg("Offline")); })
       .then(function () { inflight = false; if (body.value !== saved) { schedule(); } });
   }
   function schedule() {
     if (timer) { clearTimeout(timer); }
     timer = setTimeout(save, 800);
   }
-  body.addEventListener("input", function () { say("Saving..."); schedule(); });
+  body.addEventListener("input", function () { say(msg("Saving")); schedule(); });
   body.addEventListener("blur", save);
 
   window.addEventListener("beforeunload", function (ev) {
@@ -103,7 +108,7 @@ function reviewDesk(body, approveForm) {
   if (regen) {
     regen.addEventListener("click", function (ev) {  // also fired by Enter in the note field
       if (body.value !== originalText &&
-          !window.confirm("Regenerate throws away your edits of this reply. Regenerate anyway?")) {
+          !window.confirm(msg("Regenerate"))) {
         ev.preventDefault();
       }
     });

@@ -1,0 +1,73 @@
+"""How the desk shows a stored value (a state, a category, a priority, a failure kind) in the
+page's language: ``{{ d.status|label }}``. The English label is the msgid (extracted like every
+other marked text); a value without a label is shown as it is stored, underscores as spaces."""
+
+from __future__ import annotations
+
+from ..sending.outcome import N_
+from . import i18n
+
+LABELS: dict[str, str] = {
+    # mail states (core.states.MailStatus)
+    "received": N_("received"),
+    "classified": N_("classified"),
+    "no_reply": N_("no reply"),
+    "no_reply_suggested": N_("no reply suggested"),
+    "draft_ready": N_("draft ready"),
+    "approved": N_("approved"),
+    "sent": N_("sent"),
+    "rejected": N_("rejected"),
+    "manual": N_("manual"),
+    "failed": N_("failed"),
+    "resolved": N_("resolved"),
+    "history": N_("history"),
+    # draft states (DraftStatus) beyond the mail's
+    "pending_review": N_("pending review"),
+    "stale": N_("stale"),
+    "superseded": N_("superseded"),
+    # send states (SendStatus) beyond the above
+    "pending": N_("pending"),
+    "attempted": N_("attempted"),
+    "unknown": N_("unknown"),
+    "bounced": N_("bounced"),
+    # queue entries (JobState, JobKind)
+    "queued": N_("queued"),
+    "processing": N_("processing"),
+    "done": N_("done"),
+    "dead": N_("dead"),
+    "process_email": N_("process mail"),
+    "send_draft": N_("send reply"),
+    "index_sync": N_("index sync"),
+    "index_history": N_("index history"),
+    # failure console kinds (review.console.KINDS) beyond the above
+    "send_unknown": N_("send unknown"),
+    "retrying": N_("retrying"),
+    "partially_indexed": N_("partially indexed"),
+    # categories (llm.classification.Category)
+    "billing": N_("billing"),
+    "order": N_("order"),
+    "technical": N_("technical"),
+    "account": N_("account"),
+    "complaint": N_("complaint"),
+    "feedback": N_("feedback"),
+    "notification": N_("notification"),
+    "spam": N_("spam"),
+    "other": N_("other"),
+    # priorities (llm.classification.Priority)
+    "low": N_("low"),
+    "normal": N_("normal"),
+    "high": N_("high"),
+    "urgent": N_("urgent"),
+    # roles (core.states.UserRole)
+    "staff": N_("staff"),
+    "admin": N_("admin"),
+}
+
+
+def label(value: object) -> str:
+    """The stored value as the page's language names it."""
+    if value is None or value == "":
+        return ""
+    text = str(value)
+    known = LABELS.get(text)
+    return i18n.gettext(known) if known else text.replace("_", " ")
