@@ -58,7 +58,7 @@ def test_support_mail_gets_a_pending_draft_in_its_language(svc, db):
     [d] = drafts(db, email_id)
     assert d["status"] == "pending_review" and d["language"] == "de"
     assert "Rechnung 4711" in d["body_draft"] and d["body_draft"].startswith("Guten Tag")
-    assert d["prompt_version"].startswith("draft.v2+")
+    assert d["prompt_version"].startswith("draft.v3+")
     assert json.loads(d["sources"])["sources"] == []
     events = [e["event"] for e in events_for(db, "email", email_id)]
     assert "draft_created" in events and events.count("llm_attempt") == 2
