@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from email.utils import formataddr
 from typing import Any
 
 from ..core.errors import LLMInvalidOutputError
@@ -234,10 +235,14 @@ def run(ctx: StepContext) -> StepOutcome:
     language = mail.language or "other"
     own, shared = evidence(content.body, thread, list(retrieved.get("sender_history") or []),
                            sources)
-    task = draft_task(content.subject, content.sender, content.body, language, sources, thread,
+    # the display name too: the greeting names the customer, and a draft signed with that
+    # name was written as the customer (draft_checks.signed_as_customer)
+    sender = formataddr((mail.from_name or "", content.sender)) if content.sender \
+        else content.sender
+    task = draft_task(content.subject, sender, content.body, language, sources, thread,
                       s.llm_max_input_chars, context_tokens(s, ctx.services.llm),
-                      mail.draft_instruction,
-                      frame_of(ctx, content.body, content.sender, language), own, shared)
+                      mail.draft_instruction, frame_of(ctx, content.body, sender, language),
+                      own, shared)
     result = run_task(ctx.services.llm, task, PolicyLimits.from_settings(s),
                       event=lambda name, detail: ctx.event(name, detail), audit=ctx.services.audit)
     kept = task.kept  # type: ignore[attr-defined]

@@ -175,7 +175,7 @@ def test_echo_draft_is_regenerated_once_then_flagged(svc, db, server):
     assert result == "done"
     row, d = _flagged(db, email_id)
     assert d["check_flags"].startswith("echo: the draft repeats the customer's mail")
-    assert d["body_draft"] == ORDER[1] and "FLAGGED" in row["status_reason"]
+    assert ORDER[1] in d["body_draft"] and "FLAGGED" in row["status_reason"]
     assert server.stats()["calls"]["draft"] == 2  # regenerated once, with the problem named
     second = [r for r in list(server.requests) if r["kind"] == "draft"][-1]
     assert "repeats the customer's mail" in second["body"]["messages"][0]["content"]
@@ -189,3 +189,42 @@ def test_placeholder_draft_regenerated_once_becomes_a_normal_draft(svc, db, serv
     row, d = _flagged(db, email_id)
     assert d["check_flags"] is None and row["status_reason"] is None
     assert "[Your Name]" not in d["body_draft"] and d["body_draft"].startswith("Guten Tag")
+
+
+def test_the_draft_is_signed_from_the_mailboxs_settings_never_with_a_placeholder(svc, db, server):
+    """The 1.5B model signs with "[Your Name]" in most drafts: the product writes greeting and
+    sign-off itself, in the mail's language and register, with the mailbox's signature."""
+    from email_rag.core.settings import MailboxConfig
+
+    svc.settings.mailboxes = [MailboxConfig(name="support", username="support@example.org",
+                                            signature="Anna Berg\nAcme GmbH, Kundenservice")]
+    server.set_plan({"rules": [{"fault": "answer", "kind": "draft", "content":
+                                "Dear [Customer Name],\n\nwir prüfen Ihre Rechnung 4711 und "
+                                "melden uns, sobald wir mehr wissen.\n\nBest regards,\n"
+                                "[Your Name]\n[Your Support Team]"}]})
+    email_id, _, result = process(svc, db, "Rechnung 4711 doppelt abgebucht",
+                                  "Sehr geehrte Damen und Herren, die Rechnung 4711 wurde "
+                                  "zweimal abgebucht. Können Sie das prüfen?",
+                                  from_name="Maria Schmidt")
+    assert result == "done"
+    [d] = drafts(db, email_id)
+    assert d["check_flags"] is None and d["status"] == "pending_review"
+    assert d["body_draft"] == ("Guten Tag Maria Schmidt,\n\nwir prüfen Ihre Rechnung 4711 und "
+                               "melden uns, sobald wir mehr wissen.\n\nMit freundlichen Grüßen\n"
+                               "Anna Berg\nAcme GmbH, Kundenservice")
+
+
+def test_a_draft_stating_a_refund_nothing_supports_goes_to_staff_flagged_with_the_reason(
+        svc, db, server):
+    server.set_plan({"rules": [{"fault": "answer", "kind": "draft", "content":
+                                "We have refunded the second charge of $49.00 to your card "
+                                "the same day."}]})
+    email_id, _, result = process(svc, db, "Charged twice",
+                                  "Hello, I was charged twice for my order 5521. Please check.")
+    assert result == "done"
+    row = mail(db, email_id)
+    [d] = drafts(db, email_id)
+    assert row["status"] == "draft_ready" and "FLAGGED" in row["status_reason"]
+    assert d["check_flags"].startswith("claim:") and "$49.00" in d["check_flags"]
+    assert "done" in d["check_flags"]
+    assert d["body_draft"].startswith("Hello,\n\nWe have refunded")  # staff see it to fix it
