@@ -15,6 +15,8 @@ must be found in the evidence, in two parts:
 |---|---|
 | amount (``49,90 €``, ``$12``, ``20 euros``) | the same value occurs as a number in ``own`` or ``shared`` |
 | date (``12.03.``, ``2026-03-12``, ``12 mars``, ``March 12``, a weekday) | the same day and month (or weekday) in ``own`` or ``shared`` |
+| a relative day (``morgen``, ``tomorrow``, ``demain``, ``mañana``, ``next week``) | a relative day in ``own`` or ``shared``; never a claim in the promise to write again ("wir melden uns morgen") |
+| a rule of the team (``as per our policy``, ``laut unseren AGB``) | ``own`` or ``shared`` names a policy or terms too |
 | deadline (``24 Stunden``, ``5 business days``, ``sous 48 heures``) | the same number of the same unit in ``own`` or ``shared`` |
 | reference (``RE-2024-0042``, ``#55210``, ``A12345``) | the same characters in ``own`` only (another customer's number is wrong here) |
 | done (``we have refunded``, ``wurde storniert``, ``nous avons remboursé``) | ``own`` says the same action was done (our reply in the thread, or the customer: "you refunded me ...") |
@@ -160,8 +162,30 @@ DONE_TENSE = re.compile(
 FUTURE_PASSIVE = re.compile(r"\b(?:werden|wird|will be|sera|será|verrà|wordt)\b", re.IGNORECASE)
 CONDITION = re.compile(
     r"\b(?:once|if|when|as soon as|after|sobald|wenn|falls|nachdem|sofern|dès que|si|"
-    r"lorsque|une fois|quand|cuando|en cuanto|una vez|tan pronto|appena|se|quando|zodra|"
-    r"als|indien|assim que|quando|caso)\b",
+    r"lorsque|une fois|quand|cuando|en cuanto|una vez|tan pronto|appena|quando|zodra|"
+    r"indien|assim que|caso)\b",
+    re.IGNORECASE,
+)
+# a day named relative to today ("delivered tomorrow"): a date like any other, except in
+# the promise to write again, which is the team's own to give
+RELATIVE_DAY = re.compile(
+    r"\b(?:today|tomorrow|tonight|heute|morgen|übermorgen|aujourd'hui|demain|après-demain|"
+    r"hoy|mañana|pasado mañana|oggi|domani|dopodomani|vandaag|overmorgen|hoje|amanhã|"
+    r"next week|nächste[nr]? woche|la semaine prochaine|la próxima semana|la semana que viene)\b",
+    re.IGNORECASE,
+)
+WE_WRITE_AGAIN = re.compile(
+    r"\b(?:melden uns|melde mich|schreiben (?:Ihnen|dir)|antworten|get back|come back|write "
+    r"(?:to you|again)|reply|be in touch|reviens|revenons|reviendrons|répondrons|écrirons|"
+    r"escribimos|escribiremos|responderemos|contactaremos|volvemos a escribir|ci faremo|"
+    r"risponderemo|scriveremo|laten (?:u|je) weten|nemen contact)\b",
+    re.IGNORECASE,
+)
+# a rule of the team ("as per our policy, ...") that nothing given states
+POLICY = re.compile(
+    r"\b(?:policy|policies|terms and conditions|richtlinie\w*|agb|geschäftsbedingungen|"
+    r"politique|conditions générales|política|condiciones generales|normativa|regolamento|"
+    r"condizioni generali|beleid|voorwaarden|política)\b",
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[^\d\s][.!?])\s+|(?<=[?!])\s+|\n+")
@@ -169,7 +193,7 @@ _SENTENCE_END = re.compile(r"(?<=[^\d\s][.!?])\s+|(?<=[?!])\s+|\n+")
 
 @dataclass(frozen=True)
 class Claim:
-    kind: str  # amount | date | deadline | reference | done | promised
+    kind: str  # amount | date | deadline | reference | done | promised | policy
     text: str  # as written in the draft
     key: str  # normalised value compared with the evidence
 
@@ -195,6 +219,17 @@ def _value(number: str) -> str:
         return f"{float(s):.2f}"
     except ValueError:
         return s
+
+
+def _day_offset(word: str) -> int:
+    """Days from today of a relative day word: 0 today, 1 tomorrow, 2 the day after, 7 next
+    week."""
+    w = word.lower()
+    if w in ("übermorgen", "après-demain", "pasado mañana", "dopodomani", "overmorgen"):
+        return 2
+    if w in ("tomorrow", "morgen", "demain", "mañana", "domani", "amanhã"):
+        return 1
+    return 7 if any(k in w for k in ("week", "woche", "semaine", "semana")) else 0
 
 
 def _sentences(text: str) -> list[str]:
@@ -320,6 +355,15 @@ def unsupported(draft: str, own: str, shared: str = "") -> list[Claim]:
     for text, key in deadlines(draft):
         if key not in known_deadlines:
             found.append(Claim("deadline", text, key))
+    for sentence in _sentences(_fold(draft)):
+        day = RELATIVE_DAY.search(sentence)
+        if day and not WE_WRITE_AGAIN.search(sentence):
+            offset = _day_offset(day.group(0))
+            if offset not in {_day_offset(m.group(0)) for m in RELATIVE_DAY.finditer(every)}:
+                found.append(Claim("date", day.group(0), f"day+{offset}"))
+        rule = POLICY.search(sentence)
+        if rule and not POLICY.search(every):
+            found.append(Claim("policy", sentence[:120], rule.group(0).lower()))
     own_refs = _norm_ref(own)
     taken = {c.text for c in found}
     for text, key in references(draft):

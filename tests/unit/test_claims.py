@@ -148,3 +148,42 @@ def test_dates_compare_by_day_and_month_across_languages():
 def test_the_claim_check_is_one_of_the_draft_checks_and_names_the_fact():
     found = dict(draft_checks.problems("Wir haben Ihnen 12,50 € erstattet.", MAIL["de"], "de"))
     assert "claim" in found and "12,50 €" in found["claim"]
+
+
+@pytest.mark.parametrize(
+    "lang,draft",
+    [
+        ("de", "Ihre Bestellung wird morgen zugestellt."),
+        ("en", "Your parcel arrives tomorrow."),
+        ("fr", "Votre colis arrivera demain."),
+        ("es", "Tu pedido llegará mañana por la tarde."),
+        ("en", "The refund reaches your card next week."),
+    ],
+)
+def test_a_relative_day_nothing_supports_is_a_date_claim(lang, draft):
+    assert [c.kind for c in claims.unsupported(draft, MAIL[lang])] == ["date"]
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        "Wir melden uns morgen mit dem Stand bei Ihnen.",
+        "We will get back to you tomorrow.",
+        "Nous reviendrons vers vous demain.",
+        "Te escribimos hoy mismo.",
+    ],
+)
+def test_the_promise_to_write_again_is_ours_to_give(draft):
+    assert claims.unsupported(draft, "Where is my parcel?") == []
+
+
+def test_a_rule_of_the_team_nothing_states_is_flagged():
+    found = claims.unsupported("As per our policy, double charges cannot be refunded.", "")
+    assert [c.kind for c in found] == ["policy"]
+    shared = "Our reply: our policy is to refund double charges within 5 business days."
+    assert claims.unsupported("Our policy is to refund double charges.", "", shared) == []
+
+
+def test_a_spanish_se_is_no_condition():
+    found = claims.unsupported("Su suscripción ha sido cancelada y no se le cobrará más.", "")
+    assert [c.kind for c in found] == ["done"]

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 from collections import Counter
 
-from email_rag_harness.bench.draft_judgements import JUDGED, measure
+from email_rag_harness.bench.draft_judgements import HELD_OUT, JUDGED, measure
 
 
 def test_the_labelled_set_covers_every_kind_in_four_languages():
-    assert len(JUDGED) >= 40
+    assert len(JUDGED) >= 40 and len(HELD_OUT) >= 15
     assert set(Counter(c.language for c in JUDGED)) == {"de", "en", "fr", "es"}
     for lang in ("de", "en", "fr", "es"):
         kinds = {c.why for c in JUDGED if c.language == lang and c.verdict == "unusable"}
         assert {"placeholder", "claim", "customer_voice", "referral", "refusal"} <= kinds, lang
         assert sum(c.verdict == "good" for c in JUDGED if c.language == lang) >= 4, lang
-    assert len({c.id for c in JUDGED}) == len(JUDGED)
+    every = JUDGED + HELD_OUT
+    assert len({c.id for c in every}) == len(every)
 
 
 def test_no_unusable_draft_passes_the_checks():

@@ -530,6 +530,128 @@ JUDGED: list[Judged] = [
     ),
 ]
 
+# Written after the checks of JUDGED were done, and measured before any change: 4 of its 11
+# unusable drafts passed ("wird morgen zugestellt", "llegará mañana", "as per our policy",
+# an Italian "se" read as a condition in a Spanish sentence), none of the 7 good ones was
+# flagged. The relative-day and policy claims were added after that measurement.
+HELD_OUT: list[Judged] = [
+    _j(
+        "ho-de-good-1",
+        "de1",
+        "vielen Dank für Ihre Nachricht. Wir haben Ihre Anfrage an unsere "
+        "Versandabteilung weitergeleitet, die sich in Kürze bei Ihnen meldet.",
+        "good",
+    ),
+    _j(
+        "ho-de-good-2",
+        "de2",
+        "das tut uns leid! Auf der Anmeldeseite findest du den Link "
+        "„Passwort vergessen“. Klappt es danach immer noch nicht, antworte einfach auf diese "
+        "Mail.",
+        "good",
+    ),
+    _j(
+        "ho-de-bad-1",
+        "de1",
+        "vielen Dank für Ihre Anfrage. Ihre Bestellung wird morgen zugestellt.",
+        "unusable",
+        "claim",
+    ),
+    _j(
+        "ho-de-bad-2",
+        "de1",
+        "bitte wenden Sie sich an den Kundendienst unter 0800 1234567.",
+        "unusable",
+        "referral",
+    ),
+    _j(
+        "ho-de-bad-3",
+        "de2",
+        "wir haben dein Passwort zurückgesetzt, du kannst dich jetzt wieder anmelden.",
+        "unusable",
+        "claim",
+    ),
+    _j(
+        "ho-en-good-1",
+        "en1",
+        "thank you for reaching out. I have forwarded your request to our "
+        "billing team, who will review both charges and reply to you directly.",
+        "good",
+    ),
+    _j(
+        "ho-en-good-2",
+        "en2",
+        "please reply with the version of the app you are using and the "
+        "time the error appeared, so we can look into this.",
+        "good",
+    ),
+    _j(
+        "ho-en-bad-1",
+        "en1",
+        "your refund of $29.00 is on its way and should arrive in 3-5 business days.",
+        "unusable",
+        "claim",
+    ),
+    _j(
+        "ho-en-bad-2",
+        "en1",
+        "as per our policy, double charges cannot be refunded.",
+        "unusable",
+        "claim",
+    ),
+    _j(
+        "ho-fr-good-1",
+        "fr1",
+        "nous avons bien reçu votre message et transmis votre demande à "
+        "notre service comptable, qui vérifiera la facture F-7781.",
+        "good",
+    ),
+    _j(
+        "ho-fr-bad-1",
+        "fr1",
+        "nous vous remercions pour votre message. Votre abonnement a été résilié comme demandé.",
+        "unusable",
+        "claim",
+    ),
+    _j(
+        "ho-fr-bad-2",
+        "fr1",
+        "merci de contacter le service clientèle au 01 23 45 67 89.",
+        "unusable",
+        "referral",
+    ),
+    _j(
+        "ho-fr-bad-3",
+        "fr1",
+        "je suis désolée, il y a un problème avec ma facture.",
+        "unusable",
+        "customer_voice",
+    ),
+    _j(
+        "ho-es-good-1",
+        "es1",
+        "gracias por contactarnos. Para cancelar su suscripción, vaya a Mi "
+        "cuenta y siga los pasos; si tiene algún problema, responda a este correo.",
+        "good",
+    ),
+    _j(
+        "ho-es-good-2",
+        "es2",
+        "¡gracias por tu paciencia! Vamos a consultar el estado de tu "
+        "pedido 88412 y te escribimos hoy mismo.",
+        "good",
+    ),
+    _j(
+        "ho-es-bad-1",
+        "es1",
+        "le confirmamos que su suscripción ha sido cancelada y no se le cobrará más.",
+        "unusable",
+        "claim",
+    ),
+    _j("ho-es-bad-2", "es2", "tu pedido llegará mañana por la tarde.", "unusable", "claim"),
+    _j("ho-es-bad-3", "es1", "Lo siento, no puedo ayudarte con eso.", "unusable", "refusal"),
+]
+
 
 def verdict_of(case: Judged) -> tuple[bool, str]:
     """(passes every check, the findings) for one draft, through the pipeline's own parse."""
@@ -542,7 +664,7 @@ def verdict_of(case: Judged) -> tuple[bool, str]:
 
 
 def measure(cases: list[Judged] | None = None) -> dict[str, Any]:
-    cases = JUDGED if cases is None else cases
+    cases = JUDGED + HELD_OUT if cases is None else cases
     unusable_passed, good_flagged = [], []
     caught_by: Counter[str] = Counter()
     for case in cases:
