@@ -96,7 +96,11 @@ REFUSAL = re.compile(
     r"|am unable)|i can(?:not|'t) (?:help|assist) with|i am not able to (?:help|assist)|"
     r"als (?:ki|sprachmodell)|ich kann (?:ihnen )?(?:dabei |hierbei )?nicht helfen|"
     r"en tant qu'(?:ia|intelligence artificielle)|je ne peux pas vous aider|"
-    r"como (?:ia|modelo de lenguaje)|no puedo ayudar)", re.IGNORECASE)
+    r"como (?:ia|modelo de lenguaje)|no puedo ayudar|"
+    r"(?:es tut mir leid|je suis désolée?|lo siento|mi dispiace),? (?:aber|mais|pero|ma) "
+    r"(?:ich kann|je ne (?:peux|suis pas en mesure)|no puedo|non posso)|"
+    r"i (?:do not|don't) have (?:any )?(?:information|details) (?:about|on) (?:your|this))",
+    re.IGNORECASE)
 _WORDS = re.compile(r"\w+", re.UNICODE)
 ECHO_SHARE = 0.4  # share of the draft's 3-grams found in the mail from which it is an echo
 ENDS_CLEANLY = re.compile(r"[.!?…)\]\"'»“”:]\s*$|^\s*\S.{0,60}$")

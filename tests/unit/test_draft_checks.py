@@ -112,3 +112,13 @@ def test_the_familiar_form_to_a_formal_writer_is_caught():
     assert dc.register("Merci pour ton message.", "Pourriez-vous vérifier ?", "fr")
     assert dc.register("Puedes cancelar tu suscripción.", "¿Podría usted ayudarme?", "es")
     assert dc.register(GOOD, MAIL, "de") is None
+
+
+@pytest.mark.parametrize("text", [
+    "Es tut mir leid, aber ich kann Ihre Bestellung nicht einsehen.",
+    "Je suis désolé, mais je ne peux pas accéder à votre compte.",
+    "Lo siento, pero no puedo ver su pedido.",
+    "I don't have any information about your order.",
+])
+def test_a_polite_refusal_in_each_language_is_caught(text):
+    assert dc.refusal(text), text
