@@ -1,10 +1,13 @@
 """The draft step: a reply draft from the mail, its thread and similar past cases (LLM).
 
-``run(ctx)`` asks the LLM (email_rag/llm/prompts/draft.v2.txt) under the same policy as the
+``run(ctx)`` asks the LLM (email_rag/llm/prompts/draft.v3.txt) under the same policy as the
 classification (``email_rag.llm.policy``) and, in the checkpoint transaction,
 stores the draft as pending review with the sources it used; the mail becomes
 ``draft_ready``. An earlier open draft of the mail (a regenerate) is superseded.
 The step is safe to repeat: the draft row is written only with the checkpoint.
+The model writes the body; greeting and sign-off come from the mailbox's settings
+(``email_rag.llm.reply_frame``); the claim check's evidence is this mail, its thread and
+this customer's history, plus the approved replies for general facts (``evidence``).
 
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
