@@ -86,7 +86,9 @@ AMOUNT = re.compile(rf"{_CURRENCY}\s?(?P<a>{_NUM})|(?P<b>{_NUM})\s?{_CURRENCY}",
 NUMBER = re.compile(_NUM)
 NUMERIC_DATE = re.compile(
     r"\b(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})\b|"
-    r"\b(?P<p>\d{1,2})[./](?P<q>\d{1,2})(?:[./](?:\d{4}|\d{2}))?(?!\d)(?![.,]\d)"
+    # 12/03, 12/03/2026, 12.03., 12.03.2026 - not a version or a decimal (4.2, 1.5 GB)
+    r"(?<![\d.,])\b(?P<p>\d{1,2})(?:/(?P<q>\d{1,2})(?:/(?:\d{4}|\d{2}))?|"
+    r"\.(?P<q2>\d{1,2})\.(?:\d{4}|\d{2})?)(?![\d])(?![.,]\d)"
 )
 _MONTH_WORDS = "|".join(sorted(MONTH, key=len, reverse=True))
 TEXT_DATE = re.compile(
@@ -135,7 +137,7 @@ _ACTIONS: dict[str, tuple[str, str]] = {
         r"shipped|dispatched|versandt|verschickt|versendet|expédiée?s?|despachad[oa]s?|"
         r"spedit[oaie]|verzonden|expedid[oa]s?",
         r"will (?:\w+ )?(?:ship|dispatch)|(?:werden|wird)\b[^.!?\n]{0,60}\b(?:versenden|"
-        r"verschicken|versandt)|expédierons|enviaremos|spediremo",
+        r"verschicken|versandt)|expédierons|spediremo",
     ),
     "replace": (
         r"replaced|ersetzt|ausgetauscht|remplacée?s?|sustituid[oa]s?|reemplazad[oa]s?|"
@@ -144,7 +146,7 @@ _ACTIONS: dict[str, tuple[str, str]] = {
         r"remplacerons|reemplazaremos|sustituiremos|sostituiremo",
     ),
     "reset": (
-        r"reset|unlocked|zurückgesetzt|entsperrt|freigeschaltet|réinitialisée?s?|"
+        r"(?:has|have|had|was|were|been) (?:\w+ )?reset|unlocked|zurückgesetzt|entsperrt|freigeschaltet|réinitialisée?s?|"
         r"débloquée?s?|restablecid[oa]s?|desbloquead[oa]s?|sbloccat[oaie]|ontgrendeld",
         r"will (?:\w+ )?(?:reset|unlock)|(?:werden|wird)\b[^.!?\n]{0,60}\b(?:zurücksetzen|"
         r"entsperren)|réinitialiserons|restableceremos|desbloquearemos",
@@ -161,7 +163,7 @@ DONE_TENSE = re.compile(
 )
 FUTURE_PASSIVE = re.compile(r"\b(?:werden|wird|will be|sera|será|verrà|wordt)\b", re.IGNORECASE)
 CONDITION = re.compile(
-    r"\b(?:once|if|when|as soon as|after|sobald|wenn|falls|nachdem|sofern|dès que|si|"
+    r"\b(?:once|if|when|whether|as soon as|after|sobald|wenn|falls|ob|nachdem|sofern|dès que|si|"
     r"lorsque|une fois|quand|cuando|en cuanto|una vez|tan pronto|appena|quando|zodra|"
     r"indien|assim que|caso)\b",
     re.IGNORECASE,
@@ -258,7 +260,7 @@ def dates(text: str) -> list[tuple[str, str]]:
         if m.group("y"):
             out.append((m.group(0), f"{int(m.group('d'))}/{int(m.group('m'))}"))
             continue
-        p, q = int(m.group("p")), int(m.group("q"))
+        p, q = int(m.group("p")), int(m.group("q") or m.group("q2"))
         if 1 <= p <= 31 and 1 <= q <= 12:
             out.append((m.group(0), f"{p}/{q}"))
         if 1 <= q <= 31 and 1 <= p <= 12 and p != q:

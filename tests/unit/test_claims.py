@@ -187,3 +187,22 @@ def test_a_rule_of_the_team_nothing_states_is_flagged():
 def test_a_spanish_se_is_no_condition():
     found = claims.unsupported("Su suscripción ha sido cancelada y no se le cobrará más.", "")
     assert [c.kind for c in found] == ["done"]
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        "Please update the app to version 4.2.1 and try again.",
+        "The file may be up to 1.5 GB.",
+        "You can reset your password with the link we sent you.",
+        "Le enviaremos un enlace para restablecer la contraseña.",
+        "Wir prüfen, ob wir den Betrag erstatten werden.",
+    ],
+)
+def test_ordinary_support_sentences_are_no_claims(draft):
+    assert claims.unsupported(draft, "I cannot log in since the update.") == []
+
+
+def test_a_password_reset_said_done_is_a_claim():
+    found = claims.unsupported("We have reset your password.", "I cannot log in.")
+    assert [c.kind for c in found] == ["done"]
