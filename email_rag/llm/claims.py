@@ -20,7 +20,7 @@ must be found in the evidence, in two parts:
 | deadline (``24 Stunden``, ``5 business days``, ``sous 48 heures``) | the same number of the same unit in ``own`` or ``shared`` |
 | reference (``RE-2024-0042``, ``#55210``, ``A12345``) | the same characters in ``own`` only (another customer's number is wrong here) |
 | done (``we have refunded``, ``wurde storniert``, ``nous avons remboursé``) | ``own`` says the same action was done (our reply in the thread, or the customer: "you refunded me ...") |
-| promised (``we will refund``, ``le reembolsaremos``) | ``own`` or ``shared`` says the same action was done or promised |
+| promised (``we will refund``, ``le reembolsaremos``) | ``own`` says the same action was done or promised, or ``shared`` names it in any form ("we refund within 5 days") |
 
 Questions and conditions ("once we receive the parcel, ...") are not claims.
 Pure logic: no I/O, no model.
@@ -152,6 +152,22 @@ _ACTIONS: dict[str, tuple[str, str]] = {
         r"entsperren)|réinitialiserons|restableceremos|desbloquearemos",
     ),
 }
+# any form of the action's verb or noun, for the evidence of a promise
+_STEMS = {
+    "refund": r"refund|reimburs|erstatt|rembours|reembols|rimbors|terugbeta|reembolso",
+    "credit": r"credit|gutschr|gutschreib|avoir|abono|accredit|crédit",
+    "correct": r"correct|korrig|berichtig|corrig|rectific|corregi|corret",
+    "cancel": r"cancel|storn|kündig|annul|résili|anula|annull",
+    "ship": r"ship|dispatch|versand|versend|verschick|expédi|envío|despach|spedi|verzend",
+    "replace": r"replac|ersatz|ersetz|austausch|remplac|sustitu|reemplaz|sostitu|vervang",
+    "reset": r"reset|zurücksetz|entsperr|freischalt|réinitialis|débloqu|restablec|desbloque",
+}
+STEM = {a: re.compile(rf"\b(?:{p})", re.IGNORECASE) for a, p in _STEMS.items()}
+NEGATION = re.compile(
+    r"\b(?:not|never|nicht|noch nicht|kein\w*|pas|jamais|no|todavía no|aún no|non|niet|nog "
+    r"niet|não|ainda não)\b",
+    re.IGNORECASE,
+)
 DONE = {a: re.compile(rf"\b(?:{d})\b", re.IGNORECASE) for a, (d, _) in _ACTIONS.items()}
 PROMISE = {a: re.compile(rf"\b(?:{p})", re.IGNORECASE) for a, (_, p) in _ACTIONS.items()}
 # a done form needs a tense that says it happened (not "to be refunded", "erstattet werden")
@@ -163,7 +179,8 @@ DONE_TENSE = re.compile(
 )
 FUTURE_PASSIVE = re.compile(r"\b(?:werden|wird|will be|sera|será|verrà|wordt)\b", re.IGNORECASE)
 CONDITION = re.compile(
-    r"\b(?:once|if|when|whether|as soon as|after|sobald|wenn|falls|ob|nachdem|sofern|dès que|si|"
+    r"\b(?:once|if|when|whether|as soon as|as long as|after|sobald|solange|wenn|falls|ob|"
+    r"nachdem|sofern|dès que|tant que|si|mientras|"
     r"lorsque|une fois|quand|cuando|en cuanto|una vez|tan pronto|appena|quando|zodra|"
     r"indien|assim que|caso)\b",
     re.IGNORECASE,
@@ -311,6 +328,13 @@ def references(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _negated(sentence: str, verb: re.Pattern[str]) -> bool:
+    """'has not been shipped', 'noch nicht versandt', 'pas encore remboursé': a negation
+    in the few words before the verb."""
+    m = verb.search(sentence)
+    return bool(m and NEGATION.search(sentence[max(0, m.start() - 25) : m.start()]))
+
+
 def actions(text: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(done, promised): (sentence, action) of every asserted action claim."""
     done, promised = [], []
@@ -324,18 +348,20 @@ def actions(text: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
                 DONE[action].search(sentence)
                 and DONE_TENSE.search(sentence)
                 and not FUTURE_PASSIVE.search(sentence)
+                and not _negated(sentence, DONE[action])
             ):
                 done.append((sentence, action))
     return done, promised
 
 
 def _mentions(text: str) -> tuple[set[str], set[str]]:
-    """(actions said done, actions said done or promised) anywhere in ``text``,
-    questions and conditions included: the evidence may say it in any form."""
+    """(actions said done, actions named in any form) anywhere in ``text``, questions and
+    conditions included: the evidence may say it in any form ("we refund it within 5
+    days" supports "we will refund you")."""
     text = _fold(text)
     done = {a for a in _ACTIONS if DONE[a].search(text)}
-    promised = {a for a in _ACTIONS if PROMISE[a].search(text)}
-    return done, done | promised
+    named = {a for a in _ACTIONS if PROMISE[a].search(text) or STEM[a].search(text)}
+    return done, done | named
 
 
 def unsupported(draft: str, own: str, shared: str = "") -> list[Claim]:
@@ -359,8 +385,16 @@ def unsupported(draft: str, own: str, shared: str = "") -> list[Claim]:
             found.append(Claim("deadline", text, key))
     for sentence in _sentences(_fold(draft)):
         day = RELATIVE_DAY.search(sentence)
-        if day and not WE_WRITE_AGAIN.search(sentence):
+        if day and _asserted(sentence) and not WE_WRITE_AGAIN.search(sentence):
             offset = _day_offset(day.group(0))
+            # "today" is a claim only about an action ("wird heute versandt"), not about
+            # what we do now ("nous ouvrons dès aujourd'hui une enquête")
+            about_action = any(
+                DONE[a].search(sentence) or PROMISE[a].search(sentence) or STEM[a].search(sentence)
+                for a in _ACTIONS
+            )
+            if offset == 0 and not about_action:
+                continue
             if offset not in {_day_offset(m.group(0)) for m in RELATIVE_DAY.finditer(every)}:
                 found.append(Claim("date", day.group(0), f"day+{offset}"))
         rule = POLICY.search(sentence)
@@ -373,7 +407,11 @@ def unsupported(draft: str, own: str, shared: str = "") -> list[Claim]:
             found.append(Claim("reference", text, key))
     done, promised = actions(draft)
     own_done, _ = _mentions(own)
-    _, any_said = _mentions(every)
+    own_promised = {a for a in _ACTIONS if PROMISE[a].search(_fold(own))}
+    # the customer asking for a refund is no evidence that we give one: any form of the
+    # action counts only in the team's knowledge
+    _, team_named = _mentions(shared)
+    any_said = own_done | own_promised | team_named
     for sentence, action in done:
         if action not in own_done:
             found.append(Claim("done", sentence[:120], action))

@@ -111,11 +111,11 @@ def primary_first(sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(sources, key=lambda s: not approved(s))
 
 
-def evidence(body: str, thread: list[dict[str, Any]], history: list[dict[str, Any]],
-             sources: list[dict[str, Any]]) -> tuple[str, str]:
+def evidence(subject: str, body: str, thread: list[dict[str, Any]],
+             history: list[dict[str, Any]], sources: list[dict[str, Any]]) -> tuple[str, str]:
     """(own, shared) evidence of the claim check (email_rag.llm.claims): this mail, its
     thread with our replies and this customer's history; the team's replies to others."""
-    own = [body or ""]
+    own = [subject or "", body or ""]
     for t in thread:
         own += [str(t.get("subject") or ""), str(t.get("snippet") or ""),
                 str(t.get("sent_reply") or "")]
@@ -162,7 +162,7 @@ def draft_task(subject: str, sender: str, body: str, language: str,
     frame = frame or ReplyFrame.for_mail(body, sender, lang)
     sources = primary_first(list(sources))
     if own is None or shared is None:
-        own_found, shared_found = evidence(body, thread, [], sources)
+        own_found, shared_found = evidence(subject, body, thread, [], sources)
         own, shared = own if own is not None else own_found, shared or shared_found
     form = ADDRESS_FORM.get((frame.language, frame.register)) if lang == frame.language else None
     address_form = (f"\n- Address the sender with \"{form}\", as they address us."
@@ -236,8 +236,8 @@ def run(ctx: StepContext) -> StepOutcome:
     sources = list(retrieved.get("similar") or [])
     thread = list(retrieved.get("thread") or [])
     language = mail.language or "other"
-    own, shared = evidence(content.body, thread, list(retrieved.get("sender_history") or []),
-                           sources)
+    own, shared = evidence(content.subject, content.body, thread,
+                           list(retrieved.get("sender_history") or []), sources)
     # the display name too: the greeting names the customer, and a draft signed with that
     # name was written as the customer (draft_checks.signed_as_customer)
     sender = formataddr((mail.from_name or "", content.sender)) if content.sender \

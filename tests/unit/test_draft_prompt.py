@@ -62,6 +62,7 @@ def test_the_parsed_draft_has_the_greeting_and_sign_off_of_the_frame():
 
 def test_the_claim_evidence_is_this_customers_material_and_our_replies():
     thread = [{"subject": "Refund", "snippet": "please refund", "sent_reply": "Refunded 20 €."}]
-    own, shared = evidence("body", thread, [{"subject": "Order 5521"}], [APPROVED, OTHER])
-    assert "Refunded 20 €." in own and "Order 5521" in own
+    own, shared = evidence("Invoice 2026-318", "body", thread, [{"subject": "Order 5521"}],
+                           [APPROVED, OTHER])
+    assert "Refunded 20 €." in own and "Order 5521" in own and "2026-318" in own
     assert "2 business days" in shared and "where is my parcel" not in shared

@@ -663,6 +663,33 @@ def verdict_of(case: Judged) -> tuple[bool, str]:
     return True, ""
 
 
+def reference_replies() -> list[Judged]:
+    """The quality corpus's 70 reference replies (bench/quality_corpus_extra.py: what a good
+    agent of the team sends, under the team's policies) as good drafts, with the policies
+    of their language as the team's knowledge: written by others than the checks, they
+    show how often a good reply is flagged."""
+    from .quality_corpus import MAILS as FIRST
+    from .quality_corpus_extra import MAILS_EXTRA, REFERENCE_REPLIES, TEAM_POLICIES
+
+    by_id = {m[0]: m for m in FIRST + MAILS_EXTRA}
+    out = []
+    for mail_id, reply in REFERENCE_REPLIES.items():
+        _, lang, *_, subject, body = by_id[mail_id]
+        out.append(
+            Judged(
+                f"ref-{mail_id}",
+                lang,
+                f"{subject}\n{body}",
+                "customer@example.com",
+                reply,
+                "good",
+                "",
+                "\n".join(TEAM_POLICIES.get(lang, [])),
+            )
+        )
+    return out
+
+
 def measure(cases: list[Judged] | None = None) -> dict[str, Any]:
     cases = JUDGED + HELD_OUT if cases is None else cases
     unusable_passed, good_flagged = [], []
@@ -692,6 +719,7 @@ def measure(cases: list[Judged] | None = None) -> dict[str, Any]:
 
 def run(args: Any) -> Report:
     m = measure()
+    refs = measure(reference_replies())
     rows = [
         {"measure": "labelled drafts (good / unusable)", "value": f"{m['good']} / {m['unusable']}"},
         {
@@ -702,12 +730,18 @@ def run(args: Any) -> Report:
             "measure": "good drafts flagged",
             "value": f"{len(m['good_flagged'])} ({m['good_flag_rate']:.0%})",
         },
+        {
+            "measure": "the corpus's reference replies flagged",
+            "value": f"{len(refs['good_flagged'])} of {refs['good']}",
+        },
     ]
     notes = [
         f"unusable and passed: {', '.join(m['unusable_passed']) or 'none'}",
         f"good and flagged: {'; '.join(m['good_flagged']) or 'none'}",
         f"caught, by the agent's reason: {m['caught_by_reason']}",
+        f"reference replies flagged: {'; '.join(refs['good_flagged']) or 'none'}",
     ]
+    m = {**m, "reference_replies": refs}
     return Report(
         "draft-checks",
         f"{len(m['unusable_passed'])} of {m['unusable']} unusable "
