@@ -228,3 +228,34 @@ def test_a_draft_stating_a_refund_nothing_supports_goes_to_staff_flagged_with_th
     assert d["check_flags"].startswith("claim:") and "$49.00" in d["check_flags"]
     assert "done" in d["check_flags"]
     assert d["body_draft"].startswith("Hello,\n\nWe have refunded")  # staff see it to fix it
+
+
+def test_a_mail_close_to_an_approved_reply_gets_that_reply_first_in_the_prompt(svc, db, server):
+    """GIVEN an earlier mail of the mailbox whose approved reply was sent WHEN a similar mail
+    is drafted THEN that reply is the prompt's first reference, labelled as the team's
+    approved reply, the draft reusing its facts passes the claim check (the firmware
+    version and the 48 hours are the team's), and the reply is stored as the draft's
+    source."""
+    from email_rag.indexing.indexer import Indexer
+    from tests.factories import make_mailbox
+    from tests.index_helpers import make_sent_draft
+
+    mb = make_mailbox(db, "support")
+    printer = "The printer shows error E42 after the firmware update and prints nothing."
+    earlier = make_email(db, mailbox_id=mb, subject="Printer error E42", body=printer,
+                         from_addr="carol@customer.example")
+    assert Indexer(svc).index(mail(db, earlier)).missing == []
+    make_sent_draft(db, earlier, "draft", final="Please install firmware 1.2.1; if the error "
+                    "remains, we replace the printer within 48 hours.")
+    server.set_plan({"rules": [{"fault": "answer", "kind": "draft", "content":
+                                "please install firmware 1.2.1. If the error remains, we "
+                                "replace the printer within 48 hours."}]})
+    email_id, _, result = process(svc, db, "Printer error E42", printer, mailbox_id=mb)
+    assert result == "done"
+    [d] = drafts(db, email_id)
+    assert d["check_flags"] is None and "firmware 1.2.1" in d["body_draft"]
+    assert [s["email_id"] for s in json.loads(d["sources"])["sources"]] == [earlier]
+    prompt = [r for r in list(server.requests) if r["kind"] == "draft"][-1]
+    user = prompt["body"]["messages"][1]["content"]
+    assert user.index("[approved reply of our team to a similar mail") < user.index(
+        "firmware 1.2.1") < user.index("<mail-")
