@@ -175,6 +175,13 @@ class MailboxConfig(BaseModel):
         False, description="The SMTP server files each submitted mail in Sent itself "
         "(Microsoft 365, Gmail): no second copy is appended; reconciliation still searches.")
     address: str = Field("", description="From/Reply-To address of replies; defaults to username.")
+    team_name: str = Field(
+        "", description="The team's name under the sign-off of every reply draft (e.g. 'Acme "
+        "Support'); empty: 'Your support team' in the mail's language.")
+    signature: str = Field(
+        "", description="The lines under the sign-off of every reply draft instead of the "
+        "team name (name, company, phone; '\\n' between lines), added by the software, never "
+        "written by the model; empty: team_name.")
     history_cutoff: datetime | None = Field(
         None, description="Mail sent before this time is history (issue 31); none: the time "
         "the mailbox is first polled. Stored in MariaDB at the first poll; change it later "

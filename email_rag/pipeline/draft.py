@@ -1,10 +1,13 @@
 """The draft step: a reply draft from the mail, its thread and similar past cases (LLM).
 
-``run(ctx)`` asks the LLM (email_rag/llm/prompts/draft.v2.txt) under the same policy as the
+``run(ctx)`` asks the LLM (email_rag/llm/prompts/draft.v3.txt) under the same policy as the
 classification (``email_rag.llm.policy``) and, in the checkpoint transaction,
 stores the draft as pending review with the sources it used; the mail becomes
 ``draft_ready``. An earlier open draft of the mail (a regenerate) is superseded.
 The step is safe to repeat: the draft row is written only with the checkpoint.
+The model writes the body; greeting and sign-off come from the mailbox's settings
+(``email_rag.llm.reply_frame``); the claim check's evidence is this mail, its thread and
+this customer's history, plus the approved replies for general facts (``evidence``).
 
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
@@ -13,7 +16,7 @@ The step is safe to repeat: the draft row is written only with the checkpoint.
 | valid reply | - | yes | draft pending_review, mail draft_ready |
 | timeout twice | policy: once | yes | MANUAL, not confirmed: admin retry re-runs it |
 | empty answer twice | policy: once, adjusted prompt | yes | MANUAL (no default reply exists), not confirmed |
-| a draft that fails the draft checks (cut off, echo, placeholder, refusal, wrong language: email_rag.llm.draft_checks) | policy: regenerated once, the problem named | yes | fails again: stored FLAGGED with the reason (draft_ready, status_reason says so); never a normal draft, cannot be approved unchanged |
+| a draft that fails the draft checks (cut off, echo, placeholder, refusal, customer's voice, referral to customer service, register, unsupported claim, wrong language: email_rag.llm.draft_checks) | policy: regenerated once, the problem named | yes | fails again: stored FLAGGED with the reason (draft_ready, status_reason says so); never a normal draft, cannot be approved unchanged |
 | the prompt does not fit the context | trimmed before sending (references, thread, body end; audited); a 400 overflow: once with less | yes | still too long: MANUAL |
 | 429 beyond the bound, 5xx, connection | job retry cycle | yes | re-run later |
 | 400/401/403/404 | never | yes | job dead, mail failed with the reason |
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from email.utils import formataddr
 from typing import Any
 
 from ..core.errors import LLMInvalidOutputError
@@ -34,6 +38,7 @@ from ..llm.budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estima
 from ..llm.classification import LANGUAGE_NAMES, Language
 from ..llm.policy import LLMTask, PolicyLimits, TaskOutcome, run_task
 from ..llm.prompts import load_prompt, mail_block, set_version
+from ..llm.reply_frame import FORMAL, INFORMAL, ReplyFrame, strip_frame
 from ..mail.addresses import stored_reply
 from .classify import mail_content
 from .contract import StepContext, StepOutcome
@@ -43,7 +48,13 @@ MAX_SOURCES = 5
 
 
 DRAFT_MAX_TOKENS, DRAFT_MAX_TOKENS_CAP = 600, 900
-SIGNATURE = "Your support team"
+# how the prompt names the form of address the customer used (reply_frame.register)
+ADDRESS_FORM = {
+    ("de", FORMAL): "Sie", ("de", INFORMAL): "du", ("fr", FORMAL): "vous",
+    ("fr", INFORMAL): "tu", ("es", FORMAL): "usted", ("es", INFORMAL): "tú",
+    ("it", FORMAL): "Lei", ("it", INFORMAL): "tu", ("nl", FORMAL): "u",
+    ("nl", INFORMAL): "je", ("pt", FORMAL): "o senhor / a senhora", ("pt", INFORMAL): "você",
+}
 
 
 def parse_reply(text: str) -> str:
@@ -60,31 +71,68 @@ def parse_reply(text: str) -> str:
     return reply
 
 
-def checked_reply(body: str, language: str | None,
-                  sender: str | None = None) -> Callable[[str], str]:
-    """``parse_reply`` plus the draft checks (email_rag.llm.draft_checks): a draft that fails
-    one is unusable output, so the policy regenerates it once, naming the problem."""
+def checked_reply(body: str, language: str | None, sender: str | None = None,
+                  frame: ReplyFrame | None = None, own: str | None = None,
+                  shared: str = "") -> Callable[[str], str]:
+    """``parse_reply`` plus the draft checks (email_rag.llm.draft_checks) on the body the
+    model wrote (its own greeting and sign-off dropped: ``reply_frame.strip_frame``): a
+    draft that fails one is unusable output, so the policy regenerates it once, naming the
+    problem. The value is the reply staff see: ``frame`` puts the greeting and the
+    mailbox's sign-off around the body."""
+    frame = frame or ReplyFrame.for_mail(body, sender, language)
 
     def parse(text: str) -> str:
         reply = parse_reply(text)
-        found = draft_checks.problems(reply, body, language, sender)
+        found = draft_checks.problems(strip_frame(reply), body, language, sender, own=own,
+                                      shared=f"{shared}\n{frame.closing}")
+        signed = draft_checks.signed_as_customer(reply, sender)
+        if signed and not any(kind == "signed_as_customer" for kind, _ in found):
+            found.append(("signed_as_customer", signed))
         if found:
             raise LLMInvalidOutputError("; ".join(p for _, p in found), kind=found[0][0])
-        return reply
+        return frame.compose(reply)
 
     return parse
 
 
+def reply_text(source: dict[str, Any]) -> str:
+    reply = source.get("reply")
+    return str((reply.get("text") if isinstance(reply, dict) else reply) or "")
+
+
+def approved(source: dict[str, Any]) -> bool:
+    """A reply staff approved and sent (a draft of ours), not one found elsewhere."""
+    reply = source.get("reply")
+    return bool(source.get("approved", isinstance(reply, dict) and reply.get("draft_id")))
+
+
+def primary_first(sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The approved replies first (in their retrieval order), then the other sources."""
+    return sorted(sources, key=lambda s: not approved(s))
+
+
+def evidence(subject: str, body: str, thread: list[dict[str, Any]],
+             history: list[dict[str, Any]], sources: list[dict[str, Any]]) -> tuple[str, str]:
+    """(own, shared) evidence of the claim check (email_rag.llm.claims): this mail, its
+    thread with our replies and this customer's history; the team's replies to others."""
+    own = [subject or "", body or ""]
+    for t in thread:
+        own += [str(t.get("subject") or ""), str(t.get("snippet") or ""),
+                str(t.get("sent_reply") or "")]
+    own += [str(h.get("subject") or "") for h in history]
+    return "\n".join(own), "\n".join(reply_text(s) for s in sources)
+
+
 def reference_block(sources: list[dict[str, Any]], thread: list[dict[str, Any]]) -> str:
-    """Past cases and thread mails as delimited, untrusted reference material."""
+    """Past cases and thread mails as delimited, untrusted reference material: the
+    approved replies of the team first (the draft's primary material)."""
     parts = []
     for s in sources[:MAX_SOURCES]:
-        reply = s.get("reply")
-        reply_text = reply.get("text") if isinstance(reply, dict) else reply
-        parts.append(f"[past case, similarity {s.get('score', '?')}]\n"
+        label = "approved reply of our team to a similar mail" if approved(s) else "past case"
+        parts.append(f"[{label}, similarity {s.get('score', '?')}]\n"
                      f"Customer: {str(s.get('subject') or '')[:200]}\n"
                      f"{str(s.get('snippet') or '')[:1200]}\n"
-                     f"Our reply: {str(reply_text or '')[:1200]}")
+                     f"Our reply: {reply_text(s)[:1200]}")
     for t in thread[-3:] if thread else []:
         parts.append(f"[earlier mail in this thread]\nSubject: {str(t.get('subject') or '')[:200]}"
                      f"\n{str(t.get('snippet') or '')[:1200]}"
@@ -98,17 +146,28 @@ def reference_block(sources: list[dict[str, Any]], thread: list[dict[str, Any]])
 def draft_task(subject: str, sender: str, body: str, language: str,
                sources: list[dict[str, Any]], thread: list[dict[str, Any]],
                max_chars: int = 8000, context: int = DEFAULT_CONTEXT,
-               instruction: str | None = None) -> LLMTask[str]:
+               instruction: str | None = None, frame: ReplyFrame | None = None,
+               own: str | None = None, shared: str | None = None) -> LLMTask[str]:
     """The draft as an LLM task. References, thread and body are trimmed to fit
     ``context`` tokens (least similar case first, then the oldest thread mail, then the
-    body's end); what was cut is in ``task.trimmed``."""
+    body's end); what was cut is in ``task.trimmed``. The model writes the body; ``frame``
+    (default: from the mail, the default signature) adds greeting and sign-off;
+    ``own``/``shared``: the claim check's evidence (default: ``evidence(...)``)."""
     system, task, retry = load_prompt("system"), load_prompt("draft"), load_prompt("draft_retry")
     lang = language or "other"
     name = LANGUAGE_NAMES.get(Language(lang) if lang in Language.__members__.values() else
                               Language.OTHER, "the language of the mail")
     if lang == Language.OTHER.value:
         name = "the language of the mail"
-    instructions = task.render(language_name=name, signature=SIGNATURE)
+    frame = frame or ReplyFrame.for_mail(body, sender, lang)
+    sources = primary_first(list(sources))
+    if own is None or shared is None:
+        own_found, shared_found = evidence(subject, body, thread, [], sources)
+        own, shared = own if own is not None else own_found, shared or shared_found
+    form = ADDRESS_FORM.get((frame.language, frame.register)) if lang == frame.language else None
+    address_form = (f"\n- Address the sender with \"{form}\", as they address us."
+                    if form else "")
+    instructions = task.render(language_name=name, address_form=address_form)
     head = f"{system.text.strip()}\n\n{instructions.strip()}"
     if instruction and instruction.strip():  # from our support agent (Regenerate): trusted
         head += ("\n\nOur support agent asked for this reply: "
@@ -133,11 +192,27 @@ def draft_task(subject: str, sender: str, body: str, language: str,
         return out
 
     task_ = LLMTask(name="draft", prompt_version=set_version("draft", system, task, retry),
-                    messages=messages, parse=checked_reply(body, lang, sender),
+                    messages=messages,
+                    parse=checked_reply(body, lang, sender, frame, own, shared),
                     max_tokens=DRAFT_MAX_TOKENS, max_tokens_cap=DRAFT_MAX_TOKENS_CAP,
                     shrink=fitted.shrink, trimmed=fitted.trimmed)
     task_.kept = fitted  # type: ignore[attr-defined]  # which references made it in
+    task_.frame = frame  # type: ignore[attr-defined]  # for a draft stored FLAGGED
+    task_.sources = sources  # type: ignore[attr-defined]  # in the order the prompt has them
     return task_
+
+
+def frame_of(ctx: StepContext, body: str, sender: str, language: str) -> ReplyFrame:
+    """Greeting and sign-off from the mailbox's settings (signature, team name)."""
+    row = ctx.services.db.fetchone(sql("sends_mailbox_of_mail"), {"id": ctx.email.mailbox_id})
+    signature = team = ""
+    if row is not None:
+        try:
+            mb = ctx.services.settings.mailbox(row["name"])
+            signature, team = mb.signature, mb.team_name
+        except KeyError:
+            pass
+    return ReplyFrame.for_mail(body, sender, language, signature, team)
 
 
 def run(ctx: StepContext) -> StepOutcome:
@@ -160,9 +235,17 @@ def run(ctx: StepContext) -> StepOutcome:
     retrieved = ctx.confirmed.get(str(Step.RETRIEVE), {})
     sources = list(retrieved.get("similar") or [])
     thread = list(retrieved.get("thread") or [])
-    task = draft_task(content.subject, content.sender, content.body,
-                      mail.language or "other", sources, thread, s.llm_max_input_chars,
-                      context_tokens(s, ctx.services.llm), mail.draft_instruction)
+    language = mail.language or "other"
+    own, shared = evidence(content.subject, content.body, thread,
+                           list(retrieved.get("sender_history") or []), sources)
+    # the display name too: the greeting names the customer, and a draft signed with that
+    # name was written as the customer (draft_checks.signed_as_customer)
+    sender = formataddr((mail.from_name or "", content.sender)) if content.sender \
+        else content.sender
+    task = draft_task(content.subject, sender, content.body, language, sources, thread,
+                      s.llm_max_input_chars, context_tokens(s, ctx.services.llm),
+                      mail.draft_instruction, frame_of(ctx, content.body, sender, language),
+                      own, shared)
     result = run_task(ctx.services.llm, task, PolicyLimits.from_settings(s),
                       event=lambda name, detail: ctx.event(name, detail), audit=ctx.services.audit)
     kept = task.kept  # type: ignore[attr-defined]
@@ -175,7 +258,7 @@ def run(ctx: StepContext) -> StepOutcome:
         # unusable twice, but there is text: staff get it FLAGGED with the reason (never as
         # a normal draft) - better a start they can fix than a blank manual case
         flags = f"{result.last_kind}: {result.last_error}"[:1000]
-        reply = result.last_text.strip()[:MAX_REPLY_CHARS]
+        reply = task.frame.compose(result.last_text)[:MAX_REPLY_CHARS]  # type: ignore[attr-defined]
     elif result.outcome is not TaskOutcome.OK or result.value is None:
         reason = result.reason or "the LLM gave no usable draft twice; write the reply by hand"
         return StepOutcome(detail=detail, mail_status=MailStatus.MANUAL, status_reason=reason,
@@ -183,7 +266,7 @@ def run(ctx: StepContext) -> StepOutcome:
     else:
         reply = result.value
     subject = content.subject
-    stored_sources = sources[:kept.refs]
+    stored_sources = task.sources[:kept.refs]  # type: ignore[attr-defined]
 
     def write(cur: Any) -> None:
         version = cur.fetchone(sql("drafts_next_version"), {"email_id": ctx.email_id})["v"]

@@ -52,3 +52,73 @@ def test_a_draft_signed_with_the_customers_name_is_caught():
     found = dict(dc.problems(draft, "Rechnung doppelt", "de", "Maria Schmidt <m@example.org>"))
     assert "signed_as_customer" in found
     assert dc.signed_as_customer(GOOD, "Jana Roth <jana@example.org>") is None
+
+
+@pytest.mark.parametrize("text", [
+    "Kind regards,\n[Your Support Team]", "Sehr geehrte/r [Kundenname],", "bis zum [Datum]",
+    "Bonjour [Prénom],", "Estimado/a [Nombre del cliente]:", "Hello <Name>,",
+    "Hallo <Kundenname>,", "Dear {customer_name},", "Hi {{ first_name }},", "Dear %NAME%,",
+    "Ihre Bestellung XXX", "am XX.XX.XXXX", "le JJ/MM/AAAA", "el __________",
+    "Thanks,\nYour Name", "Viele Grüße\nMax Mustermann", "[...]", "Cordialement,\n[Votre nom]",
+])
+def test_a_placeholder_of_any_form_is_caught(text):
+    assert dc.placeholder(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "Please see [our help page](https://example.com/help).", "Write to <support@example.com>.",
+    "Error 503: service unavailable", "Ihre Bestellung 55210 vom 3.11.",
+    "Open Mi cuenta > Suscripción > Cancelar.",
+])
+def test_ordinary_text_is_no_placeholder(text):
+    assert dc.placeholder(text) is None
+
+
+@pytest.mark.parametrize("text", [
+    "Please contact our customer service team for help.",
+    "Bitte wenden Sie sich an unseren Kundenservice.",
+    "Bitte kontaktieren Sie den Kundendienst.",
+    "Veuillez contacter notre service client.",
+    "Póngase en contacto con el servicio de atención al cliente.",
+    "Contatti il nostro servizio clienti.",
+])
+def test_sending_the_customer_to_customer_service_is_caught(text):
+    assert dc.referral(text), text
+
+
+def test_a_referral_check_leaves_our_own_team_alone():
+    assert dc.referral("Our support team is checking your order and will write again.") is None
+
+
+@pytest.mark.parametrize("draft", [
+    "Meine Bestellung ist nicht angekommen, ich möchte mein Geld zurück.",
+    "I was charged twice. Please refund my payment.",
+    "Ma commande n'est pas arrivée.", "Mi pedido no ha llegado.",
+])
+def test_a_draft_written_as_the_customer_is_caught(draft):
+    assert dc.customer_voice(draft, "irrelevant"), draft
+
+
+def test_a_first_person_sentence_of_the_mail_repeated_as_ours_is_caught():
+    """Seen with German drafts: the customer's request turned into the reply."""
+    mail = "Ich habe die Rechnung zweimal bezahlt und bitte um Rückerstattung des Betrags."
+    draft = "Vielen Dank. Ich habe die Rechnung zweimal bezahlt und bitte um Rückerstattung."
+    assert dc.customer_voice(draft, mail)
+    assert dc.customer_voice("Wir prüfen, ob die Rechnung zweimal bezahlt wurde.", mail) is None
+
+
+def test_the_familiar_form_to_a_formal_writer_is_caught():
+    assert dc.register("Danke für deine Nachricht, wir helfen dir.", MAIL, "de")
+    assert dc.register("Merci pour ton message.", "Pourriez-vous vérifier ?", "fr")
+    assert dc.register("Puedes cancelar tu suscripción.", "¿Podría usted ayudarme?", "es")
+    assert dc.register(GOOD, MAIL, "de") is None
+
+
+@pytest.mark.parametrize("text", [
+    "Es tut mir leid, aber ich kann Ihre Bestellung nicht einsehen.",
+    "Je suis désolé, mais je ne peux pas accéder à votre compte.",
+    "Lo siento, pero no puedo ver su pedido.",
+    "I don't have any information about your order.",
+])
+def test_a_polite_refusal_in_each_language_is_caught(text):
+    assert dc.refusal(text), text

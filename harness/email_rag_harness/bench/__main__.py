@@ -30,6 +30,9 @@ BENCHMARKS = {
     "index": ("email_rag_harness.bench.index_speed", "index and search speed (hashing or local model)"),
     "quality": ("email_rag_harness.bench.quality", "model quality on the labelled corpus: accuracy per field, "
                 "JSON validity, retrieval hit@k, draft checks, latency"),
+    "draft-checks": ("email_rag_harness.bench.draft_judgements", "the draft checks against agents' "
+                     "verdicts on a labelled set of drafts (4 languages): unusable drafts passing, "
+                     "good drafts flagged (no model, seconds)"),
     "web": ("email_rag_harness.bench.web", "the review desk with 10,000 pending drafts: server-side p50 of the "
                          "queue and draft pages, first contentful paint"),
     "latency": ("email_rag_harness.bench.latency", "time from APPEND to draft_ready, IMAP IDLE vs polling, "

@@ -406,5 +406,6 @@ PARAPHRASES: list[tuple[str, str]] = [
     ("es26", "No recuerdo la clave y el mensaje para cambiarla no me llega."),
 ]
 
-DRAFT_IDS = ["en01", "en04", "en07", "en11", "en25", "de01", "de04", "de07", "de11", "de25",
-             "fr01", "fr04", "fr07", "fr11", "fr25", "es01", "es04", "es07", "es11", "es25"]
+# interleaved by language, so that ``--drafts N`` takes every language
+DRAFT_IDS = [f"{lang}{n}" for n in ("01", "04", "07", "11", "25")
+             for lang in ("en", "de", "fr", "es")]
