@@ -101,9 +101,11 @@ def reply_text(source: dict[str, Any]) -> str:
 
 
 def approved(source: dict[str, Any]) -> bool:
-    """A reply staff approved and sent (a draft of ours), not one found elsewhere."""
+    """A reply staff approved and sent: a draft of ours, or the team's own reply in the Sent
+    folder that the history import linked to the case; not one found elsewhere."""
     reply = source.get("reply")
-    return bool(source.get("approved", isinstance(reply, dict) and reply.get("draft_id")))
+    return bool(source.get("approved", isinstance(reply, dict)
+                           and (reply.get("draft_id") or reply.get("email_id"))))
 
 
 def primary_first(sources: list[dict[str, Any]]) -> list[dict[str, Any]]:

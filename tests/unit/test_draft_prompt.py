@@ -32,6 +32,13 @@ def test_approved_replies_come_first_whatever_their_score():
     )
 
 
+def test_our_reply_from_the_sent_folder_counts_as_the_teams_reply():
+    """The history import links an answered mail to the reply the team sent (its Sent
+    folder row): that is a reply staff wrote and sent, primary material like a draft."""
+    sent = {**APPROVED, "reply": {"draft_id": None, "email_id": 42, "text": "Sent by us."}}
+    assert primary_first([OTHER, sent]) == [sent, OTHER]
+
+
 def test_a_short_context_drops_the_other_sources_before_the_approved_reply():
     long_other = {**OTHER, "snippet": "x " * 600, "reply": "y " * 600}
     task = draft_task(
