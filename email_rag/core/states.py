@@ -134,6 +134,7 @@ class Actor(StrEnum):
     WORKER = "worker:jobs"  # a worker running queue entries
     SCHEDULER = "system:scheduler"  # periodic maintenance: re-dispatch, stuck resets, sync
     SYSTEM = "system:internal"  # the application itself (token refresh, audit spool)
+    WEB = "system:web"  # the web process where nobody is logged in (a refused login)
 
 
 # --- Transition tables: from a status, the statuses a record may move to. -----------------

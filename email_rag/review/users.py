@@ -40,7 +40,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 
 from ..core.errors import BadInputError, DuplicateKeyError
 from ..core.records import Account, Bucket, Listed
-from ..core.states import UserRole
+from ..core.states import Actor, UserRole
 from ..db import Database, sql
 from ..db.audit import AuditEvent, write_events
 
@@ -194,7 +194,7 @@ def authenticate(db: Database, name: str, password: str, max_failures: int, lock
     check holds no transaction (no row lock waits behind an argon2 hash)."""
     name = (name or "").strip()[:100]
     client = (client or "unknown")[:64]
-    actor = f"web:{client}"
+    actor = Actor.WEB
     limits = {"max": max_failures, "lock_s": lockout_s, "lock_max": lockout_max_s}
     with VERIFY_SLOTS:
         found = db.fetchone(sql("web_user_by_name"), {"name": name}) if name else None
@@ -209,7 +209,7 @@ def authenticate(db: Database, name: str, password: str, max_failures: int, lock
             if before or by_address else 0
         if locked:
             _audit(db, [AuditEvent(actor, "user", shown, "login_refused",
-                                   detail={"reason": "locked"})])
+                                   detail={"reason": "locked", "client": client})])
             return LoginResult(None, "locked", locked)
         ok = _verify(row.password_hash if row else _DUMMY_HASH, password)
         reason = ("unknown_user" if row is None else "bad_password" if not ok
@@ -223,13 +223,13 @@ def authenticate(db: Database, name: str, password: str, max_failures: int, lock
                     "stale": int(bool(by_address and by_address.stale))})
                 after = _buckets(cur, key, lockout_s)
                 events = [AuditEvent(actor, "user", shown, "login_failed", attempt=attempt,
-                                     detail={"reason": reason})]
+                                     detail={"reason": reason, "client": client})]
                 lock = max([int(b.locked_s) for b in after.values()] or [0])
                 if lock:
                     address_lock = after.get(ADDRESS_KEY)
                     events.append(AuditEvent(
                         actor, "user", shown, "login_locked", attempt=attempt,
-                        detail={"lockout_s": lock,
+                        detail={"lockout_s": lock, "client": client,
                                 "lockouts": max(int(b.lockouts) for b in after.values()),
                                 "by_address": bool(address_lock and address_lock.locked_s)}))
                 write_events(cur, events)

@@ -26,14 +26,14 @@ def web_env(env, tmp_path):
             "EMAIL_RAG_LOG_LEVEL": "WARNING"}
 
 
-def failed_login_actor(base: str, db, forwarded_for: str) -> str:
+def failed_login_client(base: str, db, forwarded_for: str) -> str:
     with httpx.Client(base_url=base) as c:
         token = csrf_of(c.get("/login").text)
         r = c.post("/login", data={"name": "anna", "password": "wrong-one", "csrf_token": token},
                    headers={"X-Forwarded-For": forwarded_for})
         assert r.status_code == 401
-    return db.fetchone("SELECT actor FROM audit_log WHERE event = 'login_failed' "
-                       "ORDER BY id DESC LIMIT 1")["actor"]
+    return db.fetchone("SELECT JSON_VALUE(detail, '$.client') AS client FROM audit_log "
+                       "WHERE event = 'login_failed' ORDER BY id DESC LIMIT 1")["client"]
 
 
 def test_forwarded_for_is_believed_only_from_configured_proxies(web_env, db, tmp_path: Path):
@@ -42,10 +42,10 @@ def test_forwarded_for_is_believed_only_from_configured_proxies(web_env, db, tmp
     proxy THEN its forwarded address is used."""
     make_user(db, "anna")
     with serve_web(web_env, tmp_path) as base:
-        assert failed_login_actor(base, db, "203.0.113.9") == "web:127.0.0.1"
+        assert failed_login_client(base, db, "203.0.113.9") == "127.0.0.1"
     trusted = {**web_env, "EMAIL_RAG_WEB_TRUSTED_PROXIES": "127.0.0.1"}
     with serve_web(trusted, tmp_path) as base:
-        assert failed_login_actor(base, db, "203.0.113.9") == "web:203.0.113.9"
+        assert failed_login_client(base, db, "203.0.113.9") == "203.0.113.9"
 
 
 # --- the staff workflow in Chromium ---

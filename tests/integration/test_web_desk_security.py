@@ -192,6 +192,21 @@ def test_variants_of_a_name_share_the_accounts_throttle_and_audit_under_the_acco
     assert events[0]["event"] == "login" and events[0]["actor"] == "user:eve"
 
 
+def test_a_refused_login_is_audited_by_the_web_process_with_the_client_in_its_detail(db):
+    """Nobody is logged in when a login fails: the actor is the web process in the one
+    actor format (``system:web``), the client address a detail of the event, so an
+    audit search by actor finds every refusal and no address poses as an actor."""
+    make_user(db, "eve", "staff")
+    for _ in range(3):
+        auth(db, "eve", "guess", "10.0.0.77")
+    assert auth(db, "eve", PASSWORD, "10.0.0.77").reason == "locked"
+    events = db.fetchall("SELECT event, actor, JSON_VALUE(detail, '$.client') AS client "
+                         "FROM audit_log WHERE event LIKE 'login_%%' ORDER BY id")
+    assert [e["event"] for e in events] == ["login_failed", "login_failed", "login_failed",
+                                            "login_locked", "login_refused"]
+    assert {(e["actor"], e["client"]) for e in events} == {("system:web", "10.0.0.77")}
+
+
 def test_one_address_trying_many_names_is_locked_and_keeps_the_throttle_small(db):
     """GIVEN 3 failures per name and 20 per address WHEN one address tries 300 names nobody
     has THEN after 20 failures the address is locked for every name (a real one and a real
