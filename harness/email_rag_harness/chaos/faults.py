@@ -74,6 +74,26 @@ def pid_of_client(peer: tuple[str, int] | None) -> int | None:
     return None
 
 
+def _takeover_timing(claims: list[dict[str, Any]], resets: list[int],
+                     pid: int) -> dict[str, Any]:
+    """How long the held worker's claim lasted until the stuck reset, the reset's heartbeat
+    verdict, and how long until another worker claimed the entry (audit times)."""
+    if not resets:
+        return {}
+    first = resets[0]
+    held_claims = [c for c in claims[:first]
+                   if c["event"] == "claimed" and _pid_of_worker(str(c["worker"])) == pid]
+    other = next((c for c in claims[first + 1:] if c["event"] == "claimed"
+                  and _pid_of_worker(str(c["worker"])) != pid), None)
+    reset_at = claims[first]["at"]
+    out: dict[str, Any] = {"reset_verdict": claims[first].get("heartbeat")}
+    if held_claims:
+        out["reset_after_claim_s"] = round((reset_at - held_claims[-1]["at"]).total_seconds(), 2)
+    if other is not None:
+        out["taken_over_after_reset_s"] = round((other["at"] - reset_at).total_seconds(), 2)
+    return out
+
+
 def _pid_of_worker(name: str) -> int | None:
     """The pid in a worker's name (``host:pid``, email_rag.runtime.job_runner.worker_name)."""
     try:
@@ -380,7 +400,8 @@ class Injector:
         detail = {"job": job_id, "pid": pid, "connections_held": len(held), "held_s": held_s,
                   "reset": len(resets), "taken_over_by": taken_over[:5],
                   "end_state": state.get("state"),
-                  "last_worker_pid": _pid_of_worker(str(state.get("worker") or ""))}
+                  "last_worker_pid": _pid_of_worker(str(state.get("worker") or "")),
+                  **_takeover_timing(claims, resets, pid)}
         if state.get("state") not in ("done", "dead"):
             result = "open: the entry had not ended when the run stopped looking"
         elif not resets or not taken_over:
