@@ -384,7 +384,7 @@ class Injector:
             self.t.db_proxy.blackhole(None)
         held_s = round(time.monotonic() - started, 2)
         # the entry must end (done, or dead with its reason) - by another worker
-        end = time.monotonic() + float(e.get("wait_s", 30.0)) + 30.0
+        end = time.monotonic() + 60.0
         state: dict[str, Any] = {}
         while time.monotonic() < end and not self.stop.is_set():
             state = next(iter(self._rows("chaos_job_state", {"id": job_id})), {})
