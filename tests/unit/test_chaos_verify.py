@@ -338,7 +338,7 @@ def test_the_hung_worker_line_says_how_long_the_held_claim_lasted_and_who_took_o
     reset (with its heartbeat verdict) after so many seconds, the other worker's claim."""
     from datetime import datetime, timedelta
 
-    from email_rag_harness.chaos.faults import _takeover_timing
+    from email_rag_harness.chaos.faults import _takeover
     from email_rag_harness.chaos.report import render as render_report
 
     t0 = datetime(2026, 12, 1, 21, 0, 0)
@@ -351,10 +351,12 @@ def test_the_hung_worker_line_says_how_long_the_held_claim_lasted_and_who_took_o
         {"event": "claimed", "worker": "h:33", "at": t0 + timedelta(seconds=17.25),
          "heartbeat": None},
     ]
-    timing = _takeover_timing(claims, [2], pid=22)
-    assert timing == {"reset_verdict": "no heartbeat", "reset_after_claim_s": 14.5,
-                      "taken_over_after_reset_s": 1.75}
-    assert _takeover_timing(claims, [], pid=22) == {}
+    timing = _takeover(claims, pid=22)
+    assert timing == {"reset": 1, "taken_over_by": ["h:33"], "reset_verdict": "no heartbeat",
+                      "reset_after_claim_s": 14.5, "taken_over_after_reset_s": 1.75}
+    # no reset (seed 5 raised IndexError here and the outcome was never recorded)
+    assert _takeover(claims[:2], pid=22) == {"reset": 0, "taken_over_by": []}
+    assert _takeover([], pid=22) == {"reset": 0, "taken_over_by": []}
     fault = {"fault": "db_blackhole_worker", "result": "done", "at": 12.8, "job": 7, "pid": 22,
              "taken_over_by": ["h:33"], **timing}
     result = ModeResult("hardened", {}, {}, True, 1.0, faults=[fault])

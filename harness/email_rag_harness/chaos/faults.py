@@ -74,23 +74,27 @@ def pid_of_client(peer: tuple[str, int] | None) -> int | None:
     return None
 
 
-def _takeover_timing(claims: list[dict[str, Any]], resets: list[int],
-                     pid: int) -> dict[str, Any]:
-    """How long the held worker's claim lasted until the stuck reset, the reset's heartbeat
-    verdict, and how long until another worker claimed the entry (audit times)."""
+def _takeover(claims: list[dict[str, Any]], pid: int) -> dict[str, Any]:
+    """What the audit says happened to the held entry (``claims``: its claimed/stuck_reset
+    events in order): how often it was reset, the workers other than the held one (``pid``)
+    that claimed it after the first reset, the reset's heartbeat verdict, how long the held
+    worker's claim lasted until the reset and how long until another worker claimed it."""
+    resets = [i for i, c in enumerate(claims) if c["event"] == "stuck_reset"]
+    out: dict[str, Any] = {"reset": len(resets), "taken_over_by": []}
     if not resets:
-        return {}
+        return out
     first = resets[0]
+    others = [c for c in claims[first + 1:] if c["event"] == "claimed"
+              and _pid_of_worker(str(c["worker"])) != pid]
+    out["taken_over_by"] = sorted({str(c["worker"]) for c in others})[:5]
+    out["reset_verdict"] = claims[first].get("heartbeat")
+    reset_at = claims[first]["at"]
     held_claims = [c for c in claims[:first]
                    if c["event"] == "claimed" and _pid_of_worker(str(c["worker"])) == pid]
-    other = next((c for c in claims[first + 1:] if c["event"] == "claimed"
-                  and _pid_of_worker(str(c["worker"])) != pid), None)
-    reset_at = claims[first]["at"]
-    out: dict[str, Any] = {"reset_verdict": claims[first].get("heartbeat")}
     if held_claims:
         out["reset_after_claim_s"] = round((reset_at - held_claims[-1]["at"]).total_seconds(), 2)
-    if other is not None:
-        out["taken_over_after_reset_s"] = round((other["at"] - reset_at).total_seconds(), 2)
+    if others:
+        out["taken_over_after_reset_s"] = round((others[0]["at"] - reset_at).total_seconds(), 2)
     return out
 
 
@@ -393,19 +397,13 @@ class Injector:
                 break
             self.stop.wait(0.5)
         claims = self._rows("chaos_job_claims", {"id": str(job_id)})
-        resets = [i for i, c in enumerate(claims) if c["event"] == "stuck_reset"]
-        # the workers that took the entry over after its (first) reset
-        taken_over = sorted({str(c["worker"]) for c in claims[resets[0] + 1:] if resets
-                             and c["event"] == "claimed"
-                             and _pid_of_worker(str(c["worker"])) != pid})
+        takeover = _takeover(claims, pid)
         detail = {"job": job_id, "pid": pid, "connections_held": len(held), "held_s": held_s,
-                  "reset": len(resets), "taken_over_by": taken_over[:5],
-                  "end_state": state.get("state"),
-                  "last_worker_pid": _pid_of_worker(str(state.get("worker") or "")),
-                  **_takeover_timing(claims, resets, pid)}
+                  **takeover, "end_state": state.get("state"),
+                  "last_worker_pid": _pid_of_worker(str(state.get("worker") or ""))}
         if state.get("state") not in ("done", "dead"):
             result = "open: the entry had not ended when the run stopped looking"
-        elif not resets or not taken_over:
+        elif not takeover["reset"] or not takeover["taken_over_by"]:
             result = "no effect: the entry was not taken over (the held worker was between " \
                 "statements the whole time, or finished before the cut)"
         else:
