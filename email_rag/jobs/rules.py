@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from ..core.errors import TransitionRefused
 from ..core.records import Job, Mail, SendAttempt
 from ..core.retry import RetryDecision
-from ..core.states import MAIL_TERMINAL, JobKind, JobState, MailStatus, SendStatus
+from ..core.states import MAIL_TERMINAL, JobKind, JobState, MailStatus, SendStatus, Step
 
 OPEN_MAIL = (MailStatus.FAILED, MailStatus.MANUAL)  # mails that wait for a human
 # entries an admin's resolve closes (jobs_open_of_mail_for_update), or finds running
@@ -127,6 +127,14 @@ def retry_plan(job: Job, mail: Mail | None, unknown_send: int | None,
                                 refusal.why)
     if refused_send:
         return RetryPlan(back_to_review=True)
+    if (job.state == JobState.DONE and job.kind == JobKind.PROCESS_EMAIL
+            and {str(s) for s in Step} <= set(confirmed_steps)):
+        # the entry would resume after its last step and run nothing: the mail would rest
+        # in its resume status with nothing to move it
+        raise TransitionRefused("job", job.id, job.state, JobState.QUEUED,
+                                "every step of the entry ran and its outcome is the mail's "
+                                f"status ({mail.status if mail else 'gone'}): a retry would "
+                                "run nothing; resolve the mail or answer it by hand")
     if mail is not None and mail.status in OPEN_MAIL:
         return RetryPlan(False, resume_status(job, confirmed_steps))
     return RetryPlan(False)

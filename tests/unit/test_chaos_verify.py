@@ -331,3 +331,36 @@ def test_alarm_lines_are_counted_and_only_planned_ones_are_explained():
     assert v.figures["unexplained_alarms"] == 2
     assert [f.split(":")[0] for f in v.findings["unexplained_alarms"]] == [
         "plain-3.log", "plain-3.log"]
+
+
+def test_the_hung_worker_line_says_how_long_the_held_claim_lasted_and_who_took_over():
+    """The db_blackhole_worker outcome is in the report: the held worker's claim, the stuck
+    reset (with its heartbeat verdict) after so many seconds, the other worker's claim."""
+    from datetime import datetime, timedelta
+
+    from email_rag_harness.chaos.faults import _takeover
+    from email_rag_harness.chaos.report import render as render_report
+
+    t0 = datetime(2026, 12, 1, 21, 0, 0)
+    claims = [
+        {"event": "claimed", "worker": "h:11", "at": t0, "heartbeat": None},
+        {"event": "claimed", "worker": "h:22", "at": t0 + timedelta(seconds=1), "heartbeat": None},
+        {"event": "stuck_reset", "worker": "h:22", "at": t0 + timedelta(seconds=15.5),
+         "heartbeat": "no heartbeat"},
+        {"event": "claimed", "worker": "h:22", "at": t0 + timedelta(seconds=16), "heartbeat": None},
+        {"event": "claimed", "worker": "h:33", "at": t0 + timedelta(seconds=17.25),
+         "heartbeat": None},
+    ]
+    timing = _takeover(claims, pid=22)
+    assert timing == {"reset": 1, "taken_over_by": ["h:33"], "reset_verdict": "no heartbeat",
+                      "reset_after_claim_s": 14.5, "taken_over_after_reset_s": 1.75}
+    # no reset (seed 5 raised IndexError here and the outcome was never recorded)
+    assert _takeover(claims[:2], pid=22) == {"reset": 0, "taken_over_by": []}
+    assert _takeover([], pid=22) == {"reset": 0, "taken_over_by": []}
+    fault = {"fault": "db_blackhole_worker", "result": "done", "at": 12.8, "job": 7, "pid": 22,
+             "taken_over_by": ["h:33"], **timing}
+    result = ModeResult("hardened", {}, {}, True, 1.0, faults=[fault])
+    text = render_report({"seed": 1, "mails": 10, "events": []}, {"hardened": result}, 10, 0)[0]
+    [line] = [ln for ln in text.splitlines() if ln.startswith("  hung worker (hardened)")]
+    assert "done;" in line and "job 7" in line and "reset_after_claim_s 14.5" in line
+    assert "taken_over_by ['h:33']" in line

@@ -168,6 +168,20 @@ def test_an_admin_retry_of_a_done_entry_whose_mail_waits_for_a_human_runs_it_aga
     assert rows.mails[mail.id].status == MailStatus.RECEIVED  # nothing confirmed yet
 
 
+def test_an_admin_retry_of_an_entry_that_ran_every_step_is_refused_and_strands_nothing(
+        rows, store):
+    """GIVEN a mail the pipeline itself left for a human (every step confirmed, e.g. no
+    sender address) WHEN an admin retries its done entry THEN it is refused: the entry
+    would run nothing and the mail would rest in classified (chaos seed 15, 2026-12-01:
+    `failed retry` of everything listed stranded such a mail)."""
+    mail, job = waiting(rows, MailStatus.MANUAL, state=JobState.DONE, attempts=2)
+    rows.steps[mail.id] = {"parse", "classify", "index", "retrieve", "draft"}
+    with pytest.raises(TransitionRefused, match="every step"):
+        store.retry(job.id, "user:anna")
+    assert rows.jobs[job.id].state == JobState.DONE
+    assert rows.mails[mail.id].status == MailStatus.MANUAL
+
+
 @pytest.mark.parametrize(("mail_status", "job_state", "record"), [
     (MailStatus.SENT, JobState.DEAD, "email"),  # final mail
     (MailStatus.RECEIVED, JobState.QUEUED, "job"),  # waiting already

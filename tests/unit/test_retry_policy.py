@@ -119,3 +119,30 @@ def test_the_backoff_doubles_up_to_its_cap():
 
     b = ExponentialBackoff(base=0.5, cap=10.0, jitter=0.0)
     assert [b.delay(n) for n in range(1, 8)] == [0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
+
+
+_COUNT = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+
+
+def stated_attempts(doc: str) -> list[int]:
+    """The numbers of tries/attempts of the send cycle a docstring states ("4 attempts",
+    "four attempts", "3 tries"); "one call is one try" is the adapter's own call."""
+    import re
+
+    found = re.findall(r"\b(\d+|one|two|three|four|five|six) (?:attempts|tries)\b", doc, re.I)
+    return [int(n) if n.isdigit() else _COUNT[n.lower()] for n in found]
+
+
+def test_the_smtp_docstrings_state_the_send_cycles_real_number_of_attempts():
+    """GIVEN the SMTP adapter's and the sender's docstrings THEN every number of tries they
+    state for a transient SMTP error is the default EMAIL_RAG_MAX_ATTEMPTS (issue 26: the
+    SMTP docstring said "3 tries" while the cycle makes 4 attempts)."""
+    from email_rag.adapters import smtp
+    from email_rag.core.settings import Settings
+    from email_rag.sending import sender
+
+    s = Settings()
+    for module in (smtp, sender):
+        stated = stated_attempts(module.__doc__ or "")
+        assert stated, f"{module.__name__} states no number of attempts for the send cycle"
+        assert set(stated) == {s.max_attempts}, (module.__name__, stated)

@@ -74,6 +74,30 @@ def pid_of_client(peer: tuple[str, int] | None) -> int | None:
     return None
 
 
+def _takeover(claims: list[dict[str, Any]], pid: int) -> dict[str, Any]:
+    """What the audit says happened to the held entry (``claims``: its claimed/stuck_reset
+    events in order): how often it was reset, the workers other than the held one (``pid``)
+    that claimed it after the first reset, the reset's heartbeat verdict, how long the held
+    worker's claim lasted until the reset and how long until another worker claimed it."""
+    resets = [i for i, c in enumerate(claims) if c["event"] == "stuck_reset"]
+    out: dict[str, Any] = {"reset": len(resets), "taken_over_by": []}
+    if not resets:
+        return out
+    first = resets[0]
+    others = [c for c in claims[first + 1:] if c["event"] == "claimed"
+              and _pid_of_worker(str(c["worker"])) != pid]
+    out["taken_over_by"] = sorted({str(c["worker"]) for c in others})[:5]
+    out["reset_verdict"] = claims[first].get("heartbeat")
+    reset_at = claims[first]["at"]
+    held_claims = [c for c in claims[:first]
+                   if c["event"] == "claimed" and _pid_of_worker(str(c["worker"])) == pid]
+    if held_claims:
+        out["reset_after_claim_s"] = round((reset_at - held_claims[-1]["at"]).total_seconds(), 2)
+    if others:
+        out["taken_over_after_reset_s"] = round((others[0]["at"] - reset_at).total_seconds(), 2)
+    return out
+
+
 def _pid_of_worker(name: str) -> int | None:
     """The pid in a worker's name (``host:pid``, email_rag.runtime.job_runner.worker_name)."""
     try:
@@ -363,8 +387,9 @@ class Injector:
         finally:
             self.t.db_proxy.blackhole(None)
         held_s = round(time.monotonic() - started, 2)
-        # the entry must end (done, or dead with its reason) - by another worker
-        end = time.monotonic() + float(e.get("wait_s", 30.0)) + 30.0
+        # the entry must end (done, or dead with its reason) - by another worker; on a loaded
+        # machine the take-over came 60 s after the reset, so look until the run stops
+        end = time.monotonic() + 300.0
         state: dict[str, Any] = {}
         while time.monotonic() < end and not self.stop.is_set():
             state = next(iter(self._rows("chaos_job_state", {"id": job_id})), {})
@@ -372,18 +397,13 @@ class Injector:
                 break
             self.stop.wait(0.5)
         claims = self._rows("chaos_job_claims", {"id": str(job_id)})
-        resets = [i for i, c in enumerate(claims) if c["event"] == "stuck_reset"]
-        # the workers that took the entry over after its (first) reset
-        taken_over = sorted({str(c["worker"]) for c in claims[resets[0] + 1:] if resets
-                             and c["event"] == "claimed"
-                             and _pid_of_worker(str(c["worker"])) != pid})
+        takeover = _takeover(claims, pid)
         detail = {"job": job_id, "pid": pid, "connections_held": len(held), "held_s": held_s,
-                  "reset": len(resets), "taken_over_by": taken_over[:5],
-                  "end_state": state.get("state"),
+                  **takeover, "end_state": state.get("state"),
                   "last_worker_pid": _pid_of_worker(str(state.get("worker") or ""))}
         if state.get("state") not in ("done", "dead"):
             result = "open: the entry had not ended when the run stopped looking"
-        elif not resets or not taken_over:
+        elif not takeover["reset"] or not takeover["taken_over_by"]:
             result = "no effect: the entry was not taken over (the held worker was between " \
                 "statements the whole time, or finished before the cut)"
         else:

@@ -294,9 +294,11 @@ class Run:
     def _reauthorize(self) -> dict[str, Any]:
         """The admin authorizes the mailbox again: `email-rag mailboxes authorize NAME`, the
         code of a fresh consent pasted (the user signed in again); tried until it is stored
-        (MariaDB may be down by plan)."""
-        deadline = time.monotonic() + 90
+        (MariaDB may be down by plan; on a loaded machine one CLI call took up to its 60 s
+        timeout, and two tries in 90 s were not enough)."""
+        deadline = time.monotonic() + 240
         tries = 0
+        errors = len(self.admin.cli_errors)
         while time.monotonic() < deadline:
             tries += 1
             code = self.shared.tokens.issue_code(self.user.username)
@@ -304,7 +306,7 @@ class Run:
             if out.get("ok"):
                 return {"tries": tries, "how": (out.get("data") or {}).get("how")}
             time.sleep(1.0)
-        return {"tries": tries, "failed": True}
+        return {"tries": tries, "failed": True, "errors": self.admin.cli_errors[errors:][-3:]}
 
     def _services_class(self) -> type[Any]:
         """What builds the harness's own services (staff, admin acts) in this mode."""

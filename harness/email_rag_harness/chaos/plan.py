@@ -257,7 +257,7 @@ def _server_faults(rng: random.Random, r: int) -> list[tuple[float, float, dict[
         out.append((0.1, 0.9, event))
     out.append((0.2, 0.7, {"fault": "db_blackhole_worker",
                            "seconds": _round(rng.uniform(LONG_OUTAGE_S, LONG_OUTAGE_S + 10)),
-                           "wait_s": 30.0}))
+                           "wait_s": 150.0}))
     return out
 
 

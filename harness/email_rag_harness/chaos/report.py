@@ -135,6 +135,10 @@ def render(plan: dict[str, Any], results: dict[str, ModeResult], deliveries: int
             for kind, items in sorted(r.explained.items()):
                 lines.append(f"  {kind}: " + "; ".join(items[:8])
                              + (f" (+{len(items) - 8} more)" if len(items) > 8 else ""))
+        for f in r.faults:  # the hung worker: whose entry, reset how, finished by whom
+            if f["fault"] == "db_blackhole_worker":
+                lines.append(f"  hung worker ({mode}): {f['result']}; " + ", ".join(
+                    f"{k} {v}" for k, v in f.items() if k not in ("fault", "result")))
         for note in r.notes:
             lines.append(f"  note ({mode}): {note}")
         if r.staff_refused:

@@ -97,7 +97,8 @@ SELECT id, worker FROM jobs
 
 -- name: chaos_job_claims
 -- Who claimed an entry, in order, and whether it was reset, and its state now.
-SELECT a.event, JSON_UNQUOTE(JSON_EXTRACT(a.detail, '$.worker')) AS worker, a.at
+SELECT a.event, JSON_UNQUOTE(JSON_EXTRACT(a.detail, '$.worker')) AS worker, a.at,
+       JSON_UNQUOTE(JSON_EXTRACT(a.detail, '$.heartbeat')) AS heartbeat
   FROM audit_log a
  WHERE a.entity_type = 'job' AND a.entity_id = %(id)s
    AND a.event IN ('claimed', 'stuck_reset')
