@@ -197,6 +197,12 @@ class StuckJobError(TransientError):
     """The entry was processing longer than the stuck limit; its worker is presumed dead."""
 
 
+class JobTimedOutError(TransientError):
+    """The queue stopped the entry at its job timeout: the time went to a slow or
+    unavailable dependency (e.g. waiting through MariaDB outages); it resumes from its
+    last confirmed step."""
+
+
 class LocalLLMMissingError(ConfigError):
     """The local model or its runtime is not installed."""
 

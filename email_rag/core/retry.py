@@ -9,7 +9,7 @@ Reaktion auf jede Exception"):
 
 | error | decision |
 |---|---|
-| ``TransientError`` (429, 5xx, timeouts, outages, a worker presumed dead), other errors of ours (``EmailRagError``), builtin ``ConnectionError`` / ``TimeoutError`` | retry after the scheduled delay (Retry-After honoured), up to ``max_attempts`` |
+| ``TransientError`` (429, 5xx, timeouts, outages, a worker presumed dead, the queue's job timeout), other errors of ours (``EmailRagError``), builtin ``ConnectionError`` / ``TimeoutError`` | retry after the scheduled delay (Retry-After honoured), up to ``max_attempts`` |
 | ``PermanentError`` (4xx, bad input, configuration) | stop at once |
 | ``OutcomeUnknownError`` (the other side may have acted) | stop: reconcile first, never a blind retry |
 | anything else (``KeyError``, ``TypeError``, ...: a programming error or a failure nobody classified) | stop at once, flagged ``unexpected``: the worker logs an ALARM; an admin retries once it is fixed |

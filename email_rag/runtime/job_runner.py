@@ -23,7 +23,14 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from ..core.errors import ClaimLostError, DatabaseUnavailableError, PermanentError
+from rq.timeouts import BaseTimeoutException
+
+from ..core.errors import (
+    ClaimLostError,
+    DatabaseUnavailableError,
+    JobTimedOutError,
+    PermanentError,
+)
 from ..core.records import Job
 from ..core.retry import UNEXPECTED, retry_policy
 from ..core.settings import Settings
@@ -159,6 +166,8 @@ class JobRunner:
             log.warning("%s", e)
             return "lost"
         except Exception as e:  # noqa: BLE001 - every failure is classified by the policy
+            if isinstance(e, BaseTimeoutException):  # RQ's job timeout, raised inside the job
+                e = JobTimedOutError(f"job timeout: {e}")
             decision = self.jobs.fail(job, self.name, e)
             if decision.reason.startswith(UNEXPECTED):
                 log.error("ALARM job %s (%s) stopped on an unexpected %s: %s - not retried; "

@@ -323,6 +323,28 @@ def test_admin_resolve_closes_a_dead_entry_and_marks_the_mail(services, db):
         store.resolve(job, "cli:boss", "twice")
 
 
+def test_the_job_timeout_is_a_temporary_failure_retried_later_not_a_bug(services, db, caplog):
+    """RQ stops a job that runs past its timeout by raising its JobTimeoutException inside
+    the job (chaos seed 9: a worker waited for MariaDB through repeated outages until the
+    timeout). The time went to a slow or unavailable dependency, not to a programming
+    error: the entry goes into the retry cycle from its last checkpoint, without an
+    ALARM, and says why."""
+    from rq.timeouts import JobTimeoutException
+
+    email = make_email(db)
+    job = make_job(db, email)
+    steps = Steps({Step.CLASSIFY: [JobTimeoutException(
+        "Task exceeded maximum timeout value (120 seconds)")]})
+    assert JobRunner(services, "w1", steps.pipeline()).run(job) == "failed"
+    row = job_row(db, job)
+    assert (row["state"], row["attempts"]) == ("failed", 1)
+    assert "timeout" in row["last_error"] and "unexpected" not in row["last_error"]
+    assert not any(r.message.startswith("ALARM job") for r in caplog.records)
+    force_due(db, job)
+    assert JobRunner(services, "w2", steps.pipeline()).run(job) == "done"
+    assert steps.calls[Step.PARSE] == 1  # resumed after the confirmed step
+
+
 def test_an_unexpected_exception_is_a_bug_dead_at_once_with_an_alarm_not_retried(
         services, db, caplog):
     """Seed 004: retry is a decision on the classified error. A KeyError in a step (a
