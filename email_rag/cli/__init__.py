@@ -39,6 +39,7 @@ COMMAND_MODULES = [
     "email_rag.cli.poll",
     "email_rag.cli.idle",
     "email_rag.cli.mailboxes",
+    "email_rag.cli.privacy",
 ]
 
 # name -> (module run as ``python -m``, help): programs of the test harness, a distribution of

@@ -1,0 +1,104 @@
+-- What is stored about one person (email_rag.review.privacy): the mails from or to an
+-- address (the parsed address columns, compared lower-cased; display names never match)
+-- and everything that hangs off them.
+
+-- name: privacy_mail_ids
+-- %(address)s is already lower-cased and trimmed. to_addrs / cc_addrs hold the parsed
+-- addresses joined by ", ".
+SELECT id FROM emails
+ WHERE LOWER(TRIM(from_addr)) = %(address)s
+    OR LOWER(TRIM(reply_addr)) = %(address)s
+    OR FIND_IN_SET(%(address)s, REPLACE(LOWER(COALESCE(to_addrs, '')), ' ', '')) > 0
+    OR FIND_IN_SET(%(address)s, REPLACE(LOWER(COALESCE(cc_addrs, '')), ' ', '')) > 0
+ ORDER BY id;
+
+-- name: privacy_mails
+SELECT e.*, m.name AS mailbox FROM emails e JOIN mailboxes m ON m.id = e.mailbox_id
+ WHERE e.id IN ({ids}) ORDER BY e.id;
+
+-- name: privacy_drafts
+SELECT * FROM drafts WHERE email_id IN ({ids}) ORDER BY email_id, version;
+
+-- name: privacy_draft_edits
+SELECT de.draft_id, u.name AS user_name, de.body, de.saved_at
+  FROM draft_edits de JOIN users u ON u.id = de.user_id
+ WHERE de.draft_id IN ({ids}) ORDER BY de.draft_id, de.saved_at;
+
+-- name: privacy_send_attempts
+SELECT s.*, d.email_id FROM send_attempts s JOIN drafts d ON d.id = s.draft_id
+ WHERE s.draft_id IN ({ids}) ORDER BY s.id;
+
+-- name: privacy_audit_events
+-- The events whose entity is one of the person's mails, drafts or send attempts.
+SELECT id, at, actor, entity_type, entity_id, event, from_state, to_state, attempt, detail
+  FROM audit_log
+ WHERE (entity_type = 'email' AND entity_id IN ({mails}))
+    OR (entity_type = 'draft' AND entity_id IN ({drafts}))
+    OR (entity_type = 'send_attempt' AND entity_id IN ({sends}))
+ ORDER BY at, id;
+
+-- name: privacy_plan_counts
+-- What forget would delete in MariaDB for these mails.
+SELECT (SELECT COUNT(*) FROM emails WHERE id IN ({ids})) AS mails,
+       (SELECT COUNT(*) FROM drafts WHERE email_id IN ({ids})) AS drafts,
+       (SELECT COUNT(*) FROM send_attempts s JOIN drafts d ON d.id = s.draft_id
+         WHERE d.email_id IN ({ids})) AS send_attempts,
+       (SELECT COUNT(*) FROM draft_edits de JOIN drafts d ON d.id = de.draft_id
+         WHERE d.email_id IN ({ids})) AS draft_edits,
+       (SELECT COUNT(*) FROM labelled_examples WHERE email_id IN ({ids})) AS labelled_examples,
+       (SELECT COUNT(*) FROM jobs WHERE email_id IN ({ids})
+           OR draft_id IN (SELECT id FROM drafts WHERE email_id IN ({ids}))) AS jobs;
+
+-- name: privacy_erasure_start
+INSERT INTO privacy_erasures (address_hash, reason, requested_by, state)
+VALUES (%(hash)s, %(reason)s, %(by)s, 'running')
+ON DUPLICATE KEY UPDATE state = IF(state = 'done', 'running', state), last_error = NULL,
+                        finished_at = NULL;
+
+-- name: privacy_erasure_get
+SELECT address_hash, reason, requested_by, state, mails_erased, last_error, requested_at,
+       finished_at FROM privacy_erasures WHERE address_hash = %(hash)s;
+
+-- name: privacy_erasure_progress
+UPDATE privacy_erasures SET mails_erased = mails_erased + %(mails)s, state = %(state)s,
+       last_error = %(error)s,
+       finished_at = IF(%(state)s = 'done', CURRENT_TIMESTAMP(6), NULL)
+ WHERE address_hash = %(hash)s;
+
+-- name: privacy_lock_mails
+SELECT id FROM emails WHERE id IN ({ids}) FOR UPDATE;
+
+-- The deletes of one batch of mails, children first, in one transaction; draft_edits,
+-- draft_presence, labelled_examples and mail_assignments go with ON DELETE CASCADE,
+-- review_queue_keys with the drafts' and mails' triggers' rows deleted here.
+-- name: privacy_delete_jobs
+DELETE FROM jobs WHERE email_id IN ({ids})
+    OR draft_id IN (SELECT id FROM drafts WHERE email_id IN ({ids}));
+
+-- name: privacy_delete_send_attempts
+DELETE s FROM send_attempts s JOIN drafts d ON d.id = s.draft_id WHERE d.email_id IN ({ids});
+
+-- name: privacy_unlink_bounces
+UPDATE send_attempts SET bounce_email_id = NULL WHERE bounce_email_id IN ({ids});
+
+-- name: privacy_unlink_answers
+UPDATE emails SET answered_by = NULL WHERE answered_by IN ({ids});
+
+-- name: privacy_delete_queue_keys
+DELETE FROM review_queue_keys WHERE email_id IN ({ids});
+
+-- name: privacy_delete_drafts
+DELETE FROM drafts WHERE email_id IN ({ids});
+
+-- name: privacy_delete_steps
+DELETE FROM email_steps WHERE email_id IN ({ids});
+
+-- name: privacy_delete_examples
+DELETE FROM labelled_examples WHERE email_id IN ({ids});
+
+-- name: privacy_delete_mails
+DELETE FROM emails WHERE id IN ({ids});
+
+-- name: privacy_audit_naming
+-- The verification's search of the audit log: events whose detail holds the address.
+SELECT COUNT(*) AS n FROM audit_log WHERE LOWER(CAST(detail AS CHAR)) LIKE %(pattern)s;

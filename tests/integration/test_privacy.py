@@ -1,0 +1,103 @@
+"""Issue 29: what is stored about one person, exported for an access request (real MariaDB)."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from email.message import EmailMessage
+
+from email_rag.cli import main
+from email_rag.db.audit import AuditEvent, AuditLog, events_for
+from email_rag.mail.mime import parse_mail
+from email_rag.review.privacy import address_hash
+from tests.factories import make_draft, make_email, make_mailbox
+
+PDF = b"%PDF-1.4 invoice 4711 of Alice\n"
+
+
+def _with_attachment(sender: str) -> tuple[bytes, str]:
+    msg = EmailMessage()
+    msg["Message-ID"] = "<inv-4711@customer.example>"
+    msg["From"] = f"Alice Example <{sender}>"
+    msg["To"] = "support@example.com"
+    msg["Subject"] = "Invoice 4711 is wrong"
+    msg.set_content("Invoice 4711 charges twice.")
+    msg.add_attachment(PDF, maintype="application", subtype="pdf", filename="invoice.pdf")
+    raw = bytes(msg)
+    return raw, parse_mail(raw).attachments_json()
+
+
+def _people(db, tmp_path):
+    box = make_mailbox(db)
+    raw, atts = _with_attachment("Alice@Customer.example")
+    first = make_email(db, box, subject="Invoice 4711 is wrong", body="Invoice 4711 charges twice.",
+                       from_addr="Alice@Customer.example", from_name="Alice Example", raw=raw,
+                       attachments=atts, message_id="<inv-4711@customer.example>",
+                       category="billing", summary="double charge on 4711")
+    second = make_email(db, box, subject="Our answer on 4711", body="We refunded it.",
+                        from_addr="support@example.com", direction="out",
+                        to_addrs="bob@partner.example, alice@customer.example")
+    # another person, whose display name is Alice's address: never matched by name
+    other = make_email(db, box, subject="Carol's router", body="Carol's router is down.",
+                       from_addr="carol@other.example", from_name="alice@customer.example")
+    draft = make_draft(db, first, body="Dear Alice,\n\nwe refund invoice 4711.\n")
+    other_draft = make_draft(db, other, body="Dear Carol,\n\nreboot the router.\n")
+    log = AuditLog(db, tmp_path / "spool.jsonl")
+    log.record(AuditEvent("worker", "email", first, "state_changed", "received", "classified"),
+               AuditEvent("user:anna", "draft", draft, "approved", "pending_review", "approved"),
+               AuditEvent("worker", "email", second, "imported"),
+               AuditEvent("worker", "email", other, "state_changed", "received", "classified",
+                          detail={"note": "carol-only-event"}),
+               AuditEvent("user:anna", "draft", other_draft, "approved"))
+    return first, second, other, draft
+
+
+def test_export_holds_each_thing_of_the_person_and_nothing_of_another(env, db, tmp_path,
+                                                                       capsys):
+    first, second, other, draft = _people(db, tmp_path)
+    out = tmp_path / "alice.zip"
+    capsys.readouterr()
+    code = main(["privacy", "export", " ALICE@customer.EXAMPLE ", "--out", str(out), "--json"])
+    data = json.loads(capsys.readouterr().out)["data"]
+    assert code == 0
+    assert (data["mails"], data["attachments"], data["drafts"], data["audit_events"]) == (
+        2, 1, 1, 3)
+
+    with zipfile.ZipFile(out) as z:
+        names = set(z.namelist())
+        assert {"index.html", f"mails/{first}/mail.txt", f"mails/{first}/source.eml",
+                f"mails/{first}/attachments/01-invoice.pdf", f"mails/{second}/mail.txt",
+                f"mails/{second}/source.eml"} <= names
+        assert not [n for n in names if n.startswith(f"mails/{other}/")]
+        assert z.read(f"mails/{first}/attachments/01-invoice.pdf") == PDF
+        text = z.read(f"mails/{first}/mail.txt").decode()
+        for expected in ("Invoice 4711 charges twice.", "billing", "double charge on 4711",
+                         f"Reply draft {draft}", "we refund invoice 4711.",
+                         "state_changed received -> classified", f"draft {draft} approved"):
+            assert expected in text
+        assert b"invoice.pdf" in z.read(f"mails/{first}/source.eml")
+        assert "We refunded it." in z.read(f"mails/{second}/mail.txt").decode()
+        index = z.read("index.html").decode()
+        assert f'href="mails/{first}/mail.txt"' in index and "2 mail(s)" in index
+        everything = b"".join(z.read(n) for n in names)
+    for foreign in (b"Carol", b"carol", b"reboot the router", b"carol-only-event"):
+        assert foreign not in everything
+
+    # audited under the address's hash: the audit log never holds the plain address
+    [event] = events_for(db, "person", address_hash("alice@customer.example"))
+    assert event["event"] == "privacy_exported"
+    assert "alice" not in json.dumps(event, default=str).lower()
+
+
+def test_export_of_an_unknown_address_is_an_index_saying_so(env, db, tmp_path, capsys):
+    _people(db, tmp_path)
+    out = tmp_path / "nobody.zip"
+    assert main(["privacy", "export", "nobody@nowhere.example", "--out", str(out)]) == 0
+    with zipfile.ZipFile(out) as z:
+        assert z.namelist() == ["index.html"]
+        assert "No stored mail" in z.read("index.html").decode()
+
+
+def test_export_refuses_a_name_instead_of_an_address(env, db, tmp_path):
+    assert main(["privacy", "export", "Alice Example", "--out", str(tmp_path / "x.zip")]) != 0
+    assert not (tmp_path / "x.zip").exists()
