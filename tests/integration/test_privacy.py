@@ -6,10 +6,14 @@ import json
 import zipfile
 from email.message import EmailMessage
 
+from email_rag.adapters.vectors import QdrantStore
 from email_rag.cli import main
+from email_rag.core.index_ports import ChunkPayload, VectorPoint
+from email_rag.core.settings import get_settings
 from email_rag.db.audit import AuditEvent, AuditLog, events_for
 from email_rag.mail.mime import parse_mail
 from email_rag.review.privacy import address_hash
+from email_rag_harness.testing.hang import closed_port
 from tests.factories import make_draft, make_email, make_mailbox
 
 PDF = b"%PDF-1.4 invoice 4711 of Alice\n"
@@ -101,3 +105,99 @@ def test_export_of_an_unknown_address_is_an_index_saying_so(env, db, tmp_path, c
 def test_export_refuses_a_name_instead_of_an_address(env, db, tmp_path):
     assert main(["privacy", "export", "Alice Example", "--out", str(tmp_path / "x.zip")]) != 0
     assert not (tmp_path / "x.zip").exists()
+
+
+# --- forget ------------------------------------------------------------------------------
+
+def _index(settings, ids_by_mailbox: dict[int, int]) -> None:
+    """Points in the test's local Qdrant folder for these mails (2 chunks each)."""
+    store = QdrantStore.from_settings(settings)
+    try:
+        for email_id, box in ids_by_mailbox.items():
+            store.replace_mail(email_id, [
+                VectorPoint(email_id, c, [float(email_id), float(c) + 1.0] + [0.5] * (
+                    store.dim - 2), ChunkPayload(email_id, box, c, text=f"chunk {c}"))
+                for c in range(2)])
+    finally:
+        store.close()
+
+
+def _points(settings, email_id: int) -> int:
+    store = QdrantStore.from_settings(settings)
+    try:
+        return store.count(email_id)
+    finally:
+        store.close()
+
+
+def _forget(capsys, *args) -> tuple[int, dict]:
+    get_settings.cache_clear()
+    capsys.readouterr()
+    code = main(["privacy", "forget", *args, "--json"])
+    return code, json.loads(capsys.readouterr().out)["data"]
+
+
+def test_forget_erases_the_person_everywhere_and_leaves_another_untouched(env, db, settings,
+                                                                          tmp_path, capsys):
+    first, second, other, draft = _people(db, tmp_path)
+    box = db.fetchone("SELECT mailbox_id FROM emails WHERE id = %s", (first,))["mailbox_id"]
+    _index(settings, {first: box, second: box, other: box})
+
+    code, planned = _forget(capsys, "alice@customer.example", "--reason", "Art. 17 request",
+                            "--dry-run")
+    assert code == 0 and planned["state"] == "planned"
+    assert planned["plan"] == {"mails": 2, "drafts": 1, "send_attempts": 0, "draft_edits": 0,
+                               "labelled_examples": 0, "jobs": 0, "vector_points": 4}
+    assert db.fetchone("SELECT COUNT(*) AS n FROM emails")["n"] == 3  # dry run: nothing gone
+
+    code, done = _forget(capsys, "Alice@Customer.Example", "--reason", "Art. 17 request")
+    assert code == 0, done
+    assert (done["state"], done["erased"], done["remaining"]) == ("done", 2, {})
+
+    # the verification, again from outside: MariaDB, local Qdrant
+    left = db.fetchall("SELECT id FROM emails WHERE LOWER(from_addr) LIKE '%%alice%%' OR "
+                       "LOWER(to_addrs) LIKE '%%alice%%' OR body_text LIKE '%%4711%%'")
+    assert left == []
+    assert db.fetchall("SELECT id FROM drafts WHERE email_id IN (%s, %s)", (first, second)) == []
+    assert _points(settings, first) == _points(settings, second) == 0
+    # another person's mail, draft and points are untouched
+    assert db.fetchone("SELECT subject FROM emails WHERE id = %s", (other,))["subject"] == (
+        "Carol's router")
+    assert db.fetchone("SELECT COUNT(*) AS n FROM drafts WHERE email_id = %s", (other,))["n"] == 1
+    assert _points(settings, other) == 2
+    # the audit trail still answers "what happened to mail N", without the person's data
+    assert [e["event"] for e in events_for(db, "email", first)] == ["state_changed"]
+    assert [e["event"] for e in events_for(db, "draft", draft)] == ["approved"]
+    # the erasure list holds the hash, never the address
+    [row] = db.fetchall("SELECT * FROM privacy_erasures")
+    assert row["address_hash"] == address_hash("alice@customer.example")
+    assert row["state"] == "done" and row["mails_erased"] == 2
+    assert "alice" not in json.dumps(row, default=str).lower()
+
+    # running it again is a no-op
+    code, again = _forget(capsys, "alice@customer.example", "--reason", "Art. 17 request")
+    assert code == 0 and again["erased"] == 0 and again["plan"]["mails"] == 0
+    assert db.fetchone("SELECT COUNT(*) AS n FROM emails")["n"] == 1
+    assert _points(settings, other) == 2
+
+
+def test_forget_with_the_vector_store_down_is_partial_and_finished_by_running_again(
+        env, db, settings, tmp_path, capsys, monkeypatch):
+    first, second, other, _ = _people(db, tmp_path)
+    box = db.fetchone("SELECT mailbox_id FROM emails WHERE id = %s", (first,))["mailbox_id"]
+    _index(settings, {first: box, second: box, other: box})
+
+    monkeypatch.setenv("EMAIL_RAG_QDRANT_URL", f"http://127.0.0.1:{closed_port()}")
+    monkeypatch.setenv("EMAIL_RAG_QDRANT_TIMEOUT", "1")
+    code, partial = _forget(capsys, "alice@customer.example", "--reason", "Art. 17 request")
+    assert code == 2 and partial["state"] == "partial" and partial["erased"] == 0
+    # nothing half-deleted: the mails are still findable by the address for the retry
+    assert db.fetchone("SELECT COUNT(*) AS n FROM emails")["n"] == 3
+    assert db.fetchone("SELECT state FROM privacy_erasures")["state"] == "partial"
+
+    monkeypatch.delenv("EMAIL_RAG_QDRANT_URL")
+    code, done = _forget(capsys, "alice@customer.example", "--reason", "Art. 17 request")
+    assert code == 0 and (done["state"], done["erased"], done["remaining"]) == ("done", 2, {})
+    assert _points(settings, first) == _points(settings, second) == 0
+    assert _points(settings, other) == 2
+    assert db.fetchone("SELECT state FROM privacy_erasures")["state"] == "done"

@@ -1,6 +1,6 @@
 -- Erasure requests (issue 29, email_rag.review.privacy): one row per person erased, named
 -- only by the sha256 of the normalised address, never the address itself. state: running
--- (started, or stopped by a store that was down: run forget again) | done.
+-- (started) | partial (a store was down: run forget again) | done.
 CREATE TABLE IF NOT EXISTS privacy_erasures (
   address_hash CHAR(64) NOT NULL PRIMARY KEY,
   reason VARCHAR(500) NOT NULL,

@@ -52,7 +52,7 @@ SELECT (SELECT COUNT(*) FROM emails WHERE id IN ({ids})) AS mails,
 -- name: privacy_erasure_start
 INSERT INTO privacy_erasures (address_hash, reason, requested_by, state)
 VALUES (%(hash)s, %(reason)s, %(by)s, 'running')
-ON DUPLICATE KEY UPDATE state = IF(state = 'done', 'running', state), last_error = NULL,
+ON DUPLICATE KEY UPDATE state = 'running', last_error = NULL,
                         finished_at = NULL;
 
 -- name: privacy_erasure_get
