@@ -6,6 +6,8 @@ import json
 import zipfile
 from email.message import EmailMessage
 
+from email_rag_harness.testing.hang import closed_port
+
 from email_rag.adapters.vectors import QdrantStore
 from email_rag.cli import main
 from email_rag.core.index_ports import ChunkPayload, VectorPoint
@@ -13,7 +15,6 @@ from email_rag.core.settings import get_settings
 from email_rag.db.audit import AuditEvent, AuditLog, events_for
 from email_rag.mail.mime import parse_mail
 from email_rag.review.privacy import address_hash
-from email_rag_harness.testing.hang import closed_port
 from tests.factories import make_draft, make_email, make_mailbox
 
 PDF = b"%PDF-1.4 invoice 4711 of Alice\n"
