@@ -52,25 +52,23 @@ SELECT (SELECT COUNT(*) FROM emails WHERE id IN ({ids})) AS mails,
 -- name: privacy_erasure_start
 INSERT INTO privacy_erasures (address_hash, reason, requested_by, state)
 VALUES (%(hash)s, %(reason)s, %(by)s, 'running')
-ON DUPLICATE KEY UPDATE state = 'running', last_error = NULL,
+-- an erasure run again (partial, or done and asked again) is running again
+ON DUPLICATE KEY UPDATE state = IF(state IN ('partial', 'done', 'running'), 'running', state),
+                        reason = VALUES(reason), requested_by = VALUES(requested_by),
+                        last_error = NULL,
                         finished_at = NULL;
-
--- name: privacy_erasure_get
-SELECT address_hash, reason, requested_by, state, mails_erased, last_error, requested_at,
-       finished_at FROM privacy_erasures WHERE address_hash = %(hash)s;
 
 -- name: privacy_erasure_progress
 UPDATE privacy_erasures SET mails_erased = mails_erased + %(mails)s, state = %(state)s,
        last_error = %(error)s,
        finished_at = IF(%(state)s = 'done', CURRENT_TIMESTAMP(6), NULL)
- WHERE address_hash = %(hash)s;
+ WHERE address_hash = %(hash)s AND state = 'running';
 
 -- name: privacy_lock_mails
 SELECT id FROM emails WHERE id IN ({ids}) FOR UPDATE;
 
--- The deletes of one batch of mails, children first, in one transaction; draft_edits,
--- draft_presence, labelled_examples and mail_assignments go with ON DELETE CASCADE,
--- review_queue_keys with the drafts' and mails' triggers' rows deleted here.
+-- The deletes of one batch of mails, children first, in one transaction (privacy._delete_rows);
+-- draft_edits, draft_presence and mail_assignments go with ON DELETE CASCADE.
 -- name: privacy_delete_jobs
 DELETE FROM jobs WHERE email_id IN ({ids})
     OR draft_id IN (SELECT id FROM drafts WHERE email_id IN ({ids}));
