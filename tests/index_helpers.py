@@ -127,6 +127,9 @@ class ArangoRecorder:
             def do_POST(self) -> None:  # noqa: N802
                 self._handle("POST")
 
+            def do_DELETE(self) -> None:  # noqa: N802
+                self._handle("DELETE")
+
             def _handle(self, method: str) -> None:
                 from urllib.parse import parse_qs, urlsplit
 
@@ -190,6 +193,14 @@ class ArangoRecorder:
                 col[doc["_key"]] = new
                 out.append({"_key": doc["_key"], "_id": f"x/{doc['_key']}", "_rev": "1"})
             return 202, out
+        if api.startswith("document/") and method == "DELETE":  # by key; a missing one is
+            col = self.collections[api.split("/", 1)[1]]      # a per-document error
+            out = []
+            for key in body:
+                gone = col.pop(key, None)
+                out.append({"_key": key, "_id": f"x/{key}", "_rev": "1"} if gone else
+                           {"error": True, "errorNum": 1202, "errorMessage": "not found"})
+            return 200, out
         if api == "cursor":
             return 201, {"error": False, "code": 201, "hasMore": False, "cached": False,
                          "result": self._history(body["bindVars"])}

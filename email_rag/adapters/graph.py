@@ -305,6 +305,24 @@ class ArangoGraph:
                                                 raise_on_document_error=True)
         self._call(f"write mail {mail.email_id}", write)
 
+    def forget_mail(self, mail: GraphMail, address: str) -> None:
+        """Erasure (email_rag.review.privacy): delete the mail's documents as ``upsert_mail``
+        wrote them (the mail, its replies, every edge it made) and the person ``address``.
+        Deleting by key: a document already gone is no error, so a repeat is harmless.
+        Other people's vertices and the (hash-keyed) thread vertex stay."""
+        db = self.db()
+        docs = documents(mail).by_collection()
+        docs["people"] = [p for p in docs["people"]
+                          if p["_key"] == person_key(address)]
+        docs.pop("threads")
+
+        def delete() -> None:
+            for name in [*EDGES, "replies", "mails", "people"]:
+                keys = [d["_key"] for d in docs.get(name, [])]
+                if keys:
+                    db.collection(name).delete_many(keys, silent=True)
+        self._call(f"erase mail {mail.email_id}", delete)
+
     def sender_history(self, address: str, *, exclude_email_id: int | None = None,
                        limit: int = 10, mailbox_id: int | None = None) -> list[HistoryMail]:
         found = addresses(address)

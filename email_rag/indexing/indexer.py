@@ -231,6 +231,12 @@ class Indexer:
         return {"points": written}
 
     # --- graph ---
+    def graph_mail(self, mail: MailToIndex) -> GraphMail:
+        """What the graph holds of ``mail`` (privacy's erasure deletes exactly that)."""
+        replies = SentReply.from_rows(self.services.db.fetchall(sql("index_sent_replies"),
+                                                                {"id": mail.id}))
+        return self._graph_mail(mail, replies)
+
     def _graph_mail(self, mail: MailToIndex, replies: list[SentReply]) -> GraphMail:
         parent = None
         if mail.in_reply_to:

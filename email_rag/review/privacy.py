@@ -34,9 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person
 from ..core.errors import BadInputError, StoreUnavailableError
+from ..core.index_ports import GraphStore, MailToIndex
 from ..core.records import Draft, Mail, SendAttempt
 from ..db import slot_params, sql
 from ..db.audit import AuditEntry, AuditEvent
+from ..indexing.indexer import Indexer
 from ..mail.addresses import valid_address
 from ..mail.mime import find_part
 
@@ -323,10 +325,11 @@ def plan(svc: Services, ids: list[int]) -> dict[str, int]:
 def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
            dry_run: bool = False) -> ForgetResult:
     """Delete every mail from or to ``address`` and what was derived from it, in batches:
-    per batch the vector points first (through the vector store adapter), then the
-    MariaDB rows in one transaction, so a store that is down stops the erasure with the
-    rest still findable by the address; running forget again finishes it. The audit log
-    keeps its events: they name mails by id and hold no personal data (``AuditEvent``
+    first every mail's vector points (through the vector store adapter), then its graph
+    documents (through the graph adapter), then the MariaDB rows, one transaction per
+    batch. A store that is down stops the erasure with the mails still in MariaDB and
+    findable by the address; running forget again finishes it (each phase is idempotent).
+    The audit log keeps its events: they name mails by id and hold no personal data (``AuditEvent``
     redacts, and the erasure is audited under the address's hash). The erasure list
     (``privacy_erasures``) holds only the hash."""
     addr = normalise(address)
@@ -335,10 +338,6 @@ def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
     if not reason:
         raise BadInputError("give the reason for the erasure (--reason): it is kept")
     actor = person(by)
-    if svc.graph is not None:
-        return ForgetResult(digest, "partial", error=(
-            "the graph store is configured and erasing from it is not built yet: nothing "
-            "was deleted (the graph would keep the person's nodes)"))
     ids = mail_ids(svc, addr)
     result = ForgetResult(digest, "planned", plan(svc, ids))
     if dry_run:
@@ -347,9 +346,11 @@ def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
     svc.audit.record(AuditEvent(actor, "person", digest, "privacy_forget_started",
                                 detail={"mails": len(ids)}))
     try:
+        for email_id in ids:
+            svc.vectors.replace_mail(email_id, [])
+        if svc.graph is not None:
+            _forget_graph(svc, svc.graph, addr, ids)
         for batch in _batches(ids, ERASE_BATCH):
-            for email_id in batch:
-                svc.vectors.replace_mail(email_id, [])
             _delete_rows(svc, batch)
             result.erased += len(batch)
     except StoreUnavailableError as e:
@@ -364,6 +365,15 @@ def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
     if result.state == "done":
         result.remaining = verify(svc, addr, ids)
     return result
+
+
+def _forget_graph(svc: Services, graph: GraphStore, address: str, ids: list[int]) -> None:
+    """The graph documents of each mail, found as the indexer wrote them (the mails are all
+    still in MariaDB here, so a reply's link to its parent is found too)."""
+    indexer = Indexer(svc)
+    for batch in _batches(ids):
+        for row in svc.db.fetchall(sql("privacy_mails", ids=len(batch)), slot_params(ids=batch)):
+            graph.forget_mail(indexer.graph_mail(MailToIndex.from_row(row)), address)
 
 
 def _delete_rows(svc: Services, ids: list[int]) -> None:

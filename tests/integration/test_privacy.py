@@ -8,14 +8,18 @@ from email.message import EmailMessage
 
 from email_rag_harness.testing.hang import closed_port
 
+from email_rag.adapters.graph import EDGES, person_key
 from email_rag.adapters.vectors import QdrantStore
 from email_rag.cli import main
-from email_rag.core.index_ports import ChunkPayload, VectorPoint
+from email_rag.core.index_ports import ChunkPayload, MailToIndex, VectorPoint
 from email_rag.core.settings import get_settings
 from email_rag.db.audit import AuditEvent, AuditLog, events_for
+from email_rag.indexing.indexer import Indexer
 from email_rag.mail.mime import parse_mail
 from email_rag.review.privacy import address_hash
+from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_mailbox
+from tests.index_helpers import ArangoRecorder
 
 PDF = b"%PDF-1.4 invoice 4711 of Alice\n"
 
@@ -202,3 +206,38 @@ def test_forget_with_the_vector_store_down_is_partial_and_finished_by_running_ag
     assert _points(settings, first) == _points(settings, second) == 0
     assert _points(settings, other) == 2
     assert db.fetchone("SELECT state FROM privacy_erasures")["state"] == "done"
+
+
+def test_forget_erases_the_graph_documents_through_the_graph_adapter(env, db, settings,
+                                                                    tmp_path, capsys,
+                                                                    monkeypatch):
+    """The graph adapter's test double (ArangoRecorder, NOT ArangoDB: no server can run
+    here) holds what indexing wrote; forget deletes the person's mails, replies, edges and
+    person vertex, and nothing of another person."""
+    first, second, other, _ = _people(db, tmp_path)
+    recorder = ArangoRecorder()
+    try:
+        monkeypatch.setenv("EMAIL_RAG_ARANGO_URL", recorder.url)
+        get_settings.cache_clear()
+        svc = Services(get_settings())
+        try:
+            for row in db.fetchall("SELECT * FROM emails ORDER BY id"):
+                svc.graph.upsert_mail(Indexer(svc).graph_mail(MailToIndex.from_row(row)))
+        finally:
+            svc.close()
+        alice = person_key("alice@customer.example")
+        assert set(recorder.collections["mails"]) == {f"m{first}", f"m{second}", f"m{other}"}
+        assert alice in recorder.collections["people"]
+
+        code, done = _forget(capsys, "alice@customer.example", "--reason", "Art. 17 request")
+        assert code == 0 and done["state"] == "done", done
+        assert set(recorder.collections["mails"]) == {f"m{other}"}
+        assert alice not in recorder.collections["people"]
+        assert person_key("carol@other.example") in recorder.collections["people"]
+        edges = [e for name in EDGES for e in recorder.collections[name].values()]
+        assert edges and all(f"m{other}" in e["_from"] + e["_to"] for e in edges)
+        docs = [d for c in recorder.collections.values() for d in c.values()]
+        assert not [d for d in docs if "alice@customer.example" in (d.get("address"),
+                                                                    d.get("from_addr"))]
+    finally:
+        recorder.close()
