@@ -241,3 +241,34 @@ def test_forget_erases_the_graph_documents_through_the_graph_adapter(env, db, se
                                                                     d.get("from_addr"))]
     finally:
         recorder.close()
+
+
+def _search(capsys, text: str) -> list[int]:
+    get_settings.cache_clear()
+    capsys.readouterr()
+    assert main(["search", text, "--json"]) == 0
+    return [r["email_id"] for r in json.loads(capsys.readouterr().out)["data"]["results"]]
+
+
+def test_after_forget_email_rag_search_finds_nothing_of_the_person(env, db, tmp_path, capsys,
+                                                                   monkeypatch):
+    """Indexed for real (the test-only hashing embedder, local Qdrant, the lexical index):
+    `email-rag search` finds the person's mails before the erasure, none after, and
+    still finds another person's."""
+    monkeypatch.setenv("EMAIL_RAG_EMBEDDING_BACKEND", "hashing")
+    first, second, other, _ = _people(db, tmp_path)
+    get_settings.cache_clear()
+    svc = Services(get_settings())
+    try:
+        for row in db.fetchall("SELECT * FROM emails ORDER BY id"):
+            assert Indexer(svc).index(row).missing == []
+    finally:
+        svc.close()
+    assert first in _search(capsys, "invoice 4711 charges twice")
+    assert other in _search(capsys, "router is down")
+
+    code, done = _forget(capsys, "alice@customer.example", "--reason", "Art. 17 request")
+    assert code == 0 and done["state"] == "done" and done["remaining"] == {}, done
+    for text in ("invoice 4711 charges twice", "We refunded it", "Alice"):
+        assert not {first, second} & set(_search(capsys, text))
+    assert other in _search(capsys, "router is down")
