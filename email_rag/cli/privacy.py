@@ -24,7 +24,11 @@ def register(sub, common) -> None:
 
 
 def export(args, svc) -> Outcome:
-    r = privacy.export(svc, args.address, args.out, args.by)
+    try:
+        r = privacy.export(svc, args.address, args.out, args.by)
+    except OSError as e:
+        return Outcome(ExitCode.ERROR, f"Could not write {args.out}: {e.strerror or e}. "
+                       "Nothing was written.", {"error": type(e).__name__})
     return Outcome(ExitCode.OK, f"Wrote {r.out}: {r.mails} mail(s), {r.attachments} "
                    f"attachment(s), {r.drafts} draft(s), {r.send_attempts} send attempt(s), "
                    f"{r.audit_events} audit event(s).", vars(r))

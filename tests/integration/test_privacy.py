@@ -272,3 +272,11 @@ def test_after_forget_email_rag_search_finds_nothing_of_the_person(env, db, tmp_
     for text in ("invoice 4711 charges twice", "We refunded it", "Alice"):
         assert not {first, second} & set(_search(capsys, text))
     assert other in _search(capsys, "router is down")
+
+
+def test_export_to_a_folder_that_does_not_exist_is_an_error_and_writes_nothing(env, db,
+                                                                               tmp_path):
+    _people(db, tmp_path)
+    out = tmp_path / "missing" / "alice.zip"
+    assert main(["privacy", "export", "alice@customer.example", "--out", str(out)]) == 1
+    assert not out.parent.exists()
