@@ -391,7 +391,8 @@ def _delete_rows(svc: Services, ids: list[int]) -> None:
 def verify(svc: Services, address: str, erased: Sequence[int] = ()) -> dict[str, int]:
     """What still matches the person, per store: mails in MariaDB found by the address
     (the FULLTEXT index lives on those rows), vector points of the erased mails, audit
-    events whose detail names the address. Empty = nothing remains."""
+    events whose detail names the address, mails the graph still has sent by the person.
+    Empty = nothing remains."""
     addr = normalise(address)
     found = {
         "mariadb_mails": len(mail_ids(svc, addr)),
@@ -399,4 +400,6 @@ def verify(svc: Services, address: str, erased: Sequence[int] = ()) -> dict[str,
         "audit_details": int((svc.db.fetchone(sql("privacy_audit_naming"),
                                               {"pattern": f"%{addr}%"}) or {}).get("n") or 0),
     }
+    if svc.graph is not None:
+        found["graph_mails"] = len(svc.graph.sender_history(addr, limit=10))
     return {k: v for k, v in found.items() if v}
