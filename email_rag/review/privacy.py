@@ -302,6 +302,7 @@ class ForgetResult:
     state: str  # planned | done | partial
     plan: dict[str, int] = field(default_factory=dict)
     erased: int = 0
+    busy: int = 0  # mails a worker is processing right now: left for the next run
     error: str | None = None
     remaining: dict[str, int] = field(default_factory=dict)  # the verification's findings
 
@@ -338,10 +339,13 @@ def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
     if not reason:
         raise BadInputError("give the reason for the erasure (--reason): it is kept")
     actor = person(by)
-    ids = mail_ids(svc, addr)
-    result = ForgetResult(digest, "planned", plan(svc, ids))
+    found = mail_ids(svc, addr)
+    result = ForgetResult(digest, "planned", plan(svc, found))
+    busy = _busy(svc, found)
+    result.busy = len(busy)
     if dry_run:
         return result
+    ids = [i for i in found if i not in busy]
     svc.db.execute(sql("privacy_erasure_start"), {"hash": digest, "reason": reason, "by": actor})
     svc.audit.record(AuditEvent(actor, "person", digest, "privacy_forget_started",
                                 detail={"mails": len(ids)}))
@@ -355,16 +359,27 @@ def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
             result.erased += len(batch)
     except StoreUnavailableError as e:
         result.error = f"a store is down: {e}"
+    if busy and not result.error:
+        result.error = (f"{len(busy)} mail(s) are being processed by a worker right now and "
+                        "were left: run forget again when their jobs are done")
     result.state = "partial" if result.error else "done"
     svc.db.execute(sql("privacy_erasure_progress"), {
         "hash": digest, "mails": result.erased, "state": result.state,
         "error": result.error})
     svc.audit.record(AuditEvent(actor, "person", digest, f"privacy_forget_{result.state}",
                                 detail={"mails": result.erased,
-                                        "left": len(ids) - result.erased}))
+                                        "left": len(found) - result.erased}))
     if result.state == "done":
-        result.remaining = verify(svc, addr, ids)
+        result.remaining = verify(svc, addr, found)
     return result
+
+
+def _busy(svc: Services, ids: list[int]) -> set[int]:
+    busy: set[int] = set()
+    for batch in _batches(ids):
+        rows = svc.db.fetchall(sql("privacy_busy_mails", ids=len(batch)), slot_params(ids=batch))
+        busy |= {int(r["email_id"]) for r in rows}
+    return busy
 
 
 def _forget_graph(svc: Services, graph: GraphStore, address: str, ids: list[int]) -> None:

@@ -18,7 +18,7 @@ from email_rag.indexing.indexer import Indexer
 from email_rag.mail.mime import parse_mail
 from email_rag.review.privacy import address_hash
 from email_rag.wiring.services import Services
-from tests.factories import make_draft, make_email, make_mailbox
+from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.index_helpers import ArangoRecorder
 
 PDF = b"%PDF-1.4 invoice 4711 of Alice\n"
@@ -280,3 +280,20 @@ def test_export_to_a_folder_that_does_not_exist_is_an_error_and_writes_nothing(e
     out = tmp_path / "missing" / "alice.zip"
     assert main(["privacy", "export", "alice@customer.example", "--out", str(out)]) == 1
     assert not out.parent.exists()
+
+
+def test_forget_leaves_a_mail_a_worker_is_processing_for_the_next_run(env, db, tmp_path,
+                                                                      capsys):
+    first, second, other, _ = _people(db, tmp_path)
+    job = make_job(db, first, state="processing")
+    code, partial = _forget(capsys, "alice@customer.example", "--reason", "Art. 17 request")
+    assert code == 2 and (partial["state"], partial["erased"], partial["busy"]) == (
+        "partial", 1, 1)
+    assert [r["id"] for r in db.fetchall("SELECT id FROM emails ORDER BY id")] == [first, other]
+
+    db.execute("UPDATE jobs SET state = 'done' WHERE id = %s", (job,))
+    code, done = _forget(capsys, "alice@customer.example", "--reason", "Art. 17 request")
+    assert code == 0 and (done["state"], done["erased"], done["remaining"]) == ("done", 1, {})
+    assert [r["id"] for r in db.fetchall("SELECT id FROM emails")] == [other]
+    assert db.fetchone("SELECT state, mails_erased FROM privacy_erasures") == {
+        "state": "done", "mails_erased": 2}

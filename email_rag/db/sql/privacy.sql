@@ -100,3 +100,11 @@ DELETE FROM emails WHERE id IN ({ids});
 -- name: privacy_audit_naming
 -- The verification's search of the audit log: events whose detail holds the address.
 SELECT COUNT(*) AS n FROM audit_log WHERE LOWER(CAST(detail AS CHAR)) LIKE %(pattern)s;
+
+-- name: privacy_busy_mails
+-- The mails a worker is processing right now (their own job or a draft's): forget leaves
+-- them for its next run.
+SELECT email_id FROM jobs WHERE state = 'processing' AND email_id IN ({ids})
+UNION
+SELECT d.email_id FROM jobs j JOIN drafts d ON d.id = j.draft_id
+ WHERE j.state = 'processing' AND d.email_id IN ({ids});
