@@ -9,6 +9,7 @@ Each action answers with a redirect (POST, redirect, GET).
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -174,34 +175,27 @@ def decision_line(svc: Any, email_id: int) -> str | None:
     return describe_sources(labels, labels.get("classification_sources"))
 
 
-# Attachments read out of their stored mail at once by this process: each needs the raw
-# mail, its parse and the decoded file in memory (checked against the recorded SHA-256
-# before a byte is sent); the others wait here without holding a thread.
-DOWNLOAD_SLOTS = anyio.CapacityLimiter(2)
-CHUNK = 256 * 1024
+# Attachments this process reads whole out of their stored mail at once (those the piece
+# reader does not follow, email_rag/mail/parts.py): each needs the raw mail, its parse and
+# the decoded file in memory; the others wait for a slot. Streamed ones need no slot.
+WHOLE_SLOTS = threading.BoundedSemaphore(2)
 
 
 @router.get("/drafts/{draft_id}/attachments/{n}")
 async def attachment(request: Request, user: StaffUser, draft_id: int, n: int):
     """A download, never shown inline: a generic type, ``Content-Disposition: attachment``
     and ``nosniff`` - the browser saves the file and renders none of it (mail content is
-    untrusted). Sent in chunks once checked."""
+    untrusted). Read from MariaDB in pieces and checked against the recorded SHA-256
+    before the first byte is sent, then sent piece by piece (``review.download``)."""
 
-    def load() -> tuple[review.ListedAttachment, bytes]:
-        svc = _svc(request)
-        desk.require_draft(svc, user.mailbox_ids, draft_id)
-        return review.attachment(svc, draft_id, n, user.name)
+    def load() -> review.Download:
+        desk.require_draft(_svc(request), user.mailbox_ids, draft_id)
+        return review.download(lambda: _svc(request), draft_id, n, user.name, WHOLE_SLOTS)
 
-    info, data = await anyio.to_thread.run_sync(load, limiter=DOWNLOAD_SLOTS)
-    view = memoryview(data)
-
-    async def chunks():
-        for start in range(0, len(view), CHUNK):
-            yield bytes(view[start:start + CHUNK])
-
-    return StreamingResponse(chunks(), media_type="application/octet-stream", headers={
-        "Content-Disposition": content_disposition(info.filename or "attachment"),
-        "Content-Length": str(len(data)), "X-Content-Type-Options": "nosniff",
+    got = await anyio.to_thread.run_sync(load)
+    return StreamingResponse(got.pieces(), media_type="application/octet-stream", headers={
+        "Content-Disposition": content_disposition(got.info.filename or "attachment"),
+        "Content-Length": str(got.size), "X-Content-Type-Options": "nosniff",
         "Cache-Control": "no-store"})
 
 

@@ -34,6 +34,16 @@ SELECT id, subject, created_at FROM emails
 -- name: drafts_mark_stale
 UPDATE drafts SET status = %(to)s, stale_reason = %(reason)s WHERE id = %(id)s AND status = %(from)s;
 
+-- name: drafts_mail_attachment_list
+-- The mail of a draft with what a streamed attachment download needs (no raw bytes).
+SELECT e.id, LENGTH(e.raw) AS stored_size, e.attachments
+  FROM drafts d JOIN emails e ON e.id = d.email_id
+ WHERE d.id = %(id)s;
+
+-- name: emails_raw_piece
+-- A slice of a stored raw mail (start is 1-based): attachments are read in pieces.
+SELECT SUBSTRING(raw, %(start)s, %(length)s) AS piece FROM emails WHERE id = %(id)s;
+
 -- name: drafts_mail_attachments
 -- The mail of a draft with what an attachment download needs (raw mail, attachment list).
 SELECT e.id, e.raw, e.attachments FROM drafts d JOIN emails e ON e.id = d.email_id
