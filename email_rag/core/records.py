@@ -86,6 +86,7 @@ class Draft(FromRow):
     stale_reason: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None  # any write changes it: the version an agent saw
+    source: str = "model"  # model: the draft step wrote it; manual: staff, by hand
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", DraftStatus(self.status))

@@ -38,7 +38,7 @@ EXPECTED: dict[str, set[str]] = {
         "id", "email_id", "version", "status", "subject", "body_draft", "body_final",
         "edit_diff", "sources", "language", "prompt_version", "model", "approved_by",
         "approved_at", "rejected_by", "reject_reason", "stale_reason", "check_flags", "created_at",
-        "updated_at",
+        "updated_at", "source",
     },
     "send_attempts": {
         "id", "draft_id", "message_id", "status", "tries", "recipients", "last_error",

@@ -11,9 +11,12 @@ writes through the stores: read -> rules -> write.
 
 from __future__ import annotations
 
+import binascii
 import dataclasses
 import hashlib
 import json
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -30,6 +33,7 @@ from ..core.states import DraftStatus, JobKind, MailStatus, ReviewOutcome, SendS
 from ..db import sql
 from ..db.audit import AuditEvent
 from ..jobs.dispatch import enqueue
+from ..mail import parts
 from ..mail.addresses import ReplyChoice
 from ..mail.mime import attachment_bytes, find_part, human_size
 from . import rules
@@ -183,10 +187,82 @@ def attachment(svc: Services, draft_id: int, n: int, by: str) -> tuple[ListedAtt
     if info.sha256 and hashlib.sha256(data).hexdigest() != info.sha256:
         raise AttachmentNotFoundError(f"attachment {n} of mail {mail.id} does not match the "
                                       "recorded checksum; not served")
-    svc.audit.record(AuditEvent(person(by), "email", mail.id, "attachment_downloaded",
-                                detail={"draft_id": draft_id, "attachment": n,
-                                        "filename": info.filename, "size": len(data)}))
+    _downloaded(svc, mail.id, draft_id, n, info, len(data), by)
     return info, data
+
+
+@dataclass(frozen=True)
+class Download:
+    """An attachment ready to be sent: its listing, its decoded size and its bytes in
+    pieces (``pieces()`` may be called once)."""
+
+    info: ListedAttachment
+    size: int
+    pieces: Callable[[], Iterator[bytes]]
+    streamed: bool  # read from MariaDB in pieces (False: the mail was read whole)
+
+
+@dataclass(frozen=True)
+class AttachmentListing(FromRow):
+    """A mail's attachment listing and the size of its stored source
+    (``drafts_mail_attachment_list``)."""
+
+    id: int
+    stored_size: int | None = None
+    attachments: Any = None  # the column's JSON text
+
+
+def download(current: Callable[[], Services], draft_id: int, n: int, by: str,
+             whole_slots: threading.Semaphore) -> Download:
+    """Attachment ``n`` of a draft's mail, read from the stored raw mail in pieces of
+    ``parts.PIECE`` (``SUBSTRING`` over the LONGBLOB): located, decoded and checked
+    against the recorded SHA-256 in a first pass, sent in a second, so at most a piece and
+    a line are in memory. A part the piece reader does not follow (``parts.locate`` gives
+    None, or its bytes differ from the recorded checksum) is read whole by ``attachment``
+    while holding one of ``whole_slots``. Audited (``attachment_downloaded``).
+    ``current()``: the calling thread's Services (the pieces may be sent from another
+    thread than the one that checked them)."""
+    svc = current()
+    found = svc.db.fetchone(sql("drafts_mail_attachment_list"), {"id": draft_id})
+    if found is None:
+        raise DraftNotFoundError(f"draft {draft_id} does not exist")
+    mail = AttachmentListing.from_row(found)
+    listed = listed_attachments(mail.attachments)
+    if not 1 <= n <= len(listed):
+        raise AttachmentNotFoundError(f"mail {mail.id} has no attachment {n}")
+    info = listed[n - 1]
+
+    def read(offset: int, length: int) -> bytes:
+        row = current().db.fetchone(sql("emails_raw_piece"), {"id": mail.id, "start": offset + 1,
+                                                        "length": length})
+        return bytes(row["piece"] or b"") if row else b""
+
+    where = parts.locate(read, int(mail.stored_size or 0), info.part)         if mail.stored_size else None
+    if where is not None:
+        digest, size = hashlib.sha256(), 0
+        try:
+            for piece in parts.decoded(read, where):
+                digest.update(piece)
+                size += len(piece)
+        except binascii.Error:
+            where = None
+        if where is not None and (not info.sha256 or digest.hexdigest() == info.sha256):
+            _downloaded(svc, mail.id, draft_id, n, info, size, by)
+            located = where
+            return Download(info, size, lambda: parts.decoded(read, located), True)
+    with whole_slots:
+        info, data = attachment(svc, draft_id, n, by)
+    view = memoryview(data)
+    return Download(info, len(data), lambda: (bytes(view[at:at + parts.PIECE])
+                                              for at in range(0, len(view), parts.PIECE)),
+                    False)
+
+
+def _downloaded(svc: Services, email_id: int, draft_id: int, n: int, info: ListedAttachment,
+                size: int, by: str) -> None:
+    svc.audit.record(AuditEvent(person(by), "email", email_id, "attachment_downloaded",
+                                detail={"draft_id": draft_id, "attachment": n,
+                                        "filename": info.filename, "size": size}))
 
 
 def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = None,

@@ -9,6 +9,7 @@ Each action answers with a redirect (POST, redirect, GET).
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -27,11 +28,11 @@ from ..llm.examples import describe_sources
 from ..review import assignment, desk, no_reply
 from ..review.console import review_filters
 from ..review.desk import QueueQuery
+from ..sending import handwrite, review
 from ..sending import regenerate as regen
-from ..sending import review
 from ..sending.outcome import local_text, send_outcome
 from ..sending.review import seen_token
-from ..sending.rules import OPEN
+from ..sending.rules import OPEN, reply_choice
 from .render import language, page, user_zone
 from .render import tr as _tr
 from .security import FormStr, StaffUser, flash
@@ -174,34 +175,27 @@ def decision_line(svc: Any, email_id: int) -> str | None:
     return describe_sources(labels, labels.get("classification_sources"))
 
 
-# Attachments read out of their stored mail at once by this process: each needs the raw
-# mail, its parse and the decoded file in memory (checked against the recorded SHA-256
-# before a byte is sent); the others wait here without holding a thread.
-DOWNLOAD_SLOTS = anyio.CapacityLimiter(2)
-CHUNK = 256 * 1024
+# Attachments this process reads whole out of their stored mail at once (those the piece
+# reader does not follow, email_rag/mail/parts.py): each needs the raw mail, its parse and
+# the decoded file in memory; the others wait for a slot. Streamed ones need no slot.
+WHOLE_SLOTS = threading.BoundedSemaphore(2)
 
 
 @router.get("/drafts/{draft_id}/attachments/{n}")
 async def attachment(request: Request, user: StaffUser, draft_id: int, n: int):
     """A download, never shown inline: a generic type, ``Content-Disposition: attachment``
     and ``nosniff`` - the browser saves the file and renders none of it (mail content is
-    untrusted). Sent in chunks once checked."""
+    untrusted). Read from MariaDB in pieces and checked against the recorded SHA-256
+    before the first byte is sent, then sent piece by piece (``review.download``)."""
 
-    def load() -> tuple[review.ListedAttachment, bytes]:
-        svc = _svc(request)
-        desk.require_draft(svc, user.mailbox_ids, draft_id)
-        return review.attachment(svc, draft_id, n, user.name)
+    def load() -> review.Download:
+        desk.require_draft(_svc(request), user.mailbox_ids, draft_id)
+        return review.download(lambda: _svc(request), draft_id, n, user.name, WHOLE_SLOTS)
 
-    info, data = await anyio.to_thread.run_sync(load, limiter=DOWNLOAD_SLOTS)
-    view = memoryview(data)
-
-    async def chunks():
-        for start in range(0, len(view), CHUNK):
-            yield bytes(view[start:start + CHUNK])
-
-    return StreamingResponse(chunks(), media_type="application/octet-stream", headers={
-        "Content-Disposition": content_disposition(info.filename or "attachment"),
-        "Content-Length": str(len(data)), "X-Content-Type-Options": "nosniff",
+    got = await anyio.to_thread.run_sync(load)
+    return StreamingResponse(got.pieces(), media_type="application/octet-stream", headers={
+        "Content-Disposition": content_disposition(got.info.filename or "attachment"),
+        "Content-Length": str(got.size), "X-Content-Type-Options": "nosniff",
         "Cache-Control": "no-store"})
 
 
@@ -381,11 +375,41 @@ def no_reply_list(request: Request, user: StaffUser):
 @router.get("/mails/{email_id}")
 def mail_page(request: Request, user: StaffUser, email_id: int):
     """One mail to read (the no-reply list's subjects link here): what staff are asked to
-    decide on, for any user who may see its mailbox; the timeline stays the admins'."""
+    decide on, for any user who may see its mailbox; the timeline stays the admins'. A mail
+    a reply may still go to has a form to write the reply by hand."""
+    return _mail_page(request, user, email_id)
+
+
+def _mail_page(request: Request, user, email_id: int, status: int = 200, to: str | None = None,
+               body: str = "", error: str | None = None):
     svc = _svc(request)
     mail = desk.read_mail(svc, user.mailbox_ids, email_id)
-    return page(request, "mail.html", mail=mail,
-                undecided=mail.status == "no_reply_suggested")
+    stored = svc.stores.rows_of(svc.db).reply_mail(email_id)
+    choice = reply_choice(stored) if stored else None
+    return page(request, "mail.html", status, mail=mail,
+                undecided=mail.status == "no_reply_suggested",
+                writable=mail.status in handwrite.WRITABLE,
+                reply_to=to if to is not None else (choice.addr if choice and choice.ok else ""),
+                reply_rule=choice.rule if choice else "", reply_body=body, reply_error=error)
+
+
+@router.post("/mails/{email_id}/reply")
+def write_reply(request: Request, user: StaffUser, email_id: int, to: FormStr = "",
+                body: FormStr = ""):
+    """A reply written by hand (``sending.handwrite``): a draft of source ``manual``,
+    pending review, approved and sent like any draft. A refused address or state answers
+    the mail page again with the typed recipient and text kept."""
+    svc = _svc(request)
+    desk.require_mail(svc, user.mailbox_ids, email_id)
+    try:
+        written = handwrite.write(svc, email_id, user.name, to, body)
+    except (BadInputError, StateRefused) as e:
+        return _mail_page(request, user, email_id, 400, to, body.replace("\r\n", "\n"),
+                          _tr(request, user, "Not saved: %(why)s. Your text is kept below.",
+                              why=e))
+    flash(request, "ok", _tr(request, user, "Your reply to mail #%(id)s is a draft now: "
+                             "check it and approve it to send it.", id=email_id))
+    return RedirectResponse(f"/drafts/{written.draft_id}", status_code=303)
 
 
 @router.get("/mails/{email_id}/source")

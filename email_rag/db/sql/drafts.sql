@@ -15,6 +15,16 @@ INSERT INTO drafts (email_id, version, status, subject, body_draft, sources, lan
 VALUES (%(email_id)s, %(version)s, 'pending_review', %(subject)s, %(body)s, %(sources)s,
         %(language)s, %(prompt_version)s, %(model)s, %(check_flags)s);
 
+-- name: drafts_insert_manual
+-- A reply staff wrote by hand (sending/handwrite.py): pending review like any draft.
+INSERT INTO drafts (email_id, version, status, subject, body_draft, sources, language, source)
+VALUES (%(email_id)s, %(version)s, 'pending_review', %(subject)s, %(body)s, '[]',
+        %(language)s, 'manual');
+
+-- name: emails_set_reply
+-- The reply decision of a mail set by staff (an address typed for a hand-written reply).
+UPDATE emails SET reply_addr = %(reply_addr)s, reply_rule = %(reply_rule)s WHERE id = %(id)s;
+
 -- name: drafts_approve
 UPDATE drafts SET status = %(to)s, approved_by = %(by)s, approved_at = NOW(6),
        body_final = %(body_final)s, edit_diff = %(edit_diff)s, stale_reason = NULL
@@ -33,6 +43,16 @@ SELECT id, subject, created_at FROM emails
 
 -- name: drafts_mark_stale
 UPDATE drafts SET status = %(to)s, stale_reason = %(reason)s WHERE id = %(id)s AND status = %(from)s;
+
+-- name: drafts_mail_attachment_list
+-- The mail of a draft with what a streamed attachment download needs (no raw bytes).
+SELECT e.id, LENGTH(e.raw) AS stored_size, e.attachments
+  FROM drafts d JOIN emails e ON e.id = d.email_id
+ WHERE d.id = %(id)s;
+
+-- name: emails_raw_piece
+-- A slice of a stored raw mail (start is 1-based): attachments are read in pieces.
+SELECT SUBSTRING(raw, %(start)s, %(length)s) AS piece FROM emails WHERE id = %(id)s;
 
 -- name: drafts_mail_attachments
 -- The mail of a draft with what an attachment download needs (raw mail, attachment list).
