@@ -1,8 +1,9 @@
 """The team's history against the REAL local model (issue 27): the real poller, the job
 runner with the real pipeline and llama-server. Slow (a CPU model); run in CI.
 
-The mailbox starts with twelve labelled examples as the history import stores them
-(source history); the model classifies what the history does not decide.
+The mailbox starts with twelve labelled examples as staff approvals store them (source
+approval: a person confirmed every label; the history import's solved cases only know
+needs_reply); the model classifies what the history does not decide.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class Worker:
             email = make_email(self.db, mb, status="sent", subject=subject, body=body,
                                category=category, priority=priority, needs_reply=needs_reply)
             with self.db.transaction() as cur:
-                assert examples.record(cur, self.svc, email, "history")
+                assert examples.record(cur, self.svc, email, "approval")
 
     def one(self, n: str, subject: str, body: str) -> dict:
         self.mailbox.append(head(n, subject=subject) + body.encode())

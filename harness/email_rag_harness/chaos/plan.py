@@ -182,9 +182,12 @@ def default_plan(mails: int, seed: int) -> dict[str, Any]:
             events.append({"at": _round(max(0.5, at)), **event})
         for act in ACTS:
             at = span * (r + rng.uniform(0.3, 0.95)) / rounds
+            # an act waits for something to act on as long as a loaded machine may need to
+            # produce it (the first drafts came 86 s into a run beside the test suite); a
+            # waiting act does not keep the run from settling
             events.append({"at": _round(at), "act": act,
-                           "wait_s": 45.0 if act in ("admin_console", "staff_regenerate")
-                           else 120.0})
+                           "wait_s": 150.0 if act in ("admin_console", "staff_regenerate")
+                           else 240.0})
     events.sort(key=lambda e: e["at"])
     outages = sum(float(e.get("seconds", 0)) for e in events
                   if e.get("fault") in ("db_crash", "db_hang", "redis_crash", "db_down",
