@@ -107,7 +107,9 @@ def classify(p: PreparedMail, plan: HistoryPlan) -> PreparedMail:
             return p  # too large, reused id: kept for a human as prepared
         return replace(p, kind="sent", status=MailStatus.HISTORY, direction="out",
                        auto_reason=None, status_reason="a reply of ours from the Sent folder")
-    if p.kind != "normal" or p.headers.sent_at is None or p.headers.sent_at >= plan.cutoff:
+    # a Date header has whole seconds: a mail of the cut-off's own second is not older
+    if (p.kind != "normal" or p.headers.sent_at is None
+            or p.headers.sent_at >= plan.cutoff.replace(microsecond=0)):
         return p
     return replace(
         p, kind="history", status=MailStatus.HISTORY,

@@ -8,7 +8,7 @@ import os
 import signal
 import threading
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from email_rag_harness.testing.dovecot import mailboxes_json
@@ -175,6 +175,18 @@ def test_cutoff_is_stored_at_first_poll_and_changed_by_the_audited_admin_command
     assert (figures["total"], figures["done"], figures["left"]) == (1, 0, 1)
     assert figures["seconds_left"] is None  # no index job done yet: no rate, no estimate
     assert "history:       0/1 indexed" in run_cli("status", env_extra=extra).stdout
+
+
+def test_a_mail_dated_in_the_second_of_the_first_poll_is_work_not_history(svc, db, mailbox):
+    """A Date header has whole seconds; the cut-off stored at the first poll has microseconds.
+    A mail sent in that same second is not older than the cut-off."""
+    Poller(svc).poll()
+    cutoff = db.fetchone("SELECT history_cutoff FROM mailboxes")["history_cutoff"]
+    mailbox.append(mail(1, date=cutoff.replace(microsecond=0, tzinfo=UTC)))
+    mailbox.append(mail(2, date=cutoff.replace(microsecond=0, tzinfo=UTC) - timedelta(seconds=1)))
+    Poller(svc).poll()
+    assert {r["message_id"]: r["status"] for r in emails(db, "message_id", "status")} == {
+        "<mail-1@example.org>": "received", "<mail-2@example.org>": "history"}
 
 
 def test_importer_killed_halfway_restarts_without_duplicates(env, db, mailbox, tmp_path):
