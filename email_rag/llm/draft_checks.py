@@ -15,7 +15,7 @@ Each check returns a problem in words or None; ``problems(...)`` runs them all.
 | placeholder | any bracketed word (``[Your Support Team]``, ``[Kundenname]``, ``[Datum]``), ``<Name>``, ``{name}``, ``{{x}}``, ``%NAME%``, ``XXX``, ``TT.MM.JJJJ``, ``___``, a "Your Name"/"Ihr Name" line, "Max Mustermann" |
 | refusal | "I'm sorry, but I can't", "As an AI", "Ich kann Ihnen dabei nicht helfen" ... |
 | echo | 40 % or more of the draft's word 3-grams occur in the customer's mail (a copy, not a reply) |
-| customer_voice | the draft speaks as the customer: "my order", "meine Rechnung", "ma commande", "mi pedido" ..., or repeats a first-person sentence of the mail |
+| customer_voice | the draft speaks as the customer: "my order", "meine Rechnung", "ma commande", "mi pedido" ..., or repeats a first-person sentence or a request ("Bitte erstatten Sie ...") of the mail |
 | referral | the draft sends the customer to "customer service", "den Kundenservice", "le service client", "atención al cliente" (that is us) |
 | register | the customer wrote formally (Sie / vous / usted) and the draft uses the familiar form (du / tu / tú), or the reverse |
 | claim | a fact nothing supports: an amount, date, deadline, order/invoice number, or a refund/correction/cancellation done or promised (``email_rag.llm.claims``) |
@@ -77,6 +77,9 @@ CUSTOMER_VOICE = re.compile(
     re.IGNORECASE)
 FIRST_PERSON = re.compile(r"\b(?:i|my|me|ich|mein\w*|mir|mich|je|j'|mon|ma|mes|moi|yo|mi|mis|"
                           r"me|io|il mio|la mia|ik|mijn|eu|meu|minha)\b", re.IGNORECASE)
+# a request to the reader: the customer's own request, repeated, asks the customer to do it
+REQUEST = re.compile(r"\b(?:please|pls|bitte|veuillez|merci de|s'il vous pla[iî]t|por favor|"
+                     r"per favore|alstublieft|graag)\b", re.IGNORECASE)
 FAMILIAR = {
     "de": re.compile(r"\b(?:du|dich|dir|dein\w*|euch|euer|eure\w*)\b", re.IGNORECASE),
     "fr": re.compile(r"\b(?:tu|toi|ton|ta|tes|t'as|t'es)\b", re.IGNORECASE),
@@ -176,15 +179,19 @@ def _ui_label(text: str, start: int, end: int) -> bool:
 
 def customer_voice(draft: str, mail_body: str) -> str | None:
     """The draft speaks as the customer: their things in the first person, or a
-    first-person sentence of the mail repeated (most of its words) as ours."""
+    first-person sentence or a request of the mail repeated (most of its words) as ours."""
     for m in CUSTOMER_VOICE.finditer(draft or ""):
         if not _ui_label(draft, m.start(), m.end()):
             return f"the draft speaks as the customer ({m.group(0)!r})"
+
+    def customers(sentence: str) -> bool:
+        return bool(FIRST_PERSON.search(sentence) or REQUEST.search(sentence))
+
     mail_sentences = [set(_WORDS.findall(s.lower())) for s in claim_check._sentences(mail_body)
-                      if FIRST_PERSON.search(s)]
+                      if customers(s)]
     for sentence in claim_check._sentences(draft):
         words = set(_WORDS.findall(sentence.lower()))
-        if len(words) < 5 or not FIRST_PERSON.search(sentence):
+        if len(words) < 5 or not customers(sentence):
             continue
         for mail_words in mail_sentences:
             if len(words & mail_words) >= 0.7 * len(words):

@@ -107,6 +107,28 @@ def test_a_first_person_sentence_of_the_mail_repeated_as_ours_is_caught():
     assert dc.customer_voice("Wir prüfen, ob die Rechnung zweimal bezahlt wurde.", mail) is None
 
 
+@pytest.mark.parametrize(("mail", "draft"), [
+    # the real model's German draft (docs/local-llm.md): it asks the customer to refund
+    ("Hallo,\nauch bei mir wurde die Rechnung 5123 zweimal abgebucht. Bitte erstatten Sie den "
+     "doppelten Betrag.", "Guten Tag,\nvielen Dank für Ihre Nachricht. Bitte erstatten Sie den "
+     "doppelten Betrag.\nMit freundlichen Grüßen"),
+    ("Hello, please send the missing charger with the next parcel.",
+     "Thank you for your mail. Please send the missing charger with the next parcel."),
+    ("Bonjour, merci de corriger l'adresse de livraison sur la facture.",
+     "Bonjour, merci de corriger l'adresse de livraison sur la facture."),
+])
+def test_the_customers_request_repeated_as_ours_is_caught(mail, draft):
+    assert dc.customer_voice(draft, mail), draft
+
+
+def test_a_reply_that_grants_the_request_in_its_own_words_passes():
+    mail = "Hallo,\nbitte erstatten Sie den doppelten Betrag der Rechnung 5123."
+    for draft in ("Wir erstatten Ihnen den doppelten Betrag, sobald wir die Buchung geprüft "
+                  "haben.", "Bitte senden Sie uns einen Kontoauszug, damit wir die Abbuchung "
+                  "prüfen können."):
+        assert dc.customer_voice(draft, mail) is None, draft
+
+
 def test_the_familiar_form_to_a_formal_writer_is_caught():
     assert dc.register("Danke für deine Nachricht, wir helfen dir.", MAIL, "de")
     assert dc.register("Merci pour ton message.", "Pourriez-vous vérifier ?", "fr")
