@@ -1,10 +1,14 @@
-"""Fixtures the review-desk tests share; a test module that needs other users or settings
-defines its own ``app`` (and ``client``), which take precedence."""
+"""Fixtures integration tests share: the review desk's ``app``/``client`` and the scripted
+LLM ``server`` with ``svc`` (Services on it). A test module that needs other users, settings
+or LLM options defines its own fixture of the same name, which takes precedence."""
 
 from __future__ import annotations
 
 import pytest
+from email_rag_harness.testing.llm_server import ScriptedLLMServer
 
+from email_rag.wiring.services import Services
+from tests.llm_support import TIMEOUT
 from tests.webutil import browsers, web_app
 
 
@@ -19,3 +23,22 @@ def client(app):
     """``client(name="anna")``: a logged-in browser with its CSRF token as ``.csrf``."""
     with browsers(app, log_in=True) as new:
         yield new
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The scripted LLM over HTTP, one per test module (reset for each test by ``svc``)."""
+    with ScriptedLLMServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def svc(settings, server):
+    """Services on this test's database with the scripted LLM and no retry jitter."""
+    server.reset()
+    settings.llm_base_url = server.url
+    settings.llm_timeout = TIMEOUT
+    settings.retry_jitter = 0
+    s = Services(settings)
+    yield s
+    s.close()

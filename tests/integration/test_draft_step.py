@@ -5,33 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from email_rag_harness.testing.llm_server import ScriptedLLMServer
 
 from email_rag.core.retry import RetryPolicy
 from email_rag.db.audit import events_for
 from email_rag.jobs.store import JobStore
 from email_rag.runtime.job_runner import JobRunner
-from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job
 from tests.helpers import run_job
-from tests.llm_support import STALL, TIMEOUT
-
-
-@pytest.fixture(scope="module")
-def server():
-    with ScriptedLLMServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def svc(settings, server):
-    server.reset()
-    settings.llm_base_url = server.url
-    settings.llm_timeout = TIMEOUT
-    settings.retry_jitter = 0
-    s = Services(settings)
-    yield s
-    s.close()
+from tests.llm_support import STALL
 
 
 def process(svc, db, subject, body, name="w1", **cols):

@@ -14,33 +14,13 @@ import re
 from datetime import UTC, datetime
 
 import pytest
-from email_rag_harness.testing.llm_server import ScriptedLLMServer
 from prometheus_client.parser import text_string_to_metric_families
 from rapidfuzz.distance import Levenshtein
 
 from email_rag.runtime.job_runner import JobRunner
-from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job, make_mailbox
 from tests.helpers import run_job
-from tests.llm_support import TIMEOUT
 from tests.webutil import browsers, web_app
-
-
-@pytest.fixture(scope="module")
-def server():
-    with ScriptedLLMServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def svc(settings, server):
-    server.reset()
-    settings.llm_base_url = server.url
-    settings.llm_timeout = TIMEOUT
-    settings.retry_jitter = 0
-    s = Services(settings)
-    yield s
-    s.close()
 
 
 @pytest.fixture
