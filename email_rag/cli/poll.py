@@ -19,7 +19,6 @@ from typing import Any
 
 from ..core.errors import EmailRagError
 from ..core.redact import redact_text
-from ..db import sql
 from ..ingest.poller import COUNTERS, Poller, PollResult
 from .output import ExitCode, Outcome, table
 
@@ -51,10 +50,7 @@ def run(args, svc) -> Outcome:
     try:
         poller = svc.poller(stop=stop)
         if args.once:
-            names = args.mailbox or [mb.name for mb in svc.settings.mailboxes]
-            before = stored(svc, names)
-            result = poller.poll(args.mailbox, force=args.force)
-            return render(result, cycles=1, recount=(before, stored(svc, names)))
+            return render(poller.poll(args.mailbox, force=args.force, recount=True))
         return _loop(poller, args, svc, stop)
     finally:
         restore()
@@ -96,14 +92,8 @@ def _install_signal_handlers(stop: threading.Event):
     return restore
 
 
-def stored(svc, names: list[str]) -> dict[str, int]:
-    """Mail rows and process_email entries of the mailboxes ``names``, counted in MariaDB."""
-    row = svc.db.fetchone(sql("poll_count_stored"), {"names": ",".join(names)}) or {}
-    return {"mails": int(row.get("mails") or 0), "jobs": int(row.get("jobs") or 0)}
-
-
-def render(result: PollResult, cycles: int = 1, cumulative: dict[str, int] | None = None,
-           recount: tuple[dict[str, int], dict[str, int]] | None = None) -> Outcome:
+def render(result: PollResult, cycles: int = 1,
+           cumulative: dict[str, int] | None = None) -> Outcome:
     t = result.totals
     rows: list[dict[str, Any]] = []
     for mb in result.mailboxes:
@@ -132,20 +122,22 @@ def render(result: PollResult, cycles: int = 1, cumulative: dict[str, int] | Non
                      "cursor waits below them and the next poll fetches them again (after "
                      "EMAIL_RAG_MISSING_UID_POLLS polls they become manual mails).")
     code = ExitCode.OK
-    if recount is not None:
-        before, after = recount
-        mails, jobs = after["mails"] - before["mails"], after["jobs"] - before["jobs"]
+    recounted = [m for m in result.mailboxes if m.recounted is not None]
+    if recounted:  # each polled mailbox counted in MariaDB under its lease
+        mails = sum(m.recounted["mails"] for m in recounted)
+        jobs = sum(m.recounted["jobs"] for m in recounted)
+        new, queued = (sum(m.total(c) for m in recounted) for c in ("new", "queued"))
         data["recounted"] = {"mails_stored": mails, "jobs_created": jobs,
-                             "mails_now": after["mails"]}
-        if (mails, jobs) == (t["new"], t["queued"]):
+                             "mails_now": sum(m.recounted["mails_now"] for m in recounted)}
+        if (mails, jobs) == (new, queued):
             lines.append(f"Re-counted in MariaDB: {mails} new mail row(s) and {jobs} new "
                          f"processing entr{'y' if jobs == 1 else 'ies'}, as reported.")
         else:
             code = ExitCode.PARTIAL
             lines.append(f"Re-counted in MariaDB: {mails} new mail row(s) and {jobs} new "
-                         f"processing entr{'y' if jobs == 1 else 'ies'}, not the {t['new']} and "
-                         f"{t['queued']} the poll counted (another process stored mail of "
-                         "these mailboxes meanwhile, or a batch did not commit): check "
+                         f"processing entr{'y' if jobs == 1 else 'ies'}, not the {new} and "
+                         f"{queued} the poll counted (a batch did not commit, or mail was "
+                         "stored by a process that ignores the poll lease): check "
                          "`email-rag status`.")
     lines.append("State is safe: each batch was committed together with its cursor.")
     if any(m.status == "interrupted" for m in result.mailboxes):

@@ -205,6 +205,13 @@ def renew_lease(cur: Cursor, mailbox_id: int, owner: str, lease_seconds: float) 
         raise LeaseLostError(f"lease of mailbox {mailbox_id} is no longer held by {owner}")
 
 
+def count_stored(db: Database, mailbox_id: int) -> dict[str, int]:
+    """Mail rows of a mailbox and the entries a poll creates for them (process_email,
+    index_history), counted in MariaDB."""
+    row = db.fetchone(sql("poll_count_stored"), {"mailbox_id": mailbox_id}) or {}
+    return {"mails": int(row.get("mails") or 0), "jobs": int(row.get("jobs") or 0)}
+
+
 def release_lease(db: Database, mailbox_id: int, owner: str) -> None:
     try:
         db.execute(sql("ingest_release_lease"), {"mailbox_id": mailbox_id, "owner": owner})

@@ -106,6 +106,8 @@ class MailboxResult:
     needs_attention: bool = False
     seconds: float = 0.0
     folders: list[FolderResult] = field(default_factory=list)
+    # counted in MariaDB under the lease, before and after (``poll(recount=True)``)
+    recounted: dict[str, int] | None = None
 
     def total(self, counter: str) -> int:
         return sum(getattr(f, counter) for f in self.folders)
@@ -151,7 +153,11 @@ class Poller:
         self._enqueued: list[int] = []  # handed to Redis, enqueued_at not yet written
 
     # --- public ---
-    def poll(self, names: Iterable[str] | None = None, force: bool = False) -> PollResult:
+    def poll(self, names: Iterable[str] | None = None, force: bool = False,
+             recount: bool = False) -> PollResult:
+        """Poll the configured mailboxes (only ``names``, when given). ``recount``: count each
+        polled mailbox's mail rows and entries in MariaDB before and after, under its lease
+        (``MailboxResult.recounted``), to check the reported figures against."""
         configs = self.settings.mailboxes
         if names is not None:
             wanted = list(names)
@@ -165,10 +171,11 @@ class Poller:
         for config in configs:
             if self.stop.is_set():
                 break
-            result.mailboxes.append(self.poll_mailbox(config, force=force))
+            result.mailboxes.append(self.poll_mailbox(config, force=force, recount=recount))
         return result
 
-    def poll_mailbox(self, config: MailboxConfig, force: bool = False) -> MailboxResult:
+    def poll_mailbox(self, config: MailboxConfig, force: bool = False,
+                     recount: bool = False) -> MailboxResult:
         started = time.monotonic()
         res = MailboxResult(config.name)
         db = self.svc.db
@@ -184,7 +191,13 @@ class Poller:
                               f"{mailbox.consecutive_failures} failure(s): {mailbox.last_error}")
             return res
         try:
+            before = ms.count_stored(db, mailbox.id) if recount else None
             self._poll_held(config, lease.mailbox or mailbox, res)
+            if before is not None and res.status in ("ok", "interrupted"):
+                after = ms.count_stored(db, mailbox.id)
+                res.recounted = {"mails": after["mails"] - before["mails"],
+                                 "jobs": after["jobs"] - before["jobs"],
+                                 "mails_now": after["mails"]}
         finally:
             ms.release_lease(db, mailbox.id, self.owner)
             res.seconds = round(time.monotonic() - started, 3)

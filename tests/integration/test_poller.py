@@ -281,3 +281,35 @@ def test_a_deadlocked_batch_transaction_is_retried(svc, db, mailbox, monkeypatch
     result = Poller(svc).poll()
     assert result.mailboxes[0].status == "ok" and result.totals["new"] == 2 and calls["n"] == 2
     assert len(emails(db)) == 2 and len(jobs(db)) == 2
+
+
+def test_poll_once_recounts_only_what_it_polled_under_its_lease(svc, db, mailbox, monkeypatch):
+    """Two `poll --once` at the same moment: the one turned away from a busy mailbox must not
+    count the lease holder's batches, committed meanwhile, as a discrepancy of its own (exit 2
+    came from timing luck). The one that polls recounts its own mail under its lease."""
+    from argparse import Namespace
+
+    from email_rag.cli import poll as poll_cli
+    from email_rag.cli.output import ExitCode
+    from email_rag.ingest import mailbox_state as ms
+    from tests.factories import make_email, make_job
+
+    def busy_while_the_holder_commits(db_, mb, owner, seconds, force=False):
+        for _ in range(3):  # the holder's batch, committed while this poll is turned away
+            make_job(db, make_email(db, mailbox_id=mb.id))
+        return ms.LeaseResult(False, "busy", holder="vm:1:other")
+
+    args = Namespace(once=True, mailbox=None, force=False)
+    with monkeypatch.context() as m:
+        m.setattr(ms, "take_lease", busy_while_the_holder_commits)
+        turned_away = poll_cli.run(args, svc)
+    assert turned_away.exit_code == ExitCode.OK, turned_away.message
+    assert turned_away.data["mailboxes"][0]["status"] == "busy"
+    assert "Re-counted" not in turned_away.message
+
+    mailbox.append_many([mail(i) for i in range(1, 4)])
+    polled = poll_cli.run(args, svc)
+    assert polled.exit_code == ExitCode.OK, polled.message
+    assert polled.data["recounted"] == {"mails_stored": 3, "jobs_created": 3, "mails_now": 6}
+    assert "Re-counted in MariaDB: 3 new mail row(s) and 3 new processing entries, as " \
+           "reported." in polled.message
