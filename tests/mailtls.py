@@ -1,6 +1,7 @@
 """Test servers for real mailboxes: a test CA, TLS SMTP (aiosmtpd) with AUTH XOAUTH2 /
-OAUTHBEARER, a local OAuth2 token server (token + introspection endpoints), and a private
-Dovecot with TLS and an ``oauth2`` passdb whose introspection URL is that token server.
+OAUTHBEARER, a local OAuth2 token server (token + introspection endpoints), and the
+harness's private Dovecot with TLS and an ``oauth2`` passdb whose introspection URL is that
+token server.
 
 Everything runs on this machine on free loopback ports; certificates are made by the test
 (``cryptography``), never taken from the system.
@@ -11,15 +12,9 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import ipaddress
-import json
 import os
 import secrets
-import shutil
-import socket
 import ssl
-import subprocess
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,13 +26,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from email_rag_harness.testing.oauth_server import OAUTH2_CONF, TokenServer
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from email_rag_harness.testing.dovecot import Dovecot, free_port
+from email_rag_harness.testing.oauth_server import TokenServer
 
 
 # --- certificates ---
@@ -216,175 +206,12 @@ class TlsSmtpServer:
 
 
 # --- Dovecot with TLS and an oauth2 passdb ---
-DOVECOT_BIN = shutil.which("dovecot") or "/usr/sbin/dovecot"
-
-DOVECOT_CONF = """\
-protocols = imap
-listen = 127.0.0.1
-base_dir = {base}/run
-state_dir = {base}/state
-instance_name = {instance}
-log_path = {base}/log/dovecot.log
-ssl = yes
-ssl_cert = <{cert}
-ssl_key = <{key}
-disable_plaintext_auth = no
-auth_mechanisms = plain login xoauth2 oauthbearer
-auth_failure_delay = 0
-mail_location = maildir:{base}/mail/%u
-mail_uid = {mail_user}
-mail_gid = {mail_group}
-first_valid_uid = 1
-first_valid_gid = 0
-mail_fsync = never
-default_login_user = {login_user}
-default_internal_user = {internal_user}
-protocol imap {{
-  mail_max_userip_connections = 1000
-}}
-service imap-login {{
-  inet_listener imap {{
-    address = 127.0.0.1
-    port = {port}
-  }}
-  inet_listener imaps {{
-    address = 127.0.0.1
-    port = {tls_port}
-    ssl = yes
-  }}
-  chroot =
-}}
-service anvil {{
-  chroot =
-  unix_listener anvil-auth-penalty {{
-    mode = 0
-  }}
-}}
-passdb {{
-  driver = oauth2
-  mechanisms = xoauth2 oauthbearer
-  args = {base}/oauth2.conf.ext
-}}
-passdb {{
-  driver = passwd-file
-  mechanisms = plain login
-  args = scheme=PLAIN username_format=%u {base}/passwd
-}}
-userdb {{
-  driver = static
-  args = uid={mail_user} gid={mail_group} home={base}/mail/%u allow_all_users=yes
-}}
-namespace inbox {{
-  inbox = yes
-  separator = /
-  mailbox Sent {{
-    special_use = \\Sent
-  }}
-  mailbox "Gesendete Elemente" {{
-    special_use = \\Sent
-    auto = create
-  }}
-}}
-"""
-
-class TlsDovecot:
-    """A private Dovecot: STARTTLS on ``port``, implicit TLS on ``tls_port``, logins by
-    password (PLAIN) or by OAuth2 bearer token (XOAUTH2, OAUTHBEARER) checked by Dovecot's
-    ``oauth2`` passdb against ``tokens``' introspection endpoint."""
+class TlsDovecot(Dovecot):
+    """The harness's private Dovecot with STARTTLS on ``port``, implicit TLS on ``tls_port``,
+    logins by password (PLAIN) and, given ``tokens``, by OAuth2 bearer token (XOAUTH2,
+    OAUTHBEARER) checked against that token server's introspection endpoint."""
 
     def __init__(self, cert: ServerCert, tokens: TokenServer | None = None,
                  sent_name: str = "Sent") -> None:
-        self.cert, self.tokens, self.sent_name = cert, tokens, sent_name
-        self.base = Path(tempfile.mkdtemp(prefix="email-rag-tlsdovecot-", dir="/tmp"))
-        os.chmod(self.base, 0o755)
-        self.port, self.tls_port = free_port(), free_port()
-        self.passwords: dict[str, str] = {}
-        if os.geteuid() == 0:
-            import pwd
-
-            self.mail_user, self.mail_group = "nobody", "nogroup"
-            try:
-                pwd.getpwnam("dovenull")
-                self.login_user, self.internal_user = "dovenull", "dovecot"
-            except KeyError:
-                self.login_user = self.internal_user = "nobody"
-        else:
-            import grp
-            import pwd
-
-            me = pwd.getpwuid(os.geteuid()).pw_name
-            self.mail_user = self.login_user = self.internal_user = me
-            self.mail_group = grp.getgrgid(os.getegid()).gr_name
-
-    def start(self) -> TlsDovecot:
-        for sub in ("run", "state", "log", "mail"):
-            (self.base / sub).mkdir(exist_ok=True)
-        mail = self.base / "mail"
-        os.chmod(mail, 0o777)
-        introspect = (self.tokens.url + "/introspect") if self.tokens else "http://127.0.0.1:9/"
-        (self.base / "oauth2.conf.ext").write_text(OAUTH2_CONF.format(introspect=introspect))
-        self._write_passwd()
-        conf = DOVECOT_CONF.format(
-            base=self.base, instance=f"erag-tls-{secrets.token_hex(4)}",
-            cert=self.cert.cert_path, key=self.cert.key_path, port=self.port,
-            tls_port=self.tls_port, mail_user=self.mail_user, mail_group=self.mail_group,
-            login_user=self.login_user, internal_user=self.internal_user)
-        if self.sent_name != "Sent":
-            conf = conf.replace("  mailbox Sent {\n    special_use = \\Sent\n  }\n", "")
-            conf = conf.replace('"Gesendete Elemente"', json.dumps(self.sent_name))
-        else:
-            conf = conf.replace('  mailbox "Gesendete Elemente" {\n    special_use = \\Sent\n'
-                                '    auto = create\n  }\n', "")
-        (self.base / "dovecot.conf").write_text(conf)
-        startup = self.base / "log" / "startup.log"
-        with startup.open("w") as out:  # the daemon keeps inherited pipes open: a file
-            proc = subprocess.run([DOVECOT_BIN, "-c", str(self.base / "dovecot.conf")],
-                                  stdin=subprocess.DEVNULL, stdout=out, stderr=out, timeout=60)
-        if proc.returncode != 0:
-            raise RuntimeError(f"dovecot did not start: {startup.read_text()}{self.log()}")
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                    s.settimeout(2)
-                    if s.recv(64).startswith(b"* OK"):
-                        return self
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("dovecot did not listen" + self.log())
-
-    def add_user(self, username: str, password: str = "") -> str:
-        self.passwords[username] = password or secrets.token_hex(6)
-        self._write_passwd()
-        time.sleep(1.05)  # Dovecot re-reads the passwd file only when its mtime second changes
-        return self.passwords[username]
-
-    def _write_passwd(self) -> None:
-        path = self.base / "passwd"
-        path.write_text("".join(f"{u}:{{PLAIN}}{p}::::::nodelay=yes\n"
-                                for u, p in self.passwords.items()))
-        os.chmod(path, 0o644)
-
-    def log(self) -> str:
-        try:
-            return "\n" + (self.base / "log" / "dovecot.log").read_text()[-3000:]
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        try:
-            pid = int((self.base / "run" / "master.pid").read_text().strip())
-            os.kill(pid, 15)
-            for _ in range(100):
-                os.kill(pid, 0)
-                time.sleep(0.05)
-            os.killpg(pid, 9)
-        except (OSError, ValueError):
-            pass
-        shutil.rmtree(self.base, ignore_errors=True)
-
-    def __enter__(self) -> TlsDovecot:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().__init__(tls=(cert.cert_path, cert.key_path), sent_name=sent_name,
+                         introspection_url=tokens.url + "/introspect" if tokens else "")

@@ -50,7 +50,7 @@ state_dir = {base}/state
 instance_name = {instance}
 log_path = {base}/log/dovecot.log
 info_log_path = {base}/log/dovecot.log
-ssl = no
+{ssl}
 disable_plaintext_auth = no
 auth_mechanisms = plain login{oauth_mechanisms}
 auth_failure_delay = 0
@@ -71,7 +71,7 @@ service imap-login {{
     port = {port}
   }}
   inet_listener imaps {{
-    port = 0
+{imaps}
   }}
   chroot =
 }}
@@ -95,7 +95,7 @@ userdb {{
 namespace inbox {{
   inbox = yes
   separator = /
-}}
+{sent_mailbox}}}
 """
 OAUTH_PASSDB = """\
 passdb {{
@@ -221,13 +221,20 @@ class Dovecot:
 
     def __init__(self, base_dir: Path | str | None = None, host: str = "127.0.0.1",
                  port: int | None = None, capability: str | None = None,
-                 introspection_url: str = "") -> None:
+                 introspection_url: str = "", tls: tuple[Path | str, Path | str] | None = None,
+                 sent_name: str | None = None) -> None:
         """``capability``: the CAPABILITY the server announces after login (e.g. without
         IDLE, to stand for a server that has none); default: Dovecot's own.
         ``introspection_url``: logins by OAuth2 bearer token (XOAUTH2, OAUTHBEARER) too,
         checked by Dovecot's ``oauth2`` passdb against that endpoint (a
-        ``testing.oauth_server.TokenServer``'s ``/introspect``)."""
+        ``testing.oauth_server.TokenServer``'s ``/introspect``).
+        ``tls``: (certificate, key) PEM files: STARTTLS on ``port`` and implicit TLS on
+        ``tls_port``; default: plaintext only.
+        ``sent_name``: a folder created for every user and marked ``\\Sent`` (special-use)."""
         self.capability = capability
+        self.tls = tls
+        self.sent_name = sent_name
+        self.tls_port = 0
         self.introspection_url = introspection_url
         self.host = host
         self.port = port or 0
@@ -299,6 +306,8 @@ class Dovecot:
         for _ in range(5):
             if not self.port:
                 self.port = free_port(self.host)
+            if self.tls and not self.tls_port:
+                self.tls_port = free_port(self.host)
             self._write_config()
             # the daemon keeps inherited pipes open: its output goes to a file
             startup_log = self._base / "log" / "startup.log"
@@ -312,7 +321,7 @@ class Dovecot:
             self.stop(remove=False)
             if "in use" not in last_error:
                 break
-            self.port = 0  # lost the race for the port: pick another one
+            self.port = self.tls_port = 0  # lost the race for a port: pick others
         raise ConfigError(f"dovecot did not start: {last_error.strip()[-2000:]}")
 
     def _write_config(self) -> None:
@@ -321,6 +330,12 @@ class Dovecot:
             mail_user=self.mail_user, mail_group=self.mail_group,
             login_user=self.login_user, internal_user=self.internal_user,
             imap_extra=f"  imap_capability = {self.capability}\n" if self.capability else "",
+            ssl=(f"ssl = yes\nssl_cert = <{self.tls[0]}\nssl_key = <{self.tls[1]}" if self.tls
+                 else "ssl = no"),
+            imaps=(f"    address = {self.host}\n    port = {self.tls_port}\n    ssl = yes"
+                   if self.tls else "    port = 0"),
+            sent_mailbox=(f"  mailbox {json.dumps(self.sent_name)} {{\n    special_use = \\Sent\n"
+                          "    auto = create\n  }\n" if self.sent_name else ""),
             oauth_mechanisms=" xoauth2 oauthbearer" if self.introspection_url else "",
             oauth_passdb=(OAUTH_PASSDB.format(base=self.base) if self.introspection_url
                           else "")))
