@@ -5,6 +5,7 @@ full-text search, and per-mailbox permissions enforced on every route."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 
 from email_rag.review import users
 
@@ -81,8 +82,9 @@ def test_sorting_by_priority_and_waiting_from_the_customers_date(client, db):
     """GIVEN an urgent mail received last and a mail whose Date is 3 days old WHEN sorted by
     priority THEN the urgent one is first; its waiting time counts from the customer's Date
     and is coloured late."""
-    normal = bulk_drafts(db, 3, start="2026-11-30 08:00:00")
-    urgent = bulk_drafts(db, 1, mailbox="sales", start="2026-11-30 09:00:00",
+    today = datetime.now(UTC) - timedelta(hours=2)  # the mails' dates relative to the clock
+    normal = bulk_drafts(db, 3, start=f"{today:%Y-%m-%d %H:%M:%S}")
+    urgent = bulk_drafts(db, 1, mailbox="sales", start=f"{today + timedelta(hours=1):%Y-%m-%d %H:%M:%S}",
                          priority="urgent")[0]
     db.execute("UPDATE emails e JOIN drafts d ON d.email_id = e.id SET e.received_at = NOW(6),"
                " e.sent_at = NOW(6) - INTERVAL 3 DAY WHERE d.id = %s", (normal[0],))
