@@ -13,9 +13,10 @@ from tests.webutil import browsers, web_app
 
 
 @pytest.fixture
-def app(settings, db):
-    """The web app with anna (staff) and root (admin)."""
-    return web_app(settings, db)
+def app(request, settings, db):
+    """The web app with the test module's ``PEOPLE`` (name -> role; default anna, staff, and
+    root, admin)."""
+    return web_app(settings, db, getattr(request.module, "PEOPLE", None))
 
 
 @pytest.fixture

@@ -19,20 +19,10 @@ from email_rag.review import users
 from email_rag.sending import review
 from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_mailbox
-from tests.webutil import browsers, web_app
+
+PEOPLE = {"anna": "staff", "otto": "staff", "root": "admin"}
 
 SIZE = 10 * 1024 * 1024
-
-
-@pytest.fixture
-def app(settings, db):
-    return web_app(settings, db, {"anna": "staff", "otto": "staff", "root": "admin"})
-
-
-@pytest.fixture
-def client(app):
-    with browsers(app, log_in=True) as new:
-        yield new
 
 
 @pytest.fixture

@@ -10,22 +10,10 @@ import html as htmllib
 import json
 import re
 
-import pytest
-
 from email_rag.pipeline.draft import draft_task
 from tests.factories import make_draft, make_email, make_job, make_mailbox
-from tests.webutil import browsers, web_app
 
-
-@pytest.fixture
-def app(settings, db):
-    return web_app(settings, db, {"anna": "staff", "bob": "staff"})
-
-
-@pytest.fixture
-def client(app):
-    with browsers(app, log_in=True) as new:
-        yield new
+PEOPLE = {"anna": "staff", "bob": "staff"}
 
 
 def seen_of(page: str) -> str:

@@ -17,7 +17,7 @@ from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending.sender import SendService
 from email_rag.wiring.services import Services
 from tests.factories import make_email, make_mailbox
-from tests.webutil import browsers, web_app
+from tests.webutil import web_app
 
 RAW = (
     b"From: <>\r\nTo: support@example.com\r\nSubject: Bestellung 4711\r\n"
@@ -53,12 +53,6 @@ def app(settings, db, relay):
     settings.smtp_port = relay.port
     settings.retry_jitter = 0
     return web_app(settings, db, {"anna": "staff", "otto": "staff", "root": "admin"})
-
-
-@pytest.fixture
-def client(app):
-    with browsers(app, log_in=True) as new:
-        yield new
 
 
 @pytest.fixture

@@ -4,27 +4,15 @@ safely by whoever may see its mailbox (plain text, never rendered, audited)."""
 
 from __future__ import annotations
 
-import pytest
-
 from email_rag.review import users
 from tests.factories import make_email, make_mailbox
-from tests.webutil import browsers, web_app
+
+PEOPLE = {"anna": "staff", "otto": "staff", "root": "admin"}
 
 RAW = (
     b"From: <>\r\nTo: support@example.com\r\nSubject: Hallo <script>alert(1)</script>\r\n"
     b"Message-ID: <manual-1@example.org>\r\n\r\nText ohne Absender <img src=x onerror=1>\r\n"
 )
-
-
-@pytest.fixture
-def app(settings, db):
-    return web_app(settings, db, {"anna": "staff", "otto": "staff", "root": "admin"})
-
-
-@pytest.fixture
-def client(app):
-    with browsers(app, log_in=True) as new:
-        yield new
 
 
 def manual_mail(db) -> int:
