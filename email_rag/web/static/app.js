@@ -99,6 +99,27 @@ function reviewDesk(body, approveForm) {
     f.addEventListener("submit", function () { submitting = true; });
   });
 
+  // saved replies and the signature: inserted where the cursor is (at the end when the
+  // editor was not used yet), already filled in by the server; autosaved like typing
+  var touched = false;
+  body.addEventListener("focus", function () { touched = true; });
+  document.querySelectorAll("button[data-insert]").forEach(function (button) {
+    button.addEventListener("click", function (ev) {
+      var source = document.getElementById(button.dataset.insert);
+      if (!source) { return; }
+      ev.preventDefault();
+      var start = touched ? body.selectionStart : body.value.length;
+      var end = touched ? body.selectionEnd : body.value.length;
+      var before = body.value.slice(0, start);
+      var sep = !before || /\n\n$/.test(before) ? "" : (/\n$/.test(before) ? "\n" : "\n\n");
+      var text = sep + source.value;
+      body.value = before + text + body.value.slice(end);
+      body.focus();
+      body.selectionStart = body.selectionEnd = start + text.length;
+      body.dispatchEvent(new Event("input"));
+    });
+  });
+
   var revert = document.getElementById("revert");
   if (revert) {
     revert.addEventListener("click", function () { body.value = originalText; schedule(); });
