@@ -115,6 +115,10 @@ def test_a_saved_reply_is_filled_from_the_mail_and_unfilled_ones_block_approval(
     assert db.fetchone("SELECT body FROM draft_edits WHERE draft_id = %s",
                        (desk["d1"],))["body"].endswith("unterwegs.\n\nGrüße\nanna")
 
+    # a reply written by hand starts with the signature, filled in
+    assert '<textarea name="body" rows="12" required dir="auto">\n\n\nGrüße\nanna</textarea>' \
+        in htmllib.unescape(anna.get(f"/mails/{desk['mail']}").text)
+
     r = post(anna, f"/drafts/{desk['d2']}/insert", body="", saved_reply=str(rid))
     assert "Fill in what is still in braces before you approve: {customer_name}, " \
            "{order_number}." in text(r.text)

@@ -108,12 +108,14 @@ function reviewDesk(body, approveForm) {
       var source = document.getElementById(button.dataset.insert);
       if (!source) { return; }
       ev.preventDefault();
-      var start = touched ? body.selectionStart : body.value.length;
-      var end = touched ? body.selectionEnd : body.value.length;
+      var atEnd = !touched || button.dataset.at === "end";  // the signature: at the end
+      var start = atEnd ? body.value.replace(/\s+$/, "").length : body.selectionStart;
+      var end = atEnd ? body.value.length : body.selectionEnd;
       var before = body.value.slice(0, start);
+      var after = body.value.slice(end);
       var sep = !before || /\n\n$/.test(before) ? "" : (/\n$/.test(before) ? "\n" : "\n\n");
       var text = sep + source.value;
-      body.value = before + text + body.value.slice(end);
+      body.value = before + text + (!after || /^\n/.test(after) ? after : "\n\n" + after);
       body.focus();
       body.selectionStart = body.selectionEnd = start + text.length;
       body.dispatchEvent(new Event("input"));
