@@ -14,6 +14,7 @@ from fastapi.responses import RedirectResponse
 
 from ..core.errors import BadInputError, DraftNotFoundError
 from ..review import answers, desk, notes
+from ..sending.rules import OPEN
 from .render import page
 from .render import tr as _tr
 from .security import AdminUser, FormInt, FormStr, StaffUser, flash
@@ -119,7 +120,12 @@ def insert(request: Request, user: StaffUser, draft_id: int, body: FormStr = "",
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
     mailbox_id = desk.draft_mailbox(svc, draft_id) or 0
-    email_id = desk.draft_state(svc, draft_id).email_id  # type: ignore[union-attr]
+    state = desk.draft_state(svc, draft_id)
+    if state is None or state.status not in OPEN:
+        flash(request, "error", _tr(request, user, "This draft is not waiting for review any "
+                                    "more; nothing was inserted."))
+        return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+    email_id = state.email_id
     values = answers.fill_values(svc, email_id, user.name)
     if signature:
         sig = answers.signature(svc, mailbox_id)

@@ -133,3 +133,20 @@ def test_notes_go_with_their_mail(svc, db, team):
     db.execute("DELETE FROM emails WHERE id = %s", (team["mail"],))
     assert db.fetchone("SELECT COUNT(*) AS n FROM mail_notes")["n"] == 0
     assert db.fetchone("SELECT COUNT(*) AS n FROM note_mentions")["n"] == 0
+
+
+def test_a_persons_export_holds_the_notes_on_their_mails(svc, db, team, tmp_path):
+    """An access request's archive (privacy.export) carries the team's notes on the
+    person's mails: they may say things about the person."""
+    import zipfile
+
+    from email_rag.review import privacy
+
+    notes.add(svc, team["mail"], team["support"], team["anna"], "anna",
+              "Kundin hat angerufen, Paket liegt beim Nachbarn.")
+    out = tmp_path / "carla.zip"
+    privacy.export(svc, "carla@example.org", out)
+    with zipfile.ZipFile(out) as z:
+        text = z.read(f"mails/{team['mail']}/mail.txt").decode()
+    assert "== Internal note by anna at" in text
+    assert "Paket liegt beim Nachbarn." in text

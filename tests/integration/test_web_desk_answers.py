@@ -136,6 +136,8 @@ def test_a_saved_reply_is_filled_from_the_mail_and_unfilled_ones_block_approval(
     done = body.replace("{customer_name}", "Herr X").replace("{order_number}", "A-123")
     r = post(anna, f"/drafts/{desk['d2']}/approve", body=done)
     assert f"Draft #{desk['d2']} approved with your edits." in text(r.text)
+    r = post(anna, f"/drafts/{desk['d2']}/insert", body="x", saved_reply=str(rid))
+    assert "not waiting for review any more; nothing was inserted" in text(r.text)
 
 
 def test_a_note_with_a_mention_notifies_its_user_until_they_open_the_mail(client, db, desk):
