@@ -33,7 +33,8 @@ def test_an_admin_keeps_a_saved_reply_and_an_agent_inserts_it_filled_in(web, db,
     """GIVEN root (admin) and anna WHEN root adds a saved reply with placeholders and the
     signature through the page THEN anna's draft page offers them; WHEN she puts the cursor
     after the greeting and clicks the reply THEN it stands there filled with "Carla Kunde",
-    "4711" and "anna", is saved as she would type, and the signature goes to the end."""
+    "4711" and "anna", is saved as she would type, and the signature goes to the end; the
+    page with both still fits a 390 px phone."""
     make_user(db, "anna")
     make_user(db, "root", "admin")
     data = answers_data(db)
@@ -66,6 +67,11 @@ def test_an_admin_keeps_a_saved_reply_and_an_agent_inserts_it_filled_in(web, db,
     saved = db.fetchone("SELECT body FROM draft_edits WHERE draft_id = %s", (data["draft"],))
     assert saved["body"] == editor.input_value()
     anna.screenshot(path=str(OUT / "desk-saved-reply-inserted.png"), full_page=False)
+    phone = open_as(browser, web, "anna", width=390, height=844)
+    phone.goto(f"{web}/drafts/{data['draft']}")
+    expect(phone.locator("#answers button.insert")).to_have_count(2)
+    expect(phone.locator("#notes")).to_be_visible()
+    assert phone.evaluate("() => document.documentElement.scrollWidth") <= 390
 
 
 def test_anna_mentions_bob_in_a_note_and_bob_sees_it_in_his_own_browser(web, db, browser):
