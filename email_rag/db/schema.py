@@ -66,6 +66,11 @@ EXPECTED: dict[str, set[str]] = {
                       "edit_distance", "week", "decided_at"},
     "classified_mails": {"email_id", "mailbox_id", "category", "week", "classified_at",
                          "corrected", "corrected_at"},
+    "saved_replies": {"id", "mailbox_id", "title", "body", "version", "created_by",
+                      "updated_by", "created_at", "updated_at"},
+    "mailbox_signatures": {"mailbox_id", "body", "updated_by", "updated_at"},
+    "mail_notes": {"id", "email_id", "user_id", "author", "body", "created_at"},
+    "note_mentions": {"note_id", "user_id", "email_id", "read_at"},
 }
 
 

@@ -197,6 +197,11 @@ def draft_mailbox(svc: Services, draft_id: int) -> int | None:
     return _mailbox_of(svc, "desk_draft_mailbox", draft_id)
 
 
+def mail_mailbox(svc: Services, email_id: int) -> int | None:
+    """The mailbox of a mail (None: no such mail)."""
+    return _mailbox_of(svc, "desk_mail_mailbox", email_id)
+
+
 def require_draft(svc: Services, scope: frozenset[int] | None, draft_id: int) -> None:
     """The draft exists and its mailbox is in the user's scope; otherwise "not found"
     (a staff member does not learn that drafts of other mailboxes exist)."""

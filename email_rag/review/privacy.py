@@ -3,7 +3,7 @@
 ``export(svc, address, out)`` writes one zip archive: ``index.html`` (what the archive
 holds, a person can read it in any browser), and per mail a folder ``mails/ID/`` with
 ``mail.txt`` (headers, the parsed text, the classification, the drafts and replies with
-staff's edits, the send attempts and the audit events naming the mail), ``source.eml``
+staff's edits, the team's internal notes on the mail, the send attempts and the audit events naming the mail), ``source.eml``
 (the raw mail as received) and ``attachments/`` (each attachment's bytes, cut out of the
 raw mail). A person is an address: the parsed address columns (from, reply-to, to, cc),
 compared lower-cased; a display name never matches. Mails are read in batches, so the
@@ -74,6 +74,7 @@ class StoredMail:
     edits: list[dict[str, Any]] = field(default_factory=list)
     sends: list[SendAttempt] = field(default_factory=list)
     events: list[AuditEntry] = field(default_factory=list)
+    notes: list[dict[str, Any]] = field(default_factory=list)  # the team's internal notes
 
 
 @dataclass
@@ -114,6 +115,7 @@ def read_mails(svc: Services, ids: list[int]) -> list[StoredMail]:
         sends = SendAttempt.from_rows(db.fetchall(
             sql("privacy_send_attempts", ids=len(draft_ids)), slot_params(ids=draft_ids)))
     events = _events(svc, ids, draft_ids, [s.id for s in sends])
+    notes = db.fetchall(sql("privacy_mail_notes", ids=len(ids)), slot_params(ids=ids))
     out = []
     for row in rows:
         mail = Mail.from_row(row)
@@ -125,7 +127,8 @@ def read_mails(svc: Services, ids: list[int]) -> list[StoredMail]:
             mail=mail, mailbox=str(row.get("mailbox") or ""), raw=bytes(row.get("raw") or b""),
             body_html=row.get("body_html"), drafts=own,
             edits=[e for e in edits if e["draft_id"] in own_ids], sends=own_sends,
-            events=[e for e in events if _names(e, mail.id, own_ids, send_ids)]))
+            events=[e for e in events if _names(e, mail.id, own_ids, send_ids)],
+            notes=[n for n in notes if n["email_id"] == mail.id]))
     return out
 
 
@@ -209,6 +212,9 @@ def mail_text(stored: StoredMail, files: list[str]) -> str:
             if e["draft_id"] == d.id:
                 lines += ["", f"-- edit saved by {e['user_name']} at {_when(e['saved_at'])}:",
                           e["body"]]
+    for n in stored.notes:
+        lines += ["", f"== Internal note by {n['author']} at {_when(n['created_at'])}",
+                  n["body"]]
     for s in stored.sends:
         lines += ["", f"== Send attempt {s.id} (draft {s.draft_id}): {s.status}",
                   f"Recipients: {s.recipients or ''}", f"Sent: {_when(s.sent_at)}"]

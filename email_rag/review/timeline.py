@@ -19,7 +19,8 @@ from .desk import MailView
 if TYPE_CHECKING:
     from ..wiring.services import Services
 
-ENTITY_TYPES = ("email", "job", "draft", "send_attempt", "mailbox", "user", "system")
+ENTITY_TYPES = ("email", "job", "draft", "send_attempt", "mailbox", "saved_reply", "user",
+                "system")
 
 
 @dataclass(frozen=True)

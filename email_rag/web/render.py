@@ -23,6 +23,8 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
 from ..core.actors import shown
+from ..core.errors import EmailRagError
+from ..review import notes
 from ..sending.compose import BIDI_CONTROLS, reply_subject
 from ..sending.outcome import send_outcome
 from . import i18n
@@ -173,9 +175,21 @@ def page_zone(request: Request) -> ZoneInfo:
     return user_zone(getattr(request.state, "user", None), request.app.state.settings.web_time_zone)
 
 
+def unread_mentions(request: Request, user: Any, status_code: int) -> int | None:
+    """The header's count of the user's unread mentions (None on an error page or when the
+    database does not answer: the page is still made)."""
+    if user is None or status_code >= 500:
+        return None
+    try:
+        return notes.unread_count(request.app.state.pool.get(), user.id, user.mailbox_ids)
+    except EmailRagError:
+        return None
+
+
 def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
     user = getattr(request.state, "user", None)
     tz = page_zone(request)
+    context.setdefault("mentions", unread_mentions(request, user, status_code))
     with i18n.using(language(request, user)) as lang:
         html = ENV.get_template(template).render(
             request=request, user=user, csrf=csrf_token(request), flashes=pop_flashes(request),

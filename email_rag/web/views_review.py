@@ -25,7 +25,7 @@ from ..core.records import Draft
 from ..core.states import DraftStatus
 from ..db import examples
 from ..llm.examples import describe_sources
-from ..review import assignment, desk, no_reply
+from ..review import answers, assignment, desk, no_reply, notes
 from ..review.console import review_filters
 from ..review.desk import QueueQuery
 from ..sending import handwrite, review
@@ -119,13 +119,17 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
     else:
         owner = assignment.owner(svc, draft.email_id)
     mail = shown.mail
+    notes.opened(svc, draft.email_id, user.id)
+    mailbox_id = shown.reply_mail.mailbox_id
+    saved, signature = answers.for_mail(svc, mailbox_id, draft.email_id, user.name)
     return page(request, "draft.html", d=draft, seen=seen_token(draft), my_edit=mine,
+                saved_replies=saved, signature=signature,
+                notes=notes.of_mail(svc, draft.email_id), note_back=f"/drafts/{draft_id}",
                 conversation=desk.conversation(svc, shown.reply_mail),
                 history=desk.sender_history(svc, shown.reply_mail),
                 text=mine.body if mine and actionable else original, original=original,
                 editing=desk.others_editing(svc, draft_id, user.id), present=present,
-                owner=owner, colleagues=assignment.colleagues(
-                    svc, desk.draft_mailbox(svc, draft_id) or 0),
+                owner=owner, colleagues=assignment.colleagues(svc, mailbox_id),
                 choices=desk.classification_choices(), mail=mail, thread=shown.thread,
                 sources=desk.source_cards(shown.sources), send=shown.send_attempt,
                 reply=shown.reply, attachments=shown.attachments,
@@ -237,6 +241,13 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
     query = QueueQuery(mailbox, category, q, sort, view, user.id)
     next_url = _next_url(svc, user, query, draft_id)
     edited = body.replace("\r\n", "\n")  # browsers send CRLF from a textarea
+    left_open = answers.unfilled(edited)
+    if left_open:  # a saved reply's placeholder nobody filled in never goes out
+        desk.save_edit(svc, draft_id, user.id, edited)
+        return _back_to_draft(request, draft_id, "error", _tr(
+            request, user, "Draft #%(id)s was not approved: fill in %(names)s first (a "
+            "placeholder of a saved reply that had no value).", id=draft_id,
+            names=", ".join(left_open)))
     try:
         r = review.approve(svc, draft_id, user.name, edited, seen or None)
     except DraftConflictError as e:
@@ -386,7 +397,15 @@ def _mail_page(request: Request, user, email_id: int, status: int = 200, to: str
     mail = desk.read_mail(svc, user.mailbox_ids, email_id)
     stored = svc.stores.rows_of(svc.db).reply_mail(email_id)
     choice = reply_choice(stored) if stored else None
-    return page(request, "mail.html", status, mail=mail,
+    notes.opened(svc, email_id, user.id)
+    mailbox_id = desk.mail_mailbox(svc, email_id) or 0
+    if mail.status in handwrite.WRITABLE and not body and error is None:
+        # a reply written by hand starts with the mailbox's signature (filled in)
+        _, signature = answers.for_mail(svc, mailbox_id, email_id, user.name)
+        body = "\n\n" + signature.text if signature else ""
+    return page(request, "mail.html", status, mail=mail, notes=notes.of_mail(svc, email_id),
+                note_back=f"/mails/{email_id}",
+                colleagues=assignment.colleagues(svc, mailbox_id),
                 undecided=mail.status == "no_reply_suggested",
                 writable=mail.status in handwrite.WRITABLE,
                 reply_to=to if to is not None else (choice.addr if choice and choice.ok else ""),

@@ -202,7 +202,7 @@ def test_a_mail_whose_reply_is_under_way_is_not_written_again(client, db, manual
     THEN it is refused (400, nothing written) and its page offers no form."""
     db.execute("UPDATE emails SET status = 'approved' WHERE id = %s", (manual,))
     anna = client("anna")
-    assert 'action="/mails/' not in anna.get(f"/mails/{manual}").text
+    assert f'action="/mails/{manual}/reply"' not in anna.get(f"/mails/{manual}").text
     r = anna.post(
         f"/mails/{manual}/reply",
         data={"csrf_token": anna.csrf, "to": "klara@kunde.example", "body": TEXT},

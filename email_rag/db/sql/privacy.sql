@@ -24,6 +24,10 @@ SELECT de.draft_id, u.name AS user_name, de.body, de.saved_at
   FROM draft_edits de JOIN users u ON u.id = de.user_id
  WHERE de.draft_id IN ({ids}) ORDER BY de.draft_id, de.saved_at;
 
+-- name: privacy_mail_notes
+SELECT email_id, author, body, created_at FROM mail_notes
+ WHERE email_id IN ({ids}) ORDER BY email_id, created_at, id;
+
 -- name: privacy_send_attempts
 SELECT s.*, d.email_id FROM send_attempts s JOIN drafts d ON d.id = s.draft_id
  WHERE s.draft_id IN ({ids}) ORDER BY s.id;

@@ -99,6 +99,29 @@ function reviewDesk(body, approveForm) {
     f.addEventListener("submit", function () { submitting = true; });
   });
 
+  // saved replies and the signature: inserted where the cursor is (at the end when the
+  // editor was not used yet), already filled in by the server; autosaved like typing
+  var touched = false;
+  body.addEventListener("focus", function () { touched = true; });
+  document.querySelectorAll("button[data-insert]").forEach(function (button) {
+    button.addEventListener("click", function (ev) {
+      var source = document.getElementById(button.dataset.insert);
+      if (!source) { return; }
+      ev.preventDefault();
+      var atEnd = !touched || button.dataset.at === "end";  // the signature: at the end
+      var start = atEnd ? body.value.replace(/\s+$/, "").length : body.selectionStart;
+      var end = atEnd ? body.value.length : body.selectionEnd;
+      var before = body.value.slice(0, start);
+      var after = body.value.slice(end);
+      var sep = !before || /\n\n$/.test(before) ? "" : (/\n$/.test(before) ? "\n" : "\n\n");
+      var text = sep + source.value;
+      body.value = before + text + (!after || /^\n/.test(after) ? after : "\n\n" + after);
+      body.focus();
+      body.selectionStart = body.selectionEnd = start + text.length;
+      body.dispatchEvent(new Event("input"));
+    });
+  });
+
   var revert = document.getElementById("revert");
   if (revert) {
     revert.addEventListener("click", function () { body.value = originalText; schedule(); });
