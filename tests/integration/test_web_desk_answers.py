@@ -13,19 +13,9 @@ import pytest
 
 from email_rag.review import users
 from tests.factories import make_draft, make_email, make_mailbox
-from tests.webutil import assert_inert, browsers, web_app
+from tests.webutil import assert_inert
 
-
-@pytest.fixture
-def app(settings, db):
-    return web_app(settings, db, {"anna": "staff", "bob": "staff", "carl": "staff",
-                                  "root": "admin"})
-
-
-@pytest.fixture
-def client(app):
-    with browsers(app, log_in=True) as new:
-        yield new
+PEOPLE = {"anna": "staff", "bob": "staff", "carl": "staff", "root": "admin"}
 
 
 @pytest.fixture
