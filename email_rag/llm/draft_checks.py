@@ -177,9 +177,10 @@ def _ui_label(text: str, start: int, end: int) -> bool:
     return quoted or arrow or (mid_sentence and text[start].isupper())
 
 
-def customer_voice(draft: str, mail_body: str) -> str | None:
+def customer_voice(draft: str, mail_body: str, others: str = "") -> str | None:
     """The draft speaks as the customer: their things in the first person, or a
-    first-person sentence or a request of the mail repeated (most of its words) as ours."""
+    first-person sentence or a request of the mail (or of ``others``: the customers' mails
+    in the reference material) repeated (most of its words) as ours."""
     for m in CUSTOMER_VOICE.finditer(draft or ""):
         if not _ui_label(draft, m.start(), m.end()):
             return f"the draft speaks as the customer ({m.group(0)!r})"
@@ -187,8 +188,8 @@ def customer_voice(draft: str, mail_body: str) -> str | None:
     def customers(sentence: str) -> bool:
         return bool(FIRST_PERSON.search(sentence) or REQUEST.search(sentence))
 
-    mail_sentences = [set(_WORDS.findall(s.lower())) for s in claim_check._sentences(mail_body)
-                      if customers(s)]
+    mail_sentences = [set(_WORDS.findall(s.lower()))
+                      for s in claim_check._sentences(f"{mail_body}\n{others}") if customers(s)]
     for sentence in claim_check._sentences(draft):
         words = set(_WORDS.findall(sentence.lower()))
         if len(words) < 5 or not customers(sentence):
@@ -226,12 +227,13 @@ def claim(draft: str, own: str, shared: str = "") -> str | None:
 
 def problems(draft: str, mail_body: str, expected_language: str | None,
              sender: str | None = None, *, own: str | None = None,
-             shared: str = "") -> list[tuple[str, str]]:
+             shared: str = "", others: str = "") -> list[tuple[str, str]]:
     """(kind, problem in words) of every check the draft fails. ``own``/``shared``: the
-    evidence of the claim check (``email_rag.llm.claims``); ``own`` defaults to the mail."""
+    evidence of the claim check (``email_rag.llm.claims``); ``own`` defaults to the mail;
+    ``others``: the other customers' mails the model saw as reference material."""
     found = [("cut_off", cut_off(draft)), ("placeholder", placeholder(draft)),
              ("refusal", refusal(draft)), ("echo", echo(draft, mail_body)),
-             ("customer_voice", customer_voice(draft, mail_body)),
+             ("customer_voice", customer_voice(draft, mail_body, others)),
              ("referral", referral(draft)),
              ("register", register(draft, mail_body, expected_language)),
              ("claim", claim(draft, mail_body if own is None else own, shared)),

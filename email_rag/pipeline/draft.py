@@ -73,7 +73,7 @@ def parse_reply(text: str) -> str:
 
 def checked_reply(body: str, language: str | None, sender: str | None = None,
                   frame: ReplyFrame | None = None, own: str | None = None,
-                  shared: str = "") -> Callable[[str], str]:
+                  shared: str = "", others: str = "") -> Callable[[str], str]:
     """``parse_reply`` plus the draft checks (email_rag.llm.draft_checks) on the body the
     model wrote (its own greeting and sign-off dropped: ``reply_frame.strip_frame``): a
     draft that fails one is unusable output, so the policy regenerates it once, naming the
@@ -84,7 +84,7 @@ def checked_reply(body: str, language: str | None, sender: str | None = None,
     def parse(text: str) -> str:
         reply = parse_reply(text)
         found = draft_checks.problems(strip_frame(reply), body, language, sender, own=own,
-                                      shared=f"{shared}\n{frame.closing}")
+                                      shared=f"{shared}\n{frame.closing}", others=others)
         signed = draft_checks.signed_as_customer(reply, sender)
         if signed and not any(kind == "signed_as_customer" for kind, _ in found):
             found.append(("signed_as_customer", signed))
@@ -125,16 +125,23 @@ def evidence(subject: str, body: str, thread: list[dict[str, Any]],
     return "\n".join(own), "\n".join(reply_text(s) for s in sources)
 
 
+def customers_seen(sources: list[dict[str, Any]], thread: list[dict[str, Any]]) -> str:
+    """The customers' own words the model sees as reference material (past cases, earlier
+    thread mails): a draft that repeats them speaks as a customer."""
+    return "\n".join(str(x.get("snippet") or "") for x in [*sources[:MAX_SOURCES], *thread[-3:]])
+
+
 def reference_block(sources: list[dict[str, Any]], thread: list[dict[str, Any]]) -> str:
     """Past cases and thread mails as delimited, untrusted reference material: the
     approved replies of the team first (the draft's primary material)."""
     parts = []
     for s in sources[:MAX_SOURCES]:
-        label = "approved reply of our team to a similar mail" if approved(s) else "past case"
+        # an approved reply without its customer's words: a small model repeats those
+        label, theirs = (("approved reply of our team to a similar mail", "") if approved(s)
+                         else ("past case", f"{str(s.get('snippet') or '')[:1200]}\n"))
         parts.append(f"[{label}, similarity {s.get('score', '?')}]\n"
                      f"Customer: {str(s.get('subject') or '')[:200]}\n"
-                     f"{str(s.get('snippet') or '')[:1200]}\n"
-                     f"Our reply: {reply_text(s)[:1200]}")
+                     f"{theirs}Our reply: {reply_text(s)[:1200]}")
     for t in thread[-3:] if thread else []:
         parts.append(f"[earlier mail in this thread]\nSubject: {str(t.get('subject') or '')[:200]}"
                      f"\n{str(t.get('snippet') or '')[:1200]}"
@@ -195,7 +202,8 @@ def draft_task(subject: str, sender: str, body: str, language: str,
 
     task_ = LLMTask(name="draft", prompt_version=set_version("draft", system, task, retry),
                     messages=messages,
-                    parse=checked_reply(body, lang, sender, frame, own, shared),
+                    parse=checked_reply(body, lang, sender, frame, own, shared,
+                                        others=customers_seen(sources, thread)),
                     max_tokens=DRAFT_MAX_TOKENS, max_tokens_cap=DRAFT_MAX_TOKENS_CAP,
                     shrink=fitted.shrink, trimmed=fitted.trimmed)
     task_.kept = fitted  # type: ignore[attr-defined]  # which references made it in

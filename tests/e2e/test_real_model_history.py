@@ -94,3 +94,35 @@ def test_history_decides_without_the_model_and_a_correction_counts_at_once(worke
     after = worker.one("rv2", VOUCHER[0], VOUCHER[1] + " Bitte prüfen Sie das.")
     assert after["category"] == team_category, after["classification_sources"]
     assert json.loads(after["classification_sources"])["category"]["source"] == "history"
+
+
+def test_a_mail_close_to_an_approved_reply_gets_a_draft_reusing_its_facts(worker):
+    """GIVEN an earlier mail whose approved reply was sent (the team's fact: a double charge
+    is booked back within 5 working days) WHEN a similar mail arrives THEN the real model's
+    draft has that reply as its first source, reuses the fact, and the claim check accepts
+    it (the fact is the team's, not invented)."""
+    from email_rag.indexing.indexer import Indexer
+    from tests.index_helpers import make_sent_draft
+
+    worker.seed()
+    mb = make_mailbox(worker.db, worker.mailbox.config.name)
+    earlier = make_email(worker.db, mb, status="sent", subject="Rechnung 8120 doppelt abgebucht",
+                         body="Guten Tag, die Rechnung 8120 wurde zweimal abgebucht. Bitte "
+                              "erstatten Sie den doppelten Betrag.",
+                         from_addr="carla@example.org", category="billing", language="de")
+    row = worker.db.fetchone("SELECT * FROM emails WHERE id = ?", (earlier,))
+    assert Indexer(worker.svc).index(row).missing == []
+    make_sent_draft(worker.db, earlier, "draft", final=(
+        "Guten Tag,\n\ndie doppelte Abbuchung buchen wir innerhalb von 5 Werktagen auf Ihr "
+        "Konto zurück. Sie müssen dafür nichts weiter tun.\n\nMit freundlichen Grüßen\n"
+        "Ihr Support-Team"))
+    new = worker.one("rr1", "Rechnung 8133 doppelt abgebucht",
+                     "Guten Tag, auch meine Rechnung 8133 wurde zweimal abgebucht. Wann "
+                     "bekomme ich das Geld zurück?")
+    assert new["status"] == "draft_ready", new["status_reason"]
+    [draft] = worker.db.fetchall("SELECT * FROM drafts WHERE email_id = ?", (new["id"],))
+    sources = json.loads(draft["sources"])["sources"]
+    assert sources and sources[0]["email_id"] == earlier, sources
+    assert "5 Werktag" in draft["body_draft"], draft["body_draft"]
+    assert "claim" not in (draft["check_flags"] or ""), (draft["check_flags"],
+                                                          draft["body_draft"])

@@ -121,6 +121,19 @@ def test_the_customers_request_repeated_as_ours_is_caught(mail, draft):
     assert dc.customer_voice(draft, mail), draft
 
 
+def test_a_request_of_another_customer_from_the_reference_material_repeated_is_caught():
+    """Seen with the real model: asked about a double charge, it wrote the reference case's
+    customer sentence "Bitte erstatten Sie den doppelten Betrag." as the reply."""
+    mail = "Guten Tag, auch meine Rechnung 8133 wurde zweimal abgebucht. Wann bekomme ich das Geld zurück?"
+    reference = ("Guten Tag, die Rechnung 8120 wurde zweimal abgebucht. Bitte erstatten Sie den "
+                 "doppelten Betrag.")
+    draft = "die Rechnung 8133 wurde zweimal abgebucht. Bitte erstatten Sie den doppelten Betrag."
+    assert dc.customer_voice(draft, mail) is None  # not in this mail
+    assert dc.customer_voice(draft, mail, others=reference)
+    assert ("customer_voice", dc.customer_voice(draft, mail, others=reference)) in dc.problems(
+        draft, mail, "de", others=reference)
+
+
 def test_a_reply_that_grants_the_request_in_its_own_words_passes():
     mail = "Hallo,\nbitte erstatten Sie den doppelten Betrag der Rechnung 5123."
     for draft in ("Wir erstatten Ihnen den doppelten Betrag, sobald wir die Buchung geprüft "
