@@ -305,15 +305,16 @@ class ArangoGraph:
                                                 raise_on_document_error=True)
         self._call(f"write mail {mail.email_id}", write)
 
-    def forget_mail(self, mail: GraphMail, address: str) -> None:
-        """Erasure (email_rag.review.privacy): delete the mail's documents as ``upsert_mail``
-        wrote them (the mail, its replies, every edge it made) and the person ``address``.
-        Deleting by key: a document already gone is no error, so a repeat is harmless.
-        Other people's vertices and the (hash-keyed) thread vertex stay."""
+    def forget_mail(self, mail: GraphMail, address: str | None) -> None:
+        """Erasure (email_rag.review.erasure): delete the mail's documents as ``upsert_mail``
+        wrote them (the mail, its replies, every edge it made) and the person ``address``
+        (None: no person vertex, as for retention). Deleting by key: a document already gone
+        is no error, so a repeat is harmless. Other people's vertices and the (hash-keyed)
+        thread vertex stay."""
         db = self.db()
         docs = documents(mail).by_collection()
         docs["people"] = [p for p in docs["people"]
-                          if p["_key"] == person_key(address)]
+                          if address is not None and p["_key"] == person_key(address)]
         docs.pop("threads")
 
         def delete() -> None:

@@ -24,7 +24,7 @@ EXPECTED: dict[str, set[str]] = {
         "body_html", "raw", "raw_size", "attachments", "attachment_text", "parse_status", "parse_error", "auto_reason", "status",
         "status_reason", "index_status", "index_missing", "category", "priority", "language",
         "summary", "needs_reply", "classification_defaulted", "classification_prompt_version",
-        "created_at", "updated_at", "draft_instruction",
+        "created_at", "updated_at", "draft_instruction", "closed_at",
     },
     "missing_uids": {"mailbox_id", "folder", "uidvalidity", "uid", "misses", "first_missing_at",
                      "last_missing_at"},
@@ -66,6 +66,7 @@ EXPECTED: dict[str, set[str]] = {
                       "edit_distance", "week", "decided_at"},
     "classified_mails": {"email_id", "mailbox_id", "category", "week", "classified_at",
                          "corrected", "corrected_at"},
+    "erasure_marks": {"email_id", "mailbox_id", "cause", "marked_at"},
 }
 
 

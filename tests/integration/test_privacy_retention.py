@@ -1,0 +1,353 @@
+"""Issue 29: retention per mailbox (real MariaDB, local Qdrant), deleting through the same
+code as privacy forget (email_rag.review.erasure)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta
+
+from email_rag_harness.testing.hang import closed_port
+
+from email_rag.adapters.vectors import QdrantStore
+from email_rag.cli import main
+from email_rag.core.settings import get_settings
+from email_rag.core.states import MAIL_TERMINAL, MailStatus
+from email_rag.db.audit import AuditEvent, AuditLog, events_for
+from email_rag.review import retention
+from email_rag.wiring.services import Services
+from tests.factories import make_draft, make_email, make_job, make_mailbox
+from tests.helpers import ROOT
+from tests.integration.test_privacy import _index, _points, _with_attachment
+
+NOW = datetime(2026, 6, 1, 12, 0, 0)  # the frozen clock
+LONG_AGO = datetime(2020, 1, 1)
+
+
+def _mailboxes(monkeypatch, **days: int) -> None:
+    monkeypatch.setenv("EMAIL_RAG_MAILBOXES", json.dumps(
+        [{"name": name, "username": f"{name}@example.com", "port": 9,
+          "retention_days": d} for name, d in days.items()]))
+    get_settings.cache_clear()
+
+
+def _closed(db, email_id: int, at: datetime) -> int:
+    db.execute("UPDATE emails SET closed_at = %s WHERE id = %s", (at, email_id))
+    return email_id
+
+
+def _ids(db) -> set[int]:
+    return {r["id"] for r in db.fetchall("SELECT id FROM emails")}
+
+
+def test_closed_at_follows_the_closed_statuses_of_the_transition_table(env, db):
+    """closed_at is set exactly for MAIL_TERMINAL (the final statuses and sent), on insert
+    and on a move, and a bounce that reopens a sent mail clears it."""
+    box = make_mailbox(db)
+    for status in MailStatus:
+        e = make_email(db, box, status=status.value)
+        row = db.fetchone("SELECT closed_at FROM emails WHERE id = %s", (e,))
+        assert (row["closed_at"] is not None) == (status in MAIL_TERMINAL), status
+    e = make_email(db, box, status="approved")
+    db.execute("UPDATE emails SET status = 'sent' WHERE id = %s", (e,))
+    assert db.fetchone("SELECT closed_at FROM emails WHERE id = %s", (e,))["closed_at"]
+    db.execute("UPDATE emails SET status = 'draft_ready' WHERE id = %s", (e,))  # a bounce
+    assert db.fetchone("SELECT closed_at FROM emails WHERE id = %s", (e,))["closed_at"] is None
+
+
+def _world(db, tmp_path):
+    """support (30 days) and sales (retention off) with cases in every situation."""
+    support, sales = make_mailbox(db, "support"), make_mailbox(db, "sales")
+    old, recent = NOW - timedelta(days=40), NOW - timedelta(days=10)
+    cutoff = NOW - timedelta(days=30)
+    raw, atts = _with_attachment("alice@customer.example")
+    m = {}
+    m["old_sent"] = make_email(db, support, raw=raw, attachments=atts,
+                               message_id="<inv-4711@customer.example>")
+    draft = make_draft(db, m["old_sent"], body="Dear Alice, refunded.")
+    db.execute("UPDATE drafts SET status = 'sent' WHERE id = %s", (draft,))
+    db.execute("INSERT INTO send_attempts (draft_id, message_id, status, recipients) VALUES "
+               "(%s, '<r1@example.com>', 'sent', 'alice@customer.example')", (draft,))
+    db.execute("INSERT INTO users (name, role, password_hash) VALUES ('anna', 'staff', 'x')")
+    db.execute("INSERT INTO draft_edits (draft_id, user_id, body) SELECT %s, id, 'Dear A' "
+               "FROM users WHERE name = 'anna'", (draft,))
+    db.execute("UPDATE emails SET status = 'sent' WHERE id = %s", (m["old_sent"],))
+    _closed(db, m["old_sent"], old)
+    # a closed thread of two mails, both expired
+    m["thread_a1"] = _closed(db, make_email(db, support, status="rejected", thread_key="a"), old)
+    m["thread_a2"] = _closed(db, make_email(db, support, status="history", thread_key="a"),
+                             cutoff - timedelta(seconds=1))
+    # an expired mail in a thread with an open mail: the case is open
+    m["open_thread_old"] = _closed(db, make_email(db, support, status="no_reply",
+                                                  thread_key="b"), old)
+    m["open_thread_new"] = make_email(db, support, status="draft_ready", thread_key="b")
+    # an expired mail in a thread that closed recently: the case closed 10 days ago
+    m["recent_thread_old"] = _closed(db, make_email(db, support, status="sent",
+                                                    thread_key="c"), old)
+    m["recent_thread_new"] = _closed(db, make_email(db, support, status="resolved",
+                                                    thread_key="c"), recent)
+    m["recent"] = _closed(db, make_email(db, support, status="rejected"), recent)
+    m["at_cutoff"] = _closed(db, make_email(db, support, status="rejected"), cutoff)
+    m["open"] = make_email(db, support, status="manual")
+    m["held"] = _closed(db, make_email(db, support, status="no_reply"), old)
+    make_job(db, m["held"], state="processing")
+    m["in_flight"] = _closed(db, make_email(db, support, status="rejected"), old)
+    other = make_draft(db, m["in_flight"])
+    db.execute("UPDATE emails SET status = 'rejected' WHERE id = %s", (m["in_flight"],))
+    _closed(db, m["in_flight"], old)
+    db.execute("INSERT INTO send_attempts (draft_id, message_id, status) VALUES "
+               "(%s, '<r2@example.com>', 'attempted')", (other,))
+    m["other_mailbox"] = _closed(db, make_email(db, sales, status="sent"), old)
+    AuditLog(db, tmp_path / "spool.jsonl").record(
+        AuditEvent("worker", "email", m["old_sent"], "state_changed", "approved", "sent"))
+    expired = {m["old_sent"], m["thread_a1"], m["thread_a2"]}
+    return m, expired, draft
+
+
+def test_retention_deletes_exactly_the_expired_closed_cases(env, db, tmp_path, monkeypatch,
+                                                            settings):
+    """GIVEN a frozen clock, support keeping 30 days and sales keeping everything
+    WHEN a retention pass runs
+    THEN the cases closed more than 30 days ago are gone from MariaDB and the vector store;
+    open cases, recently closed ones, held and in-flight mails and the other mailbox stay;
+    one audit event per batch holds counts and ids, no personal data."""
+    _mailboxes(monkeypatch, support=30, sales=0)
+    m, expired, draft = _world(db, tmp_path)
+    box = {e: 1 for e in m.values()}
+    _index(get_settings(), box)
+    before = _ids(db)
+    svc = Services(get_settings())
+    try:
+        planned = retention.run(svc, clock=lambda: NOW, dry_run=True)
+        assert planned.state == "planned"
+        [support] = planned.mailboxes
+        assert (support.mailbox, support.mails, support.attachments, support.drafts,
+                support.draft_edits, support.send_attempts, support.busy) == (
+            "support", 3, 1, 1, 1, 1, 2)
+        assert _ids(db) == before  # a dry run deletes nothing
+
+        done = retention.run(svc, clock=lambda: NOW, batch=2)
+        assert done.state == "done", done
+        assert _ids(db) == before - expired
+        [support] = done.mailboxes
+        assert (support.mails, support.attachments, support.drafts, support.draft_edits,
+                support.send_attempts, support.busy, support.batches) == (3, 1, 1, 1, 1, 2, 2)
+    finally:
+        svc.close()
+    for e in expired:
+        assert _points(get_settings(), e) == 0
+    for name, e in m.items():
+        if e not in expired:
+            assert _points(get_settings(), e) == 2, name
+    assert db.fetchall("SELECT id FROM drafts WHERE id = %s", (draft,)) == []
+    assert db.fetchone("SELECT COUNT(*) AS n FROM draft_edits")["n"] == 0
+    assert db.fetchone("SELECT COUNT(*) AS n FROM erasure_marks")["n"] == 0
+
+    # the audit trail: one event per batch, counts and ids, nothing personal
+    events = events_for(db, "mailbox", "support")
+    assert [e["event"] for e in events] == ["retention_erased", "retention_erased"]
+    details = [json.loads(e["detail"]) if isinstance(e["detail"], str) else e["detail"]
+               for e in events]
+    assert sorted(i for d in details for i in d["email_ids"]) == sorted(expired)
+    assert sum(d["mails"] for d in details) == 3 and sum(d["attachments"] for d in details) == 1
+    text = json.dumps(events, default=str).lower()
+    for personal in ("alice", "@", "printer", "invoice", "refunded"):
+        assert personal not in text
+    # ... and still answers what happened to the mail
+    assert [e["event"] for e in events_for(db, "email", m["old_sent"])] == ["state_changed"]
+    svc = Services(get_settings())
+    try:
+        [erased] = retention.erased_in(svc, m["old_sent"])
+        assert erased.entity_id == "support" and m["old_sent"] in erased.detail["email_ids"]
+        assert retention.erased_in(svc, m["recent"]) == []
+        # a second pass on the same clock deletes nothing more
+        again = retention.run(svc, clock=lambda: NOW)
+        assert again.state == "done" and again.mailboxes[0].mails == 0
+    finally:
+        svc.close()
+    assert _ids(db) == before - expired
+
+
+def test_a_mail_marked_by_a_crashed_pass_whose_case_reopened_is_kept_and_reindexed(
+        env, db, monkeypatch):
+    _mailboxes(monkeypatch, support=30)
+    box = make_mailbox(db, "support")
+    e = _closed(db, make_email(db, box, status="sent", thread_key="t",
+                               index_status="complete"), NOW - timedelta(days=40))
+    db.execute("INSERT INTO erasure_marks (email_id, mailbox_id, cause) VALUES "
+               "(%s, %s, 'retention')", (e, box))  # a crashed pass began it...
+    make_email(db, box, status="received", thread_key="t")  # ...then the customer wrote again
+    svc = Services(get_settings())
+    try:
+        done = retention.run(svc, clock=lambda: NOW)
+    finally:
+        svc.close()
+    assert done.state == "done" and done.mailboxes[0].released == 1
+    row = db.fetchone("SELECT index_status, index_missing FROM emails WHERE id = %s", (e,))
+    assert row == {"index_status": "partially_indexed", "index_missing": "vectors,graph"}
+    assert db.fetchone("SELECT COUNT(*) AS n FROM erasure_marks")["n"] == 0
+
+
+class Killed(BaseException):
+    """The process dies here (nothing after it runs, no except clause catches it)."""
+
+
+def test_a_pass_killed_between_the_stores_and_mariadb_is_finished_by_the_next(
+        env, db, monkeypatch):
+    """GIVEN a pass that dies after the vector points of its first batch are deleted and
+    before the batch's MariaDB transaction
+    THEN those mails are whole in MariaDB and marked, and the next pass erases them."""
+    from email_rag.review import erasure
+
+    _mailboxes(monkeypatch, support=30)
+    box = make_mailbox(db, "support")
+    expired = [_closed(db, make_email(db, box, status="no_reply"), LONG_AGO) for _ in range(4)]
+    _index(get_settings(), {e: box for e in expired})
+    real = erasure.busy
+
+    def dies_in_the_transaction(db_or_cur, ids):
+        if db_or_cur is not svc.db:
+            raise Killed
+        return real(db_or_cur, ids)
+
+    monkeypatch.setattr(erasure, "busy", dies_in_the_transaction)
+    svc = Services(get_settings())
+    try:
+        try:
+            retention.run(svc, clock=lambda: NOW, batch=2)
+            raise AssertionError("the pass was not killed")
+        except Killed:
+            pass
+    finally:
+        svc.close()
+    assert _ids(db) == set(expired)
+    marks = {r["email_id"] for r in db.fetchall("SELECT email_id FROM erasure_marks")}
+    assert marks == set(expired[:2])
+    assert [_points(get_settings(), e) for e in expired] == [0, 0, 2, 2]
+
+    monkeypatch.setattr(erasure, "busy", real)
+    svc = Services(get_settings())
+    try:
+        done = retention.run(svc, clock=lambda: NOW, batch=2)
+    finally:
+        svc.close()
+    assert done.state == "done" and done.mailboxes[0].mails == 4
+    assert _ids(db) == set() and not db.fetchall("SELECT * FROM erasure_marks")
+    assert [_points(get_settings(), e) for e in expired] == [0, 0, 0, 0]
+
+
+def test_marks_of_a_mailbox_whose_retention_was_switched_off_are_released(env, db,
+                                                                           monkeypatch):
+    _mailboxes(monkeypatch, support=0)
+    box = make_mailbox(db, "support")
+    e = _closed(db, make_email(db, box, status="sent", index_status="complete"), LONG_AGO)
+    db.execute("INSERT INTO erasure_marks (email_id, mailbox_id, cause) VALUES "
+               "(%s, %s, 'retention')", (e, box))
+    svc = Services(get_settings())
+    try:
+        assert retention.run(svc, clock=lambda: NOW).mailboxes == []
+    finally:
+        svc.close()
+    assert _ids(db) == {e} and not db.fetchall("SELECT * FROM erasure_marks")
+    assert db.fetchone("SELECT index_status FROM emails")["index_status"] == "partially_indexed"
+    assert [x["event"] for x in events_for(db, "mailbox", "support")] == ["retention_released"]
+
+
+def _retention(capsys, *args) -> tuple[int, dict]:
+    get_settings.cache_clear()
+    capsys.readouterr()
+    code = main(["privacy", "retention", *args, "--json"])
+    return code, json.loads(capsys.readouterr().out)["data"]
+
+
+def test_vector_store_down_ends_the_pass_partial_and_the_next_pass_completes(
+        env, db, monkeypatch, capsys):
+    _mailboxes(monkeypatch, support=30)
+    box = make_mailbox(db, "support")
+    expired = [_closed(db, make_email(db, box, status="sent"), LONG_AGO) for _ in range(3)]
+    kept = make_email(db, box, status="sent")
+    _index(get_settings(), {e: box for e in [*expired, kept]})
+
+    monkeypatch.setenv("EMAIL_RAG_QDRANT_URL", f"http://127.0.0.1:{closed_port()}")
+    monkeypatch.setenv("EMAIL_RAG_QDRANT_TIMEOUT", "1")
+    code, partial = _retention(capsys)
+    assert code == 2 and partial["state"] == "partial", partial
+    assert _ids(db) == {*expired, kept}  # nothing deleted in MariaDB, nothing half-deleted
+    assert [e["event"] for e in events_for(db, "mailbox", "support")] == ["retention_partial"]
+
+    monkeypatch.delenv("EMAIL_RAG_QDRANT_URL")
+    code, done = _retention(capsys)
+    assert code == 0 and done["state"] == "done" and done["mailboxes"][0]["mails"] == 3, done
+    assert _ids(db) == {kept}
+    assert [_points(get_settings(), e) for e in expired] == [0, 0, 0]
+    assert _points(get_settings(), kept) == 2
+    assert db.fetchone("SELECT COUNT(*) AS n FROM erasure_marks")["n"] == 0
+
+
+def _first_event(db, proc, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if db.fetchone("SELECT COUNT(*) AS n FROM audit_log WHERE event = 'retention_erased'"
+                       )["n"]:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.005)
+    raise AssertionError("no retention batch within the time")
+
+
+def test_a_sigkilled_retention_process_leaves_nothing_half_deleted_and_a_rerun_finishes(
+        env, db, monkeypatch, capsys):
+    """GIVEN 300 expired mails with vector points, batches of 10
+    WHEN `email-rag privacy retention` is SIGKILLed after its first audit event, and run again
+    THEN after the kill every mail is either whole (its points there) or marked for the
+    next pass, and after the rerun every expired mail is gone everywhere, each named by
+    exactly one batch event, and the kept mail is whole."""
+    _mailboxes(monkeypatch, support=30)
+    monkeypatch.setenv("EMAIL_RAG_RETENTION_BATCH_SIZE", "10")
+    box = make_mailbox(db, "support")
+    expired = [_closed(db, make_email(db, box, status="history", from_addr=f"c{i}@x.example"),
+                       LONG_AGO) for i in range(300)]
+    kept = make_email(db, box, status="draft_ready")
+    _index(get_settings(), {e: box for e in [*expired, kept]})
+
+    child_env = {**os.environ, "PYTHONPATH": str(ROOT),
+                 **{k: v for k, v in os.environ.items() if k.startswith("EMAIL_RAG_")}}
+    proc = subprocess.Popen([sys.executable, "-m", "email_rag", "privacy", "retention",
+                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=child_env)
+    try:
+        _first_event(db, proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL
+    left = sorted(_ids(db) - {kept})
+    assert 0 < len(left) < 300, "the kill did not land mid-run"
+    marks = {r["email_id"] for r in db.fetchall("SELECT email_id FROM erasure_marks")}
+    store = QdrantStore.from_settings(get_settings())
+    try:
+        half = [e for e in left if store.count(e) != 2 and e not in marks]
+    finally:
+        store.close()
+    assert half == [], "mails with points gone but not marked for the next pass"
+
+    code, done = _retention(capsys)
+    assert code == 0 and done["state"] == "done", done
+    assert _ids(db) == {kept}
+    assert db.fetchone("SELECT COUNT(*) AS n FROM erasure_marks")["n"] == 0
+    store = QdrantStore.from_settings(get_settings())
+    try:
+        assert store.count() == 2 and store.count(kept) == 2
+    finally:
+        store.close()
+    named = [i for e in events_for(db, "mailbox", "support")
+             for i in (e["detail"] if isinstance(e["detail"], dict)
+                       else json.loads(e["detail"]))["email_ids"]]
+    assert sorted(named) == sorted(expired)  # each erased mail named by exactly one batch
