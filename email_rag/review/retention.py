@@ -25,19 +25,27 @@ written in the batch's delete transaction.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import StoreUnavailableError
-from ..core.states import Actor
+from ..core.records import Job
+from ..core.routing import queues
+from ..core.states import Actor, JobKind
 from ..db import sql
 from ..db.audit import AuditEntry, AuditEvent, utcnow
+from ..jobs.arming import arm_run
+from ..jobs.handoff import Handoff
+from ..jobs.store import NewJob
 from . import erasure
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
+
+log = logging.getLogger(__name__)
 
 CAUSE = "retention"
 NO_LIMIT = 2**62
@@ -186,3 +194,28 @@ def erased_in(svc: Services, email_id: int) -> list[AuditEntry]:
     gone; its own earlier events stay under entity ``email``)."""
     return AuditEntry.from_rows(svc.db.fetchall(sql("retention_erased_in"),
                                                 {"id": str(int(email_id))}))
+
+
+# --- queue side: the scheduler arms a pass for the vector worker (it deletes points) ---
+
+def schedule(services: Services) -> dict[str, Any]:
+    """The periodic job: arm one pass when a mailbox has retention. Opens no store."""
+    if not any(b.retention_days > 0 for b in services.settings.mailboxes) and not (
+            services.db.fetchone(sql("retention_any_marked"))):
+        return {}
+    queue = queues(services.settings)[1]
+    job, armed, enqueued = arm_run(services, NewJob(JobKind.RETENTION, "pass", queue,
+                                                    detail={"queue": queue}),
+                                   Actor.SCHEDULER, "retention_scheduled")
+    return {"job_id": job.id, "armed": armed, "enqueued": enqueued}
+
+
+def run_job(services: Services, job: Job, worker: str) -> Handoff | None:
+    """Handler of ``retention`` queue entries, in the worker that owns the vector store. A
+    store that is down ends the pass partial (audited); the next scheduled pass finishes."""
+    queue = queues(services.settings)[1]
+    if job.queue != queue:
+        return Handoff(queue, f"retention runs on queue {queue}")
+    result = run(services, actor=f"{Actor.WORKER}:{worker}")
+    log.info("retention job %s: %s", job.id, result.as_dict())
+    return None

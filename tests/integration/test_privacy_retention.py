@@ -351,3 +351,38 @@ def test_a_sigkilled_retention_process_leaves_nothing_half_deleted_and_a_rerun_f
              for i in (e["detail"] if isinstance(e["detail"], dict)
                        else json.loads(e["detail"]))["email_ids"]]
     assert sorted(named) == sorted(expired)  # each erased mail named by exactly one batch
+
+
+def test_the_scheduler_arms_one_pass_for_the_vector_worker_which_runs_it(env, db,
+                                                                          monkeypatch):
+    """GIVEN local Qdrant mode and a mailbox with retention WHEN the scheduler's periodic
+    job runs THEN it arms one retention entry on the vector queue (coalesced while pending)
+    without opening a store, and the vector worker's run erases the expired mail."""
+    from email_rag.runtime.job_runner import JobRunner
+    from email_rag.runtime.scheduler import periodic_jobs
+
+    _mailboxes(monkeypatch, support=30)
+    monkeypatch.setenv("EMAIL_RAG_RETENTION_INTERVAL_SECONDS", "77")
+    box = make_mailbox(db, "support")
+    _closed(db, make_email(db, box, status="sent"), LONG_AGO)
+    kept = make_email(db, box, status="sent")
+    scheduler = Services(get_settings())
+    try:
+        jobs = {name: (seconds, fn) for name, seconds, fn in periodic_jobs(scheduler)}
+        assert jobs["retention"][0] == 77
+        first = jobs["retention"][1]()
+        again = jobs["retention"][1]()
+        assert first["armed"] and again["job_id"] == first["job_id"] and not again["armed"]
+        assert "vectors" not in vars(scheduler)
+    finally:
+        scheduler.close()
+    row = db.fetchone("SELECT kind, queue, state FROM jobs WHERE id = %s", (first["job_id"],))
+    assert row == {"kind": "retention", "queue": "email-rag-vectors", "state": "queued"}
+    worker = Services(get_settings())
+    try:
+        assert JobRunner(worker, "w-vec", vector_owner=True).run(first["job_id"]) == "done"
+    finally:
+        worker.close()
+    assert _ids(db) == {kept}
+    [event] = events_for(db, "mailbox", "support")
+    assert event["event"] == "retention_erased" and event["actor"] == "worker:jobs:w-vec"

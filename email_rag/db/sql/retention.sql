@@ -24,3 +24,6 @@ SELECT id, at, actor, entity_type, entity_id, event, from_state, to_state, attem
  WHERE entity_type = 'mailbox' AND event = 'retention_erased'
    AND JSON_CONTAINS(detail, %(id)s, '$.email_ids')
  ORDER BY at, id;
+
+-- name: retention_any_marked
+SELECT 1 AS marked FROM erasure_marks WHERE cause = 'retention' LIMIT 1;
