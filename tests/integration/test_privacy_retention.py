@@ -257,6 +257,39 @@ def test_marks_of_a_mailbox_whose_retention_was_switched_off_are_released(env, d
     assert [x["event"] for x in events_for(db, "mailbox", "support")] == ["retention_released"]
 
 
+def test_retention_erases_the_graph_documents_of_expired_mails_and_keeps_the_people(
+        env, db, monkeypatch):
+    """Through the graph adapter and its test double (ArangoRecorder: real python-arango
+    calls, NOT ArangoDB): the expired mail's documents and edges go, the kept mail's stay,
+    and the person vertex stays (the person may have other mails)."""
+    from email_rag.adapters.graph import EDGES, person_key
+    from email_rag.core.index_ports import MailToIndex
+    from email_rag.indexing.indexer import Indexer
+    from tests.index_helpers import ArangoRecorder
+
+    _mailboxes(monkeypatch, support=30)
+    box = make_mailbox(db, "support")
+    _closed(db, make_email(db, box, status="sent"), LONG_AGO)
+    kept = make_email(db, box, status="sent", from_addr="bob@customer.example")
+    recorder = ArangoRecorder()
+    try:
+        monkeypatch.setenv("EMAIL_RAG_ARANGO_URL", recorder.url)
+        svc = Services(get_settings())
+        try:
+            for row in db.fetchall("SELECT * FROM emails ORDER BY id"):
+                svc.graph.upsert_mail(Indexer(svc).graph_mail(MailToIndex.from_row(row)))
+            assert retention.run(svc, clock=lambda: NOW).state == "done"
+        finally:
+            svc.close()
+        assert set(recorder.collections["mails"]) == {f"m{kept}"}
+        edges = [e for name in EDGES for e in recorder.collections[name].values()]
+        assert edges and all(f"m{kept}" in e["_from"] + e["_to"] for e in edges)
+        assert person_key("alice@customer.example") in recorder.collections["people"]
+    finally:
+        recorder.close()
+    assert _ids(db) == {kept}
+
+
 def _retention(capsys, *args) -> tuple[int, dict]:
     get_settings.cache_clear()
     capsys.readouterr()
@@ -288,15 +321,22 @@ def test_vector_store_down_ends_the_pass_partial_and_the_next_pass_completes(
     assert db.fetchone("SELECT COUNT(*) AS n FROM erasure_marks")["n"] == 0
 
 
-def _first_event(db, proc, timeout: float = 120) -> None:
+def _wait(db, proc, query: str, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if db.fetchone("SELECT COUNT(*) AS n FROM audit_log WHERE event = 'retention_erased'"
-                       )["n"]:
+        if db.fetchone(query)["n"]:
             return
         assert proc.poll() is None, proc.communicate()
-        time.sleep(0.005)
-    raise AssertionError("no retention batch within the time")
+        time.sleep(0.002)
+    raise AssertionError(f"not seen within {timeout} s: {query}")
+
+
+def _inside_the_second_batch(db, proc) -> None:
+    """After the first batch's audit event, once the second batch is marked, a moment into
+    its store phase (where the kill leaves marked mails with their points gone)."""
+    _wait(db, proc, "SELECT COUNT(*) AS n FROM audit_log WHERE event = 'retention_erased'")
+    _wait(db, proc, "SELECT COUNT(*) AS n FROM erasure_marks")
+    time.sleep(0.05)
 
 
 def test_a_sigkilled_retention_process_leaves_nothing_half_deleted_and_a_rerun_finishes(
@@ -307,7 +347,7 @@ def test_a_sigkilled_retention_process_leaves_nothing_half_deleted_and_a_rerun_f
     next pass, and after the rerun every expired mail is gone everywhere, each named by
     exactly one batch event, and the kept mail is whole."""
     _mailboxes(monkeypatch, support=30)
-    monkeypatch.setenv("EMAIL_RAG_RETENTION_BATCH_SIZE", "10")
+    monkeypatch.setenv("EMAIL_RAG_RETENTION_BATCH_SIZE", "50")
     box = make_mailbox(db, "support")
     expired = [_closed(db, make_email(db, box, status="history", from_addr=f"c{i}@x.example"),
                        LONG_AGO) for i in range(300)]
@@ -320,7 +360,7 @@ def test_a_sigkilled_retention_process_leaves_nothing_half_deleted_and_a_rerun_f
                              "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=child_env)
     try:
-        _first_event(db, proc)
+        _inside_the_second_batch(db, proc)
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
     finally:
