@@ -52,11 +52,50 @@ def test_closed_at_follows_the_closed_statuses_of_the_transition_table(env, db):
         e = make_email(db, box, status=status.value)
         row = db.fetchone("SELECT closed_at FROM emails WHERE id = %s", (e,))
         assert (row["closed_at"] is not None) == (status in MAIL_TERMINAL), status
+    # a past case closed when it was sent, an imported future date is capped at now
+    past = make_email(db, box, status="history", sent_at=datetime(2019, 5, 6, 7, 8, 9))
+    future = make_email(db, box, status="history", sent_at=datetime(2099, 1, 1))
+    closed = {r["id"]: r["closed_at"] for r in db.fetchall("SELECT id, closed_at FROM emails")}
+    assert closed[past] == datetime(2019, 5, 6, 7, 8, 9)
+    assert closed[future] < datetime(2099, 1, 1)
     e = make_email(db, box, status="approved")
     db.execute("UPDATE emails SET status = 'sent' WHERE id = %s", (e,))
     assert db.fetchone("SELECT closed_at FROM emails WHERE id = %s", (e,))["closed_at"]
     db.execute("UPDATE emails SET status = 'draft_ready' WHERE id = %s", (e,))  # a bounce
     assert db.fetchone("SELECT closed_at FROM emails WHERE id = %s", (e,))["closed_at"] is None
+
+
+def test_the_migration_gives_mails_closed_before_it_their_last_change(db_name, tmp_path):
+    """Mails stored before 0350: a closed one gets its last change (a history mail its Date),
+    an open one none, and their updated_at is kept."""
+    import shutil
+
+    from email_rag.db import Database
+    from email_rag.db.migrate import MIGRATIONS_DIR, ensure_database, migrate
+    from tests.conftest import MARIADB
+
+    before = tmp_path / "before"
+    before.mkdir()
+    for f in MIGRATIONS_DIR.iterdir():
+        if f.name.endswith(".sql") and f.name < "0350":
+            shutil.copyfile(str(f), before / f.name)
+    db = Database(**MARIADB, database=db_name)
+    try:
+        ensure_database(db, db_name)
+        migrate(db, before)
+        box = make_mailbox(db)
+        changed = datetime(2021, 3, 4, 5, 6, 7)
+        ids = {status: make_email(db, box, status=status, sent_at=datetime(2018, 1, 2))
+               for status in ("sent", "history", "draft_ready")}
+        db.execute("UPDATE emails SET updated_at = %s", (changed,))
+        migrate(db)
+        rows = {r["id"]: r for r in db.fetchall("SELECT id, closed_at, updated_at FROM emails")}
+    finally:
+        db.close()
+    assert rows[ids["sent"]]["closed_at"] == changed
+    assert rows[ids["history"]]["closed_at"] == datetime(2018, 1, 2)
+    assert rows[ids["draft_ready"]]["closed_at"] is None
+    assert {r["updated_at"] for r in rows.values()} == {changed}
 
 
 def _world(db, tmp_path):

@@ -8,15 +8,24 @@
 -- mail back to review clears it. A test checks the list against MAIL_TERMINAL.
 ALTER TABLE emails ADD COLUMN IF NOT EXISTS closed_at DATETIME(6) NULL;
 
--- mails closed before this migration: their last change is the best time known
-UPDATE emails SET closed_at = updated_at, updated_at = updated_at
+-- mails closed before this migration: their last change is the best time known (a history
+-- mail: its Date, as on insert below)
+UPDATE emails SET closed_at = IF(status = 'history', LEAST(COALESCE(sent_at, updated_at),
+                                                          updated_at), updated_at),
+                  updated_at = updated_at
  WHERE closed_at IS NULL AND status IN ('no_reply', 'sent', 'rejected', 'resolved', 'history');
 
 CREATE INDEX IF NOT EXISTS ix_email_closed ON emails (mailbox_id, closed_at);
 
+-- a history mail (a past case, imported) closed when it was sent: its Date, never later
+-- than now; any other mail stored closed (a loop-guarded no_reply) closes on arrival
 CREATE TRIGGER IF NOT EXISTS emails_closed_insert BEFORE INSERT ON emails FOR EACH ROW
-SET NEW.closed_at = IF(NEW.status IN ('no_reply', 'sent', 'rejected', 'resolved', 'history'),
-                       COALESCE(NEW.closed_at, UTC_TIMESTAMP(6)), NULL);
+SET NEW.closed_at = CASE
+      WHEN NEW.status NOT IN ('no_reply', 'sent', 'rejected', 'resolved', 'history') THEN NULL
+      WHEN NEW.closed_at IS NOT NULL THEN NEW.closed_at
+      WHEN NEW.status = 'history' THEN LEAST(COALESCE(NEW.sent_at, UTC_TIMESTAMP(6)),
+                                             UTC_TIMESTAMP(6))
+      ELSE UTC_TIMESTAMP(6) END;
 
 CREATE TRIGGER IF NOT EXISTS emails_closed_update BEFORE UPDATE ON emails FOR EACH ROW
 SET NEW.closed_at = CASE
