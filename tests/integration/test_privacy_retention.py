@@ -229,6 +229,17 @@ def test_a_mail_marked_by_a_crashed_pass_whose_case_reopened_is_kept_and_reindex
     row = db.fetchone("SELECT index_status, index_missing FROM emails WHERE id = %s", (e,))
     assert row == {"index_status": "partially_indexed", "index_missing": "vectors,graph"}
     assert db.fetchone("SELECT COUNT(*) AS n FROM erasure_marks")["n"] == 0
+    # the periodic sync writes its points again (no graph configured here)
+    from email_rag.indexing import sync as index_sync
+
+    svc = Services(get_settings())
+    try:
+        assert index_sync.sync(svc, "partial").reindexed == [e]
+    finally:
+        svc.close()
+    assert db.fetchone("SELECT index_status FROM emails WHERE id = %s", (e,))[
+        "index_status"] == "complete"
+    assert _points(get_settings(), e) > 0
 
 
 class Killed(BaseException):
@@ -465,3 +476,18 @@ def test_the_scheduler_arms_one_pass_for_the_vector_worker_which_runs_it(env, db
     assert _ids(db) == {kept}
     [event] = events_for(db, "mailbox", "support")
     assert event["event"] == "retention_erased" and event["actor"] == "worker:jobs:w-vec"
+
+
+def test_the_dry_run_prints_per_mailbox_what_would_go_and_deletes_nothing(env, db, monkeypatch,
+                                                                          capsys):
+    _mailboxes(monkeypatch, support=30, sales=0)
+    box = make_mailbox(db, "support")
+    raw, atts = _with_attachment("alice@customer.example")
+    e = _closed(db, make_email(db, box, status="sent", raw=raw, attachments=atts), LONG_AGO)
+    capsys.readouterr()
+    assert main(["privacy", "retention", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "support (30 days, closed before " in out
+    assert "1 mail(s), 1 attachment(s), 0 draft(s)" in out and "nothing was deleted" in out
+    assert "sales" not in out and "alice" not in out.lower()
+    assert _ids(db) == {e}
