@@ -491,3 +491,29 @@ def test_the_dry_run_prints_per_mailbox_what_would_go_and_deletes_nothing(env, d
     assert "1 mail(s), 1 attachment(s), 0 draft(s)" in out and "nothing was deleted" in out
     assert "sales" not in out and "alice" not in out.lower()
     assert _ids(db) == {e}
+
+
+def test_a_send_journal_file_left_for_an_expired_mail_is_removed(env, db, monkeypatch):
+    from email_rag.sending.journal import Acceptance, SendJournal
+
+    _mailboxes(monkeypatch, support=30)
+    box = make_mailbox(db, "support")
+    e = make_email(db, box, status="approved")
+    draft = make_draft(db, e, status="sent")
+    db.execute("UPDATE emails SET status = 'sent' WHERE id = %s", (e,))
+    _closed(db, e, LONG_AGO)
+    with db.transaction() as cur:
+        cur.execute("INSERT INTO send_attempts (draft_id, message_id, status) VALUES "
+                    "(%s, '<r3@example.com>', 'sent')", (draft,))
+        attempt = cur.lastrowid
+    journal = SendJournal(get_settings().send_journal_dir)
+    # a file a crash after the commit left behind (the relay's answer names the recipient)
+    assert journal.record(Acceptance(attempt, "<r3@example.com>", "250 ok alice", NOW))
+    assert journal.get(attempt, "<r3@example.com>") is not None
+    svc = Services(get_settings())
+    try:
+        assert retention.run(svc, clock=lambda: NOW).mailboxes[0].mails == 1
+    finally:
+        svc.close()
+    assert journal.get(attempt, "<r3@example.com>") is None
+    assert list(get_settings().send_journal_dir.glob("*")) == []
