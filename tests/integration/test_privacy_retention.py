@@ -517,3 +517,40 @@ def test_a_send_journal_file_left_for_an_expired_mail_is_removed(env, db, monkey
         svc.close()
     assert journal.get(attempt, "<r3@example.com>") is None
     assert list(get_settings().send_journal_dir.glob("*")) == []
+
+
+def test_a_mail_a_worker_claims_while_its_points_are_deleted_is_left_marked(env, db,
+                                                                          monkeypatch):
+    """GIVEN an expired mail with a queued job WHEN a worker claims the job while the pass
+    deletes the mail's vector points THEN the delete transaction sees it processing and
+    leaves the mail (marked); after the job, the next pass erases it."""
+    _mailboxes(monkeypatch, support=30)
+    box = make_mailbox(db, "support")
+    e = _closed(db, make_email(db, box, status="history"), LONG_AGO)
+    job = make_job(db, e, kind="index_history", state="queued")
+    svc = Services(get_settings())
+    store_class = type(svc.vectors)
+    real = store_class.replace_mail
+
+    def claimed_meanwhile(store, email_id, points):
+        db.execute("UPDATE jobs SET state = 'processing' WHERE id = %s", (job,))
+        return real(store, email_id, points)
+
+    monkeypatch.setattr(store_class, "replace_mail", claimed_meanwhile)
+    try:
+        first = retention.run(svc, clock=lambda: NOW)
+    finally:
+        svc.close()
+    assert (first.mailboxes[0].mails, first.mailboxes[0].busy) == (0, 1)
+    assert _ids(db) == {e}
+    assert db.fetchone("SELECT email_id FROM erasure_marks") == {"email_id": e}
+
+    monkeypatch.setattr(store_class, "replace_mail", real)
+    db.execute("UPDATE jobs SET state = 'done' WHERE id = %s", (job,))
+    svc = Services(get_settings())
+    try:
+        second = retention.run(svc, clock=lambda: NOW)
+    finally:
+        svc.close()
+    assert second.mailboxes[0].mails == 1 and _ids(db) == set()
+    assert not db.fetchall("SELECT * FROM erasure_marks") and not db.fetchall("SELECT * FROM jobs")
