@@ -554,3 +554,51 @@ def test_a_mail_a_worker_claims_while_its_points_are_deleted_is_left_marked(env,
         svc.close()
     assert second.mailboxes[0].mails == 1 and _ids(db) == set()
     assert not db.fetchall("SELECT * FROM erasure_marks") and not db.fetchall("SELECT * FROM jobs")
+
+
+def test_a_sigkilled_forget_process_is_finished_by_running_forget_again(env, db, capsys):
+    """privacy forget deletes through the same erasure code: killed inside its second batch
+    of 50, every mail is whole or marked, and the same command again erases the person
+    everywhere (verification included)."""
+    box = make_mailbox(db, "support")
+    alice = [make_email(db, box, status="received", from_addr="alice@customer.example")
+             for _ in range(300)]
+    carol = make_email(db, box, status="received", from_addr="carol@other.example")
+    _index(get_settings(), {e: box for e in [*alice, carol]})
+    child_env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "email_rag", "privacy", "forget",
+                             "alice@customer.example", "--reason", "Art. 17", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=child_env)
+    try:
+        _wait(db, proc, "SELECT COUNT(*) <= 251 AS n FROM emails")
+        _wait(db, proc, "SELECT COUNT(*) AS n FROM erasure_marks")
+        time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL
+    left = sorted(_ids(db) - {carol})
+    assert 0 < len(left) < 300
+    marks = {r["email_id"] for r in db.fetchall("SELECT email_id FROM erasure_marks")}
+    store = QdrantStore.from_settings(get_settings())
+    try:
+        assert [e for e in left if store.count(e) != 2 and e not in marks] == []
+    finally:
+        store.close()
+
+    get_settings.cache_clear()
+    capsys.readouterr()
+    code = main(["privacy", "forget", "alice@customer.example", "--reason", "Art. 17",
+                 "--json"])
+    done = json.loads(capsys.readouterr().out)["data"]
+    assert code == 0 and (done["state"], done["remaining"]) == ("done", {}), done
+    assert _ids(db) == {carol} and not db.fetchall("SELECT * FROM erasure_marks")
+    store = QdrantStore.from_settings(get_settings())
+    try:
+        assert store.count() == 2 and store.count(carol) == 2
+    finally:
+        store.close()
