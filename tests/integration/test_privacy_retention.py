@@ -602,3 +602,26 @@ def test_a_sigkilled_forget_process_is_finished_by_running_forget_again(env, db,
         assert store.count() == 2 and store.count(carol) == 2
     finally:
         store.close()
+
+
+def test_the_admin_page_of_a_mail_retention_deleted_shows_what_happened_to_it(
+        env, db, tmp_path, monkeypatch, client):
+    """The admin's page of mail N after retention: its own events and the batch event that
+    deleted it; an id that never was a mail stays an error."""
+    _mailboxes(monkeypatch, support=30)
+    box = make_mailbox(db, "support")
+    e = _closed(db, make_email(db, box, status="sent", subject="Router on fire"), LONG_AGO)
+    AuditLog(db, tmp_path / "spool.jsonl").record(
+        AuditEvent("worker", "email", e, "state_changed", "approved", "sent"))
+    svc = Services(get_settings())
+    try:
+        assert retention.run(svc, clock=lambda: NOW).mailboxes[0].mails == 1
+    finally:
+        svc.close()
+    c = client("root")
+    page = c.get(f"/admin/mails/{e}")
+    assert page.status_code == 200
+    html = page.text
+    assert "no longer exists" in html and "Router on fire" not in html
+    assert html.index("state_changed") < html.index("retention_erased")
+    assert c.get("/admin/mails/99999").status_code == 400
