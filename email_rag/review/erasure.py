@@ -129,8 +129,12 @@ def erase_batch(svc: Services, ids: list[int], cause: str, *, person: str | None
         svc.vectors.replace_mail(email_id, [])
     if svc.graph is not None:
         indexer = Indexer(svc)
+        children: dict[int, list[int]] = {}
+        for row in svc.db.fetchall(sql("erasure_children", ids=len(ids)), params):
+            children.setdefault(int(row["parent"]), []).append(int(row["child"]))
         for row in svc.db.fetchall(sql("privacy_mails", ids=len(ids)), params):
-            svc.graph.forget_mail(indexer.graph_mail(MailToIndex.from_row(row)), person)
+            mail = MailToIndex.from_row(row)
+            svc.graph.forget_mail(indexer.graph_mail(mail), person, children.get(mail.id, []))
     journal = SendJournal(svc.settings.send_journal_dir)
     for row in svc.db.fetchall(sql("erasure_attempts", ids=len(ids)), params):
         journal.clear(int(row["id"]))

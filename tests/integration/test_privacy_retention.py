@@ -625,3 +625,40 @@ def test_the_admin_page_of_a_mail_retention_deleted_shows_what_happened_to_it(
     assert "no longer exists" in html and "Router on fire" not in html
     assert html.index("state_changed") < html.index("retention_erased")
     assert c.get("/admin/mails/99999").status_code == 400
+
+
+def test_a_reply_erased_in_a_later_batch_than_its_parent_leaves_no_edge_behind(env, db,
+                                                                             monkeypatch):
+    """The parent mail goes in the first batch, its reply in the second: the reply's
+    reply_to edge (keyed by both ends) is deleted although the parent's row is gone by then,
+    and a reply kept (in an open case) loses its edge to an erased parent too."""
+    from email_rag.adapters.graph import EDGES
+    from email_rag.core.index_ports import MailToIndex
+    from email_rag.indexing.indexer import Indexer
+    from tests.index_helpers import ArangoRecorder
+
+    _mailboxes(monkeypatch, support=30)
+    box = make_mailbox(db, "support")
+    parent = _closed(db, make_email(db, box, status="sent", message_id="<p@x>"), LONG_AGO)
+    child = _closed(db, make_email(db, box, status="sent", message_id="<c@x>",
+                                   in_reply_to="<p@x>"), LONG_AGO)
+    other = _closed(db, make_email(db, box, status="sent", message_id="<o@x>"), LONG_AGO)
+    kept = make_email(db, box, status="draft_ready", in_reply_to="<o@x>")
+    recorder = ArangoRecorder()
+    try:
+        monkeypatch.setenv("EMAIL_RAG_ARANGO_URL", recorder.url)
+        svc = Services(get_settings())
+        try:
+            for row in db.fetchall("SELECT * FROM emails ORDER BY id"):
+                svc.graph.upsert_mail(Indexer(svc).graph_mail(MailToIndex.from_row(row)))
+            assert len(recorder.collections["reply_to"]) == 2
+            assert retention.run(svc, clock=lambda: NOW, batch=1).mailboxes[0].mails == 3
+        finally:
+            svc.close()
+        assert set(recorder.collections["mails"]) == {f"m{kept}"}
+        edges = [e for name in EDGES for e in recorder.collections[name].values()]
+        assert not [e for e in edges if f"m{parent}" in e["_from"] + e["_to"]
+                    or f"m{child}" in e["_from"] + e["_to"]
+                    or f"m{other}" in e["_from"] + e["_to"]], edges
+    finally:
+        recorder.close()

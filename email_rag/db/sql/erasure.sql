@@ -45,3 +45,11 @@ SELECT COALESCE(SUM(JSON_LENGTH(attachments)), 0) AS n FROM emails WHERE id IN (
 -- points and graph documents may be gone, so the periodic sync writes them again.
 UPDATE emails SET index_status = 'partially_indexed', index_missing = 'vectors,graph'
  WHERE id IN ({ids}) AND index_status IN ('complete', 'partially_indexed');
+
+-- name: erasure_children
+-- The mails that answer these mails (their In-Reply-To names one of them, as
+-- index_parent_by_message_id links them): their reply_to edges end at a mail erased now.
+SELECT p.id AS parent, c.id AS child FROM emails p
+  JOIN emails c ON c.mailbox_id = p.mailbox_id AND c.in_reply_to = p.message_id
+               AND c.id <> p.id
+ WHERE p.id IN ({ids});
