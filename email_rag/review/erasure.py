@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.index_ports import MailToIndex
 from ..db import slot_params, sql
 from ..db.audit import AuditEvent, write_events
+from ..db.connection import repeat_when_busy
 from ..indexing.indexer import Indexer
 from ..sending.journal import SendJournal
 
@@ -119,9 +120,8 @@ def erase_batch(svc: Services, ids: list[int], cause: str, *, person: str | None
     vertex goes too); ``keep``: the caller's re-check inside the final transaction;
     ``events``: audit events written in that transaction. ``StoreUnavailableError`` from
     a store leaves the batch marked for the next run."""
-    result = BatchResult()
     if not ids:
-        return result
+        return BatchResult()
     params = slot_params(ids=ids)
     with svc.db.transaction() as cur:
         cur.execute(sql("erasure_mark", ids=len(ids)), {**params, "cause": cause})
@@ -138,6 +138,16 @@ def erase_batch(svc: Services, ids: list[int], cause: str, *, person: str | None
     journal = SendJournal(svc.settings.send_journal_dir)
     for row in svc.db.fetchall(sql("erasure_attempts", ids=len(ids)), params):
         journal.clear(int(row["id"]))
+    return repeat_when_busy(lambda: _delete_rows(svc, ids, keep, events),
+                            f"erasure of {len(ids)} mail(s)")
+
+
+def _delete_rows(svc: Services, ids: list[int], keep: Keep | None,
+                 events: Events | None) -> BatchResult:
+    """Phase 4, one transaction (repeated whole when MariaDB rolls it back for a deadlock or
+    a lock wait timeout, e.g. against a worker's claim)."""
+    result = BatchResult()
+    params = slot_params(ids=ids)
     with svc.db.transaction() as cur:
         present = {int(r["id"]) for r in cur.fetchall(sql("privacy_lock_mails", ids=len(ids)),
                                                       params)}

@@ -662,3 +662,45 @@ def test_a_reply_erased_in_a_later_batch_than_its_parent_leaves_no_edge_behind(e
                     or f"m{other}" in e["_from"] + e["_to"]], edges
     finally:
         recorder.close()
+
+
+def test_a_lock_wait_timeout_in_the_delete_transaction_is_repeated(env, db, monkeypatch):
+    """A worker holds the mail's row a moment longer than the lock wait (1 s here): the
+    delete transaction is rolled back and repeated, and the pass ends done."""
+    import threading
+
+    from email_rag.db import Database
+    from tests.conftest import MARIADB
+
+    _mailboxes(monkeypatch, support=30)
+    box = make_mailbox(db, "support")
+    e = _closed(db, make_email(db, box, status="sent"), LONG_AGO)
+    other = Database(**MARIADB, database=db.database)
+    holding = threading.Event()
+
+    def hold() -> None:
+        with other.transaction() as cur:
+            cur.fetchall("SELECT id FROM emails WHERE id = %s FOR UPDATE", (e,))
+            holding.set()
+            time.sleep(1.5)
+
+    holder = threading.Thread(target=hold)
+    svc = Services(get_settings())
+    try:
+        svc.db.execute("SET SESSION innodb_lock_wait_timeout = 1")
+        real_replace = type(svc.vectors).replace_mail
+
+        def then_lock(store, email_id, points):  # the worker takes the row meanwhile
+            holder.start()
+            holding.wait(10)
+            return real_replace(store, email_id, points)
+
+        monkeypatch.setattr(type(svc.vectors), "replace_mail", then_lock)
+        done = retention.run(svc, clock=lambda: NOW)
+    finally:
+        if holder.is_alive():
+            holder.join(10)
+        svc.close()
+        other.close()
+    assert done.state == "done" and done.mailboxes[0].mails == 1
+    assert _ids(db) == set()
