@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -305,15 +305,21 @@ class ArangoGraph:
                                                 raise_on_document_error=True)
         self._call(f"write mail {mail.email_id}", write)
 
-    def forget_mail(self, mail: GraphMail, address: str) -> None:
-        """Erasure (email_rag.review.privacy): delete the mail's documents as ``upsert_mail``
-        wrote them (the mail, its replies, every edge it made) and the person ``address``.
-        Deleting by key: a document already gone is no error, so a repeat is harmless.
-        Other people's vertices and the (hash-keyed) thread vertex stay."""
+    def forget_mail(self, mail: GraphMail, address: str | None,
+                    children: Sequence[int] = ()) -> None:
+        """Erasure (email_rag.review.erasure): delete the mail's documents as ``upsert_mail``
+        wrote them (the mail, its replies, every edge it made), the reply_to edges of the
+        mails that answer it (``children``: their ids) and the person ``address`` (None: no
+        person vertex, as for retention). Deleting by key: a document already gone is no
+        error, so a repeat is harmless. Other people's vertices and the (hash-keyed) thread
+        vertex stay."""
         db = self.db()
         docs = documents(mail).by_collection()
         docs["people"] = [p for p in docs["people"]
-                          if p["_key"] == person_key(address)]
+                          if address is not None and p["_key"] == person_key(address)]
+        m_id = f"mails/{mail_key(mail.email_id)}"
+        docs["reply_to"] = [*docs.get("reply_to", []), *(
+            Edge(f"mails/{mail_key(c)}", m_id).doc() for c in children)]
         docs.pop("threads")
 
         def delete() -> None:

@@ -1,11 +1,13 @@
 """``email-rag privacy export ADDRESS --out FILE.zip``: everything stored about a person,
 for an access request; ``email-rag privacy forget ADDRESS --reason TEXT [--dry-run]``:
 erase it (email_rag.review.privacy). forget exits 2 (partial) when a store is down: run it
-again to finish."""
+again to finish. ``email-rag privacy retention [--dry-run]``: one retention pass now
+(email_rag.review.retention); exit 2 when a store is down (the next pass finishes it)."""
 
 from __future__ import annotations
 
-from ..review import privacy
+from ..core.actors import command_line
+from ..review import privacy, retention
 from .output import ExitCode, Outcome
 
 
@@ -21,6 +23,7 @@ def register(sub, common) -> None:
     exp.add_argument("--by", default="cli:privacy", help="who asks (audited)")
     exp.set_defaults(handler=export)
     register_forget(psub, common)
+    register_retention(psub, common)
 
 
 def export(args, svc) -> Outcome:
@@ -62,3 +65,33 @@ def forget(args, svc) -> Outcome:
     return Outcome(ExitCode.OK, f"Erased {r.erased} mail(s) ({counts}); the verification "
                    "finds nothing of the person in MariaDB, the vector store or the audit "
                    "details.", data)
+
+
+def register_retention(psub, common) -> None:
+    r = psub.add_parser("retention", parents=[common],
+                        help="run one retention pass now: delete the cases of each mailbox "
+                             "closed longer ago than its retention_days")
+    r.add_argument("--dry-run", action="store_true",
+                   help="only count what would be deleted, per mailbox")
+    r.add_argument("--by", default=None, help="who runs it (audited; default: your login)")
+    r.set_defaults(handler=run_retention)
+
+
+def run_retention(args, svc) -> Outcome:
+    r = retention.run(svc, dry_run=args.dry_run, actor=command_line(args.by))
+    data = r.as_dict()
+    lines = [f"{m.mailbox} ({m.retention_days} days, closed before {m.closed_before[:19]}): "
+             f"{m.mails} mail(s), {m.attachments} attachment(s), {m.drafts} draft(s), "
+             f"{m.draft_edits} edit(s), {m.send_attempts} send attempt(s)"
+             + (f"; {m.busy} busy, left for a later pass" if m.busy else "")
+             + (f"; {m.released} reopened, kept" if m.released else "")
+             for m in r.mailboxes]
+    listing = "\n".join(lines) if lines else "no mailbox has retention_days set"
+    if r.state == "planned":
+        return Outcome(ExitCode.OK, "Would delete the above (--dry-run): nothing was deleted.",
+                       data, listing)
+    if r.state == "partial":
+        return Outcome(ExitCode.PARTIAL, f"Partial: {r.error}; deleted so far: the above. "
+                       "Nothing is half-deleted; the next pass (or this command again) "
+                       "finishes it.", data, listing)
+    return Outcome(ExitCode.OK, "Retention pass done: deleted the above.", data, listing)

@@ -186,6 +186,9 @@ class MailboxConfig(BaseModel):
         None, description="Mail sent before this time is history (issue 31); none: the time "
         "the mailbox is first polled. Stored in MariaDB at the first poll; change it later "
         "with `email-rag mailboxes cutoff NAME DATE` (audited).")
+    retention_days: int = Field(
+        0, ge=0, description="Delete a case's mails, attachments, drafts and edits this many "
+        "days after the case closed (docs/privacy.md, Retention); 0: keep them (off).")
 
     @model_validator(mode="before")
     @classmethod
@@ -262,6 +265,12 @@ class Settings(BaseSettings):
         30, description="How often queued/due entries missing in Redis are enqueued again."
     )
     reindex_interval_seconds: int = Field(300, description="How often partially_indexed is synced.")
+    retention_interval_seconds: int = Field(
+        3600, description="How often the scheduler arms a retention pass (mailboxes with "
+        "retention_days; the vector worker runs it).")
+    retention_batch_size: int = Field(
+        50, ge=1, description="Mails erased per retention batch: one transaction and one "
+        "audit event per batch.")
     job_timeout_seconds: int = Field(
         0, description="RQ job timeout (s); 0 = derived from the LLM settings "
         "(email_rag.core.timing.required_job_timeout). A value below that is refused at start-up.",

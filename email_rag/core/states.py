@@ -68,6 +68,7 @@ class JobKind(StrEnum):
     SEND_DRAFT = "send_draft"  # one SMTP send of an approved draft
     INDEX_SYNC = "index_sync"  # re-index partially_indexed (or all / one) mails; vector queue
     INDEX_HISTORY = "index_history"  # index one history mail (no LLM); history queue
+    RETENTION = "retention"  # one retention pass over every mailbox; vector queue
 
 
 class Step(StrEnum):

@@ -24,7 +24,7 @@ EXPECTED: dict[str, set[str]] = {
         "body_html", "raw", "raw_size", "attachments", "attachment_text", "parse_status", "parse_error", "auto_reason", "status",
         "status_reason", "index_status", "index_missing", "category", "priority", "language",
         "summary", "needs_reply", "classification_defaulted", "classification_prompt_version",
-        "created_at", "updated_at", "draft_instruction",
+        "created_at", "updated_at", "draft_instruction", "closed_at",
     },
     "missing_uids": {"mailbox_id", "folder", "uidvalidity", "uid", "misses", "first_missing_at",
                      "last_missing_at"},
@@ -71,6 +71,7 @@ EXPECTED: dict[str, set[str]] = {
     "mailbox_signatures": {"mailbox_id", "body", "updated_by", "updated_at"},
     "mail_notes": {"id", "email_id", "user_id", "author", "body", "created_at"},
     "note_mentions": {"note_id", "user_id", "email_id", "read_at"},
+    "erasure_marks": {"email_id", "mailbox_id", "cause", "marked_at"},
 }
 
 

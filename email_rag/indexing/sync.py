@@ -33,19 +33,17 @@ from ..core.errors import PermanentError
 from ..core.jsonvalue import JsonObject
 from ..core.records import Job, Mail
 from ..core.routing import queues
-from ..core.states import Actor, IndexStatus, JobKind, JobState
+from ..core.states import Actor, IndexStatus, JobKind
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
-from ..jobs.dispatch import enqueue
+from ..jobs.arming import arm_run
 from ..jobs.handoff import Handoff
-from ..jobs.store import NewJob, create_jobs
+from ..jobs.store import NewJob
 from .indexer import STORES, Indexer, IndexResult
 
 log = logging.getLogger(__name__)
 
 BATCH = 200
-# an arming while a run is queued or processing coalesces into it; these states re-arm it
-REARMED = (JobState.DONE, JobState.DEAD, JobState.FAILED)
 
 
 @dataclass
@@ -180,15 +178,8 @@ def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> 
     parse_scope(scope)
     queue = sync_queue(services.settings)
     new = NewJob(JobKind.INDEX_SYNC, scope, queue, detail={"scope": scope, "queue": queue})
-    with services.db.transaction() as cur:
-        created = create_jobs(cur, [new], actor=actor, event="reindex_scheduled")
-        job = created[0] if created else services.jobs.lock_key(cur, new.key)
-        armed = bool(created) or job.state in REARMED
-        if not created and armed:  # a finished run: a fresh cycle, audited
-            job = services.jobs.requeue(cur, job, actor, "reindex_scheduled", queue=queue,
-                                        detail=new.detail)
+    job, armed, enqueued = arm_run(services, new, actor, "reindex_scheduled")
     key = new.key
-    enqueued = job.state == JobState.QUEUED and enqueue(services, [job], actor)
     return Armed(job_id=job.id, job_key=key, queue=job.queue, state=str(job.state),
                  armed=armed, enqueued=bool(enqueued))
 

@@ -34,13 +34,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person
 from ..core.errors import BadInputError, StoreUnavailableError
-from ..core.index_ports import GraphStore, MailToIndex
 from ..core.records import Draft, Mail, SendAttempt
 from ..db import slot_params, sql
 from ..db.audit import AuditEntry, AuditEvent
-from ..indexing.indexer import Indexer
 from ..mail.addresses import valid_address
 from ..mail.mime import find_part
+from . import erasure
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
@@ -300,6 +299,7 @@ def _index(address: str, result: ExportResult, rows: list[str]) -> str:
 # --- erasure (GDPR Art. 17) -------------------------------------------------------------
 
 ERASE_BATCH = 50  # mails deleted per transaction
+FORGET = "forget"  # the erasure marks' cause
 
 
 @dataclass
@@ -315,13 +315,7 @@ class ForgetResult:
 
 def plan(svc: Services, ids: list[int]) -> dict[str, int]:
     """What forget would delete, per store (MariaDB rows per table, vector points)."""
-    counts = {"mails": 0, "drafts": 0, "send_attempts": 0, "draft_edits": 0,
-              "labelled_examples": 0, "jobs": 0}
-    for batch in _batches(ids):
-        row = svc.db.fetchone(sql("privacy_plan_counts", ids=len(batch)),
-                              slot_params(ids=batch)) or {}
-        for k in counts:
-            counts[k] += int(row.get(k) or 0)
+    counts = erasure.row_counts(svc.db, ids)
     try:
         counts["vector_points"] = sum(svc.vectors.count(i) for i in ids)
     except StoreUnavailableError:
@@ -331,11 +325,11 @@ def plan(svc: Services, ids: list[int]) -> dict[str, int]:
 
 def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
            dry_run: bool = False) -> ForgetResult:
-    """Delete every mail from or to ``address`` and what was derived from it, in batches:
-    first every mail's vector points (through the vector store adapter), then its graph
-    documents (through the graph adapter), then the MariaDB rows, one transaction per
-    batch. A store that is down stops the erasure with the mails still in MariaDB and
-    findable by the address; running forget again finishes it (each phase is idempotent).
+    """Delete every mail from or to ``address`` and what was derived from it, in batches,
+    through ``erasure.erase_batch`` (vector points, graph documents with the person's
+    vertex, send journal files, then the MariaDB rows in one transaction per batch). A store
+    that is down stops the erasure with the batch's mails still in MariaDB and findable by
+    the address; running forget again finishes it (each phase is idempotent).
     The audit log keeps its events: they name mails by id and hold no personal data (``AuditEvent``
     redacts, and the erasure is audited under the address's hash). The erasure list
     (``privacy_erasures``) holds only the hash."""
@@ -347,27 +341,25 @@ def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
     actor = person(by)
     found = mail_ids(svc, addr)
     result = ForgetResult(digest, "planned", plan(svc, found))
-    busy = _busy(svc, found)
-    result.busy = len(busy)
+    held = erasure.busy(svc.db, found)
+    result.busy = len(held)
     if dry_run:
         return result
-    ids = [i for i in found if i not in busy]
+    ids = [i for i in found if i not in held]
     svc.db.execute(sql("privacy_erasure_start"), {"hash": digest, "reason": reason, "by": actor})
     svc.audit.record(AuditEvent(actor, "person", digest, "privacy_forget_started",
                                 detail={"mails": len(ids)}))
     try:
-        for email_id in ids:
-            svc.vectors.replace_mail(email_id, [])
-        if svc.graph is not None:
-            _forget_graph(svc, svc.graph, addr, ids)
         for batch in _batches(ids, ERASE_BATCH):
-            _delete_rows(svc, batch)
-            result.erased += len(batch)
+            done = erasure.erase_batch(svc, batch, FORGET, person=addr)
+            result.erased += len(done.erased)
+            result.busy += len(done.busy)
     except StoreUnavailableError as e:
         result.error = f"a store is down: {e}"
-    if busy and not result.error:
-        result.error = (f"{len(busy)} mail(s) are being processed by a worker right now and "
-                        "were left: run forget again when their jobs are done")
+    if result.busy and not result.error:
+        result.error = (f"{result.busy} mail(s) are being processed by a worker or have a "
+                        "reply in flight right now and were left: run forget again when "
+                        "their jobs are done")
     result.state = "partial" if result.error else "done"
     svc.db.execute(sql("privacy_erasure_progress"), {
         "hash": digest, "mails": result.erased, "state": result.state,
@@ -378,35 +370,6 @@ def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
     if result.state == "done":
         result.remaining = verify(svc, addr, found)
     return result
-
-
-def _busy(svc: Services, ids: list[int]) -> set[int]:
-    busy: set[int] = set()
-    for batch in _batches(ids):
-        rows = svc.db.fetchall(sql("privacy_busy_mails", ids=len(batch)), slot_params(ids=batch))
-        busy |= {int(r["email_id"]) for r in rows}
-    return busy
-
-
-def _forget_graph(svc: Services, graph: GraphStore, address: str, ids: list[int]) -> None:
-    """The graph documents of each mail, found as the indexer wrote them (the mails are all
-    still in MariaDB here, so a reply's link to its parent is found too)."""
-    indexer = Indexer(svc)
-    for batch in _batches(ids):
-        for row in svc.db.fetchall(sql("privacy_mails", ids=len(batch)), slot_params(ids=batch)):
-            graph.forget_mail(indexer.graph_mail(MailToIndex.from_row(row)), address)
-
-
-def _delete_rows(svc: Services, ids: list[int]) -> None:
-    params = slot_params(ids=ids)
-    with svc.db.transaction() as cur:
-        cur.execute(sql("privacy_lock_mails", ids=len(ids)), params)
-        for name in ("privacy_delete_jobs", "privacy_delete_send_attempts",
-                     "privacy_unlink_bounces", "privacy_unlink_answers",
-                     "privacy_delete_queue_keys", "privacy_delete_drafts",
-                     "privacy_delete_steps", "privacy_delete_examples",
-                     "privacy_delete_mails"):
-            cur.execute(sql(name, ids=len(ids)), params)
 
 
 def verify(svc: Services, address: str, erased: Sequence[int] = ()) -> dict[str, int]:

@@ -52,6 +52,18 @@ def mail_timeline(svc: Services, email_id: int) -> MailTimeline:
     return MailTimeline(MailView.from_row(row), jobs, drafts, sends, events)
 
 
+def deleted_mail_events(svc: Services, email_id: int) -> list[AuditEntry]:
+    """What the audit log still says about a mail that no longer exists: its own events and
+    the retention batch events that deleted it (their detail names it); oldest first. Empty
+    for an id that never was a mail."""
+    from .retention import erased_in
+
+    events = AuditEntry.from_rows(svc.db.fetchall(sql("web_audit_of_entity"),
+                                                  {"type": "email", "id": str(email_id)}))
+    events += erased_in(svc, email_id)
+    return sorted(events, key=lambda e: (e.at, e.id))
+
+
 def search_audit(svc: Services, entity_type: str | None = None, entity_id: str | None = None,
                  event: str | None = None, actor: str | None = None,
                  since: datetime | str | None = None, until: datetime | str | None = None,

@@ -43,6 +43,7 @@ from ..jobs.handoff import FINISHED, Finished, Handoff
 from ..jobs.store import JobStore
 from ..pipeline.contract import StepSpec
 from ..pipeline.registry import default_pipeline
+from ..review import retention
 from ..wiring.services import Services
 from .rq_job import TaskJob
 
@@ -121,6 +122,7 @@ class JobRunner:
             JobKind.INDEX_SYNC: lambda job, worker: index_sync.run_job(self.services, job, worker),
             JobKind.INDEX_HISTORY: lambda job, worker: history.run_index_job(self.services, job,
                                                                              worker),
+            JobKind.RETENTION: lambda job, worker: retention.run_job(self.services, job, worker),
         }
 
     def run(self, job_id: int, queue: str | None = None) -> str:

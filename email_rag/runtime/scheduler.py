@@ -31,6 +31,7 @@ def periodic_jobs(services: Services) -> list[tuple[str, int, Callable[[], Any]]
     from ..adapters.queue import enqueue_poll
     from ..indexing import sync as index_sync
     from ..jobs.dispatch import redispatch
+    from ..review import retention
     from . import maintenance
 
     s = services.settings
@@ -44,6 +45,9 @@ def periodic_jobs(services: Services) -> list[tuple[str, int, Callable[[], Any]]
          lambda: maintenance.flush_audit_spool(services)),
         # arms an index_sync entry for the vector worker; never opens a store here
         ("reindex_partial", s.reindex_interval_seconds, lambda: index_sync.schedule(services)),
+        # arms a retention entry for the vector worker (it deletes vector points); opens
+        # no store here
+        ("retention", s.retention_interval_seconds, lambda: retention.schedule(services)),
         ("oauth_renew_idle", s.oauth_renew_check_seconds, lambda: renew_idle_refresh_tokens(
             [services.token_source(m.name) for m in s.mailboxes], s.oauth_renew_idle_days * 86400)),
     ]

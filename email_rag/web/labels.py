@@ -39,6 +39,7 @@ LABELS: dict[str, str] = {
     "send_draft": N_("send reply"),
     "index_sync": N_("index sync"),
     "index_history": N_("index history"),
+    "retention": N_("retention pass"),
     # failure console kinds (review.console.KINDS) beyond the above
     "send_unknown": N_("send unknown"),
     "retrying": N_("retrying"),

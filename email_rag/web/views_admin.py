@@ -123,7 +123,14 @@ def mailbox_check(request: Request, user: AdminUser):
 
 @router.get("/mails/{email_id}")
 def mail_timeline(request: Request, user: AdminUser, email_id: int):
-    data = timeline.mail_timeline(_svc(request), email_id)
+    svc = _svc(request)
+    try:
+        data = timeline.mail_timeline(svc, email_id)
+    except PermanentError:
+        events = timeline.deleted_mail_events(svc, email_id)
+        if not events:
+            raise
+        return page(request, "mail_deleted.html", email_id=email_id, events=events)
     return page(request, "timeline.html", **vars(data))
 
 

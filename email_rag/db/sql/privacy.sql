@@ -71,7 +71,7 @@ UPDATE privacy_erasures SET mails_erased = mails_erased + %(mails)s, state = %(s
 -- name: privacy_lock_mails
 SELECT id FROM emails WHERE id IN ({ids}) FOR UPDATE;
 
--- The deletes of one batch of mails, children first, in one transaction (privacy._delete_rows);
+-- The deletes of one batch of mails, children first, in one transaction (erasure.erase_batch);
 -- draft_edits, draft_presence and mail_assignments go with ON DELETE CASCADE.
 -- name: privacy_delete_jobs
 DELETE FROM jobs WHERE email_id IN ({ids})
@@ -104,11 +104,3 @@ DELETE FROM emails WHERE id IN ({ids});
 -- name: privacy_audit_naming
 -- The verification's search of the audit log: events whose detail holds the address.
 SELECT COUNT(*) AS n FROM audit_log WHERE LOWER(CAST(detail AS CHAR)) LIKE %(pattern)s;
-
--- name: privacy_busy_mails
--- The mails a worker is processing right now (their own job or a draft's): forget leaves
--- them for its next run.
-SELECT email_id FROM jobs WHERE state = 'processing' AND email_id IN ({ids})
-UNION
-SELECT d.email_id FROM jobs j JOIN drafts d ON d.id = j.draft_id
- WHERE j.state = 'processing' AND d.email_id IN ({ids});
