@@ -20,7 +20,7 @@ def default_pipeline() -> list[StepSpec]:
     from . import classify, draft, index, parse, retrieve
 
     return [
-        StepSpec(Step.PARSE, parse.run),
+        StepSpec(Step.PARSE, parse.run, needs_raw=True),
         StepSpec(Step.CLASSIFY, classify.run, commit_before=False),
         StepSpec(Step.INDEX, index.run, needs_vectors=True),
         StepSpec(Step.RETRIEVE, retrieve.run, needs_vectors=True, commit_before=False),

@@ -1,0 +1,122 @@
+"""What one mail costs in MariaDB: the statements and commits of the poll that stores it, of
+the job that drafts its reply, and of the retrieve step's reads (the figures of ``bench
+hops``). Each figure is pinned: a change that adds a statement or a commit to a mail's path
+fails here and must say why; one that saves some lowers the pin. On a mismatch the message
+lists the statements (named query, or COMMIT) as ``Database.trace`` saw them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from email_rag_harness.bench.hops import StatementLog
+from email_rag_harness.testing.mails import mail
+
+from email_rag.core.index_ports import MailToIndex
+from email_rag.indexing.indexer import Indexer
+from email_rag.indexing.retrieval import Retriever
+from email_rag.runtime.job_runner import JobRunner
+from email_rag.wiring.services import Services
+from tests.factories import make_email, make_mailbox
+from tests.helpers import run_job
+from tests.index_helpers import make_sent_draft
+from tests.integration.realpath import RealPath, llm  # noqa: F401 - the fixture
+
+# (statements, commits)
+POLL = (17, 10)  # the first poll of a mailbox that stores one new mail with its job
+JOB = (24, 7)  # that mail's job, claim to draft, one process owning the vector store
+RETRIEVE = (4, 1)  # the retrieve step's reads: lexical, thread, sent replies, sender history
+
+
+class Listing(StatementLog):
+    """The statements of the services' connection (``bench hops --statements``' listing)
+    and the figures since it started."""
+
+    def __init__(self, db: Any) -> None:
+        super().__init__()
+        self.db = db
+        self.start = (db.statements, db.commits)
+        db.trace = self
+
+    def figures(self) -> tuple[int, int]:
+        self.db.trace = None
+        return (self.db.statements - self.start[0], self.db.commits - self.start[1])
+
+    def __str__(self) -> str:
+        return "\n".join(self.text())
+
+
+@pytest.fixture
+def path(settings, mailbox, llm):  # noqa: F811 - the module's scripted LLM
+    p = RealPath(settings, mailbox, llm)
+    yield p
+    p.close()
+
+
+def test_one_new_mail_costs_its_pinned_statements_and_commits_from_poll_to_draft(path):
+    """GIVEN one support mail in a new mailbox WHEN it is polled and its job runs (scripted
+    LLM, local Qdrant, hashing embedder) THEN it has a pending draft, and the poll and the
+    job took exactly the pinned statements and commits."""
+    path.deliver(mail(1, subject="Drucker druckt nicht", body="Mein Drucker druckt nicht."))
+    poll = Listing(path.db)
+    assert path.poll().total("queued") == 1
+    assert poll.figures() == POLL, f"the poll's statements:\n{poll}"
+
+    (job,) = path.db.fetchall("SELECT id FROM jobs WHERE kind = 'process_email'")
+    work = Listing(path.db)
+    assert run_job(path.runner, job["id"]) == "done"
+    assert work.figures() == JOB, f"the job's statements:\n{work}"
+    assert path.db.fetchone("SELECT id FROM drafts WHERE status = 'pending_review'")
+
+
+@pytest.fixture
+def services(settings):
+    svc = Services(settings)
+    yield svc
+    svc.close()
+
+
+def test_the_retrieve_step_reads_in_one_transaction_and_asks_for_sent_replies_once(services, db):
+    """GIVEN a mail whose thread has an earlier mail we answered and whose text is like an
+    answered case WHEN retrieval runs THEN the similar case and the thread both carry our
+    replies, and MariaDB was read in one transaction of four statements (the sent replies
+    of the candidates and of the thread in one query)."""
+    box = make_mailbox(db, "support")
+    body = "The printer shows error E42 after the firmware update and prints nothing."
+    similar = make_email(db, mailbox_id=box, subject="Printer error", body=body)
+    earlier = make_email(db, mailbox_id=box, subject="Printer", thread_key="T1", body="First.")
+    for email_id in (similar, earlier):
+        Indexer(services).index(db.fetchone("SELECT * FROM emails WHERE id = %s", (email_id,)))
+    make_sent_draft(db, similar, "draft", final="Install firmware 1.2.1.")
+    make_sent_draft(db, earlier, "We are looking into it.")
+    new = make_email(db, mailbox_id=box, subject="Printer error", body=body, thread_key="T1",
+                     from_addr="dave@example.org")
+    mail_row = MailToIndex.of(db.fetchone("SELECT * FROM emails WHERE id = %s", (new,)))
+
+    reads = Listing(services.db)
+    got = Retriever(services).retrieve(mail_row)
+    assert reads.figures() == RETRIEVE, f"retrieval's statements:\n{reads}"
+    assert [c.reply.text for c in got.similar if c.email_id == similar] == [
+        "Install firmware 1.2.1."]
+    assert [t.sent_reply for t in got.thread] == ["We are looking into it."]
+
+
+def test_the_raw_mail_is_read_with_the_mail_only_by_the_run_that_parses_it(path):
+    """GIVEN a mail's job run by a worker without the vector store (parse, classify, then a
+    hand-off), the vector owner (index, retrieve, hand-back) and the first worker again
+    (draft) WHEN each run reads the mail THEN only the first read includes the raw source
+    (in the same statement: the parse step reads nothing itself), the others do not."""
+    path.deliver(mail(2, subject="Rechnung doppelt", body="Die Rechnung kam doppelt."))
+    path.poll()
+    (job,) = path.db.fetchall("SELECT id FROM jobs WHERE kind = 'process_email'")
+    plain = JobRunner(path.svc, "w-plain", vector_owner=False)
+    reads = []
+    for runner in (plain, path.runner, plain):
+        listing = Listing(path.db)
+        result = runner.run(job["id"])
+        listing.figures()
+        reads.append([n for _, n, _ in listing.lines if n.startswith(("pipeline_run_mail",
+                                                                       "ingest_email_raw"))])
+    assert result == "done"
+    assert reads == [["pipeline_run_mail_raw"], ["pipeline_run_mail"], ["pipeline_run_mail"]]
