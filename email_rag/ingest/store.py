@@ -276,7 +276,7 @@ class MissingUid(FromRow):
         set_field(self, "misses", int(self.misses))
 
 
-def read_missing(db: Database, t: BatchTarget) -> dict[int, int]:
+def read_missing(db: Cursor | Database, t: BatchTarget) -> dict[int, int]:
     """The target folder's UIDs still missing a body: UID -> polls that missed it."""
     rows = db.fetchall(sql("ingest_missing_uids"), {"mailbox_id": t.mailbox_id,
                                                     "folder": t.folder,

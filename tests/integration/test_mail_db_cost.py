@@ -24,7 +24,7 @@ from tests.index_helpers import make_sent_draft
 from tests.integration.realpath import RealPath, llm  # noqa: F401 - the fixture
 
 # (statements, commits)
-POLL = (17, 10)  # the first poll of a mailbox that stores one new mail with its job
+POLL = (14, 6)  # the first poll of a mailbox that stores one new mail with its job
 JOB = (24, 7)  # that mail's job, claim to draft, one process owning the vector store
 RETRIEVE = (4, 1)  # the retrieve step's reads: lexical, thread, sent replies, sender history
 
