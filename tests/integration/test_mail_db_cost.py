@@ -18,7 +18,7 @@ from email_rag.indexing.indexer import Indexer
 from email_rag.indexing.retrieval import Retriever
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.wiring.services import Services
-from tests.factories import make_email, make_mailbox
+from tests.factories import make_email, make_job, make_mailbox
 from tests.helpers import run_job
 from tests.index_helpers import make_sent_draft
 from tests.integration.realpath import RealPath, llm  # noqa: F401 - the fixture
@@ -27,6 +27,7 @@ from tests.integration.realpath import RealPath, llm  # noqa: F401 - the fixture
 POLL = (14, 6)  # the first poll of a mailbox that stores one new mail with its job
 JOB = (24, 7)  # that mail's job, claim to draft, one process owning the vector store
 RETRIEVE = (4, 1)  # the retrieve step's reads: lexical, thread, sent replies, sender history
+HISTORY_JOB = (12, 7)  # a history mail's index job: claim, parse, index, status, finish
 
 
 class Listing(StatementLog):
@@ -120,3 +121,19 @@ def test_the_raw_mail_is_read_with_the_mail_only_by_the_run_that_parses_it(path)
                                                                        "ingest_email_raw"))])
     assert result == "done"
     assert reads == [["pipeline_run_mail_raw"], ["pipeline_run_mail"], ["pipeline_run_mail"]]
+
+
+def test_a_history_mail_s_index_job_costs_its_pinned_statements_and_commits(services, db):
+    """GIVEN a history mail not parsed yet and its index_history entry WHEN the job runs
+    THEN the mail is parsed and indexed, and the run took exactly the pinned statements and
+    commits (the mail is read with its raw source once, not re-read after the parse)."""
+    email_id = make_email(db, status="history", parse_status="pending", body=None,
+                          subject="Drucker", raw=mail(3, body="Der Drucker druckt nicht."))
+    job = make_job(db, email_id, queue="email-rag-history", kind="index_history")
+    listing = Listing(services.db)
+    assert JobRunner(services, "w-history", vector_owner=True).run(job) == "done"
+    assert listing.figures() == HISTORY_JOB, f"the job's statements:\n{listing}"
+    row = db.fetchone("SELECT parse_status, body_text, index_status FROM emails WHERE id = %s",
+                      (email_id,))
+    assert (row["parse_status"], row["index_status"]) == ("ok", "complete")
+    assert "druckt nicht" in row["body_text"]
