@@ -12,22 +12,29 @@ from typing import Any
 import pytest
 from email_rag_harness.bench.hops import StatementLog
 from email_rag_harness.testing.mails import mail
+from email_rag_harness.testing.smtp_server import FaultSmtpServer
 
 from email_rag.core.index_ports import MailToIndex
 from email_rag.indexing.indexer import Indexer
 from email_rag.indexing.retrieval import Retriever
 from email_rag.runtime.job_runner import JobRunner
+from email_rag.sending import review
 from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job, make_mailbox
 from tests.helpers import run_job
 from tests.index_helpers import make_sent_draft
 from tests.integration.realpath import RealPath, llm  # noqa: F401 - the fixture
+from tests.integration.test_sending import MemorySentFolder, draft_for
+from tests.integration.test_sending import runner as send_runner
 
 # (statements, commits)
 POLL = (14, 6)  # the first poll of a mailbox that stores one new mail with its job
 JOB = (24, 7)  # that mail's job, claim to draft, one process owning the vector store
 RETRIEVE = (4, 1)  # the retrieve step's reads: lexical, thread, sent replies, sender history
 HISTORY_JOB = (12, 7)  # a history mail's index job: claim, parse, index, status, finish
+# an approval and its send job (of a mail without labels: no example to record; bench hops,
+# with one: 30 / 8)
+APPROVAL_TO_SEND = (29, 8)
 
 
 class Listing(StatementLog):
@@ -137,3 +144,21 @@ def test_a_history_mail_s_index_job_costs_its_pinned_statements_and_commits(serv
                       (email_id,))
     assert (row["parse_status"], row["index_status"]) == ("ok", "complete")
     assert "druckt nicht" in row["body_text"]
+
+
+def test_an_approval_and_its_send_cost_their_pinned_statements_and_commits(settings, db):
+    """GIVEN a pending draft WHEN staff approve it and its send job runs against the relay
+    THEN the reply is sent once, and approval and send took exactly the pinned statements
+    and commits (``bench hops``' approval -> send leg)."""
+    sent = MemorySentFolder()
+    with FaultSmtpServer(file_to=sent.append) as relay:
+        svc = Services(settings.model_copy(update={"smtp_port": relay.port, "retry_jitter": 0}))
+        try:
+            _, draft = draft_for(db)
+            listing = Listing(svc.db)
+            job = review.approve(svc, draft, "anna").job_id
+            assert send_runner(svc, sent).run(int(job or 0)) == "done"
+            assert listing.figures() == APPROVAL_TO_SEND, f"the statements:\n{listing}"
+        finally:
+            svc.close()
+    assert len(sent.messages) == 1
