@@ -1,6 +1,6 @@
 -- What the stages read of a mail (core.records.Mail, MAIL_COLUMNS): every column but the
--- raw source and the HTML body; a step that needs the raw mail reads it itself
--- (ingest_email_raw). A unit test holds this list equal to the record's fields.
+-- raw source and the HTML body; the runner reads the raw mail beside it for a step that
+-- needs it (pipeline_run_mail_raw). A unit test holds this list equal to the record's fields.
 
 -- name: pipeline_mail
 SELECT id, status, status_reason, mailbox_id, subject, parse_status, message_id, thread_key,
