@@ -19,8 +19,9 @@ from .states import DraftStatus, JobKind, JobState, MailStatus, SendStatus, Send
 @dataclass(frozen=True)
 class Mail(FromRow):
     """A mail as the stages read it: every ``emails`` column but the raw source and the
-    HTML body (``MAIL_COLUMNS``, the named query ``pipeline_mail``). A step that needs the
-    raw mail reads it through its own query (the parse step)."""
+    HTML body (``MAIL_COLUMNS``, the named query ``pipeline_mail``). The raw mail is never
+    part of it: the runner reads it beside the record for a step that needs it
+    (``StepSpec.needs_raw``: the parse step), which gets it as ``StepContext.raw``."""
 
     id: int
     status: MailStatus

@@ -127,6 +127,9 @@ class Database:
         self.write_commits = 0  # commits of transactions that wrote (the ones that flush the
         # redo log to disk); counted for benchmarks
         self._wrote = False  # the open transaction sent a statement other than a SELECT
+        # called with each statement's text and with None at each commit (a benchmark's
+        # listing of the statements, ``bench hops --statements``); None: nothing is called
+        self.trace: Callable[[str | None], None] | None = None
 
     @classmethod
     def from_settings(cls, settings: Any, database: str | None = None) -> Database:
@@ -233,6 +236,8 @@ class Database:
             conn.commit()
             self.commits += 1
             self.write_commits += self._wrote
+            if self.trace is not None:
+                self.trace(None)
         except mariadb.Error as e:
             self._rollback_quietly()
             err = translate(e)
@@ -299,6 +304,8 @@ class Cursor:
             self._counts.statements += 1
             if not self._counts._wrote and not _reads(query):
                 self._counts._wrote = True
+            if self._counts.trace is not None:
+                self._counts.trace(query)
 
     def execute(self, query: str, params: Any = None) -> int:
         self._count(query)

@@ -79,6 +79,7 @@ class ExamplesVersion:
     count: int
     max_id: int | None
     changed: datetime | None
+    unembedded: bool = False  # (``state`` only) some example lacks a vector of the embedder
 
 
 def example_text(subject: str | None, body: str | None) -> str:
@@ -142,6 +143,14 @@ def record_history(cur: Cursor, email_ids: Sequence[int]) -> None:
 def version(db: Database, mailbox_id: int) -> ExamplesVersion:
     row = db.fetchone(sql("examples_version"), {"mailbox_id": mailbox_id}) or {}
     return ExamplesVersion(int(row.get("n") or 0), row.get("max_id"), row.get("changed"))
+
+
+def state(db: Database, mailbox_id: int, embedder: str) -> ExamplesVersion:
+    """``version`` and whether ``embed_missing`` has examples to embed, in one statement."""
+    row = db.fetchone(sql("examples_state"), {"mailbox_id": mailbox_id,
+                                              "embedder": embedder}) or {}
+    return ExamplesVersion(int(row.get("n") or 0), row.get("max_id"), row.get("changed"),
+                           bool(row.get("unembedded")))
 
 
 def of_mailbox(db: Database, mailbox_id: int) -> list[StoredExample]:

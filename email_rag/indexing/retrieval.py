@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.errors import (
     DatabaseBusyError,
@@ -49,7 +49,7 @@ from ..core.errors import (
 )
 from ..core.index_ports import ChunkPayload, HistoryMail, MailToIndex, VectorHit
 from ..core.jsonvalue import JsonObject
-from ..core.rows import FromRow, set_field
+from ..core.rows import FromRow, Row, set_field
 from ..db import slot_params, sql
 from .chunking import clean_body, mail_chunks
 from .indexer import StoreResult, _iso, store_policy, with_tries
@@ -328,6 +328,13 @@ class Retrieved:
         }
 
 
+class Reader(Protocol):
+    """Where retrieval's MariaDB reads go: the connection (each read its own transaction) or
+    the cursor of the read transaction they share."""
+
+    def fetchall(self, query: str, params: Any = None) -> list[Row]: ...
+
+
 class Retriever:
     def __init__(self, services: Any, sleep: Callable[[float], None] = time.sleep) -> None:
         self.services = services
@@ -343,35 +350,24 @@ class Retriever:
         return got.detail(), got.stores
 
     def retrieve(self, mail: MailToIndex) -> Retrieved:
+        """The outside stores first (vectors, graph), then every MariaDB read in one read
+        transaction (one commit): the lexical ranking, the thread, the sent replies of the
+        fused candidates and of the thread (one query), the sender's history."""
         s = self.settings
         stores: dict[str, StoreResult] = {}
         chunks, _ = mail_chunks(mail.subject, mail.body_text, s.chunk_chars, s.chunk_overlap)
-        similar: list[SimilarCase] = []
+        near: list[VectorHit] = []
+        words: list[LexicalHit] = []
+        wide = max(s.retrieve_candidates, s.retrieve_limit)
         if not chunks:
             stores["vectors"] = StoreResult("vectors", "skipped", info={"why": "no text"})
             stores["lexical"] = StoreResult("lexical", "skipped", info={"why": "no text"})
         else:
-            near: list[VectorHit] = []
-            words: list[LexicalHit] = []
-            wide = max(s.retrieve_candidates, s.retrieve_limit)
-
             def search() -> JsonObject:
                 near[:] = self._vector_hits(chunks[0], mail.mailbox_id, mail.id, wide)
                 return {"candidates": len(near)}
-
-            def lexical() -> JsonObject:
-                words[:] = self._lexical_hits(mail.subject, mail.body_text, mail.mailbox_id,
-                                              mail.id, wide)
-                return {"candidates": len(words)}
             stores["vectors"] = with_tries("vectors", search, self.policy, self.sleep)
-            stores["lexical"] = with_tries("lexical", lexical, self.policy, self.sleep)
-            near = near if stores["vectors"].state == "ok" else []
-            words = words if stores["lexical"].state == "ok" else []
-            fused = fuse(near, words)
-            if fused:
-                similar = similar_cases(fused, self._sent_cases([h.email_id for h in fused]),
-                                        s.retrieve_limit, {h.id for h in words})
-        thread = self._thread(mail)
+            stores["lexical"] = StoreResult("lexical", "missing")  # asked below, in MariaDB
         history: list[HistoryMail] = []
         source = "mariadb"
         if s.arango_url and mail.from_addr:
@@ -391,11 +387,27 @@ class Retriever:
         else:
             stores["graph"] = StoreResult("graph", "off", info={"why": "EMAIL_RAG_ARANGO_URL unset"}
                                           if not s.arango_url else {"why": "no sender address"})
-        if source == "mariadb" and mail.from_addr:
-            history = [_history(r) for r in self.services.db.fetchall(
-                sql("index_sender_history"), {"mailbox_id": mail.mailbox_id,
-                                               "from_addr": mail.from_addr, "id": mail.id,
-                                               "limit": s.retrieve_context_limit})]
+        similar: list[SimilarCase] = []
+        with self.services.db.transaction() as cur:
+            if chunks:
+                def lexical() -> JsonObject:
+                    words[:] = self._lexical_hits(mail.subject, mail.body_text, mail.mailbox_id,
+                                                  mail.id, wide, cur)
+                    return {"candidates": len(words)}
+                stores["lexical"] = with_tries("lexical", lexical, self.policy, self.sleep)
+            near = near if "vectors" in stores and stores["vectors"].state == "ok" else []
+            words = words if "lexical" in stores and stores["lexical"].state == "ok" else []
+            fused = fuse(near, words) if chunks else []
+            rows = self._thread_rows(mail, cur)
+            cases = self._sent_cases([h.email_id for h in fused] + [r.id for r in rows], cur)
+            if fused:
+                similar = similar_cases(fused, cases, s.retrieve_limit, {h.id for h in words})
+            thread = thread_mails(rows, cases)
+            if source == "mariadb" and mail.from_addr:
+                history = [_history(r) for r in cur.fetchall(
+                    sql("index_sender_history"), {"mailbox_id": mail.mailbox_id,
+                                                   "from_addr": mail.from_addr, "id": mail.id,
+                                                   "limit": s.retrieve_context_limit})]
         embedder = self._embedder_name() if "vectors" in stores \
             and stores["vectors"].state != "skipped" else None
         return Retrieved(similar[: s.retrieve_limit], thread, history, source, stores, embedder)
@@ -406,11 +418,13 @@ class Retriever:
         except Exception:  # noqa: BLE001 - only a label
             return None
 
-    def _sent_cases(self, ids: list[int]) -> dict[int, SentCase]:
+    def _sent_cases(self, ids: list[int], reader: Reader) -> dict[int, SentCase]:
         """Of these mails, those with a reply of ours: the newest sent draft wins, else our
         reply from Sent (the query's order)."""
-        rows = self.services.db.fetchall(sql("index_sent_cases", ids=len(ids)),
-                                         slot_params(ids=ids))
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        rows = reader.fetchall(sql("index_sent_cases", ids=len(ids)), slot_params(ids=ids))
         return {c.email_id: c for c in SentCase.from_rows(rows)}
 
     def _vector_hits(self, query: str, mailbox_id: int | None, exclude: int | None,
@@ -421,19 +435,21 @@ class Retriever:
             vec, mailbox_id=mailbox_id, exclude_email_id=exclude, limit=limit))
 
     def _lexical_hits(self, subject: str | None, body: str | None, mailbox_id: int | None,
-                      exclude: int | None, limit: int) -> list[LexicalHit]:
+                      exclude: int | None, limit: int,
+                      reader: Reader | None = None) -> list[LexicalHit]:
         """The lexical ranking (FULLTEXT, boolean mode: ``lexical_query``), best first. A query the
         server refuses (no FULLTEXT index: migration 0240 not applied) is this store
         refusing; MariaDB unavailable or busy is not a store failure (the worker waits)."""
         query = lexical_query(subject, body)
         if not query:
             return []
+        reader = reader or self.services.db
         try:
             if mailbox_id is None:
-                rows = self.services.db.fetchall(sql("index_lexical_any_mailbox"),
-                                                 {"q": query, "limit": limit})
+                rows = reader.fetchall(sql("index_lexical_any_mailbox"),
+                                       {"q": query, "limit": limit})
             else:
-                rows = self.services.db.fetchall(sql("index_lexical"), {
+                rows = reader.fetchall(sql("index_lexical"), {
                     "q": query, "mailbox_id": mailbox_id, "id": exclude or 0, "limit": limit})
         except (DatabaseUnavailableError, DatabaseBusyError):
             raise
@@ -441,18 +457,13 @@ class Retriever:
             raise StoreRejectedError(f"the FULLTEXT query was refused: {e}") from e
         return LexicalHit.from_rows(rows)
 
-    def _thread(self, mail: MailToIndex) -> list[ThreadMail]:
+    def _thread_rows(self, mail: MailToIndex, reader: Reader) -> list[ThreadRow]:
+        """The other mails of the thread (``index_thread_mails``)."""
         if not mail.thread_key:
             return []
-        rows = ThreadRow.from_rows(self.services.db.fetchall(sql("index_thread_mails"), {
+        return ThreadRow.from_rows(reader.fetchall(sql("index_thread_mails"), {
             "mailbox_id": mail.mailbox_id, "thread_key": mail.thread_key,
             "id": mail.id, "limit": self.settings.retrieve_context_limit}))
-        if not rows:
-            return []
-        replies = {i: c.reply().text for i, c in self._sent_cases([r.id for r in rows]).items()}
-        return [ThreadMail(r.id, r.subject, r.from_addr, _iso(r.received_at), r.status,
-                           clean_body(r.body_text)[:SNIPPET * 2], replies.get(r.id))
-                for r in rows]
 
     # --- email-rag search ---
     def search(self, text: str, mailbox_id: int | None = None,
@@ -468,6 +479,15 @@ class Retriever:
         found = {m.id: m for m in FoundMail.from_rows(self.services.db.fetchall(
             sql("index_emails_by_ids", ids=len(ids)), slot_params(ids=ids)))}
         return [search_hit(h, found.get(h.email_id)) for h in hits]
+
+
+def thread_mails(rows: list[ThreadRow], cases: Mapping[int, SentCase]) -> list[ThreadMail]:
+    """The thread's other mails, each with the reply we sent to it (``cases``: the sent
+    replies of these mails and maybe others, by mail id)."""
+    return [ThreadMail(r.id, r.subject, r.from_addr, _iso(r.received_at), r.status,
+                       clean_body(r.body_text)[:SNIPPET * 2],
+                       cases[r.id].reply().text if r.id in cases else None)
+            for r in rows]
 
 
 def _history(row: Mapping[str, Any]) -> HistoryMail:

@@ -163,10 +163,10 @@ def run_index_job(services: Any, job: Job, worker: str) -> None:
     """Handler of ``index_history`` entries: parse the mail (once), index it, record its
     index status. A repeat after a crash parses nothing twice and overwrites the same
     index entries (deterministic ids)."""
-    mail = _mail(services, job)
+    mail, raw = _mail(services, job)
     if mail.parse_status == ParseStatus.PENDING:
-        _parse(services, mail)
-        mail = _mail(services, job)
+        mail = _parse(services, mail, raw)
+    del raw
     result = Indexer(services).index(mail.as_row())
     status, missing = result.status, result.missing
     actor = f"{Actor.WORKER}:{worker}"
@@ -199,24 +199,28 @@ def _embed_examples(services: Any, mail: Mail) -> None:
                     mail.id, type(e).__name__)
 
 
-def _mail(services: Any, job: Job) -> Mail:
-    row = services.db.fetchone(sql("pipeline_mail"), {"id": job.email_id})
+def _mail(services: Any, job: Job) -> tuple[Mail, bytes]:
+    """The job's mail and its raw source, in one statement (a history mail is parsed on
+    its first run)."""
+    row = services.db.fetchone(sql("pipeline_run_mail_raw"), {"id": job.email_id})
     if row is None:
         raise PermanentError(f"email {job.email_id} of job {job.id} does not exist")
-    return Mail.from_row(row)
+    return Mail.from_row(row), bytes(row.get("raw") or b"")
 
 
-def _parse(services: Any, mail: Mail) -> None:
-    row = services.db.fetchone(sql("ingest_email_raw"), {"id": mail.id}) or {}
-    raw = bytes(row.get("raw") or b"")
+def _parse(services: Any, mail: Mail, raw: bytes) -> Mail:
+    """Parse the raw mail, store the result (unless another run did already: the same
+    parse of the same bytes) and return the mail with it."""
     s = services.settings
     parsed = mime.parse_mail(raw, size=int(mail.raw_size or len(raw)),
                              max_mail_bytes=s.max_mail_bytes,
                              max_attachment_bytes=s.max_attachment_bytes)
-    services.db.execute(sql("history_set_parsed"), {
-        "id": mail.id, "parse_status": str(parsed.parse_status), "parse_error": parsed.reason,
-        "body_text": parsed.body_text, "body_html": parsed.body_html,
-        "attachments": parsed.attachments_json(), "attachment_text": parsed.attachment_text})
+    columns = {"parse_status": str(parsed.parse_status), "parse_error": parsed.reason,
+               "body_text": parsed.body_text, "body_html": parsed.body_html,
+               "attachments": parsed.attachments_json(),
+               "attachment_text": parsed.attachment_text}
+    services.db.execute(sql("history_set_parsed"), {"id": mail.id, **columns})
+    return mail.with_columns(columns)
 
 
 # --- progress ---

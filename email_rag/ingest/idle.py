@@ -142,8 +142,8 @@ class IdleWatcher:
         """Take the lease and hold it as long as things go well; returns the seconds to wait
         before the next try (0: at once)."""
         db = self.svc.db
-        mailbox = ms.ensure_mailbox(db, self.config)
-        lease = ms.take_lease(db, mailbox, self.owner, self.settings.poll_lease_seconds)
+        mailbox, lease = ms.ensure_and_lease(db, self.config, self.owner,
+                                             self.settings.poll_lease_seconds)
         if not lease.got:
             if lease.why == "backoff" and lease.backoff_until is not None:
                 now = ms.ensure_mailbox(db, self.config).db_now or lease.backoff_until

@@ -73,6 +73,7 @@ class Mailbox(FromRow):
     lease_owner: str | None = None
     lease_until: datetime | None = None
     db_now: datetime | None = None
+    max_allowed_packet: int | None = None  # of the connection that read the row
 
     def __post_init__(self) -> None:
         set_field(self, "consecutive_failures", int(self.consecutive_failures or 0))
@@ -140,23 +141,50 @@ def take_lease(db: Database, mailbox: Mailbox, owner: str, lease_seconds: float,
     with db.transaction() as cur:
         before = read_mailbox(cur, mailbox.name)
         assert before is not None
-        lease = {"owner": owner, "lease_us": micros(lease_seconds), "mailbox_id": mailbox.id,
-                 "force": bool(force)}
-        got = cur.execute(sql("ingest_take_lease"), lease) == 1
-        holder = before.lease_owner
-        if not got and holder and holder != owner and owner_is_dead(holder):
-            got = cur.execute(sql("ingest_take_dead_lease"),
-                              {**lease, "dead_owner": holder}) == 1
-        if got and holder and holder != owner:
-            write_events(cur, [AuditEvent(
-                Actor.POLLER, "mailbox", mailbox.name, "lease_taken_over",
-                detail={"previous_owner": holder, "owner": owner,
-                        "why": "lease expired" if before.lease_expired
-                        else "owner process is dead"})])
+        got = _take_lease_in(cur, before, owner, lease_seconds, force)
+    return _lease_result(db, got, before, owner, force)
+
+
+def ensure_and_lease(db: Database, config: MailboxConfig, owner: str, lease_seconds: float,
+                     force: bool = False) -> tuple[Mailbox, LeaseResult]:
+    """``ensure_mailbox`` and ``take_lease`` in one transaction (one read of the row, one
+    commit): the row as read before the lease was taken, and the lease's result."""
+    with db.transaction() as cur:
+        cur.execute(sql("ingest_upsert_mailbox"),
+                    {"name": config.name, "address": config.reply_address})
+        before = read_mailbox(cur, config.name)
+        assert before is not None
+        got = _take_lease_in(cur, before, owner, lease_seconds, force)
+    return before, _lease_result(db, got, before, owner, force)
+
+
+def _take_lease_in(cur: Cursor, before: Mailbox, owner: str, lease_seconds: float,
+                   force: bool) -> bool:
+    """The lease's conditional UPDATE (and the takeover of a dead owner's, audited) in the
+    caller's transaction; ``before``: the row as read in it."""
+    lease = {"owner": owner, "lease_us": micros(lease_seconds), "mailbox_id": before.id,
+             "force": bool(force)}
+    got = cur.execute(sql("ingest_take_lease"), lease) == 1
+    holder = before.lease_owner
+    if not got and holder and holder != owner and owner_is_dead(holder):
+        got = cur.execute(sql("ingest_take_dead_lease"),
+                          {**lease, "dead_owner": holder}) == 1
+    if got and holder and holder != owner:
+        write_events(cur, [AuditEvent(
+            Actor.POLLER, "mailbox", before.name, "lease_taken_over",
+            detail={"previous_owner": holder, "owner": owner,
+                    "why": "lease expired" if before.lease_expired
+                    else "owner process is dead"})])
+    return got
+
+
+def _lease_result(db: Database, got: bool, before: Mailbox, owner: str,
+                  force: bool) -> LeaseResult:
+    holder = before.lease_owner
     if got:
         return LeaseResult(True, taken_over_from=holder if holder and holder != owner else None,
                            mailbox=before)
-    return refusal(read_mailbox(db, mailbox.name) or before, force)
+    return refusal(read_mailbox(db, before.name) or before, force)
 
 
 @dataclass(frozen=True)
@@ -193,7 +221,7 @@ def cursor_start(stored: FolderCursor | None, uidvalidity: int) -> CursorStart:
     return CursorStart(CursorAction.RESET, 0)
 
 
-def read_cursor(db: Database, mailbox_id: int, folder: str) -> FolderCursor | None:
+def read_cursor(db: Cursor | Database, mailbox_id: int, folder: str) -> FolderCursor | None:
     row = db.fetchone(sql("ingest_cursor"), {"mailbox_id": mailbox_id, "folder": folder})
     return FolderCursor.from_row(row) if row is not None else None
 
@@ -239,9 +267,15 @@ def record_failure(db: Database, mailbox: Mailbox, error: BaseException,
     return failures, delay
 
 
-def record_success(db: Database, mailbox: Mailbox) -> None:
+def record_success(db: Database, mailbox: Mailbox, release_owner: str | None = None) -> None:
+    """Reset the poll health after a successful poll (audited when it had failed);
+    ``release_owner``: also release that owner's lease, in the same statement."""
     with db.transaction() as cur:
-        cur.execute(sql("ingest_poll_succeeded"), {"mailbox_id": mailbox.id})
+        if release_owner is None:
+            cur.execute(sql("ingest_poll_succeeded"), {"mailbox_id": mailbox.id})
+        else:
+            cur.execute(sql("ingest_poll_succeeded_release"),
+                        {"mailbox_id": mailbox.id, "owner": release_owner})
         if mailbox.consecutive_failures > 0 or mailbox.needs_attention:
             write_events(cur, [AuditEvent(
                 Actor.POLLER, "mailbox", mailbox.name, "poll_recovered",

@@ -179,8 +179,8 @@ class Poller:
         started = time.monotonic()
         res = MailboxResult(config.name)
         db = self.svc.db
-        mailbox = ms.ensure_mailbox(db, config)
-        lease = ms.take_lease(db, mailbox, self.owner, self.settings.poll_lease_seconds, force)
+        mailbox, lease = ms.ensure_and_lease(db, config, self.owner,
+                                             self.settings.poll_lease_seconds, force)
         if not lease.got:
             res.status = lease.why
             res.backoff_until = lease.backoff_until
@@ -190,16 +190,20 @@ class Poller:
                          else f"in backoff until {lease.backoff_until} after "
                               f"{mailbox.consecutive_failures} failure(s): {mailbox.last_error}")
             return res
+        released = False  # a successful poll releases the lease with its success record
         try:
             before = ms.count_stored(db, mailbox.id) if recount else None
-            self._poll_held(config, lease.mailbox or mailbox, res)
+            # a recount counts before the lease goes: the success record then leaves it held
+            released = self._poll_held(config, lease.mailbox or mailbox, res,
+                                       release=before is None)[1]
             if before is not None and res.status in ("ok", "interrupted"):
                 after = ms.count_stored(db, mailbox.id)
                 res.recounted = {"mails": after["mails"] - before["mails"],
                                  "jobs": after["jobs"] - before["jobs"],
                                  "mails_now": after["mails"]}
         finally:
-            ms.release_lease(db, mailbox.id, self.owner)
+            if not released:
+                ms.release_lease(db, mailbox.id, self.owner)
             res.seconds = round(time.monotonic() - started, 3)
         return res
 
@@ -213,17 +217,23 @@ class Poller:
         res = MailboxResult(config.name)
         self._redis_down = None
         try:
-            mailbox = self._poll_held(config, mailbox, res, folders)
+            mailbox = self._poll_held(config, mailbox, res, folders=folders)[0]
         finally:
             res.seconds = round(time.monotonic() - started, 3)
         return res, mailbox
 
     def _poll_held(self, config: MailboxConfig, mailbox: ms.Mailbox, res: MailboxResult,
-                   folders: Iterable[str] | None = None) -> ms.Mailbox:
+                   folders: Iterable[str] | None = None,
+                   release: bool = False) -> tuple[ms.Mailbox, bool]:
+        """Poll under the lease; returns the mailbox as the outcome left it and whether the
+        lease was released (``release``: with the success record, in its statement; a
+        failed poll leaves the lease to the caller)."""
         db = self.svc.db
+        released = False
         try:
             self._poll_leased(config, mailbox, res, folders)
-            ms.record_success(db, mailbox)
+            ms.record_success(db, mailbox, self.owner if release else None)
+            released = release
             mailbox = mailbox.recovered()
             if self.stop.is_set():
                 res.status = "interrupted"
@@ -248,7 +258,7 @@ class Poller:
                     mailbox = mailbox.failed(ms.record_failure(db, mailbox, e, self.backoff)[0])
                 except Exception:  # noqa: BLE001 - MariaDB itself may be what failed
                     log.warning("could not record the failure of mailbox %s", config.name)
-        return mailbox
+        return mailbox, released
 
     # --- internals ---
     def _poll_leased(self, config: MailboxConfig, mailbox: ms.Mailbox,
@@ -272,11 +282,14 @@ class Poller:
         finally:
             imap.close()
 
-    def _limits_for_packet(self) -> tuple[int, int]:
-        """(largest mail stored whole, raw bytes per INSERT) under max_allowed_packet."""
+    def _limits_for_packet(self, mailbox: ms.Mailbox) -> tuple[int, int]:
+        """(largest mail stored whole, raw bytes per INSERT) under max_allowed_packet (as
+        read with the mailbox's row; else asked)."""
         if self._limits is None:
-            r = self.svc.db.fetchone(sql("ingest_max_allowed_packet"))
-            packet = int(r["packet"]) if r else 16 * 1024 * 1024
+            packet = mailbox.max_allowed_packet
+            if packet is None:
+                r = self.svc.db.fetchone(sql("ingest_max_allowed_packet"))
+                packet = int(r["packet"]) if r else 16 * 1024 * 1024
             max_mail = min(self.settings.max_mail_bytes, packet - PACKET_HEADROOM)
             if max_mail < self.settings.max_mail_bytes:
                 log.info("max_mail_bytes %d exceeds what MariaDB accepts in one packet "
@@ -308,18 +321,19 @@ class Poller:
         config_folder = fres.folder
         state = imap.select(config_folder)
         fres.uidvalidity = state.uidvalidity
-        last_uid = self._cursor(mailbox, state, fres)
-        max_mail, statement_bytes = self._limits_for_packet()
+        max_mail, statement_bytes = self._limits_for_packet(mailbox)
         opts = self.prepare_options(config, max_mail)
         target = BatchTarget(mailbox.id, config.name, config_folder, state.uidvalidity,
                              s.queue_name, self.owner, s.poll_lease_seconds, statement_bytes,
                              s.history_queue_name)
+        last_uid, pending = self._cursor(mailbox, state, fres, target)
         answered = (frozenset(imap.uids_where(config_folder, "UID", f"{last_uid + 1}:*",
                                               "ANSWERED"))
                     if cutoff is not None and not sent else frozenset())
         plan = history.HistoryPlan(cutoff, answered, sent)
         try:
-            self._fetch_and_store(imap, config, target, opts, last_uid, fres, max_mail, plan)
+            self._fetch_and_store(imap, config, target, opts, last_uid, fres, max_mail, plan,
+                                  pending)
         finally:  # enqueued_at of the last batch (earlier ones went with the next batch)
             if self._enqueued:
                 try:
@@ -332,11 +346,12 @@ class Poller:
 
     def _fetch_and_store(self, imap: ImapMailbox, config: MailboxConfig, target: BatchTarget,
                          opts: PrepareOptions, last_uid: int, fres: FolderResult,
-                         max_mail: int, plan: history.HistoryPlan) -> None:
+                         max_mail: int, plan: history.HistoryPlan,
+                         pending: dict[int, int]) -> None:
+        """``pending``: the folder's UIDs still missing a body (UID -> polls that missed it)."""
         s = self.settings
         config_folder = fres.folder
         db = self.svc.db
-        pending = read_missing(db, target)
         hold: int | None = None  # lowest UID still missing: the cursor stays below it
         for batch in imap.fetch_new(config_folder, last_uid, s.imap_fetch_batch,
                                     s.imap_fetch_batch_bytes, max_mail):
@@ -400,18 +415,24 @@ class Poller:
             events += history.link_replies(cur, target.mailbox_id, target.mailbox_name, new)
         return events
 
-    def _cursor(self, mailbox: ms.Mailbox, state: FolderState, fres: FolderResult) -> int:
+    def _cursor(self, mailbox: ms.Mailbox, state: FolderState, fres: FolderResult,
+                target: BatchTarget) -> tuple[int, dict[int, int]]:
+        """Where the folder's poll starts (resetting the cursor when it is new or the
+        UIDVALIDITY changed) and its UIDs still missing a body, both read in one
+        transaction."""
         db = self.svc.db
-        stored = ms.read_cursor(db, mailbox.id, state.folder)
+        with db.transaction() as cur:
+            stored = ms.read_cursor(cur, mailbox.id, state.folder)
+            pending = read_missing(cur, target)
         start = ms.cursor_start(stored, state.uidvalidity)
         reset = {"mailbox_id": mailbox.id, "folder": state.folder,
                  "uidvalidity": state.uidvalidity}
         if start.action == ms.CursorAction.CONTINUE:
             fres.last_uid = start.last_uid
-            return fres.last_uid
+            return fres.last_uid, pending
         if start.action == ms.CursorAction.NEW or stored is None:
             db.execute(sql("ingest_reset_cursor"), reset)
-            return start.last_uid
+            return start.last_uid, pending
         fres.uidvalidity_changed = True
         with db.transaction() as c:
             c.execute(sql("ingest_reset_cursor"), reset)
@@ -423,7 +444,7 @@ class Poller:
                         "action": "cursor reset to 0; dedup keeps stored mails from repeating"})])
         log.warning("mailbox %s/%s: UIDVALIDITY changed %s -> %s; starting the folder over",
                     mailbox.name, state.folder, stored.uidvalidity, state.uidvalidity)
-        return start.last_uid
+        return start.last_uid, pending
 
     def _hand_off(self, jobs: list[Job], fres: FolderResult) -> None:
         """After the commit: enqueue the batch's jobs in one pipeline (outbox on failure)."""

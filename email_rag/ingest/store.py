@@ -276,7 +276,7 @@ class MissingUid(FromRow):
         set_field(self, "misses", int(self.misses))
 
 
-def read_missing(db: Database, t: BatchTarget) -> dict[int, int]:
+def read_missing(db: Cursor | Database, t: BatchTarget) -> dict[int, int]:
     """The target folder's UIDs still missing a body: UID -> polls that missed it."""
     rows = db.fetchall(sql("ingest_missing_uids"), {"mailbox_id": t.mailbox_id,
                                                     "folder": t.folder,
@@ -319,11 +319,12 @@ def store_batch(db: Database, target: BatchTarget, prepared: Sequence[PreparedMa
         if target.lease_owner:
             renew_lease(cur, target.mailbox_id, target.lease_owner, target.lease_seconds)
         result = _insert_mails(cur, target, prepared)
-        _insert_jobs(cur, target, result)
+        job_events: list[AuditEvent] = []  # written with the batch's other events
+        _insert_jobs(cur, target, result, job_events)
         cur.execute(sql("ingest_advance_cursor"),
                     {"mailbox_id": target.mailbox_id, "folder": target.folder,
                      "uidvalidity": target.uidvalidity, "last_uid": last_uid})
-        events = _events(target, result)
+        events = job_events + _events(target, result)
         if link is not None:
             events += link(cur, result.new)
         if missing:
@@ -486,7 +487,8 @@ def reused(p: PreparedMail, first_id: int) -> PreparedMail:
     return out
 
 
-def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:
+def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult,
+                 events: list[AuditEvent]) -> None:
     wanted = [NewJob(JobKind.PROCESS_EMAIL, email_id, t.queue_name, email_id=email_id,
                      detail={"mailbox": t.mailbox_name}) if p.kind == "normal" else
               NewJob(JobKind.INDEX_HISTORY, email_id, t.history_queue, email_id=email_id,
@@ -494,7 +496,7 @@ def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult) -> None:
               for email_id, p in result.new if p.needs_job]
     if not wanted:
         return
-    result.jobs = create_jobs(cur, wanted, actor=Actor.POLLER, event="queued")
+    result.jobs = create_jobs(cur, wanted, actor=Actor.POLLER, event="queued", events=events)
     if len(result.jobs) != len(wanted):  # a job row already existed: kept, none created
         log.warning("%d job row(s) already existed for new mails",
                     len(wanted) - len(result.jobs))

@@ -153,13 +153,16 @@ class MariaJobRows:
 MAX_JOB_ROWS = 500  # rows per INSERT
 
 
-def create_jobs(cur: Cursor, new: Sequence[NewJob], *, actor: str, event: str) -> list[Job]:
+def create_jobs(cur: Cursor, new: Sequence[NewJob], *, actor: str, event: str,
+                events: list[AuditEvent] | None = None) -> list[Job]:
     """The one way job rows are created (``JobStore.queue_work``, the poller's batch, the
     index sync's arming), in the caller's transaction: multi-row INSERT IGNORE on the
     natural key (named query ``jobs_insert``), ``MAX_JOB_ROWS`` per statement. Every created
     row gets its audit event (``event``: none -> queued, with the entry's ``detail``); an
     entry whose key exists is left as it is and not returned (the caller decides what it
-    means: a fresh cycle, a coalesced run, a row kept)."""
+    means: a fresh cycle, a coalesced run, a row kept). ``events``: the caller's list of the
+    transaction's events, written by the caller in the same transaction (one insert for
+    all); None: written here."""
     created: list[Job] = []
     for i in range(0, len(new), MAX_JOB_ROWS):
         chunk = new[i:i + MAX_JOB_ROWS]
@@ -168,6 +171,10 @@ def create_jobs(cur: Cursor, new: Sequence[NewJob], *, actor: str, event: str) -
             for n in chunk]))
         created += [Job.from_row(r) for r in rows]
     detail = {n.key: n.detail for n in new}
-    write_events(cur, [AuditEvent(actor, "job", j.id, event, None, JobState.QUEUED,
-                                  detail=detail[j.job_key]) for j in created])
+    mine = [AuditEvent(actor, "job", j.id, event, None, JobState.QUEUED,
+                       detail=detail[j.job_key]) for j in created]
+    if events is None:
+        write_events(cur, mine)
+    else:
+        events += mine
     return created

@@ -250,8 +250,10 @@ def team_history(ctx: StepContext) -> _Fitted | None:
     if mailbox_id is None:
         return None
     embedder = svc.embedder
-    stored_examples.embed_missing(svc.db, embedder, mailbox_id)
-    v = stored_examples.version(svc.db, mailbox_id)
+    v = stored_examples.state(svc.db, mailbox_id, embedder.name)
+    if v.unembedded:
+        stored_examples.embed_missing(svc.db, embedder, mailbox_id)
+        v = stored_examples.version(svc.db, mailbox_id)
     if not v.count:
         return None
     key = (embedder.name, v.count, v.max_id, v.changed)

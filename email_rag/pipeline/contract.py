@@ -44,10 +44,14 @@ ColumnValue = SqlValue | list[JsonValue] | JsonObject  # a list or object is sto
 class StepContext:
     services: Services
     email: Mail  # the mail at the start of the step (read once per run, then kept current
-    # with the columns each step wrote); never its raw source (the parse step reads that)
+    # with the columns each step wrote); never its raw source (see ``raw``)
     job: Job  # the queue entry being run
     step: Step
     confirmed: dict[str, JsonValue] = field(default_factory=dict)  # step -> its stored detail
+    # the raw source, for a step with ``StepSpec.needs_raw`` only (read with the mail at the
+    # start of the run, dropped after that step); None: the step reads it itself
+    raw: bytes | None = None
+    mailbox_name: str | None = None  # of the mail's mailbox (read with the mail); None: unknown
 
     @property
     def email_id(self) -> int:
@@ -87,3 +91,6 @@ class StepSpec:
     # system with their results (a vector upsert). False: it may share their checkpoint
     # transaction (it only reads, or its outside call may be repeated: an LLM call)
     commit_before: bool = True
+    # the step reads the raw mail (``StepContext.raw``): the runner reads it with the mail
+    # at the start of a run that will run this step, in the same statement
+    needs_raw: bool = False

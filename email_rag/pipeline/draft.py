@@ -214,11 +214,14 @@ def draft_task(subject: str, sender: str, body: str, language: str,
 
 def frame_of(ctx: StepContext, body: str, sender: str, language: str) -> ReplyFrame:
     """Greeting and sign-off from the mailbox's settings (signature, team name)."""
-    row = ctx.services.db.fetchone(sql("sends_mailbox_of_mail"), {"id": ctx.email.mailbox_id})
+    name = ctx.mailbox_name
+    if name is None:  # not read with the mail (a step run outside the runner)
+        row = ctx.services.db.fetchone(sql("sends_mailbox_of_mail"), {"id": ctx.email.mailbox_id})
+        name = None if row is None else str(row["name"])
     signature = team = ""
-    if row is not None:
+    if name is not None:
         try:
-            mb = ctx.services.settings.mailbox(row["name"])
+            mb = ctx.services.settings.mailbox(name)
             signature, team = mb.signature, mb.team_name
         except KeyError:
             pass

@@ -1,7 +1,7 @@
 """The parse step: full MIME parse of the raw mail the poller stored.
 
-Pure and repeatable: it reads ``emails.raw`` (through its own query: the step context
-never carries the raw mail) and returns the columns to set;
+Pure and repeatable: it reads ``emails.raw`` (``ctx.raw``: the runner read it with the
+mail at the start of the run; else through its own query) and returns the columns to set;
 a repeat after a crash yields the same result. It never raises on bad input
 (``email_rag.mail.mime`` never does).
 
@@ -25,8 +25,10 @@ from .contract import StepContext, StepOutcome
 
 def run(ctx: StepContext) -> StepOutcome:
     email = ctx.email
-    row = ctx.services.db.fetchone(sql("ingest_email_raw"), {"id": ctx.email_id})
-    raw = bytes((row or {}).get("raw") or b"")
+    raw = ctx.raw
+    if raw is None:
+        row = ctx.services.db.fetchone(sql("ingest_email_raw"), {"id": ctx.email_id})
+        raw = bytes((row or {}).get("raw") or b"")
     settings = ctx.services.settings
     size = int(email.raw_size or len(raw))
     parsed = mime.parse_mail(

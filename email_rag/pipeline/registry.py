@@ -8,6 +8,9 @@ parse's transaction; index upserts into the vector store from the classification
 so parse + classify are committed before it; retrieve only reads and draft's LLM
 call may be repeated (the draft row is written in the checkpoint itself), so they
 share index's transaction, with the entry's finish.
+
+Parse reads the raw mail (``needs_raw``): the runner reads it with the mail, in the
+run's one read statement, and hands it to that step only.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ def default_pipeline() -> list[StepSpec]:
     from . import classify, draft, index, parse, retrieve
 
     return [
-        StepSpec(Step.PARSE, parse.run),
+        StepSpec(Step.PARSE, parse.run, needs_raw=True),
         StepSpec(Step.CLASSIFY, classify.run, commit_before=False),
         StepSpec(Step.INDEX, index.run, needs_vectors=True),
         StepSpec(Step.RETRIEVE, retrieve.run, needs_vectors=True, commit_before=False),

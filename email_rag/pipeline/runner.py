@@ -94,9 +94,16 @@ class PipelineRunner:
                 r["step"]: json.loads(r["detail"]) if r["detail"] else {}
                 for r in cur.fetchall(sql("steps_confirmed"), {"email_id": email_id})
             }
-            # read once per run (never the raw mail); each step's columns are applied below
-            row = cur.fetchone(sql("pipeline_mail"), {"id": email_id})
+            # read once per run; each step's columns are applied below. The raw mail only
+            # when a step that needs it runs here, and only for that step
+            with_raw = self._runs_raw_step(confirmed, job)
+            row = cur.fetchone(sql("pipeline_run_mail_raw" if with_raw else "pipeline_run_mail"),
+                               {"id": email_id})
         email = Mail.from_row(row) if row else None
+        raw = row.pop("raw", None) if row else None
+        mailbox_name = None if row is None or row["mailbox_name"] is None \
+            else str(row["mailbox_name"])
+        del row
         default_q, vector_q = queues(self.services.settings)
         group: list[StepDone] = []  # done in this process, not committed yet
         for spec in self.pipeline:
@@ -114,7 +121,11 @@ class PipelineRunner:
             if group and spec.commit_before:
                 self.checkpoint(job, worker, email, group)
                 group = []
-            ctx = StepContext(self.services, email, job, spec.step, dict(confirmed))
+            ctx = StepContext(self.services, email, job, spec.step, dict(confirmed),
+                              raw=bytes(raw) if spec.needs_raw and raw is not None else None,
+                              mailbox_name=mailbox_name)
+            if spec.needs_raw:
+                raw = None  # the step has it; nothing later holds the raw mail
             try:
                 with step_deadline(spec.step, step_deadline_for(self.services.settings,
                                                                  spec.step)):
@@ -136,6 +147,20 @@ class PipelineRunner:
             return None  # nothing ran here (all confirmed): the job runner finishes
         self.checkpoint(job, worker, email, group, finish=True)
         return FINISHED
+
+    def _runs_raw_step(self, confirmed: dict[str, JsonValue], job: Job) -> bool:
+        """Whether a step that needs the raw mail (``StepSpec.needs_raw``) runs in this run,
+        in this process (before the first hand-off)."""
+        default_q, vector_q = queues(self.services.settings)
+        for spec in self.pipeline:
+            target = vector_q if spec.needs_vectors else default_q
+            if self.skips(spec, confirmed, target, job):
+                continue
+            if target != job.queue and target not in self.also_runs:
+                return False
+            if spec.needs_raw:
+                return True
+        return False
 
     def checkpoint(self, job: Job, worker: str, email: Mail,
                    group: list[StepDone], finish: bool = False,

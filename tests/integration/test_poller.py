@@ -294,14 +294,15 @@ def test_poll_once_recounts_only_what_it_polled_under_its_lease(svc, db, mailbox
     from email_rag.ingest import mailbox_state as ms
     from tests.factories import make_email, make_job
 
-    def busy_while_the_holder_commits(db_, mb, owner, seconds, force=False):
+    def busy_while_the_holder_commits(db_, config, owner, seconds, force=False):
+        mb = ms.ensure_mailbox(db_, config)
         for _ in range(3):  # the holder's batch, committed while this poll is turned away
             make_job(db, make_email(db, mailbox_id=mb.id))
-        return ms.LeaseResult(False, "busy", holder="vm:1:other")
+        return mb, ms.LeaseResult(False, "busy", holder="vm:1:other")
 
     args = Namespace(once=True, mailbox=None, force=False)
     with monkeypatch.context() as m:
-        m.setattr(ms, "take_lease", busy_while_the_holder_commits)
+        m.setattr(ms, "ensure_and_lease", busy_while_the_holder_commits)
         turned_away = poll_cli.run(args, svc)
     assert turned_away.exit_code == ExitCode.OK, turned_away.message
     assert turned_away.data["mailboxes"][0]["status"] == "busy"
@@ -313,3 +314,52 @@ def test_poll_once_recounts_only_what_it_polled_under_its_lease(svc, db, mailbox
     assert polled.data["recounted"] == {"mails_stored": 3, "jobs_created": 3, "mails_now": 6}
     assert "Re-counted in MariaDB: 3 new mail row(s) and 3 new processing entries, as " \
            "reported." in polled.message
+
+
+def test_a_successful_poll_resets_the_health_and_releases_its_lease_in_one_statement(
+        svc, db, mailbox):
+    """GIVEN a mailbox that had failed (backoff over) WHEN a poll succeeds THEN the failures
+    are reset, the success time set and the lease released - by the success record's one
+    statement, which releases the lease only when it is the caller's."""
+    from email_rag.ingest import mailbox_state as ms
+
+    mailbox.append(mail(1))
+    Poller(svc).poll()  # creates the mailboxes row
+    db.execute("UPDATE mailboxes SET consecutive_failures = 2, failing_since = NOW(6), "
+               "backoff_until = NOW(6) - INTERVAL 1 SECOND, last_success_at = NULL")
+    assert Poller(svc).poll().mailboxes[0].status == "ok"
+    row = mailbox_row(db, mailbox.name)
+    assert (row["consecutive_failures"], row["failing_since"], row["backoff_until"]) == (
+        0, None, None)
+    assert row["last_success_at"] is not None
+    assert (row["lease_owner"], row["lease_until"]) == (None, None)
+    assert len(events(db, "poll_recovered")) == 1
+
+    held = ms.read_mailbox(db, mailbox.name)
+    db.execute("UPDATE mailboxes SET lease_owner = 'someone-else', "
+               "lease_until = NOW(6) + INTERVAL 60 SECOND")
+    ms.record_success(db, held, release_owner="me")  # our lease was taken meanwhile: kept
+    row = mailbox_row(db, mailbox.name)
+    assert row["lease_owner"] == "someone-else" and row["lease_until"] is not None
+    db.execute("UPDATE mailboxes SET lease_owner = 'me'")
+    ms.record_success(db, held, release_owner="me")
+    row = mailbox_row(db, mailbox.name)
+    assert (row["lease_owner"], row["lease_until"]) == (None, None)
+
+
+def test_the_insert_limits_come_from_the_max_allowed_packet_read_with_the_mailbox(
+        svc, db, mailbox):
+    """The mailbox's row is read with the connection's max_allowed_packet; the poll sizes its
+    inserts from it (no read of its own)."""
+    from dataclasses import replace
+
+    from email_rag.ingest import mailbox_state as ms
+
+    mb, lease = ms.ensure_and_lease(db, mailbox.config, "me", 60)
+    assert lease.got and mb.max_allowed_packet == int(
+        db.fetchone("SELECT @@max_allowed_packet AS p")["p"])
+    small = replace(mb, max_allowed_packet=2_000_000)
+    statements = svc.db.statements
+    assert Poller(svc)._limits_for_packet(small) == (
+        min(svc.settings.max_mail_bytes, 2_000_000 - 256_000), 1_000_000)
+    assert svc.db.statements == statements

@@ -41,3 +41,12 @@ def test_one_named_query_creates_job_rows():
                  for name, text in parse_named_queries(p.read_text(), p.name).items()
                  if re.search(r"\bINSERT\s+(IGNORE\s+)?INTO\s+jobs\b", text, re.I)]
     assert inserting == ["jobs_insert"]
+
+
+def test_the_runner_reads_the_mail_with_its_mailbox_name_and_the_raw_mail_only_on_request():
+    """pipeline_run_mail: the record's fields (from emails) and the mailbox's name;
+    pipeline_run_mail_raw: the same and the raw source, nothing else."""
+    plain = [c.removeprefix("e.") for c in selected("pipeline_run_mail")]
+    assert tuple(plain) == (*MAIL_COLUMNS, "m.name AS mailbox_name")
+    raw = [c.removeprefix("e.") for c in selected("pipeline_run_mail_raw")]
+    assert raw == [*plain, "raw"]

@@ -20,6 +20,16 @@ ON DUPLICATE KEY UPDATE source = VALUES(source), category = VALUES(category),
 SELECT COUNT(*) AS n, MAX(id) AS max_id, MAX(updated_at) AS changed
   FROM labelled_examples WHERE mailbox_id = %(mailbox_id)s;
 
+-- name: examples_state
+-- examples_version and whether examples_unembedded would find any, in one statement (the
+-- classify step asks both for every mail; the examples are embedded only when it says so).
+SELECT COUNT(*) AS n, MAX(x.id) AS max_id, MAX(x.updated_at) AS changed,
+       EXISTS (SELECT 1 FROM labelled_examples u JOIN emails e ON e.id = u.email_id
+                WHERE u.mailbox_id = %(mailbox_id)s
+                  AND (u.vector IS NULL OR u.embedder <> %(embedder)s)
+                  AND e.parse_status <> 'pending') AS unembedded
+  FROM labelled_examples x WHERE x.mailbox_id = %(mailbox_id)s;
+
 -- name: examples_of_mailbox
 SELECT id, mailbox_id, email_id, source, category, priority, needs_reply, embedder, vector
   FROM labelled_examples WHERE mailbox_id = %(mailbox_id)s ORDER BY id;

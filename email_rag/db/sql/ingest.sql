@@ -8,10 +8,12 @@
 INSERT INTO mailboxes (name, address) VALUES (%(name)s, %(address)s)
 ON DUPLICATE KEY UPDATE address = VALUES(address);
 
--- The poller's view of a mailbox (ingest/mailbox_state.py Mailbox), with the database clock.
+-- The poller's view of a mailbox (ingest/mailbox_state.py Mailbox), with the database clock
+-- and the connection's max_allowed_packet (what the poll's inserts must fit in).
 -- name: ingest_mailbox_by_name
 SELECT id, name, consecutive_failures, needs_attention, failing_since, last_error,
-       backoff_until, lease_owner, lease_until, NOW(6) AS db_now
+       backoff_until, lease_owner, lease_until, NOW(6) AS db_now,
+       @@max_allowed_packet AS max_allowed_packet
   FROM mailboxes WHERE name = %(name)s;
 
 -- name: ingest_max_allowed_packet
@@ -52,6 +54,17 @@ UPDATE mailboxes
        last_error = %(error)s,
        last_error_at = NOW(6),
        needs_attention = IF(%(needs_attention)s, 1, needs_attention)
+ WHERE id = %(mailbox_id)s;
+
+-- A successful poll that ends here: ingest_poll_succeeded and ingest_release_lease in one
+-- statement (the lease only when it is ours; lease_until first: it tests the owner before
+-- the owner is cleared).
+-- name: ingest_poll_succeeded_release
+UPDATE mailboxes
+   SET consecutive_failures = 0, backoff_until = NULL, failing_since = NULL,
+       needs_attention = 0, last_success_at = NOW(6),
+       lease_until = IF(lease_owner <=> %(owner)s, NULL, lease_until),
+       lease_owner = IF(lease_owner <=> %(owner)s, NULL, lease_owner)
  WHERE id = %(mailbox_id)s;
 
 -- name: ingest_poll_succeeded

@@ -78,6 +78,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memory-sizes", type=_ints, default=None, metavar="1000,10000",
                    help="ingest: mailbox sizes of the peak-RSS runs (default 1000,10000); "
                         "scale: the mailbox sizes (default 1000,10000)")
+    p.add_argument("--statements", action="store_true",
+                   help="hops: list every MariaDB statement and commit of both legs, with the "
+                        "step or function that sent it")
     p.add_argument("--batch", type=int, default=200, help="ingest: UIDs per FETCH (default 200)")
     p.add_argument("--worker-class", choices=("simple", "fork"), default="simple",
                    help="RQ worker class of project and bare workers (default simple)")

@@ -15,6 +15,11 @@ are the MariaDB statements and transactions of the leg (the services' connection
 Figures count calls, not time; for the same code and mail they vary by a few hops
 from run to run (the poller's and the runner's paths depend on timing at the edges).
 
+``--statements`` lists every statement of both legs (its named query, or the start of
+its text) and every commit, each with where it was sent: the pipeline step, the
+checkpoint, or the product function (``StatementLog``): the way to see which step a
+statement or commit more than before comes from.
+
 Before any figure: the mail has a pending draft after leg 1, and after leg 2 its
 send attempt is ``sent`` and the relay received its Message-ID exactly once.
 """
@@ -28,6 +33,7 @@ from types import FrameType
 from typing import Any
 
 from email_rag.db import sql
+from email_rag.db.queries import all_queries
 from email_rag.ingest.poller import Poller
 from email_rag.sending.review import approve
 from email_rag.wiring.services import Services
@@ -73,6 +79,53 @@ class HopCounter:
                 "top_edges": [f"{a} -> {b}: {n}" for (a, b), n in self.calls.most_common(10)]}
 
 
+STEPS = ("parse", "classify", "index", "retrieve", "draft")
+
+
+class StatementLog:
+    """The statements and commits of the services' connection (``Database.trace``), each
+    with where it was sent: ``checkpoint`` (the runner's checkpoint transaction), the step
+    (``email_rag.pipeline.<step>``), else the innermost product function outside the
+    database layer."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str, str]] = []  # (leg, statement name or COMMIT, where)
+        self.leg = ""
+        self._names = {" ".join(t.split()): n for n, t in all_queries().items()}
+
+    def name(self, query: str) -> str:
+        text = " ".join(query.split())
+        if text in self._names:
+            return self._names[text]
+        for known, n in self._names.items():  # a query with list slots, expanded
+            head = known.split("{")[0]
+            if "{" in known and len(head) > 20 and text.startswith(head):
+                return n
+        return text[:60]
+
+    def __call__(self, query: str | None) -> None:
+        self.lines.append((self.leg, "COMMIT" if query is None else self.name(query), where()))
+
+    def text(self) -> list[str]:
+        return [f"{leg:18s} {what:38s} {at}" for leg, what, at in self.lines]
+
+
+def where() -> str:
+    frame = sys._getframe(2)
+    product: list[str] = []
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith(PROJECT) and not module.startswith("email_rag.db."):
+            product.append(f"{module.removeprefix('email_rag.')}.{frame.f_code.co_name}")
+        frame = frame.f_back
+    if "pipeline.runner._checkpoint" in product:
+        return "checkpoint"
+    for p in product:
+        if p.startswith("pipeline.") and p.split(".")[1] in STEPS:
+            return f"step {p.split('.')[1]} ({product[0]})"
+    return product[0] if product else "bench"
+
+
 def run(args: Any) -> Report:
     try:
         from email_rag.runtime.job_runner import JobRunner
@@ -96,6 +149,10 @@ def run(args: Any) -> Report:
         runner = JobRunner(svc, "bench-hops", vector_owner=True)
         runner.warm_up()
         user.append(mail(1, subject="Drucker druckt nicht", body="Mein Drucker druckt nicht."))
+        listing = StatementLog()
+        if getattr(args, "statements", False):
+            svc.db.trace = listing
+            listing.leg = "poller -> draft"
 
         db_before = (svc.db.statements, svc.db.commits)
         with HopCounter() as leg1:
@@ -111,12 +168,14 @@ def run(args: Any) -> Report:
         if draft is None:
             raise CheckFailed("no pending draft after the mail's job ran")
 
+        listing.leg = "approval -> send"
         db_before = (svc.db.statements, svc.db.commits)
         with HopCounter() as leg2:
             result = approve(svc, int(draft["id"]), "bench")
             send_job = int(result.job_id or 0)
             runner.run(send_job)
         leg2.db = (svc.db.statements - db_before[0], svc.db.commits - db_before[1])
+        svc.db.trace = None
         attempt = db.fetchone(sql("sends_by_draft"), {"draft_id": draft["id"]})
         if attempt is None or attempt["status"] != "sent":
             raise CheckFailed(f"the send attempt is {attempt and attempt['status']}, not sent")
@@ -132,7 +191,10 @@ def run(args: Any) -> Report:
         "hops", f"poller -> draft: {f1['hops']} hops over {f1['modules']} modules; "
         f"approval -> send: {f2['hops']} hops over {f2['modules']} modules",
         ["leg", "hops", "modules", "edges", "back_edges", "statements", "commits"], rows,
-        {"poller_to_draft": f1, "approval_to_send": f2},
+        {"poller_to_draft": f1, "approval_to_send": f2,
+         **({"statement_list": [list(line) for line in listing.lines]} if listing.lines else {})},
         checks=["a pending draft after leg 1", "the reply sent once after leg 2"],
         notes=["back-edge pairs (both directions called): "
-               + "; ".join(f"{a} <-> {b}" for a, b in f1["back_edge_pairs"] + f2["back_edge_pairs"])])
+               + "; ".join(f"{a} <-> {b}" for a, b in f1["back_edge_pairs"] + f2["back_edge_pairs"]),
+               *(["statements (leg, named query or COMMIT, where):", *listing.text()]
+                 if listing.lines else [])])
