@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from email_rag_harness.testing.hang import closed_port
@@ -42,6 +43,25 @@ def _closed(db, email_id: int, at: datetime) -> int:
 
 def _ids(db) -> set[int]:
     return {r["id"] for r in db.fetchall("SELECT id FROM emails")}
+
+
+@contextmanager
+def graphed(db, monkeypatch):
+    """Services whose graph store is an ``ArangoRecorder``, holding every mail of ``db``."""
+    from email_rag.core.index_ports import MailToIndex
+    from email_rag.indexing.indexer import Indexer
+    from tests.index_helpers import ArangoRecorder
+
+    recorder = ArangoRecorder()
+    monkeypatch.setenv("EMAIL_RAG_ARANGO_URL", recorder.url)
+    svc = Services(get_settings())
+    try:
+        for row in db.fetchall("SELECT * FROM emails ORDER BY id"):
+            svc.graph.upsert_mail(Indexer(svc).graph_mail(MailToIndex.from_row(row)))
+        yield svc, recorder
+    finally:
+        svc.close()
+        recorder.close()
 
 
 def test_closed_at_follows_the_closed_statuses_of_the_transition_table(env, db):
@@ -313,30 +333,18 @@ def test_retention_erases_the_graph_documents_of_expired_mails_and_keeps_the_peo
     calls, NOT ArangoDB): the expired mail's documents and edges go, the kept mail's stay,
     and the person vertex stays (the person may have other mails)."""
     from email_rag.adapters.graph import EDGES, person_key
-    from email_rag.core.index_ports import MailToIndex
-    from email_rag.indexing.indexer import Indexer
-    from tests.index_helpers import ArangoRecorder
 
     _mailboxes(monkeypatch, support=30)
     box = make_mailbox(db, "support")
     _closed(db, make_email(db, box, status="sent"), LONG_AGO)
     kept = make_email(db, box, status="sent", from_addr="bob@customer.example")
-    recorder = ArangoRecorder()
-    try:
-        monkeypatch.setenv("EMAIL_RAG_ARANGO_URL", recorder.url)
-        svc = Services(get_settings())
-        try:
-            for row in db.fetchall("SELECT * FROM emails ORDER BY id"):
-                svc.graph.upsert_mail(Indexer(svc).graph_mail(MailToIndex.from_row(row)))
-            assert retention.run(svc, clock=lambda: NOW).state == "done"
-        finally:
-            svc.close()
+    with graphed(db, monkeypatch) as (svc, recorder):
+        assert retention.run(svc, clock=lambda: NOW).state == "done"
+        svc.close()
         assert set(recorder.collections["mails"]) == {f"m{kept}"}
         edges = [e for name in EDGES for e in recorder.collections[name].values()]
         assert edges and all(f"m{kept}" in e["_from"] + e["_to"] for e in edges)
         assert person_key("alice@customer.example") in recorder.collections["people"]
-    finally:
-        recorder.close()
     assert _ids(db) == {kept}
 
 
@@ -633,9 +641,6 @@ def test_a_reply_erased_in_a_later_batch_than_its_parent_leaves_no_edge_behind(e
     reply_to edge (keyed by both ends) is deleted although the parent's row is gone by then,
     and a reply kept (in an open case) loses its edge to an erased parent too."""
     from email_rag.adapters.graph import EDGES
-    from email_rag.core.index_ports import MailToIndex
-    from email_rag.indexing.indexer import Indexer
-    from tests.index_helpers import ArangoRecorder
 
     _mailboxes(monkeypatch, support=30)
     box = make_mailbox(db, "support")
@@ -644,24 +649,15 @@ def test_a_reply_erased_in_a_later_batch_than_its_parent_leaves_no_edge_behind(e
                                    in_reply_to="<p@x>"), LONG_AGO)
     other = _closed(db, make_email(db, box, status="sent", message_id="<o@x>"), LONG_AGO)
     kept = make_email(db, box, status="draft_ready", in_reply_to="<o@x>")
-    recorder = ArangoRecorder()
-    try:
-        monkeypatch.setenv("EMAIL_RAG_ARANGO_URL", recorder.url)
-        svc = Services(get_settings())
-        try:
-            for row in db.fetchall("SELECT * FROM emails ORDER BY id"):
-                svc.graph.upsert_mail(Indexer(svc).graph_mail(MailToIndex.from_row(row)))
-            assert len(recorder.collections["reply_to"]) == 2
-            assert retention.run(svc, clock=lambda: NOW, batch=1).mailboxes[0].mails == 3
-        finally:
-            svc.close()
+    with graphed(db, monkeypatch) as (svc, recorder):
+        assert len(recorder.collections["reply_to"]) == 2
+        assert retention.run(svc, clock=lambda: NOW, batch=1).mailboxes[0].mails == 3
+        svc.close()
         assert set(recorder.collections["mails"]) == {f"m{kept}"}
         edges = [e for name in EDGES for e in recorder.collections[name].values()]
         assert not [e for e in edges if f"m{parent}" in e["_from"] + e["_to"]
                     or f"m{child}" in e["_from"] + e["_to"]
                     or f"m{other}" in e["_from"] + e["_to"]], edges
-    finally:
-        recorder.close()
 
 
 def test_a_lock_wait_timeout_in_the_delete_transaction_is_repeated(env, db, monkeypatch):
