@@ -43,3 +43,17 @@ def svc(settings, server):
     s = Services(settings)
     yield s
     s.close()
+
+
+@pytest.fixture
+def team(db) -> tuple[int, int]:
+    """The mailboxes support (anna and bob work it) and sales (carl): their ids. The module's
+    ``PEOPLE`` names those users."""
+    from email_rag.review import users
+    from tests.factories import make_mailbox
+
+    support, sales = make_mailbox(db, "support"), make_mailbox(db, "sales")
+    for name in ("anna", "bob"):
+        users.set_mailbox(db, name, "support", True, "test")
+    users.set_mailbox(db, "carl", "sales", True, "test")
+    return support, sales

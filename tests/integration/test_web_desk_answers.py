@@ -11,19 +11,15 @@ import re
 
 import pytest
 
-from email_rag.review import users
-from tests.factories import make_draft, make_email, make_mailbox
+from tests.factories import make_draft, make_email
 from tests.webutil import assert_inert
 
 PEOPLE = {"anna": "staff", "bob": "staff", "carl": "staff", "root": "admin"}
 
 
 @pytest.fixture
-def desk(db):
-    support, sales = make_mailbox(db, "support"), make_mailbox(db, "sales")
-    for name in ("anna", "bob"):
-        users.set_mailbox(db, name, "support", True, "test")
-    users.set_mailbox(db, "carl", "sales", True, "test")
+def desk(db, team):
+    support, sales = team
     mail = make_email(db, support, subject="Bestellung 4711 fehlt", from_name="Carla Kunde",
                       from_addr="carla@example.org", body="Meine Bestellung 4711 kam nie an.")
     bare = make_email(db, support, subject="Frage", from_addr="x@example.org",

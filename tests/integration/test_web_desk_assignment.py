@@ -10,18 +10,14 @@ import re
 
 import pytest
 
-from email_rag.review import users
-from tests.factories import make_draft, make_email, make_mailbox
+from tests.factories import make_draft, make_email
 
 PEOPLE = {"anna": "staff", "bob": "staff", "carl": "staff", "root": "admin"}
 
 
 @pytest.fixture
-def desk(db):
-    support, sales = make_mailbox(db, "support"), make_mailbox(db, "sales")
-    for name in ("anna", "bob"):
-        users.set_mailbox(db, name, "support", True, "test")
-    users.set_mailbox(db, "carl", "sales", True, "test")
+def desk(db, team):
+    support, sales = team
     first = make_email(db, support, subject="Rechnung doppelt")
     second = make_email(db, support, subject="Lieferung fehlt")
     assert sales
