@@ -64,7 +64,7 @@ def test_a_misrouted_vector_entry_is_not_run_by_a_plain_worker_and_the_folder_st
         for p in (plain, owner):
             if p is not None:
                 p.terminate()
-                p.wait(timeout=60)
+                p.communicate(timeout=60)  # drains its pipes: a full one blocks its exit
 
 
 def test_a_process_that_is_not_the_vector_owner_never_opens_the_local_store(tmp_path):
@@ -130,7 +130,7 @@ def test_a_vector_owner_that_cannot_start_raises_an_alarm_in_status_and_a_runnin
         assert f"worker pid {owner.pid}" in check["detail"], check
     finally:
         owner.terminate()
-        owner.wait(timeout=60)
+        owner.communicate(timeout=60)  # drains its pipes: a full one blocks its exit
 
 
 def test_the_web_status_page_shows_a_vector_owner_that_cannot_start(venv, db, settings):  # noqa: F811
