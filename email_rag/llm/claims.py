@@ -109,7 +109,7 @@ _ACTIONS: dict[str, tuple[str, str]] = {
         r"refunded|reimbursed|(?:zurück|rück)?erstattet|zurücküberwiesen|remboursée?s?|"
         r"reembolsad[oa]s?|reintegrad[oa]s?|rimborsat[oaie]|terugbetaald|teruggestort|"
         r"reembolsad[oa]s?",
-        r"will (?:\w+ )?(?:refund|reimburse)|(?:werden|wird)\b[^.!?\n]{0,60}\b(?:erstatten|"
+        r"will (?:\w+ )?(?:refund|reimburse)|(?:werden|werde|wird)\b[^.!?\n]{0,60}\b(?:erstatten|"
         r"erstattet|zurücküberweisen)|rembourserons|(?:allons|vais) vous rembourser|"
         r"serez remboursée?|sera remboursée?|reembolsaremos|vamos a reembolsar|"
         r"(?:será|serán) reembolsad|rimborseremo|zullen\b[^.!?\n]{0,40}terugbetalen|"
@@ -118,37 +118,37 @@ _ACTIONS: dict[str, tuple[str, str]] = {
     "credit": (
         r"credited|gutgeschrieben|créditée?s?|abonad[oa]s?|acreditad[oa]s?|accreditat[oaie]|"
         r"gecrediteerd|creditad[oa]s?",
-        r"will (?:\w+ )?credit|(?:werden|wird)\b[^.!?\n]{0,60}\bgutschreiben|créditerons|"
+        r"will (?:\w+ )?credit|(?:werden|werde|wird)\b[^.!?\n]{0,60}\bgutschreiben|créditerons|"
         r"abonaremos|accrediteremo",
     ),
     "correct": (
         r"corrected|amended|korrigiert|berichtigt|corrigée?s?|rectifiée?s?|corregid[oa]s?|"
         r"rectificad[oa]s?|corrett[oaie]|gecorrigeerd|corrigid[oa]s?",
-        r"will (?:\w+ )?correct|(?:werden|wird)\b[^.!?\n]{0,60}\bkorrigier|corrigerons|"
+        r"will (?:\w+ )?correct|(?:werden|werde|wird)\b[^.!?\n]{0,60}\bkorrigier|corrigerons|"
         r"corregiremos|correggeremo",
     ),
     "cancel": (
         r"cancell?ed|storniert|annulée?s?|résiliée?s?|cancelad[oa]s?|anulad[oa]s?|"
         r"annullat[oaie]|geannuleerd",
-        r"will (?:\w+ )?cancel|(?:werden|wird)\b[^.!?\n]{0,60}\bstornier|annulerons|"
+        r"will (?:\w+ )?cancel|(?:werden|werde|wird)\b[^.!?\n]{0,60}\bstornier|annulerons|"
         r"cancelaremos|anularemos|annulleremo",
     ),
     "ship": (
         r"shipped|dispatched|versandt|verschickt|versendet|expédiée?s?|despachad[oa]s?|"
         r"spedit[oaie]|verzonden|expedid[oa]s?",
-        r"will (?:\w+ )?(?:ship|dispatch)|(?:werden|wird)\b[^.!?\n]{0,60}\b(?:versenden|"
+        r"will (?:\w+ )?(?:ship|dispatch)|(?:werden|werde|wird)\b[^.!?\n]{0,60}\b(?:versenden|"
         r"verschicken|versandt)|expédierons|spediremo",
     ),
     "replace": (
         r"replaced|ersetzt|ausgetauscht|remplacée?s?|sustituid[oa]s?|reemplazad[oa]s?|"
         r"sostituit[oaie]|vervangen|substituíd[oa]s?",
-        r"will (?:\w+ )?replace|(?:werden|wird)\b[^.!?\n]{0,60}\b(?:ersetzen|austauschen)|"
+        r"will (?:\w+ )?replace|(?:werden|werde|wird)\b[^.!?\n]{0,60}\b(?:ersetzen|austauschen)|"
         r"remplacerons|reemplazaremos|sustituiremos|sostituiremo",
     ),
     "reset": (
         r"(?:has|have|had|was|were|been) (?:\w+ )?reset|unlocked|zurückgesetzt|entsperrt|freigeschaltet|réinitialisée?s?|"
         r"débloquée?s?|restablecid[oa]s?|desbloquead[oa]s?|sbloccat[oaie]|ontgrendeld",
-        r"will (?:\w+ )?(?:reset|unlock)|(?:werden|wird)\b[^.!?\n]{0,60}\b(?:zurücksetzen|"
+        r"will (?:\w+ )?(?:reset|unlock)|(?:werden|werde|wird)\b[^.!?\n]{0,60}\b(?:zurücksetzen|"
         r"entsperren)|réinitialiserons|restableceremos|desbloquearemos",
     ),
 }

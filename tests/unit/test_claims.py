@@ -206,3 +206,15 @@ def test_ordinary_support_sentences_are_no_claims(draft):
 def test_a_password_reset_said_done_is_a_claim():
     found = claims.unsupported("We have reset your password.", "I cannot log in.")
     assert [c.kind for c in found] == ["done"]
+
+
+@pytest.mark.parametrize("draft", [
+    # the real model's German draft in `bench quality` (2026-12-04): "I will refund"
+    "Ich werde den doppelten Betrag erstatten und die Rechnung korrigieren.",
+    "Ich werde Ihre Bestellung stornieren.",
+])
+def test_a_promise_in_the_first_person_singular_is_a_claim(draft):
+    mail = ("Guten Tag, die Rechnung 2026-113 wurde zweimal abgebucht. Bitte erstatten Sie den "
+            "doppelten Betrag und stornieren Sie die Bestellung.")
+    found = claims.unsupported(draft, mail)
+    assert found and {c.kind for c in found} == {"promised"}, (draft, found)
