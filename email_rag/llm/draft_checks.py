@@ -15,7 +15,7 @@ Each check returns a problem in words or None; ``problems(...)`` runs them all.
 | placeholder | any bracketed word (``[Your Support Team]``, ``[Kundenname]``, ``[Datum]``), ``<Name>``, ``{name}``, ``{{x}}``, ``%NAME%``, ``XXX``, ``TT.MM.JJJJ``, ``___``, a "Your Name"/"Ihr Name" line, "Max Mustermann" |
 | refusal | "I'm sorry, but I can't", "As an AI", "Ich kann Ihnen dabei nicht helfen" ... |
 | echo | 40 % or more of the draft's word 3-grams occur in the customer's mail (a copy, not a reply) |
-| customer_voice | the draft speaks as the customer: "my order", "meine Rechnung", "ma commande", "mi pedido" ..., or repeats a first-person sentence or a request ("Bitte erstatten Sie ...") of the mail |
+| customer_voice | the draft speaks as the customer: "my order", "meine Rechnung", "ma commande", "mi pedido", "I ordered", "que pedí" ..., or repeats a first-person sentence or a request ("Bitte erstatten Sie ...") of the mail |
 | referral | the draft sends the customer to "customer service", "den Kundenservice", "le service client", "atención al cliente" (that is us) |
 | register | the customer wrote formally (Sie / vous / usted) and the draft uses the familiar form (du / tu / tú), or the reverse |
 | claim | a fact nothing supports: an amount, date, deadline, order/invoice number, or a refund/correction/cancellation done or promised (``email_rag.llm.claims``) |
@@ -73,7 +73,13 @@ CUSTOMER_VOICE = re.compile(
     r"contrato|contraseña|reembolso)|"
     r"(?:il mio|la mia|mio|mia) (?:ordine|fattura|account|pacco|pagamento|abbonamento|carta)|"
     r"mijn (?:bestelling|factuur|account|pakket|betaling|abonnement)|"
-    r"(?:meu|minha) (?:pedido|fatura|conta|encomenda|pagamento|assinatura))\b",
+    r"(?:meu|minha) (?:pedido|fatura|conta|encomenda|pagamento|assinatura)|"
+    # the customer's purchase told in the first person: "I ordered", "que pedí"
+    r"i (?:ordered|bought|purchased|paid for)|"
+    r"ich habe\b[^.!?\n]{0,40}\b(?:bestellt|gekauft|bezahlt)|"
+    r"j'ai (?:commandé|acheté|payé)|"
+    r"(?:pedí|compré|pagué)|"
+    r"ho (?:ordinato|comprato|pagato)|ik heb\b[^.!?\n]{0,40}\b(?:besteld|gekocht|betaald))\b",
     re.IGNORECASE)
 FIRST_PERSON = re.compile(r"\b(?:i|my|me|ich|mein\w*|mir|mich|je|j'|mon|ma|mes|moi|yo|mi|mis|"
                           r"me|io|il mio|la mia|ik|mijn|eu|meu|minha)\b", re.IGNORECASE)

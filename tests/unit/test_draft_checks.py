@@ -99,6 +99,23 @@ def test_a_draft_written_as_the_customer_is_caught(draft):
     assert dc.customer_voice(draft, "irrelevant"), draft
 
 
+@pytest.mark.parametrize("draft", [
+    # the real model's Spanish draft in `bench quality` (2026-12-04)
+    "Usted recibió una cafetera en lugar del portátil que pedí.",
+    "I ordered a laptop and received a coffee machine.",
+    "Ich habe einen Laptop bestellt und eine Kaffeemaschine bekommen.",
+    "J'ai commandé un ordinateur portable.",
+])
+def test_the_customers_purchase_told_in_the_first_person_is_caught(draft):
+    assert dc.customer_voice(draft, "irrelevant"), draft
+
+
+def test_our_own_first_person_actions_are_not_the_customers_voice():
+    for draft in ("Ich habe Ihre Bestellung geprüft.", "I checked the order you placed.",
+                  "He revisado su pedido.", "J'ai vérifié votre commande."):
+        assert dc.customer_voice(draft, "irrelevant") is None, draft
+
+
 def test_a_first_person_sentence_of_the_mail_repeated_as_ours_is_caught():
     """Seen with German drafts: the customer's request turned into the reply."""
     mail = "Ich habe die Rechnung zweimal bezahlt und bitte um Rückerstattung des Betrags."
