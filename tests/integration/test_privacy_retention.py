@@ -64,6 +64,19 @@ def graphed(db, monkeypatch):
         recorder.close()
 
 
+def _kill_when(proc, ready) -> None:
+    """SIGKILL ``proc`` once ``ready()`` returns; reaped whatever happens."""
+    try:
+        ready()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL
+
+
 def test_closed_at_follows_the_closed_statuses_of_the_transition_table(env, db):
     """closed_at is set exactly for MAIL_TERMINAL (the final statuses and sent), on insert
     and on a move, and a bounce that reopens a sent mail clears it."""
@@ -417,15 +430,7 @@ def test_a_sigkilled_retention_process_leaves_nothing_half_deleted_and_a_rerun_f
     proc = subprocess.Popen([sys.executable, "-m", "email_rag", "privacy", "retention",
                              "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=child_env)
-    try:
-        _inside_the_second_batch(db, proc)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL
+    _kill_when(proc, lambda: _inside_the_second_batch(db, proc))
     left = sorted(_ids(db) - {kept})
     assert 0 < len(left) < 300, "the kill did not land mid-run"
     marks = {r["email_id"] for r in db.fetchall("SELECT email_id FROM erasure_marks")}
@@ -578,17 +583,12 @@ def test_a_sigkilled_forget_process_is_finished_by_running_forget_again(env, db,
                              "alice@customer.example", "--reason", "Art. 17", "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=child_env)
-    try:
+    def second_batch_marked() -> None:
         _wait(db, proc, "SELECT COUNT(*) <= 251 AS n FROM emails")
         _wait(db, proc, "SELECT COUNT(*) AS n FROM erasure_marks")
         time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL
+
+    _kill_when(proc, second_batch_marked)
     left = sorted(_ids(db) - {carol})
     assert 0 < len(left) < 300
     marks = {r["email_id"] for r in db.fetchall("SELECT email_id FROM erasure_marks")}
