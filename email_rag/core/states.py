@@ -141,7 +141,7 @@ class Actor(StrEnum):
 # --- Transition tables: from a status, the statuses a record may move to. -----------------
 # A store (email_rag/db/stores.py, JobStore in email_rag/jobs/store.py) is the only code that writes a
 # status column, and only along these tables; anything else is refused with
-# ``TransitionRefused``. A terminal status has no way out. The README shows these tables.
+# ``TransitionRefused``. A terminal status has no way out. docs/states.md shows these tables.
 
 MAIL_MOVES: dict[MailStatus, frozenset[MailStatus]] = {
     MailStatus.RECEIVED: frozenset({  # pipeline steps, or the entry dies

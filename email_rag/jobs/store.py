@@ -19,7 +19,7 @@ Failure table of one job attempt:
 
 Every transition writes an audit event in the same transaction. The admin moves
 (retry, resolve, back to review) are defined on the business state: the table of
-refusals is in ``jobs.rules``, and the README's "Admin actions per state".
+refusals is in ``jobs.rules``, and docs/states.md's "Admin actions per state".
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ class Services:
         return AuditLog(self.db, self.settings.audit_spool_path)
 
     # Indexing stores: built on first use. In local Qdrant mode only the vector worker
-    # (and CLI commands that find the folder free) touch ``vectors``; see README.
+    # (and CLI commands that find the folder free) touch ``vectors``; see docs/states.md (workers).
     @cached_property
     def embedder(self) -> Embedder:
         from ..adapters.embeddings import build_embedder
