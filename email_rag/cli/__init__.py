@@ -54,6 +54,8 @@ PROGRAMS = {
     "sample-mailbox": ("email_rag_harness.sample_mailbox", "start a private IMAP server with "
                        "sample mails, for trying poll (email-rag sample-mailbox --help)"),
 }
+# client libraries whose DEBUG output traces the protocol: whole mails, prompts, tokens
+PROTOCOL_TRACERS = ("imapclient", "openai", "httpcore", "httpx", "urllib3", "arango")
 HARNESS = "harness"  # the folder of the harness's distribution in a source checkout
 
 
@@ -124,6 +126,9 @@ def main(argv: list[str] | None = None, services_class: type[Services] | None = 
                        {"error": "config"}).render(as_json)
     logging.basicConfig(level=settings.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # never below INFO, whatever the product's level
+    for name in PROTOCOL_TRACERS:
+        logging.getLogger(name).setLevel(max(logging.INFO, logging.getLogger().level))
     from ..wiring.services import Services
 
     services = (services_class or Services)(settings)

@@ -77,8 +77,8 @@ def mail_status(db, message_id):
 def test_polled_mail_is_drafted_approved_and_received_once(stack, db):
     stack.mailbox.append(SUPPORT)
     stack.mailbox.append(NEWSLETTER)
-    scheduler = stack.start("scheduler")
-    worker = stack.start("worker", "--with-vectors")
+    scheduler = stack.start("scheduler", EMAIL_RAG_LOG_LEVEL="DEBUG")
+    worker = stack.start("worker", "--with-vectors", EMAIL_RAG_LOG_LEVEL="DEBUG")
 
     wait_for(lambda: mail_status(db, "<order-1@customer.example>") == "draft_ready", 180,
              what="the support mail to get a draft")
@@ -101,6 +101,16 @@ def test_polled_mail_is_drafted_approved_and_received_once(stack, db):
     # both processes stop cleanly on SIGTERM
     assert stop(worker) == 0
     assert stop(scheduler) == 0
+    # no personal data in the process logs, even at DEBUG (issue 29): addresses, names,
+    # subjects and bodies of the customer's mail and of our reply
+    logs = {p.name: p.read_text(errors="replace") for p in stack.log.glob("*.log")}
+    assert set(logs) == {"scheduler.log", "worker.log"} and all(logs.values()), logs.keys()
+    [reply] = db.fetchall("SELECT body_final, body_draft FROM drafts")
+    personal = ["alice@customer.example", "Alice", "Order 4711 has not arrived",
+                "my order 4711", "Where is my parcel", "news@shop.example",
+                max((reply["body_final"] or reply["body_draft"]).splitlines(), key=len)]
+    for name, text in logs.items():
+        assert not [x for x in personal if x in text], (name, [x for x in personal if x in text], [ln for ln in text.splitlines() if any(x in ln for x in personal)][:8])
 
 
 def test_worker_killed_mid_step_is_recovered_by_cleanup_exactly_once(stack, db):
