@@ -369,6 +369,8 @@ def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
                                         "left": len(found) - result.erased}))
     if result.state == "done":
         result.remaining = verify(svc, addr, found)
+        svc.db.execute(sql("privacy_erasure_verified"), {"hash": digest, "found": ", ".join(
+            f"{k} {v}" for k, v in result.remaining.items()) or None})
     return result
 
 
