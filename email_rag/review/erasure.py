@@ -7,8 +7,9 @@ One batch of mails goes through four phases:
 1. **mark**: ``erasure_marks`` gets a row per mail (committed): its erasure has begun, and a
    later run of the same cause finishes it even when nothing else would find the mail again;
 2. **vector store**: every point of each mail (``replace_mail(id, [])``, through the adapter);
-3. **graph store**: each mail's documents, computed as the indexer wrote them (skipped when
-   no graph is configured); the send journal's files of the mails' settled send attempts;
+3. **graph store**: each mail's documents, computed as the indexer wrote them, and the
+   person's vertex (forget) or the vertices of the people no other stored mail names
+   (retention) (skipped when no graph is configured); the send journal's files of the mails' settled send attempts;
    the audit spool flushed to MariaDB;
 4. **MariaDB**, one transaction: the mails and their queue entries locked, the ones a worker
    holds or whose reply is in flight left (``busy``, marked: the next run finishes them),
@@ -136,9 +137,14 @@ def erase_batch(svc: Services, ids: list[int], cause: str, *, person: str | None
         children: dict[int, list[int]] = {}
         for row in svc.db.fetchall(sql("erasure_children", ids=len(ids)), params):
             children.setdefault(int(row["parent"]), []).append(int(row["child"]))
+        named: set[str] = set()
         for row in svc.db.fetchall(sql("privacy_mails", ids=len(ids)), params):
             mail = MailToIndex.from_row(row)
             svc.graph.forget_mail(indexer.graph_mail(mail), person, children.get(mail.id, []))
+            named |= _addresses(mail)
+        if person is None:  # retention: the people no mail names any more go too
+            svc.graph.forget_people(sorted(a for a in named if not svc.db.fetchone(
+                sql("erasure_person_kept", ids=len(ids)), {**params, "address": a})["kept"]))
     journal = SendJournal(svc.settings.send_journal_dir)
     for row in svc.db.fetchall(sql("erasure_attempts", ids=len(ids)), params):
         journal.clear(int(row["id"]))
@@ -176,6 +182,16 @@ def erase_audit_detail(cur: Any, ids: list[int]) -> int:
         finally:
             cur.execute(sql("audit_erasure_end"))
     return len(changed)
+
+
+def _addresses(mail: MailToIndex) -> set[str]:
+    """The addresses a mail's graph documents name (sender, To, Cc), as the parsed columns
+    hold them, lower-cased."""
+    found = {(mail.from_addr or "").strip().lower()}
+    for listed in (mail.to_addrs, mail.cc_addrs):
+        parts = listed if isinstance(listed, list) else (listed or "").split(",")
+        found |= {str(a).strip().lower() for a in parts}
+    return {a for a in found if "@" in a}
 
 
 def _delete_rows(svc: Services, ids: list[int], keep: Keep | None,

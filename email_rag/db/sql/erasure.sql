@@ -84,3 +84,12 @@ SET @email_rag_audit_erasure = NULL;
 
 -- name: audit_erase_detail
 UPDATE audit_log SET detail = %(detail)s WHERE id = %(id)s;
+
+-- name: erasure_person_kept
+-- Whether a mail other than these ({ids}: the batch being erased) still names the address
+-- (as privacy_mail_ids matches it): its graph vertex stays.
+SELECT EXISTS (SELECT 1 FROM emails WHERE id NOT IN ({ids}) AND (
+         LOWER(TRIM(from_addr)) = %(address)s OR LOWER(TRIM(reply_addr)) = %(address)s
+      OR FIND_IN_SET(%(address)s, REPLACE(LOWER(COALESCE(to_addrs, '')), ' ', '')) > 0
+      OR FIND_IN_SET(%(address)s, REPLACE(LOWER(COALESCE(cc_addrs, '')), ' ', '')) > 0))
+       AS kept;
