@@ -67,13 +67,13 @@ SELECT 'job', CAST(id AS CHAR) FROM jobs
  WHERE email_id IN ({ids}) OR draft_id IN (SELECT id FROM drafts WHERE email_id IN ({ids}));
 
 -- name: erasure_audit_details
--- The events of these entities that have a detail (ix_audit_entity; ids are text).
+-- The events of these entities that have a detail (ix_audit_entity; ids are text). No
+-- locking read: nothing but this erasure changes an event (migration 0360).
 SELECT id, detail FROM audit_log
  WHERE detail IS NOT NULL AND ((entity_type = 'email' AND entity_id IN ({mails}))
     OR (entity_type = 'draft' AND entity_id IN ({drafts}))
     OR (entity_type = 'send_attempt' AND entity_id IN ({sends}))
-    OR (entity_type = 'job' AND entity_id IN ({jobs})))
-   FOR UPDATE;
+    OR (entity_type = 'job' AND entity_id IN ({jobs})));
 
 -- name: audit_erasure_begin
 -- Lets this session overwrite audit detail (trigger audit_log_no_update, migration 0360).
