@@ -30,7 +30,7 @@ from ..core.errors import (
 from ..core.redact import redact_text
 from ..core.settings import Settings, get_settings
 from ..sending.outcome import N_
-from . import views_admin, views_answers, views_main, views_review
+from . import views_admin, views_answers, views_main, views_privacy, views_review
 from .limits import BodyLimit
 from .pool import ServicesPool
 from .render import STATIC, page
@@ -66,6 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(views_main.router)
     app.include_router(views_review.router)
     app.include_router(views_admin.router)
+    app.include_router(views_privacy.router)
     app.include_router(views_answers.router)
     _handlers(app)
     return app
