@@ -49,6 +49,8 @@ def _points(settings, ids_by_box: dict[int, int], write: bool = False) -> dict[i
 def test_staff_get_no_privacy_page_and_every_post_needs_the_csrf_token(client, people, db):
     anna, root = client("anna"), client("root")
     assert anna.get("/admin/privacy").status_code == 403
+    assert 'href="/admin/privacy"' in root.get("/").text  # in the admin's navigation
+    assert 'href="/admin/privacy"' not in anna.get("/").text
     for path, data in (("/admin/privacy/export", {"address": ALICE}),
                        ("/admin/privacy/forget", {"address": ALICE, "reason": "Art. 17",
                                                   "confirmed": "1"})):
