@@ -94,7 +94,7 @@ def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = 
                     v: _with("/queue", replace(query, view=v)) for v in assignment.VIEWS},
                 sorts=desk.SORTS, query=urlencode(params),
                 search_ignored=bool(query.search) and desk.fulltext_query(query.search) is None,
-                level=desk.waiting_level)
+                level=desk.waiting_level, due_in=desk.due_in)
 
 
 @router.get("/drafts/{draft_id}")
@@ -138,6 +138,7 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
                 query=urlencode(query.url_params()),
                 position=where.position, total=where.total, next_id=where.next_id,
                 prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level,
+                due_at=where.due_at, due_s=desk.due_in(where.due_at),
                 decision=decision_line(svc, draft.email_id))
 
 
