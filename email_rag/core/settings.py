@@ -584,6 +584,11 @@ class Settings(BaseSettings):
     web_metrics_cache_seconds: float = Field(
         5.0, description="/metrics answers from a cache this fresh (s); 0 = always recompute."
     )
+    web_refresh_seconds: float = Field(
+        15.0, ge=0, description="The queue and the draft page fetch themselves this often "
+        "while they are shown and update their lists and counts in place (never the editor "
+        "or a form); 0 = off."
+    )
 
     # --- OAuth2 tokens of the mailboxes ---
     oauth_token_key: SecretStr = Field(

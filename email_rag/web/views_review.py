@@ -62,6 +62,11 @@ def _back_to_draft(request: Request, draft_id: int, level: str, text: str) -> Re
     return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
 
 
+def _refresh(request: Request) -> float:
+    """How often the page fetches itself to update its lists and counts (0: never)."""
+    return float(request.app.state.settings.web_refresh_seconds)
+
+
 def _with(path: str, query: QueueQuery) -> str:
     params = urlencode(query.url_params())
     return path + (f"?{params}" if params else "")
@@ -94,7 +99,7 @@ def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = 
                     v: _with("/queue", replace(query, view=v)) for v in assignment.VIEWS},
                 sorts=desk.SORTS, query=urlencode(params),
                 search_ignored=bool(query.search) and desk.fulltext_query(query.search) is None,
-                level=desk.waiting_level, due_in=desk.due_in)
+                level=desk.waiting_level, due_in=desk.due_in, refresh=_refresh(request))
 
 
 @router.get("/drafts/{draft_id}")
@@ -138,7 +143,7 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
                 query=urlencode(query.url_params()),
                 position=where.position, total=where.total, next_id=where.next_id,
                 prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level,
-                due_at=where.due_at, due_s=desk.due_in(where.due_at),
+                due_at=where.due_at, due_s=desk.due_in(where.due_at), refresh=_refresh(request),
                 decision=decision_line(svc, draft.email_id))
 
 
