@@ -19,13 +19,14 @@ at start).
 | a new waiting draft | - | yes: its 'due' key marks it not computed | the next queue or draft page computes it |
 | the service level changed | - | yes | at the next start of the web app the waiting mails are computed again |
 | a mailbox without a service level | - | yes: rule 'none', no due time, sorted after the due ones by waiting time | - |
-| two web processes compute the same mail | - | yes: the UPDATE only writes a mail not computed yet | - |
+| two web processes compute the same mail | - | yes: the UPDATE only writes a mail not computed yet; a deadlock or lock wait between them rolls back this batch | the next page computes what is left |
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..core.errors import DatabaseBusyError
 from ..core.service_levels import due_at
 from ..core.settings import MailboxConfig
 from ..db import Database, slot_params, sql
@@ -57,8 +58,11 @@ def compute(db: Database, mailboxes: Sequence[MailboxConfig], limit: int = 2 * B
             updates.append({"id": r["email_id"], "due_at": due.replace(tzinfo=None),
                             "rule": level.fingerprint})
     for i in range(0, len(updates), BATCH):
-        with db.transaction() as cur:
-            cur.executemany(sql("sla_set_due"), updates[i:i + BATCH])
+        try:
+            with db.transaction() as cur:
+                cur.executemany(sql("sla_set_due"), updates[i:i + BATCH])
+        except DatabaseBusyError:  # another page computes the same mails: theirs stands
+            return i
     return len(updates)
 
 

@@ -118,13 +118,18 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
         mine = None
     # who else has it open is read before this agent's own presence is written
     present = assignment.others_here(svc, draft_id, user.id)
-    if actionable:
+    # the page's own refresh (app.js) shows it as it is now: no new opening that would take
+    # back a mail given away or unassigned meanwhile; the agent is still here
+    refreshing = request.headers.get("x-refresh") == "1"
+    if actionable and not refreshing:
         owner = assignment.claim(svc, draft.email_id, user.id, user.actor)
-        assignment.here(svc, draft_id, user.id)
     else:
         owner = assignment.owner(svc, draft.email_id)
+    if actionable:
+        assignment.here(svc, draft_id, user.id)
     mail = shown.mail
-    notes.opened(svc, draft.email_id, user.id)
+    if not refreshing:
+        notes.opened(svc, draft.email_id, user.id)
     mailbox_id = shown.reply_mail.mailbox_id
     saved, signature = answers.for_mail(svc, mailbox_id, draft.email_id, user.name)
     return page(request, "draft.html", d=draft, seen=seen_token(draft), my_edit=mine,

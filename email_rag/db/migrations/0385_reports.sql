@@ -7,3 +7,7 @@ UPDATE draft_reviews r JOIN drafts d ON d.id = r.draft_id
  WHERE r.agent = '' AND r.outcome <> 'regenerated';
 CREATE INDEX IF NOT EXISTS ix_draft_reviews_agent ON draft_reviews (week, agent);
 CREATE INDEX IF NOT EXISTS ix_send_sent_at ON send_attempts (sent_at);
+
+-- The queue's category filter lists the categories in use (web_categories: SELECT DISTINCT):
+-- read from this index (a loose index scan), not from every mail's row.
+CREATE INDEX IF NOT EXISTS ix_email_category ON emails (category);
