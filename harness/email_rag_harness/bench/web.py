@@ -92,10 +92,16 @@ def fill(db: Database, n: int, seed: int = 7) -> list[int]:
     return drafts
 
 
-def timings(client: httpx.Client, urls: list[str]) -> list[float]:
+def timings(client: httpx.Client, urls: list[str], timeouts: list[str] | None = None
+            ) -> list[float]:
+    """Server-side ms of each GET; ``timeouts``: where a 503 (the web's database timeout,
+    EMAIL_RAG_WEB_DB_TIMEOUT_SECONDS) is a measured outcome, listed there, not a failure."""
     out = []
     for url in urls:
         r = client.get(url)
+        if r.status_code == 503 and timeouts is not None:
+            timeouts.append(url)
+            continue
         if r.status_code != 200:
             said = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", r.text))[-600:]
             raise CheckFailed(f"GET {url} answered {r.status_code}: {said}")
@@ -205,11 +211,17 @@ def run(args: Any) -> Report:
                         (admin, "reports, per agent (8 weeks)", ["/reports"] * REQUESTS),
                         (admin, "reports, per mailbox", ["/reports?by=mailbox"] * REQUESTS),
                         (admin, "reports, per week", ["/reports?by=week"] * REQUESTS)):
-                    t = timings(client, urls)
-                    p50, p95 = percentile(t, 50), percentile(t, 95)
-                    rows.append({"page": name, "requests": len(t), "p50_ms": round(p50, 1),
+                    timeouts: list[str] = []
+                    t = timings(client, urls, timeouts if "broad" in name else None)
+                    # a request answered 503 after the database timeout (5 s) counts as
+                    # that long: at least
+                    worst = [5000.0] * len(timeouts)
+                    p50, p95 = percentile(t + worst, 50), percentile(t + worst, 95)
+                    rows.append({"page": name + (f" ({len(timeouts)} x 503 after the "
+                                                 f"5 s database timeout, as 5000 ms)" if timeouts else ""),
+                                 "requests": len(urls), "p50_ms": round(p50, 1),
                                  "p95_ms": round(p95, 1)})
-                    figures[name] = {"p50_ms": p50, "p95_ms": p95}
+                    figures[name] = {"p50_ms": p50, "p95_ms": p95, "timeouts": len(timeouts)}
                 fcp = first_paint(base, dict(c.cookies), ["/queue", f"/drafts/{drafts[0]}"])
                 for url, value in fcp.items():
                     rows.append({"page": f"first contentful paint {url.split('/')[1]}",
