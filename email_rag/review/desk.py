@@ -49,7 +49,7 @@ class QueueQuery:
     category: str = ""
     search: str = ""
     sort: str = "waiting"
-    view: str = "all"  # all | mine | unassigned (review/assignment.py)
+    view: str = "all"  # all | mine | unassigned | snoozed (review/assignment.py)
     me: int = 0  # the user whose "mine" it is
 
     def __post_init__(self) -> None:
@@ -95,6 +95,7 @@ class QueueRow(FromRow):
     age_s: int | None = None
     sort_key: bytes = b""
     owner: str | None = None  # the agent who owns the mail (review/assignment.py)
+    snoozed_until: datetime | None = None  # UTC; set in the Snoozed view (review/snooze.py)
 
 
 @dataclass
