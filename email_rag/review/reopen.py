@@ -25,6 +25,13 @@ if TYPE_CHECKING:
     from ..wiring.services import Services
 
 MAX_REASON = 500
+PREFIX = "reopened by "  # the status reason of a reopened mail: "reopened by user:NAME: why"
+
+
+def reopened_reason(status_reason: str | None) -> str | None:
+    """The reason a reopened mail carries (None for any other status reason: those may be
+    internal errors, not for every page)."""
+    return status_reason if status_reason and status_reason.startswith(PREFIX) else None
 
 
 def reopen(svc: Services, email_id: int, by: str, reason: str) -> str:
@@ -45,6 +52,6 @@ def reopen(svc: Services, email_id: int, by: str, reason: str) -> str:
             raise StateRefused(f"mail {email_id} is {mail.status}, not closed; only a sent, "
                                "rejected, resolved or no-reply case is reopened")
         svc.stores.mails.move(cur, email_id, MailStatus.MANUAL, actor=by, event="reopened",
-                              reason=f"reopened by {by}: {reason}", row=mail,
+                              reason=f"{PREFIX}{by}: {reason}", row=mail,
                               expect=MAIL_REOPENABLE)
     return str(mail.status)

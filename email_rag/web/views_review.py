@@ -33,6 +33,7 @@ from ..sending import regenerate as regen
 from ..sending.outcome import local_text, send_outcome
 from ..sending.review import seen_token
 from ..sending.rules import OPEN, reply_choice
+from . import views_casework
 from .render import language, page, user_zone
 from .render import tr as _tr
 from .security import FormStr, StaffUser, flash
@@ -79,6 +80,7 @@ def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = 
           q: str = "", sort: str = "waiting", view: str = "", after: str = "",
           before: str = ""):
     svc = _svc(request)
+    views_casework.wake(svc)
     query = QueueQuery(mailbox, category, q.strip()[:200], sort, view, user.id)
     pg = desk.queue_page(svc, user.mailbox_ids, query, after or None, before or None)
     filters = review_filters(svc)
@@ -138,7 +140,8 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
                 query=urlencode(query.url_params()),
                 position=where.position, total=where.total, next_id=where.next_id,
                 prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level,
-                decision=decision_line(svc, draft.email_id))
+                decision=decision_line(svc, draft.email_id),
+                **views_casework.context(svc, draft.email_id, shown.reply_mail.status))
 
 
 @router.post("/drafts/{draft_id}/assign")
@@ -409,7 +412,8 @@ def _mail_page(request: Request, user, email_id: int, status: int = 200, to: str
                 undecided=mail.status == "no_reply_suggested",
                 writable=mail.status in handwrite.WRITABLE,
                 reply_to=to if to is not None else (choice.addr if choice and choice.ok else ""),
-                reply_rule=choice.rule if choice else "", reply_body=body, reply_error=error)
+                reply_rule=choice.rule if choice else "", reply_body=body, reply_error=error,
+                **views_casework.context(svc, email_id, mail.status, mail.status_reason))
 
 
 @router.post("/mails/{email_id}/reply")

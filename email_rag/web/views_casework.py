@@ -1,0 +1,127 @@
+"""Work on a case beyond approve and reject: put it aside until a date (pending/snooze),
+reopen a closed one, forward it to an address.
+
+The domain functions are ``email_rag.review.snooze``, ``email_rag.review.reopen`` and
+``email_rag.sending.forward``; every route checks the mail's mailbox first
+(``desk.require_mail``: another mailbox's mail is "not found"), answers with a redirect and
+says what happened (POST, redirect, GET; CSRF on every form).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse
+
+from ..core.errors import BadInputError, StateRefused
+from ..core.states import MAIL_REOPENABLE, Actor
+from ..review import desk, reopen, snooze
+from ..sending import forward
+from .labels import label
+from .render import tr as _tr
+from .render import user_zone
+from .security import FormStr, StaffUser, flash
+
+router = APIRouter()
+
+_BACK = re.compile(r"^/(?:drafts|mails)/\d+$")
+
+
+def _svc(request: Request):
+    return request.app.state.pool.get()
+
+
+def _back(back: str, email_id: int) -> str:
+    return back if _BACK.match(back or "") else f"/mails/{email_id}"
+
+
+def context(svc: Any, email_id: int, status: str,
+            status_reason: str | None = None) -> dict[str, Any]:
+    """What the mail and draft pages show of a case's pending date, reopen and forwards."""
+    return {"snoozed": snooze.current(svc, email_id),
+            "reopened": reopen.reopened_reason(status_reason),
+            "snoozable": status in snooze.SNOOZABLE,
+            "reopenable": status in MAIL_REOPENABLE,
+            "forwards": forward.of_mail(svc, email_id)}
+
+
+def wake(svc: Any) -> None:
+    """End the snoozes whose date has passed (their drafts are back in the queue already;
+    this writes each one's audit event), as the queue is read."""
+    snooze.wake_due(svc, Actor.WEB)
+
+
+@router.post("/mails/{email_id}/snooze")
+def snooze_mail(request: Request, user: StaffUser, email_id: int, until: FormStr = "",
+                back: FormStr = ""):
+    svc = _svc(request)
+    desk.require_mail(svc, user.mailbox_ids, email_id)
+    zone = user_zone(user, request.app.state.settings.web_time_zone)
+    try:
+        when = snooze.parse_until(until, zone)
+        snooze.snooze(svc, email_id, when, user.actor)
+    except (BadInputError, StateRefused) as e:
+        flash(request, "error", _tr(request, user, "Mail #%(id)s was not put aside: %(why)s",
+                                    id=email_id, why=e))
+        return RedirectResponse(_back(back, email_id), status_code=303)
+    shown = when.replace(tzinfo=UTC).astimezone(zone).strftime("%Y-%m-%d %H:%M")
+    flash(request, "ok", _tr(request, user, "Mail #%(id)s is put aside until %(at)s; it "
+                             "comes back to the queue then (the Snoozed view lists it).",
+                             id=email_id, at=shown), f"/mails/{email_id}",
+          _tr(request, user, "View it"))
+    return RedirectResponse("/queue" if back.startswith("/drafts/") else _back(back, email_id),
+                            status_code=303)
+
+
+@router.post("/mails/{email_id}/unsnooze")
+def unsnooze_mail(request: Request, user: StaffUser, email_id: int, back: FormStr = ""):
+    svc = _svc(request)
+    desk.require_mail(svc, user.mailbox_ids, email_id)
+    if snooze.unsnooze(svc, email_id, user.actor):
+        flash(request, "ok", _tr(request, user, "Mail #%(id)s is back in the queue.",
+                                 id=email_id))
+    else:
+        flash(request, "info", _tr(request, user, "Mail #%(id)s was not put aside; nothing "
+                                   "changed.", id=email_id))
+    return RedirectResponse(_back(back, email_id), status_code=303)
+
+
+@router.post("/mails/{email_id}/reopen")
+def reopen_mail(request: Request, user: StaffUser, email_id: int, reason: FormStr = ""):
+    svc = _svc(request)
+    desk.require_mail(svc, user.mailbox_ids, email_id)
+    try:
+        was = reopen.reopen(svc, email_id, user.actor, reason)
+    except (BadInputError, StateRefused) as e:
+        flash(request, "error", _tr(request, user, "Mail #%(id)s was not reopened: %(why)s",
+                                    id=email_id, why=e))
+    else:
+        flash(request, "ok", _tr(request, user, "Mail #%(id)s is reopened (it was %(was)s): "
+                                 "it is kept for a human now. Write the reply below, or put "
+                                 "it aside.", id=email_id, was=_tr(request, user, label(was))))
+    return RedirectResponse(f"/mails/{email_id}", status_code=303)
+
+
+@router.post("/mails/{email_id}/forward")
+def forward_mail(request: Request, user: StaffUser, email_id: int, to: FormStr = "",
+                 note: FormStr = "", back: FormStr = ""):
+    svc = _svc(request)
+    desk.require_mail(svc, user.mailbox_ids, email_id)
+    target = _back(back, email_id)
+    try:
+        done = forward.forward(svc, email_id, user.actor, to, note)
+    except BadInputError as e:
+        flash(request, "error", _tr(request, user, "Mail #%(id)s was not forwarded: %(why)s",
+                                    id=email_id, why=e))
+        return RedirectResponse(target + "#forward", status_code=303)
+    if done.action == "already_forwarded":
+        flash(request, "warn", _tr(request, user, "Mail #%(id)s was forwarded to %(to)s "
+                                   "already; nothing more is sent.", id=email_id, to=done.recipient))
+    else:
+        flash(request, "ok", _tr(request, user, "Mail #%(id)s is forwarded to %(to)s: queued "
+                                 "to send, not sent yet. The mail page shows when the relay "
+                                 "has accepted it.", id=email_id, to=done.recipient))
+    return RedirectResponse(target + "#forward", status_code=303)
