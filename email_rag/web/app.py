@@ -30,7 +30,14 @@ from ..core.errors import (
 from ..core.redact import redact_text
 from ..core.settings import Settings, get_settings
 from ..sending.outcome import N_
-from . import views_admin, views_answers, views_casework, views_main, views_review
+from . import (
+    views_admin,
+    views_answers,
+    views_casework,
+    views_main,
+    views_review,
+    views_search,
+)
 from .limits import BodyLimit
 from .pool import ServicesPool
 from .render import STATIC, page
@@ -68,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(views_admin.router)
     app.include_router(views_answers.router)
     app.include_router(views_casework.router)
+    app.include_router(views_search.router)
     _handlers(app)
     return app
 

@@ -138,6 +138,12 @@ def test_staff_see_and_act_only_on_their_mailboxes(client, db):
                    follow_redirects=False)
         assert r.status_code == 404, action
     assert "sales" not in c.get("/queue", params={"view": "snoozed"}).text
+    other_from = db.fetchone("SELECT from_addr, subject FROM emails WHERE id = %s",
+                             (other_mail,))
+    assert f'id="hit-mail-{other_mail}"' not in c.get(
+        "/search", params={"q": other_from["subject"]}).text
+    assert f'id="mail-{other_mail}"' not in c.get(
+        "/customers", params={"addr": other_from["from_addr"]}).text
     assert c.get(f"/drafts/{mine[0]}").status_code == 200
     admin = client("root")
     assert set(ids_on(admin.get("/queue").text)) == {*mine, other}
