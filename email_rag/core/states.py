@@ -151,9 +151,9 @@ MAIL_MOVES: dict[MailStatus, frozenset[MailStatus]] = {
         MailStatus.DRAFT_READY, MailStatus.NO_REPLY, MailStatus.MANUAL, MailStatus.FAILED}),
     MailStatus.NO_REPLY_SUGGESTED: frozenset({  # staff confirm, or ask for a reply
         MailStatus.NO_REPLY, MailStatus.CLASSIFIED, MailStatus.FAILED}),
-    MailStatus.DRAFT_READY: frozenset({  # staff approve / reject / regenerate
+    MailStatus.DRAFT_READY: frozenset({  # staff approve / reject / regenerate / no reply
         MailStatus.APPROVED, MailStatus.REJECTED, MailStatus.CLASSIFIED, MailStatus.RECEIVED,
-        MailStatus.FAILED}),
+        MailStatus.FAILED, MailStatus.NO_REPLY}),
     MailStatus.APPROVED: frozenset({  # the send job
         MailStatus.SENT, MailStatus.FAILED, MailStatus.MANUAL, MailStatus.DRAFT_READY}),
     MailStatus.MANUAL: frozenset({  # a human: retry, resolve, or decide the unknown send;
