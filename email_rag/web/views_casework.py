@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import re
 from datetime import UTC
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse
 
 from ..core.errors import BadInputError, StateRefused
 from ..core.states import MAIL_REOPENABLE, Actor
-from ..review import desk, reopen, snooze
+from ..db import sql
+from ..review import assignment, bulk, desk, reopen, snooze
 from ..sending import forward
+from ..sending.outcome import N_
 from .labels import label
 from .render import tr as _tr
 from .render import user_zone
@@ -125,3 +127,48 @@ def forward_mail(request: Request, user: StaffUser, email_id: int, to: FormStr =
                                  "to send, not sent yet. The mail page shows when the relay "
                                  "has accepted it.", id=email_id, to=done.recipient))
     return RedirectResponse(target + "#forward", status_code=303)
+
+
+# --- bulk actions on the queue (review/bulk.py) ---
+
+BULK_DONE = {"assign": N_("Assigned: %(ids)s."), "reject": N_("Rejected: %(ids)s."),
+             "no_reply": N_("Closed without a reply: %(ids)s.")}
+
+
+def bulk_colleagues(svc: Any, scope: frozenset[int] | None) -> list[str]:
+    """Everyone who may own a mail of one of the user's mailboxes (the bulk form's list)."""
+    ids = [int(r["id"]) for r in svc.db.fetchall(sql("desk_mailboxes"))
+           if scope is None or int(r["id"]) in scope]
+    return sorted({c.name for i in ids for c in assignment.colleagues(svc, i)})
+
+
+@router.post("/queue/bulk")
+def bulk_action(request: Request, user: StaffUser, action: FormStr = "", to: FormStr = "",
+                reason: FormStr = "", ids: Annotated[list[int] | None, Form()] = None,
+                back: FormStr = ""):
+    """One action on the selected drafts; what happened to each is said (done, unchanged,
+    refused with its reason): a refused one never hides the others."""
+    svc = _svc(request)
+    target = back if back.startswith("/queue") and "\n" not in back else "/queue"
+    try:
+        outcomes = bulk.run(svc, user.mailbox_ids, user.actor, action, ids or [], to, reason)
+    except BadInputError as e:
+        flash(request, "error", _tr(request, user, "Nothing was done: %(why)s", why=e))
+        return RedirectResponse(target, status_code=303)
+    done = [o.draft_id for o in outcomes if o.result == "done"]
+    same = [o.draft_id for o in outcomes if o.result == "unchanged"]
+    refused = [o for o in outcomes if o.result == "refused"]
+    if done:
+        flash(request, "ok", _tr(request, user, BULK_DONE[action], ids=_ids(done)))
+    if same:
+        flash(request, "info", _tr(request, user, "Already so, nothing changed: %(ids)s.",
+                                   ids=_ids(same)))
+    if refused:
+        flash(request, "error", _tr(request, user, "Not done: %(items)s.", items="; ".join(
+            f"#{o.draft_id}: {o.why[:160]}" for o in refused[:20])
+            + ("; …" if len(refused) > 20 else "")))
+    return RedirectResponse(target, status_code=303)
+
+
+def _ids(ids: list[int]) -> str:
+    return ", ".join(f"#{i}" for i in ids)

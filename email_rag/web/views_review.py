@@ -96,6 +96,8 @@ def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = 
                     v: _with("/queue", replace(query, view=v)) for v in assignment.VIEWS},
                 sorts=desk.SORTS, query=urlencode(params),
                 search_ignored=bool(query.search) and desk.fulltext_query(query.search) is None,
+                bulk_to=views_casework.bulk_colleagues(svc, user.mailbox_ids),
+                back="/queue" + (f"?{urlencode(params)}" if params else ""),
                 level=desk.waiting_level)
 
 
