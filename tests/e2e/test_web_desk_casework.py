@@ -124,3 +124,32 @@ def test_an_agent_reopens_a_rejected_case_and_answers_it_by_hand(web, db, browse
     page.screenshot(path=str(OUT / "desk-reopened.png"), full_page=True)
     assert db.fetchone("SELECT status FROM emails WHERE id = %s", (data["closed"],))["status"] \
         == "manual"
+
+
+def test_an_agent_rejects_selected_drafts_and_reads_each_outcome(web, db, browser, dialogs):
+    """GIVEN three waiting drafts WHEN anna ticks two of them, one of which another agent
+    approves before she clicks, and rejects them with a reason THEN the queue says which was
+    rejected and why the other was not, the rejected one is gone, the approved one stays
+    approved, the unticked one waits; and the queue with its selection fits a 390 px phone."""
+    data = _data(db)
+    third = make_draft(db, make_email(db, make_mailbox(db, "support"), subject="Dritte Frage"))
+    page = new_page(browser, dialogs)
+    log_in(page, web, "anna")
+    page.check(f"#draft-{data['draft']} input[name=ids]")
+    page.check(f"#draft-{data['other']} input[name=ids]")
+    db.execute("UPDATE drafts SET status = 'approved' WHERE id = %s", (data["other"],))
+    page.select_option("#bulk-action", "reject")
+    page.fill("#bulk-reason", "Doppelte Anfrage")
+    page.click("#bulk-apply")
+    expect(page.locator(".flash.ok")).to_contain_text(f"Rejected: #{data['draft']}.")
+    expect(page.locator(".flash.error")).to_contain_text(
+        f"#{data['other']}: draft {data['other']} is approved")
+    expect(page.locator(f"#draft-{data['draft']}")).to_have_count(0)
+    expect(page.locator(f"#draft-{third}")).to_have_count(1)
+    OUT.mkdir(exist_ok=True)
+    page.screenshot(path=str(OUT / "desk-bulk.png"), full_page=True)
+    assert db.fetchone("SELECT status FROM drafts WHERE id = %s", (data["other"],))["status"] \
+        == "approved"
+    phone = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    log_in(phone, web, "anna")
+    assert phone.evaluate("() => document.documentElement.scrollWidth") <= 390
