@@ -78,10 +78,12 @@ def _next_url(svc, user, query: QueueQuery, draft_id: int) -> str:
 @router.get("/queue")
 def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = "",
           q: str = "", sort: str = "waiting", view: str = "", after: str = "",
-          before: str = ""):
+          before: str = "", state: str = "", owner: str = "", since: str = "",
+          until: str = ""):
     svc = _svc(request)
     views_casework.wake(svc)
-    query = QueueQuery(mailbox, category, q.strip()[:200], sort, view, user.id)
+    query = QueueQuery(mailbox, category, q.strip()[:200], sort, view, user.id, state,
+                       owner.strip()[:100], since, until, str(_zone(request, user)))
     pg = desk.queue_page(svc, user.mailbox_ids, query, after or None, before or None)
     filters = review_filters(svc)
     filters["mailboxes"] = desk.visible_mailboxes(svc, user.mailbox_ids)
@@ -91,6 +93,8 @@ def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = 
                 open_by=open_by,
                 next_cursor=pg.next_cursor, prev_cursor=pg.prev_cursor, filters=filters,
                 mailbox=mailbox, category=category, q=query.search, sort=query.sort,
+                state=query.state, owner=query.owner, since=query.since, until=query.until,
+                states=desk.STATES[1:],
                 view=query.view, view_param=query.url_params().get("view", ""),
                 view_on={v: v == query.view for v in assignment.VIEWS}, view_links={
                     v: _with("/queue", replace(query, view=v)) for v in assignment.VIEWS},

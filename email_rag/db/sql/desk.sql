@@ -81,6 +81,19 @@ SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
    AND ((%(view)s = 'snoozed') = EXISTS (
         SELECT 1 FROM mail_snoozes s WHERE s.email_id = q.email_id
                                        AND s.until_at > UTC_TIMESTAMP(6)))
+   AND (%(state)s IS NULL OR EXISTS (
+        SELECT 1 FROM drafts fd WHERE fd.id = q.draft_id
+           AND IF(%(state)s = 'flagged', COALESCE(fd.check_flags, '') NOT IN ('', '[]'),
+                  fd.status = %(state)s)))
+   AND (%(owner)s IS NULL OR EXISTS (
+        SELECT 1 FROM mail_assignments fa JOIN users fu ON fu.id = fa.user_id
+         WHERE fa.email_id = q.email_id AND fu.name = %(owner)s))
+   AND (%(since)s IS NULL AND %(until)s IS NULL OR EXISTS (
+        SELECT 1 FROM emails fe WHERE fe.id = q.email_id
+           AND (%(since)s IS NULL
+                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) >= %(since)s)
+           AND (%(until)s IS NULL
+                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) < %(until)s)))
    AND (%(search)s IS NULL OR q.email_id IN (
         SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
                                     AGAINST (%(search)s IN BOOLEAN MODE)))
@@ -110,6 +123,19 @@ SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
    AND ((%(view)s = 'snoozed') = EXISTS (
         SELECT 1 FROM mail_snoozes s WHERE s.email_id = q.email_id
                                        AND s.until_at > UTC_TIMESTAMP(6)))
+   AND (%(state)s IS NULL OR EXISTS (
+        SELECT 1 FROM drafts fd WHERE fd.id = q.draft_id
+           AND IF(%(state)s = 'flagged', COALESCE(fd.check_flags, '') NOT IN ('', '[]'),
+                  fd.status = %(state)s)))
+   AND (%(owner)s IS NULL OR EXISTS (
+        SELECT 1 FROM mail_assignments fa JOIN users fu ON fu.id = fa.user_id
+         WHERE fa.email_id = q.email_id AND fu.name = %(owner)s))
+   AND (%(since)s IS NULL AND %(until)s IS NULL OR EXISTS (
+        SELECT 1 FROM emails fe WHERE fe.id = q.email_id
+           AND (%(since)s IS NULL
+                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) >= %(since)s)
+           AND (%(until)s IS NULL
+                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) < %(until)s)))
    AND (%(search)s IS NULL OR q.email_id IN (
         SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
                                     AGAINST (%(search)s IN BOOLEAN MODE)))
@@ -142,6 +168,19 @@ SELECT COUNT(*) AS total, COALESCE(SUM(q.draft_id = %(at_id)s), 0) AS here,
    AND ((%(view)s = 'snoozed') = EXISTS (
         SELECT 1 FROM mail_snoozes s WHERE s.email_id = q.email_id
                                        AND s.until_at > UTC_TIMESTAMP(6)))
+   AND (%(state)s IS NULL OR EXISTS (
+        SELECT 1 FROM drafts fd WHERE fd.id = q.draft_id
+           AND IF(%(state)s = 'flagged', COALESCE(fd.check_flags, '') NOT IN ('', '[]'),
+                  fd.status = %(state)s)))
+   AND (%(owner)s IS NULL OR EXISTS (
+        SELECT 1 FROM mail_assignments fa JOIN users fu ON fu.id = fa.user_id
+         WHERE fa.email_id = q.email_id AND fu.name = %(owner)s))
+   AND (%(since)s IS NULL AND %(until)s IS NULL OR EXISTS (
+        SELECT 1 FROM emails fe WHERE fe.id = q.email_id
+           AND (%(since)s IS NULL
+                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) >= %(since)s)
+           AND (%(until)s IS NULL
+                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) < %(until)s)))
    AND (%(search)s IS NULL OR q.email_id IN (
         SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
                                     AGAINST (%(search)s IN BOOLEAN MODE)));
