@@ -73,6 +73,7 @@ EXPECTED: dict[str, set[str]] = {
     "note_mentions": {"note_id", "user_id", "email_id", "read_at"},
     "erasure_marks": {"email_id", "mailbox_id", "cause", "marked_at"},
     "mail_snoozes": {"email_id", "until_at", "snoozed_by", "snoozed_at"},
+    "saved_views": {"id", "user_id", "name", "query", "created_at"},
 }
 
 

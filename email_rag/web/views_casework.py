@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from datetime import UTC
 from typing import Annotated, Any
+from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse
@@ -19,7 +20,7 @@ from fastapi.responses import RedirectResponse
 from ..core.errors import BadInputError, StateRefused
 from ..core.states import MAIL_REOPENABLE, Actor
 from ..db import sql
-from ..review import assignment, bulk, desk, reopen, snooze
+from ..review import assignment, bulk, desk, reopen, saved_views, snooze
 from ..sending import forward
 from ..sending.outcome import N_
 from .labels import label
@@ -172,3 +173,28 @@ def bulk_action(request: Request, user: StaffUser, action: FormStr = "", to: For
 
 def _ids(ids: list[int]) -> str:
     return ", ".join(f"#{i}" for i in ids)
+
+
+# --- saved views of the queue (review/saved_views.py) ---
+
+
+@router.post("/queue/views")
+def save_view(request: Request, user: StaffUser, name: FormStr = "", query: FormStr = ""):
+    try:
+        kept = saved_views.save(_svc(request), user.id, name, query)
+    except BadInputError as e:
+        flash(request, "error", _tr(request, user, "The view was not saved: %(why)s", why=e))
+        return RedirectResponse("/queue" + (f"?{saved_views.clean_query(dict(parse_qsl(query)))}"
+                                            if query else ""), status_code=303)
+    flash(request, "ok", _tr(request, user, "View “%(name)s” saved.", name=kept.name))
+    return RedirectResponse(kept.href, status_code=303)
+
+
+@router.post("/queue/views/{view_id}/delete")
+def delete_view(request: Request, user: StaffUser, view_id: int):
+    if saved_views.delete(_svc(request), user.id, view_id):
+        flash(request, "ok", _tr(request, user, "View deleted."))
+    else:
+        flash(request, "info", _tr(request, user, "That view does not exist (any more); "
+                                   "nothing changed."))
+    return RedirectResponse("/queue", status_code=303)

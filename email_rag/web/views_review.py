@@ -25,7 +25,7 @@ from ..core.records import Draft
 from ..core.states import DraftStatus
 from ..db import examples
 from ..llm.examples import describe_sources
-from ..review import answers, assignment, desk, no_reply, notes
+from ..review import answers, assignment, desk, no_reply, notes, saved_views
 from ..review.console import review_filters
 from ..review.desk import QueueQuery
 from ..sending import handwrite, review
@@ -101,6 +101,7 @@ def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = 
                 sorts=desk.SORTS, query=urlencode(params),
                 search_ignored=bool(query.search) and desk.fulltext_query(query.search) is None,
                 bulk_to=views_casework.bulk_colleagues(svc, user.mailbox_ids),
+                saved_views=saved_views.of_user(svc, user.id),
                 back="/queue" + (f"?{urlencode(params)}" if params else ""),
                 level=desk.waiting_level)
 

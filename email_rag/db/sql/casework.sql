@@ -59,3 +59,14 @@ SELECT d.id AS draft_id, d.approved_by, d.created_at, d.status, s.status AS send
   FROM drafts d LEFT JOIN send_attempts s ON s.draft_id = d.id
  WHERE d.email_id = %(email_id)s AND d.source = 'forward'
  ORDER BY d.id;
+
+-- name: saved_views_of_user
+SELECT id, name, query FROM saved_views WHERE user_id = %(user_id)s ORDER BY name;
+
+-- name: saved_view_set
+-- Saving under a name the user has already replaces that view's filters.
+INSERT INTO saved_views (user_id, name, query) VALUES (%(user_id)s, %(name)s, %(query)s)
+ON DUPLICATE KEY UPDATE query = VALUES(query);
+
+-- name: saved_view_delete
+DELETE FROM saved_views WHERE id = %(id)s AND user_id = %(user_id)s;
