@@ -153,3 +153,27 @@ def test_an_agent_rejects_selected_drafts_and_reads_each_outcome(web, db, browse
     phone = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
     log_in(phone, web, "anna")
     assert phone.evaluate("() => document.documentElement.scrollWidth") <= 390
+
+
+def test_an_agent_filters_the_queue_saves_the_view_and_opens_it_again(web, db, browser,
+                                                                      dialogs):
+    """GIVEN a stale draft and a fresh one WHEN anna filters the queue by state "stale",
+    saves it as "Veraltet", goes back to the whole queue and clicks her saved view THEN only
+    the stale draft is listed, with the filter selected."""
+    data = _data(db)
+    db.execute("UPDATE drafts SET status = 'stale' WHERE id = %s", (data["other"],))
+    page = new_page(browser, dialogs)
+    log_in(page, web, "anna")
+    page.select_option("#filter-state", "stale")
+    page.click("form.filters button[type=submit]")
+    expect(page.locator(f"#draft-{data['draft']}")).to_have_count(0)
+    page.fill("#view-name", "Veraltet")
+    page.click("#save-view")
+    expect(page.locator(".flash.ok")).to_contain_text("View “Veraltet” saved.")
+    page.goto(f"{web}/queue")
+    expect(page.locator(f"#draft-{data['draft']}")).to_have_count(1)
+    page.locator("#saved-views a", has_text="Veraltet").click()
+    expect(page.locator(f"#draft-{data['other']}")).to_have_count(1)
+    expect(page.locator(f"#draft-{data['draft']}")).to_have_count(0)
+    expect(page.locator("#filter-state")).to_have_value("stale")
+    page.screenshot(path=str(OUT / "desk-saved-view.png"), full_page=True)
