@@ -354,8 +354,8 @@ class QdrantStore:
         except (AttributeError, KeyError, IndexError, TypeError, ValueError):
             return None
         query = np.asarray(vector, dtype=np.float32)
-        norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
-        scores = (matrix @ query) / np.where(norms > 0, norms, 1e-12)
+        # the collection's vectors are unit length (cosine collections normalise on upsert)
+        scores = matrix @ (query / max(float(np.linalg.norm(query)), 1e-12))
         scores[dead] = -np.inf
         hits: list[VectorHit] = []
         block = min(n, limit * 2 + 20)
