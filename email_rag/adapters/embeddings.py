@@ -32,6 +32,8 @@ import hashlib
 import math
 import os
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -299,6 +301,44 @@ class UseEmbedder:
 
     def close(self) -> None:
         self._model = None
+
+
+class RecentEmbeddings:
+    """Any embedder, remembering the vectors of the last ``size`` texts: a mail's index
+    step embeds its chunks and the retrieve step right after it asks for its first chunk
+    again (one model call per text, not two). Only texts not remembered reach the model, in
+    one call; a failed call remembers nothing."""
+
+    def __init__(self, inner: Any, size: int = 64) -> None:
+        self.inner = inner
+        self.size = size
+        self._recent: OrderedDict[str, list[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return str(self.inner.name)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        with self._lock:
+            known = {t: self._recent[t] for t in texts if t in self._recent}
+            for t in known:
+                self._recent.move_to_end(t)
+        new = list(dict.fromkeys(t for t in texts if t not in known))
+        if new:
+            got = dict(zip(new, self.inner.embed(new), strict=True))
+            with self._lock:
+                for t, vec in got.items():
+                    self._recent[t] = vec
+                while len(self._recent) > self.size:
+                    self._recent.popitem(last=False)
+            known.update(got)
+        return [known[t] for t in texts]
+
+    def close(self) -> None:
+        with self._lock:
+            self._recent.clear()
+        self.inner.close()
 
 
 LOCAL_MODELS = {"use": UseEmbedder.name, "wordllama": WordLlamaEmbedder.name,

@@ -329,6 +329,15 @@ class ArangoGraph:
                     db.collection(name).delete_many(keys, silent=True)
         self._call(f"erase mail {mail.email_id}", delete)
 
+    def forget_people(self, addresses: Sequence[str]) -> None:
+        """Erasure: delete the person vertices of ``addresses`` (retention, once no stored
+        mail names them). A vertex already gone is no error."""
+        keys = [person_key(a) for a in addresses]
+        if keys:
+            db = self.db()
+            self._call(f"erase {len(keys)} person vertex(es)",
+                       lambda: db.collection("people").delete_many(keys, silent=True))
+
     def sender_history(self, address: str, *, exclude_email_id: int | None = None,
                        limit: int = 10, mailbox_id: int | None = None) -> list[HistoryMail]:
         found = addresses(address)

@@ -33,10 +33,11 @@ import socket
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
@@ -305,73 +306,80 @@ class QdrantStore:
 
     def search(self, vector: Sequence[float], *, mailbox_id: int | None = None,
                exclude_email_id: int | None = None, limit: int = 10) -> list[VectorHit]:
+        hits = self._local_search(vector, mailbox_id, exclude_email_id, limit)
+        if hits is not None:
+            return hits
         must = [_match("mailbox_id", int(mailbox_id))] if mailbox_id is not None else []
         must_not = [_match("email_id", int(exclude_email_id))] if exclude_email_id else []
-        if self.mode == "local" and (must or must_not):
-            hits = self._local_prefix_search(vector, mailbox_id, exclude_email_id, limit)
-            if hits is not None:
-                return hits
         return self._query(vector, limit, models.Filter(must=must or None,
                                                         must_not=must_not or None))
 
     def _query(self, vector: Sequence[float], limit: int,
                flt: models.Filter | None) -> list[VectorHit]:
+        """Qdrant's own query (server mode; local mode where ``_local_search`` cannot run)."""
         client = self.client
-        payloads = self._local_payloads()
         with self._translate("search"):
             result = client.query_points(
-                self.collection, query=list(vector), limit=limit,
-                with_payload=payloads is None, query_filter=flt)
-        if payloads is not None:
-            found = [(payloads(p.id), p.score) for p in result.points]
-        else:
-            found = [(p.payload, p.score) for p in result.points]
-        hits = [(ChunkPayload.from_row(payload), float(score)) for payload, score in found
-                if payload]
+                self.collection, query=list(vector), limit=limit, with_payload=True,
+                query_filter=flt)
+        hits = [(ChunkPayload.from_row(p.payload), float(p.score)) for p in result.points
+                if p.payload]
         return [VectorHit(int(c.email_id), int(c.chunk or 0), score, c) for c, score in hits]
 
-    def _local_payloads(self) -> Callable[[Any], dict[str, Any] | None] | None:
-        """Local mode: point id -> its payload as the embedded collection holds it in memory.
+    def _local_search(self, vector: Sequence[float], mailbox_id: int | None,
+                      exclude_email_id: int | None, limit: int) -> list[VectorHit] | None:
+        """Local mode: the search Qdrant's embedded mode makes (exact cosine over every
+        point), done on the collection's in-memory matrix, without its per-point costs.
 
-        Asked for payloads, local search deep-copies each returned point's payload (most of
-        a local search's time); the hits only read them into new records, so reading them
-        in place is the same answer without the copies. None (search returns the payloads)
-        in server mode or if this qdrant-client keeps its points differently.
+        Embedded Qdrant has no payload index: a filter is evaluated in Python against every
+        point, and each returned point is built as a pydantic model with a deep copy of its
+        payload (at 2,000 mails most of the retrieve step). Here the scores are one matrix
+        product; the points are walked best first (ties: the older point first) and the two
+        conditions (mailbox, excluded mail) read from the payloads in place, only until
+        ``limit`` hits are found; only those become records. The same hits and scores as
+        the filtered query (``tests/integration/test_speedups.py``). None (use the query) in
+        server mode or if this qdrant-client keeps its points differently.
         """
         if self.mode != "local":
             return None
         try:
             coll = self.client._client.collections[self.collection]
-            ids, stored = coll.ids, coll.payload
-        except (AttributeError, KeyError, TypeError):
+            payloads = coll.payload
+            n = len(payloads)
+            matrix = coll.vectors[""][:n]
+            dead = np.asarray(coll.deleted[:n], dtype=bool) \
+                | np.asarray(coll.deleted_per_vector[""][:n], dtype=bool)
+            if coll.get_vector_params("").distance != models.Distance.COSINE:
+                return None
+        except (AttributeError, KeyError, IndexError, TypeError, ValueError):
             return None
-
-        def payload(point_id: Any) -> dict[str, Any] | None:
-            idx = ids.get(point_id)
-            return stored[idx] if idx is not None and idx < len(stored) else None
-
-        return payload
-
-    def _local_prefix_search(self, vector: Sequence[float], mailbox_id: int | None,
-                             exclude_email_id: int | None, limit: int) -> list[VectorHit] | None:
-        """The same answer as the filtered search, without its cost in local mode.
-
-        Local mode has no payload index: a filter is evaluated in Python against every
-        point, so a filtered search grows with the folder (at 2,000 mails it was most of
-        the retrieve step). Unfiltered, it is one matrix product. Local search is exact
-        (brute force), so the nearest points unfiltered, filtered here, are the
-        beginning of the filtered ranking: when they hold ``limit`` hits (or the whole
-        collection was returned), they ARE the filtered answer. Otherwise None: the
-        caller runs the filtered query.
-        """
-        wide = limit * 2 + 20
-        nearest = self._query(vector, wide, None)
-        keep = [h for h in nearest
-                if (mailbox_id is None or h.payload.mailbox_id == int(mailbox_id))
-                and (not exclude_email_id or h.email_id != int(exclude_email_id))]
-        if len(keep) >= limit or len(nearest) < wide:
-            return keep[:limit]
-        return None
+        query = np.asarray(vector, dtype=np.float32)
+        # the collection's vectors are unit length (cosine collections normalise on upsert)
+        scores = matrix @ (query / max(float(np.linalg.norm(query)), 1e-12))
+        scores[dead] = -np.inf
+        hits: list[VectorHit] = []
+        block = min(n, limit * 2 + 20)
+        while block:
+            if block < n:
+                top = np.argpartition(-scores, block - 1)[:block]
+            else:
+                top = np.arange(n)
+            hits = []
+            for idx in sorted(top.tolist(), key=lambda i: (-scores[i], i)):
+                payload = payloads[idx]
+                if scores[idx] == -np.inf:
+                    break
+                if not payload or (mailbox_id is not None and payload.get("mailbox_id") != int(mailbox_id)) \
+                        or (exclude_email_id and payload.get("email_id") == int(exclude_email_id)):
+                    continue
+                c = ChunkPayload.from_row(payload)
+                hits.append(VectorHit(int(c.email_id), int(c.chunk or 0), float(scores[idx]), c))
+                if len(hits) >= limit:
+                    return hits
+            if block >= n:
+                break
+            block = min(n, block * 4)  # the nearest were mostly other mails: look further
+        return hits
 
     def count(self, email_id: int | None = None) -> int:
         flt = models.Filter(must=[_match("email_id", int(email_id))]) if email_id else None

@@ -173,9 +173,11 @@ class ReviewRows(Protocol):
         (``db.examples.record``: ``services`` gives the embedder)."""
         ...
 
-    def reviewed(self, draft_id: int, outcome: Any, distance: float | None = None) -> None:
+    def reviewed(self, draft_id: int, outcome: Any, distance: float | None = None,
+                 by: str = "") -> None:
         """Count staff's decision on a draft in the review figures (``db.figures``:
-        ``outcome`` a ``ReviewOutcome``, ``distance`` the edit distance of an approval)."""
+        ``outcome`` a ``ReviewOutcome``, ``distance`` the edit distance of an approval,
+        ``by`` who decided)."""
         ...
 
 

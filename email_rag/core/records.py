@@ -9,7 +9,7 @@ never an assignment.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 
 from .rows import FromRow, Row, SqlValue
@@ -64,8 +64,9 @@ class Mail(FromRow):
 
     def as_row(self) -> Row:
         """Its columns as a row, for the readers that take one (indexer, retrieval,
-        ``addresses.stored_reply``)."""
-        return asdict(self)
+        ``addresses.stored_reply``). Its fields are plain values: a shallow copy (``asdict``
+        deep-copies every value)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True)

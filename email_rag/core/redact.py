@@ -28,3 +28,37 @@ def redact(value: Any) -> Any:
     if isinstance(value, str):
         return redact_text(value)
     return value
+
+
+# --- erasure: what of an erased mail's audit detail stays readable ----------------------
+
+ERASED = "[erased]"
+# Keys whose values the code writes from fixed vocabularies (step and job names, states,
+# store names, categories, model and prompt versions, mailbox names): never the person's.
+# Every other text in the detail of an erased mail's event may quote the mail (a reason, an
+# error, a file name, a Message-ID) and is replaced by ERASED; numbers, booleans and nulls
+# (ids, counts, sizes, attempts) stay.
+KEPT_DETAIL_KEYS = frozenset({
+    "step", "kind", "queue", "worker", "task", "source", "sources", "purpose", "via", "how",
+    "matched_by", "store", "stores", "missing", "state", "status", "dedup", "category",
+    "priority", "language", "needs_reply", "defaulted", "prompt_version", "model", "mailbox",
+    "folder", "next", "resume", "scope", "cause", "outcome", "verified_by", "retry_in_s",
+})
+
+
+_STAFF = re.compile(r"user:[^\s@]{1,64}")
+
+
+def erase_personal(value: Any, key: str | None = None) -> Any:
+    """A copy of an audit detail with every text that may be personal replaced by
+    ``ERASED``: kept are the values under ``KEPT_DETAIL_KEYS``, staff names
+    (``user:NAME``), numbers, booleans and nulls. Idempotent."""
+    if key in KEPT_DETAIL_KEYS:
+        return value
+    if isinstance(value, dict):
+        return {k: erase_personal(v, k) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [erase_personal(v, key) for v in value]
+    if isinstance(value, str):
+        return value if _STAFF.fullmatch(value) or value == ERASED else ERASED
+    return value

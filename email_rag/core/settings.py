@@ -8,10 +8,12 @@ they never show in ``repr``, logs, audit entries or error messages.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +22,7 @@ from pydantic import BaseModel, Field, SecretStr, field_validator, model_validat
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
+from .service_levels import BusinessHours
 from .tls_policy import resolve_security
 
 ENV_PREFIX = "EMAIL_RAG_"
@@ -143,6 +146,67 @@ def _apply_preset(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def _weekdays(text: str) -> frozenset[int]:
+    """``mon-fri``, ``mon,wed,fri``, ``mon-thu,sat`` -> weekday numbers (0 = Monday)."""
+    days: set[int] = set()
+    for part in filter(None, (p.strip().lower() for p in text.split(","))):
+        first, _, last = part.partition("-")
+        if first not in WEEKDAYS or (last and last not in WEEKDAYS):
+            raise ValueError(f"service level: unknown weekday in {part!r} (mon ... sun)")
+        a, b = WEEKDAYS.index(first), WEEKDAYS.index(last or first)
+        days.update(range(a, b + 1) if a <= b else [*range(a, 7), *range(0, b + 1)])
+    if not days:
+        raise ValueError("service level: at least one working day")
+    return frozenset(days)
+
+
+def _clock(text: str) -> time:
+    hh, sep, mm = text.strip().partition(":")
+    if not sep or not (hh.isdigit() and mm.isdigit() and len(mm) == 2):
+        raise ValueError(f"service level: {text!r} is not a time like 08:00")
+    if (int(hh), int(mm)) == (24, 0):
+        return time(0)
+    return time(int(hh), int(mm))
+
+
+class ServiceLevelConfig(BaseModel):
+    """A mailbox's first-response target in business hours (docs/web.md, "Service levels")."""
+
+    time_zone: str = Field("Europe/Berlin", description="IANA time zone of the working hours.")
+    days: str = Field("mon-fri", description="Working days: 'mon-fri', 'mon,wed,fri', ...")
+    hours: str = Field("08:00-17:00", description="Working hours each working day, local "
+                       "(one window; '00:00-24:00' the whole day).")
+    first_response_hours: float = Field(
+        description="The first reply is due this many business hours after the mail came.")
+    holidays: list[date] = Field(default_factory=list, description="Days without business "
+                                 "hours (YYYY-MM-DD).")
+
+    @model_validator(mode="after")
+    def _valid(self) -> ServiceLevelConfig:
+        self.business_hours()
+        return self
+
+    def business_hours(self) -> BusinessHours:
+        start, sep, end = self.hours.partition("-")
+        if not sep:
+            raise ValueError(f"service level: hours {self.hours!r} are not like 08:00-17:00")
+        try:
+            return BusinessHours(self.time_zone, _weekdays(self.days), _clock(start),
+                                 _clock(end), timedelta(hours=self.first_response_hours),
+                                 frozenset(self.holidays))
+        except KeyError:
+            raise ValueError(f"service level: unknown time zone {self.time_zone!r}") from None
+
+    @property
+    def fingerprint(self) -> str:
+        """Changes whenever a due time computed under it could change."""
+        text = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 class MailboxConfig(BaseModel):
     """One IMAP mailbox the poller reads and the sender replies from.
 
@@ -189,6 +253,9 @@ class MailboxConfig(BaseModel):
     retention_days: int = Field(
         0, ge=0, description="Delete a case's mails, attachments, drafts and edits this many "
         "days after the case closed (docs/privacy.md, Retention); 0: keep them (off).")
+    service_level: ServiceLevelConfig | None = Field(
+        None, description="Business hours and the first-response target: each waiting mail's "
+        "due time in the queue (docs/web.md, Service levels); none: no due times.")
 
     @model_validator(mode="before")
     @classmethod
@@ -516,6 +583,11 @@ class Settings(BaseSettings):
     )
     web_metrics_cache_seconds: float = Field(
         5.0, description="/metrics answers from a cache this fresh (s); 0 = always recompute."
+    )
+    web_refresh_seconds: float = Field(
+        15.0, ge=0, description="The queue and the draft page fetch themselves this often "
+        "while they are shown and update their lists and counts in place (never the editor "
+        "or a form); 0 = off."
     )
 
     # --- OAuth2 tokens of the mailboxes ---

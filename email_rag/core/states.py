@@ -69,6 +69,7 @@ class JobKind(StrEnum):
     INDEX_SYNC = "index_sync"  # re-index partially_indexed (or all / one) mails; vector queue
     INDEX_HISTORY = "index_history"  # index one history mail (no LLM); history queue
     RETENTION = "retention"  # one retention pass over every mailbox; vector queue
+    PRIVACY_FORGET = "privacy_forget"  # one person's erasure asked for in the web; vector queue
 
 
 class Step(StrEnum):

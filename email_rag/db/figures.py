@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from ..core.actors import shown
 from ..core.jsonvalue import JsonObject
 from ..core.states import ReviewOutcome
 from .connection import Cursor, Database
@@ -40,12 +41,15 @@ APPROVED = (ReviewOutcome.UNCHANGED, ReviewOutcome.LIGHT_EDIT, ReviewOutcome.REW
 
 
 def draft_decided(
-    cur: Cursor, draft_id: int, outcome: ReviewOutcome, distance: float | None = None
+    cur: Cursor, draft_id: int, outcome: ReviewOutcome, distance: float | None = None,
+    agent: str = "",
 ) -> None:
-    """Count a staff decision on a draft (inside the caller's transaction)."""
+    """Count a staff decision on a draft (inside the caller's transaction); ``agent``: who
+    decided (``user:NAME``)."""
     cur.execute(
         sql("figures_draft_decided"),
-        {"draft_id": draft_id, "outcome": str(outcome), "edit_distance": distance},
+        {"draft_id": draft_id, "outcome": str(outcome), "edit_distance": distance,
+         "agent": agent[:100]},
     )
 
 
@@ -72,6 +76,7 @@ class Figures:
     distance_sum: float = 0.0  # over the approved drafts
     classified: int = 0
     corrected: int = 0
+    agent: str = ""  # the reports' grouping per agent (``user:NAME``); '' otherwise
 
     @property
     def week_label(self) -> str:
@@ -167,3 +172,64 @@ def totals(cur: Cursor | Database) -> list[Figures]:
         cur.fetchall(sql("figures_classified_total")),
         by_week=False,
     )
+
+
+REPORT_BY = ("week", "mailbox", "agent")
+
+
+@dataclass
+class ReportRow:
+    """One row of the reports page: the review figures of a group and its replies' times
+    (seconds; None: no reply accepted by the relay in the group)."""
+
+    figures: Figures
+    sent: int = 0
+    first_response_p50: float | None = None
+    first_response_mean: float | None = None
+    time_to_send_p50: float | None = None
+    with_due: int = 0
+    due_met: int = 0
+
+    @property
+    def agent(self) -> str:
+        return shown(self.figures.agent)
+
+    @property
+    def edited(self) -> int:
+        o = self.figures.outcomes
+        return o[str(ReviewOutcome.LIGHT_EDIT)] + o[str(ReviewOutcome.REWRITTEN)]
+
+
+def report(cur: Cursor | Database, weeks: int = 8, by: str = "agent") -> list[ReportRow]:
+    """Per week and, ``by`` ``mailbox`` or ``agent``, per mailbox or agent (``week``: the
+    whole team), for this week and the ``weeks`` before it; newest week first. Two grouped
+    reads: the decisions (``draft_reviews``, the review figures' rows) and the replies the
+    relay accepted (``send_attempts`` by ``sent_at``)."""
+    by = by if by in REPORT_BY else "agent"
+    params = {"weeks": weeks, "by_mailbox": by == "mailbox", "by_agent": by == "agent"}
+    rows: dict[tuple[date, str, str], ReportRow] = {}
+
+    def row(r: Mapping[str, Any]) -> ReportRow:
+        key = (r["week"], str(r["mailbox"]), str(r["agent"]))
+        if key not in rows:
+            rows[key] = ReportRow(Figures(key[1], "", key[0], agent=key[2]))
+        return rows[key]
+
+    for r in cur.fetchall(sql("figures_drafts_report"), params):
+        f = row(r).figures
+        f.outcomes[str(r["outcome"])] = f.outcomes.get(str(r["outcome"]), 0) + int(r["n"])
+        f.distance_sum += float(r["distance_sum"] or 0)
+    for r in cur.fetchall(sql("figures_replies_report"), params):
+        one = row(r)
+        one.sent = int(r["sent"])
+        one.first_response_p50 = _float(r["first_p50"])
+        one.first_response_mean = _float(r["first_mean"])
+        one.time_to_send_p50 = _float(r["send_p50"])
+        one.with_due, one.due_met = int(r["with_due"] or 0), int(r["due_met"] or 0)
+    return sorted(rows.values(), key=lambda x: (-x.figures.week.toordinal()  # type: ignore[union-attr]
+                                                 if x.figures.week else 0,
+                                                 x.figures.mailbox, x.agent))
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)

@@ -24,7 +24,7 @@ EXPECTED: dict[str, set[str]] = {
         "body_html", "raw", "raw_size", "attachments", "attachment_text", "parse_status", "parse_error", "auto_reason", "status",
         "status_reason", "index_status", "index_missing", "category", "priority", "language",
         "summary", "needs_reply", "classification_defaulted", "classification_prompt_version",
-        "created_at", "updated_at", "draft_instruction", "closed_at",
+        "created_at", "updated_at", "draft_instruction", "closed_at", "due_at", "due_rule",
     },
     "missing_uids": {"mailbox_id", "folder", "uidvalidity", "uid", "misses", "first_missing_at",
                      "last_missing_at"},
@@ -63,7 +63,7 @@ EXPECTED: dict[str, set[str]] = {
     "review_queue_keys": {"sort", "sort_key", "draft_id", "email_id", "mailbox_id", "mailbox",
                           "category"},
     "draft_reviews": {"draft_id", "email_id", "mailbox_id", "category", "outcome",
-                      "edit_distance", "week", "decided_at"},
+                      "edit_distance", "week", "decided_at", "agent"},
     "classified_mails": {"email_id", "mailbox_id", "category", "week", "classified_at",
                          "corrected", "corrected_at"},
     "saved_replies": {"id", "mailbox_id", "title", "body", "version", "created_by",
@@ -74,6 +74,7 @@ EXPECTED: dict[str, set[str]] = {
     "erasure_marks": {"email_id", "mailbox_id", "cause", "marked_at"},
     "mail_snoozes": {"email_id", "until_at", "snoozed_by", "snoozed_at"},
     "saved_views": {"id", "user_id", "name", "query", "created_at"},
+    "privacy_requests": {"address_hash", "address", "reason", "requested_by", "requested_at"},
 }
 
 

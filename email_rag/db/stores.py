@@ -70,8 +70,9 @@ class CursorRows:
     def labelled(self, email_id: int, source: str, services: Any) -> bool:
         return examples.record(self.cur, services, email_id, source)
 
-    def reviewed(self, draft_id: int, outcome: Any, distance: float | None = None) -> None:
-        figures.draft_decided(self.cur, draft_id, outcome, distance)
+    def reviewed(self, draft_id: int, outcome: Any, distance: float | None = None,
+                 by: str = "") -> None:
+        figures.draft_decided(self.cur, draft_id, outcome, distance, by)
 
     def draft(self, draft_id: int, lock: bool = False) -> Draft | None:
         row = self.cur.fetchone(sql("drafts_get_for_update" if lock else "drafts_get"),

@@ -5,6 +5,7 @@ runs for the vector worker this way."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..core.ports import NewJob
@@ -17,10 +18,14 @@ from .rows import create_jobs
 REARMED = (JobState.DONE, JobState.DEAD, JobState.FAILED)
 
 
-def arm_run(services: Any, new: NewJob, actor: str, event: str) -> tuple[Job, bool, bool]:
+def arm_run(services: Any, new: NewJob, actor: str, event: str,
+            also: Callable[[Any], None] | None = None) -> tuple[Job, bool, bool]:
     """The entry of ``new`` (created, re-armed or joined) and whether this call armed it
-    and whether Redis took it (False: left in MariaDB for re-dispatch)."""
+    and whether Redis took it (False: left in MariaDB for re-dispatch). ``also(cur)``: the
+    caller's writes, in the same transaction."""
     with services.db.transaction() as cur:
+        if also is not None:
+            also(cur)
         created = create_jobs(cur, [new], actor=actor, event=event)
         job = created[0] if created else services.jobs.lock_key(cur, new.key)
         armed = bool(created) or job.state in REARMED

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from email.utils import parseaddr
 
-from ..mail.language import OTHER, identify
+from ..mail.language import OTHER, identify, written_in
 from . import claims as claim_check
 from .reply_frame import FORMAL, INFORMAL
 from .reply_frame import register as register_of
@@ -150,7 +150,7 @@ def echo(draft: str, mail_body: str) -> str | None:
 
 
 def language(draft: str, expected: str | None) -> str | None:
-    if not expected or expected == OTHER:
+    if not expected or expected == OTHER or written_in(draft, expected):
         return None
     found = identify(draft)
     if not found.sure or found.code in (OTHER, expected):

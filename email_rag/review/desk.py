@@ -30,12 +30,13 @@ from ..core.states import DraftStatus
 from ..db import examples, figures, sql
 from ..db.audit import AuditEvent
 from ..sending.review import listed_attachments
+from . import service_levels
 from .assignment import VIEWS
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
 
-SORTS = ("waiting", "priority", "mailbox")
+SORTS = ("waiting", "priority", "mailbox", "due")
 PAGE_SIZE = 50
 # waiting time colours: ok below WARN, warn below LATE, late after (hours since the
 # customer sent the mail)
@@ -127,6 +128,7 @@ class QueueRow(FromRow):
     sort_key: bytes = b""
     owner: str | None = None  # the agent who owns the mail (review/assignment.py)
     snoozed_until: datetime | None = None  # UTC; set in the Snoozed view (review/snooze.py)
+    due_at: datetime | None = None  # the first reply is due (UTC; review/service_levels.py)
 
 
 @dataclass
@@ -157,6 +159,7 @@ def parse_cursor(cursor: str | None) -> tuple[bytes, int] | None:
 def queue_page(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
                after: str | None = None, before: str | None = None,
                limit: int = PAGE_SIZE) -> QueuePage:
+    service_levels.compute(svc.db, svc.settings.mailboxes)
     params = query.params(scope)
     start, end = parse_cursor(after), parse_cursor(before)
     rows: list[QueueRow] = []
@@ -187,6 +190,7 @@ class Position:
     prev_id: int | None
     age_s: int | None
     waiting_since: Any = None
+    due_at: datetime | None = None
 
 
 def position(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
@@ -194,12 +198,13 @@ def position(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
     """Where a draft stands in the filtered, sorted queue, and its neighbours: "Next"
     goes on from here (not back to the oldest); after the last one it wraps to the first.
     Index reads only (review_queue_keys)."""
+    service_levels.compute(svc.db, svc.settings.mailboxes)
     params = query.params(scope)
     found = svc.db.fetchone(sql("desk_queue_key"), {"sort": query.sort, "id": draft_id})
     key = bytes(found["sort_key"]) if found else None
     found_row = svc.db.fetchone(sql("desk_queue_row"), {"id": draft_id})
     row = QueueRow.from_row(found_row) if found_row else None
-    age = (row.age_s, row.waiting_since) if row else (None, None)
+    age = (row.age_s, row.waiting_since, row.due_at) if row else (None, None, None)
     stats = svc.db.fetchone(sql("desk_queue_count"), {**params, "at_key": key, "at_id": draft_id})
     total = int(stats["total"])
     first = svc.db.fetchone(sql("desk_queue_page"),
@@ -222,6 +227,15 @@ def waiting_level(age_s: Any) -> str:
     hours = int(age_s) / 3600
     return "late" if hours >= WAITING_LATE_HOURS else "warn" if hours >= WAITING_WARN_HOURS \
         else "ok"
+
+
+def due_in(due_at: datetime | None, now: datetime | None = None) -> int | None:
+    """Seconds until the first reply is due (negative: overdue by that much; None: the
+    mailbox has no service level). Stored times are UTC."""
+    if due_at is None:
+        return None
+    now = now or datetime.now(UTC).replace(tzinfo=None)
+    return int((due_at.replace(tzinfo=None) - now).total_seconds())
 
 
 def draft_mailbox(svc: Services, draft_id: int) -> int | None:

@@ -7,13 +7,16 @@ One batch of mails goes through four phases:
 1. **mark**: ``erasure_marks`` gets a row per mail (committed): its erasure has begun, and a
    later run of the same cause finishes it even when nothing else would find the mail again;
 2. **vector store**: every point of each mail (``replace_mail(id, [])``, through the adapter);
-3. **graph store**: each mail's documents, computed as the indexer wrote them (skipped when
-   no graph is configured); the send journal's files of the mails' settled send attempts;
+3. **graph store**: each mail's documents, computed as the indexer wrote them, and the
+   person's vertex (forget) or the vertices of the people no other stored mail names
+   (retention) (skipped when no graph is configured); the send journal's files of the mails' settled send attempts;
+   the audit spool flushed to MariaDB;
 4. **MariaDB**, one transaction: the mails and their queue entries locked, the ones a worker
    holds or whose reply is in flight left (``busy``, marked: the next run finishes them),
    the ones the caller no longer wants deleted released (``keep``: their index is marked for
-   the periodic sync), every row of the others deleted with their marks, and the caller's
-   audit events written.
+   the periodic sync), the personal text of the audit detail of the others erased in place
+   (``erase_audit_detail``: the events stay), every row of the others deleted with their
+   marks, and the caller's audit events written.
 
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
@@ -22,17 +25,19 @@ One batch of mails goes through four phases:
 | a worker claims a mail's entry during phases 2-3 | - | phase 4 sees it ``processing`` and leaves the mail (marked) | the next run, after the job |
 | MariaDB down | the caller's | yes: a transaction is all or nothing | run again |
 
-The audit spool holds audit events only; they are kept like every audit event (they name mails
-by id and hold no personal data), so erasure deletes nothing there.
+No audit event is deleted: what happened, when and by whom stays; only its detail's personal
+text goes (docs/privacy.md, "The audit log and erasure").
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.index_ports import MailToIndex
+from ..core.redact import erase_personal
 from ..db import slot_params, sql
 from ..db.audit import AuditEvent, write_events
 from ..db.connection import repeat_when_busy
@@ -132,14 +137,61 @@ def erase_batch(svc: Services, ids: list[int], cause: str, *, person: str | None
         children: dict[int, list[int]] = {}
         for row in svc.db.fetchall(sql("erasure_children", ids=len(ids)), params):
             children.setdefault(int(row["parent"]), []).append(int(row["child"]))
+        named: set[str] = set()
         for row in svc.db.fetchall(sql("privacy_mails", ids=len(ids)), params):
             mail = MailToIndex.from_row(row)
             svc.graph.forget_mail(indexer.graph_mail(mail), person, children.get(mail.id, []))
+            named |= _addresses(mail)
+        if person is None:  # retention: the people no mail names any more go too
+            svc.graph.forget_people(sorted(a for a in named if not svc.db.fetchone(
+                sql("erasure_person_kept", ids=len(ids)), {**params, "address": a})["kept"]))
     journal = SendJournal(svc.settings.send_journal_dir)
     for row in svc.db.fetchall(sql("erasure_attempts", ids=len(ids)), params):
         journal.clear(int(row["id"]))
+    svc.audit.flush_spool()  # events of these mails waiting there get their detail erased too
     return repeat_when_busy(lambda: _delete_rows(svc, ids, keep, events),
                             f"erasure of {len(ids)} mail(s)")
+
+
+def erase_audit_detail(cur: Any, ids: list[int]) -> int:
+    """Overwrite the personal content of the audit detail of the mails ``ids`` and of their
+    drafts, send attempts and queue entries (``redact.erase_personal``), inside the
+    caller's transaction, before those rows go; the events themselves stay. The one update
+    the audit log allows (migration 0360). Returns the number of events changed."""
+    keys: dict[str, list[str]] = {"email": [str(i) for i in ids], "draft": [],
+                                  "send_attempt": [], "job": []}
+    for row in cur.fetchall(sql("erasure_audit_entities", ids=len(ids)), slot_params(ids=ids)):
+        keys[str(row["entity_type"])].append(str(row["entity_id"]))
+    m, d, s, j = (keys[k] or ["-"] for k in ("email", "draft", "send_attempt", "job"))
+    changed = []
+    for row in cur.fetchall(sql("erasure_audit_details", mails=len(m), drafts=len(d),
+                                sends=len(s), jobs=len(j)),
+                            slot_params(mails=m, drafts=d, sends=s, jobs=j)):
+        raw = row["detail"]
+        try:
+            detail = json.loads(raw)
+        except ValueError:
+            detail = raw if isinstance(raw, str) else bytes(raw).decode("utf-8", "replace")
+        erased = erase_personal(detail)
+        if erased != detail:
+            changed.append({"id": int(row["id"]), "detail": json.dumps(erased)})
+    if changed:
+        cur.execute(sql("audit_erasure_begin"))
+        try:
+            cur.executemany(sql("audit_erase_detail"), changed)
+        finally:
+            cur.execute(sql("audit_erasure_end"))
+    return len(changed)
+
+
+def _addresses(mail: MailToIndex) -> set[str]:
+    """The addresses a mail's graph documents name (sender, To, Cc), as the parsed columns
+    hold them, lower-cased."""
+    found = {(mail.from_addr or "").strip().lower()}
+    for listed in (mail.to_addrs, mail.cc_addrs):
+        parts = listed if isinstance(listed, list) else (listed or "").split(",")
+        found |= {str(a).strip().lower() for a in parts}
+    return {a for a in found if "@" in a}
 
 
 def _delete_rows(svc: Services, ids: list[int], keep: Keep | None,
@@ -160,6 +212,7 @@ def _delete_rows(svc: Services, ids: list[int], keep: Keep | None,
         if result.erased:
             result.counts = row_counts(cur, result.erased)
             result.counts["attachments"] = attachment_count(cur, result.erased)
+            erase_audit_detail(cur, result.erased)
             gone = slot_params(ids=result.erased)
             for name in ROW_DELETES:
                 cur.execute(sql(name, ids=len(result.erased)), gone)

@@ -330,8 +330,8 @@ def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
     vertex, send journal files, then the MariaDB rows in one transaction per batch). A store
     that is down stops the erasure with the batch's mails still in MariaDB and findable by
     the address; running forget again finishes it (each phase is idempotent).
-    The audit log keeps its events: they name mails by id and hold no personal data (``AuditEvent``
-    redacts, and the erasure is audited under the address's hash). The erasure list
+    The audit log keeps its events, their detail's personal text erased in place
+    (``erasure.erase_audit_detail``); the erasure is audited under the address's hash. The erasure list
     (``privacy_erasures``) holds only the hash."""
     addr = normalise(address)
     digest = address_hash(addr)
@@ -369,6 +369,8 @@ def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
                                         "left": len(found) - result.erased}))
     if result.state == "done":
         result.remaining = verify(svc, addr, found)
+        svc.db.execute(sql("privacy_erasure_verified"), {"hash": digest, "found": ", ".join(
+            f"{k} {v}" for k, v in result.remaining.items()) or None})
     return result
 
 

@@ -43,7 +43,7 @@ from ..jobs.handoff import FINISHED, Finished, Handoff
 from ..jobs.store import JobStore
 from ..pipeline.contract import StepSpec
 from ..pipeline.registry import default_pipeline
-from ..review import retention
+from ..review import privacy_requests, retention
 from ..wiring.services import Services
 from .rq_job import TaskJob
 
@@ -123,6 +123,8 @@ class JobRunner:
             JobKind.INDEX_HISTORY: lambda job, worker: history.run_index_job(self.services, job,
                                                                              worker),
             JobKind.RETENTION: lambda job, worker: retention.run_job(self.services, job, worker),
+            JobKind.PRIVACY_FORGET: lambda job, worker: privacy_requests.run_job(
+                self.services, job, worker),
         }
 
     def run(self, job_id: int, queue: str | None = None) -> str:

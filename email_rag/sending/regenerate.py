@@ -59,7 +59,7 @@ def regenerate(svc: Services, draft_id: int, by: str, note: str = "") -> Regener
         if rules.already_superseded(draft, job_state, job_id):
             return RegenerateResult(draft_id, email_id, "already_superseded", job_id)
         stores.drafts.supersede_open(cur, email_id, by, f"regenerate requested by {by}: {note}")
-        stores.rows_of(cur).reviewed(draft_id, ReviewOutcome.REGENERATED)
+        stores.rows_of(cur).reviewed(draft_id, ReviewOutcome.REGENERATED, by=by)
         cur.execute(sql("web_regenerate_clear_steps"), {"email_id": email_id})
         confirmed = {r["step"] for r in cur.fetchall(sql("steps_confirmed"), {"email_id": email_id})}
         resume = MailStatus.CLASSIFIED if "classify" in confirmed else MailStatus.RECEIVED

@@ -296,7 +296,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
         stores.mails.move(cur, mail.id, MailStatus.APPROVED, actor=by, row=mail,
                           detail={"draft_id": draft_id}, events=events)
         rows.labelled(mail.id, "approval", svc)
-        rows.reviewed(draft_id, ok.outcome, ok.distance)
+        rows.reviewed(draft_id, ok.outcome, ok.distance, by)
         if created:
             events.append(AuditEvent(
                 by, "send_attempt", send.id, "created", None, send.status,
@@ -356,5 +356,5 @@ def reject(svc: Services, draft_id: int, by: str, reason: str,
                            by=by, reject_reason=reason[:2000])
         stores.mails.move(cur, draft.email_id, MailStatus.REJECTED, actor=by,
                           reason=reason[:2000], detail={"draft_id": draft_id})
-        stores.rows_of(cur).reviewed(draft_id, ReviewOutcome.REJECTED)
+        stores.rows_of(cur).reviewed(draft_id, ReviewOutcome.REJECTED, by=by)
     return ReviewResult(draft_id, "rejected", DraftStatus.REJECTED)

@@ -41,6 +41,16 @@ LABELS: dict[str, str] = {
     "index_sync": N_("index sync"),
     "index_history": N_("index history"),
     "retention": N_("retention pass"),
+    "privacy_forget": N_("privacy erasure"),
+    # erasures (privacy_erasures.state) beyond the above
+    "partial": N_("partial"),
+    # what an erasure deletes (review.erasure.row_counts)
+    "mails": N_("mails"),
+    "drafts": N_("reply drafts"),
+    "send_attempts": N_("send attempts"),
+    "draft_edits": N_("saved edits"),
+    "labelled_examples": N_("labelled examples"),
+    "jobs": N_("queue entries"),
     # failure console kinds (review.console.KINDS) beyond the above
     "send_unknown": N_("send unknown"),
     "retrying": N_("retrying"),

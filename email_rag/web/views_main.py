@@ -11,11 +11,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse
 
 from ..core.errors import EmailRagError
+from ..db import figures
 from ..ops import health, metrics
 from ..review import users
 from . import i18n
 from .render import language, page
 from .security import (
+    AdminUser,
     FormStr,
     NotLoggedIn,
     StaffUser,
@@ -106,6 +108,16 @@ def save_preferences(request: Request, user: StaffUser, time_zone: FormStr,
     users.set_prefs(_svc(request).db, user, time_zone.strip(), ui_language)
     flash(request, "ok", i18n.translate(ui_language, "Preferences saved."))
     return RedirectResponse("/me", status_code=303)
+
+
+@router.get("/reports")
+def reports(request: Request, user: AdminUser, by: str = "agent", weeks: int = 8):
+    """First-response time, time to send and the drafts' outcomes per agent, mailbox or
+    week (``figures.report``: grouped in MariaDB, this week and up to 52 before it)."""
+    by = by if by in figures.REPORT_BY else "agent"
+    weeks = min(max(weeks, 0), 52)
+    rows = figures.report(request.app.state.pool.get().db, weeks, by)
+    return page(request, "reports.html", rows=rows, by=by, weeks=weeks, bys=figures.REPORT_BY)
 
 
 @router.get("/status")

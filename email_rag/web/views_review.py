@@ -63,6 +63,11 @@ def _back_to_draft(request: Request, draft_id: int, level: str, text: str) -> Re
     return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
 
 
+def _refresh(request: Request) -> float:
+    """How often the page fetches itself to update its lists and counts (0: never)."""
+    return float(request.app.state.settings.web_refresh_seconds)
+
+
 def _with(path: str, query: QueueQuery) -> str:
     params = urlencode(query.url_params())
     return path + (f"?{params}" if params else "")
@@ -103,7 +108,7 @@ def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = 
                 bulk_to=views_casework.bulk_colleagues(svc, user.mailbox_ids),
                 saved_views=saved_views.of_user(svc, user.id),
                 back="/queue" + (f"?{urlencode(params)}" if params else ""),
-                level=desk.waiting_level)
+                level=desk.waiting_level, due_in=desk.due_in, refresh=_refresh(request))
 
 
 @router.get("/drafts/{draft_id}")
@@ -122,13 +127,18 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
         mine = None
     # who else has it open is read before this agent's own presence is written
     present = assignment.others_here(svc, draft_id, user.id)
-    if actionable:
+    # the page's own refresh (app.js) shows it as it is now: no new opening that would take
+    # back a mail given away or unassigned meanwhile; the agent is still here
+    refreshing = request.headers.get("x-refresh") == "1"
+    if actionable and not refreshing:
         owner = assignment.claim(svc, draft.email_id, user.id, user.actor)
-        assignment.here(svc, draft_id, user.id)
     else:
         owner = assignment.owner(svc, draft.email_id)
+    if actionable:
+        assignment.here(svc, draft_id, user.id)
     mail = shown.mail
-    notes.opened(svc, draft.email_id, user.id)
+    if not refreshing:
+        notes.opened(svc, draft.email_id, user.id)
     mailbox_id = shown.reply_mail.mailbox_id
     saved, signature = answers.for_mail(svc, mailbox_id, draft.email_id, user.name)
     return page(request, "draft.html", d=draft, seen=seen_token(draft), my_edit=mine,
@@ -147,6 +157,7 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
                 query=urlencode(query.url_params()),
                 position=where.position, total=where.total, next_id=where.next_id,
                 prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level,
+                due_at=where.due_at, due_s=desk.due_in(where.due_at), refresh=_refresh(request),
                 decision=decision_line(svc, draft.email_id),
                 **views_casework.context(svc, draft.email_id, shown.reply_mail.status))
 

@@ -46,9 +46,9 @@ class Services:
     # (and CLI commands that find the folder free) touch ``vectors``; see docs/states.md (workers).
     @cached_property
     def embedder(self) -> Embedder:
-        from ..adapters.embeddings import build_embedder
+        from ..adapters.embeddings import RecentEmbeddings, build_embedder
 
-        return build_embedder(self.settings)
+        return RecentEmbeddings(build_embedder(self.settings))
 
     @cached_property
     def vectors(self) -> VectorStore:

@@ -197,7 +197,8 @@ class MemoryDatabase:
         self.labelled_examples.append((email_id, source))
         return True
 
-    def reviewed(self, draft_id: int, outcome: Any, distance: float | None = None) -> None:
+    def reviewed(self, draft_id: int, outcome: Any, distance: float | None = None,
+                 by: str = "") -> None:
         self.reviews[draft_id] = (str(outcome), distance)
 
     def draft(self, draft_id: int, lock: bool = False) -> Draft | None:

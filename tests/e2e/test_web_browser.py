@@ -248,3 +248,52 @@ def test_admin_bulk_retries_failed_sends_and_reads_the_timeline(web, app_env, br
     assert '<script>alert("reason")</script>' in page.inner_text("main")
     page.wait_for_timeout(200)
     assert dialogs == []
+
+
+def test_admin_exports_and_erases_a_person_and_the_vector_worker_carries_it_out(
+        web, app_env, browser, dialogs, db, tmp_path):
+    """GIVEN a person's mail with a draft and another person's mail, local Qdrant WHEN an
+    admin downloads the person's archive, asks to erase them with a reason, checks what
+    goes and confirms THEN the erasure is queued, the vector worker (`worker --with-vectors
+    --burst`) carries it out, and the page lists it done under the address's hash."""
+    import zipfile
+
+    users.add_user(db, "root", "admin", PASSWORD, "test")
+    mb = make_mailbox(db)
+    alice = make_email(db, mb, subject="Rechnung 4711", from_addr="alice@customer.example")
+    make_draft(db, alice)
+    other = make_email(db, mb, subject="Router", from_addr="carol@other.example")
+
+    page = new_page(browser, dialogs)
+    log_in(page, web, "root")
+    page.goto(web + "/admin/privacy")
+    page.fill("#export-address", "alice@customer.example")
+    with page.expect_download() as got:
+        page.click("#export-submit")
+    archive = tmp_path / "export.zip"
+    got.value.save_as(archive)
+    with zipfile.ZipFile(archive) as z:
+        assert f"mails/{alice}/mail.txt" in z.namelist()
+        assert not [n for n in z.namelist() if n.startswith(f"mails/{other}/")]
+
+    page.fill("#forget-address", "alice@customer.example")
+    page.fill("#forget-reason", "Art. 17: the customer asked by phone")
+    page.click("#forget-check")
+    page.wait_for_selector("#forget-plan")
+    assert "Erase for good" in page.inner_text("#forget-confirm")
+    page.screenshot(path=str(OUT / "privacy-confirm.png"), full_page=True)
+    assert db.fetchone("SELECT COUNT(*) AS n FROM emails")["n"] == 2
+    page.click("#forget-confirm-button")
+    page.wait_for_selector(".flash.ok")
+    assert "Erasure queued" in page.inner_text(".flash.ok")
+
+    done = subprocess.run([sys.executable, "-m", "email_rag", "worker", "--with-vectors",
+                           "--burst"], env=app_env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    page.goto(web + "/admin/privacy")
+    listed = page.inner_text("#privacy-erasures")
+    assert "done" in listed and "alice" not in listed.lower()
+    page.screenshot(path=str(OUT / "privacy.png"), full_page=True)
+    assert [r["id"] for r in db.fetchall("SELECT id FROM emails")] == [other]
+    assert dialogs == []

@@ -72,6 +72,27 @@ def test_audit_log_is_append_only(db):
         db.execute("DELETE FROM audit_log")
 
 
+def test_only_an_erasing_session_may_overwrite_audit_detail_and_nothing_else(db):
+    """Migration 0360: erasure's one exception to the append-only log."""
+    db.execute("INSERT INTO audit_log (event_uid, at, actor, entity_type, entity_id, event,"
+               " detail) VALUES (%s, NOW(6), 'test', 'email', '1', 'x', '{\"a\": \"b\"}')",
+               (uuid.uuid4().hex,))
+    with pytest.raises(DatabaseError, match="append-only"):
+        db.execute("UPDATE audit_log SET detail = '{}'")
+    with db.transaction() as cur:
+        cur.execute("SET @email_rag_audit_erasure = 1")
+        try:
+            with pytest.raises(DatabaseError, match="append-only"):
+                cur.execute("UPDATE audit_log SET detail = '{}', actor = 'someone'")
+            cur.execute("UPDATE audit_log SET detail = '{}'")
+            with pytest.raises(DatabaseError, match="append-only"):
+                cur.execute("DELETE FROM audit_log")
+        finally:
+            cur.execute("SET @email_rag_audit_erasure = NULL")
+    assert db.fetchone("SELECT actor, detail FROM audit_log") == {"actor": "test",
+                                                                 "detail": "{}"}
+
+
 def test_send_attempt_is_unique_per_draft(db):
     from email_rag.core.errors import DuplicateKeyError
 

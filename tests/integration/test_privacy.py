@@ -297,3 +297,90 @@ def test_forget_leaves_a_mail_a_worker_is_processing_for_the_next_run(env, db, t
     assert [r["id"] for r in db.fetchall("SELECT id FROM emails")] == [other]
     assert db.fetchone("SELECT state, mails_erased FROM privacy_erasures") == {
         "state": "done", "mails_erased": 2}
+
+
+def _audit_text(db) -> str:
+    rows = db.fetchall("SELECT actor, entity_id, event, from_state, to_state, detail "
+                       "FROM audit_log")
+    return json.dumps(rows, default=str, ensure_ascii=False).lower()
+
+
+def test_after_forget_the_audit_keeps_each_event_of_the_person_without_their_data(
+        env, db, tmp_path, capsys):
+    """The person's data that today's writers put into audit detail (the reply rule's reason
+    naming the sender addresses, the downloaded attachment's file name, a staff member's
+    reject reason quoting the mail, a send error naming the recipient) is unreadable after
+    forget, in MariaDB and in the spool; every event stays with what happened, when and by
+    whom, so the trail still answers "what happened to mail N"; another person's events
+    keep their detail."""
+    from email_rag.core.states import Actor
+    from email_rag.mail.addresses import choose_reply
+    from email_rag.sending.review import attachment, reject
+
+    box = make_mailbox(db)
+    msg = EmailMessage()
+    msg["Message-ID"] = "<id-card@customer.example>"
+    msg["From"] = "Alice Example <alice@customer.example>, alice.private@home.example"
+    msg["To"] = "support@example.com"
+    msg["Subject"] = "Passport renewal for Alice Example"
+    msg.set_content("Please find my ID card attached.")
+    msg.add_attachment(PDF, maintype="application", subtype="pdf",
+                       filename="Alice Example ID card.pdf")
+    raw = bytes(msg)
+    first = make_email(db, box, subject="Passport renewal for Alice Example",
+                       body="Please find my ID card attached.", from_name="Alice Example",
+                       from_addr="alice@customer.example", raw=raw,
+                       attachments=parse_mail(raw).attachments_json(),
+                       message_id="<id-card@customer.example>")
+    other = make_email(db, box, subject="Carol's router", from_addr="carol@other.example")
+    draft = make_draft(db, first, body="Dear Alice,\n\nwe renew it.\n")
+    job = make_job(db, first)
+    rule = choose_reply(["alice@customer.example", "alice.private@home.example"], []).rule
+    assert "alice@customer.example" in rule  # the reason names the sender addresses
+    svc = Services(get_settings())
+    try:
+        svc.audit.record(
+            AuditEvent(Actor.POLLER, "email", first, "received", None, "manual",
+                       detail={"mailbox": "support", "uid": 7, "reason": rule}),
+            AuditEvent(Actor.WORKER, "job", job, "retry_scheduled", "processing", "queued",
+                       attempt=1, detail={"error": "SMTP 550 5.1.1 <alice@customer.example>:"
+                                          " Recipient address rejected", "reason": "transient",
+                                          "retry_in_s": 2.0}),
+            AuditEvent(Actor.POLLER, "email", other, "received", None, "manual",
+                       detail={"reason": "From carol@other.example is a no-reply address"}))
+        attachment(svc, draft, 1, "anna")
+        reject(svc, draft, "anna", "Alice Example phoned: Passport renewal for Alice Example "
+                                   "is done, alice.private@home.example confirmed")
+        # an event of the mail still in the spool (MariaDB was down when it was written)
+        AuditLog(db, svc.settings.audit_spool_path).spool([AuditEvent(
+            Actor.WORKER, "email", first, "step_failed",
+            detail={"step": "parse", "error": "header block unreadable: Alice Example"})])
+    finally:
+        svc.close()
+    before = [(e["event"], e["actor"], e["from_state"], e["to_state"], e["at"])
+              for e in events_for(db, "email", first)]
+    text = _audit_text(db)
+    for personal in ("alice@customer.example", "alice example id card.pdf", "passport renewal"):
+        assert personal in text  # today's writers put it there
+
+    code, done = _forget(capsys, "alice@customer.example", "--reason", "Art. 17 request")
+    assert code == 0 and done["state"] == "done" and done["remaining"] == {}, done
+
+    text = _audit_text(db)
+    for personal in ("alice@customer.example", "alice.private@home.example", "alice example",
+                     "passport renewal", "id card"):
+        assert personal not in text, personal
+    assert AuditLog(db, get_settings().audit_spool_path).spooled_count() == 0
+    # what happened to mail N, when and by whom: every event kept
+    after = [(e["event"], e["actor"], e["from_state"], e["to_state"], e["at"])
+             for e in events_for(db, "email", first)]
+    assert after[:len(before)] == before and [e[0] for e in after][-1] == "step_failed"
+    assert [e["event"] for e in events_for(db, "draft", draft)] == ["rejected"]
+    [retry] = events_for(db, "job", job)
+    assert json.loads(retry["detail"])["retry_in_s"] == 2.0 and retry["attempt"] == 1
+    [downloaded] = [e for e in events_for(db, "email", first)
+                    if e["event"] == "attachment_downloaded"]
+    assert json.loads(downloaded["detail"])["size"] == len(PDF)
+    # another person's event is untouched
+    [carol] = events_for(db, "email", other)
+    assert "carol@other.example" in carol["detail"]

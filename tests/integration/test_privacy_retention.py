@@ -344,7 +344,8 @@ def test_retention_erases_the_graph_documents_of_expired_mails_and_keeps_the_peo
         env, db, monkeypatch):
     """Through the graph adapter and its test double (ArangoRecorder: real python-arango
     calls, NOT ArangoDB): the expired mail's documents and edges go, the kept mail's stay,
-    and the person vertex stays (the person may have other mails)."""
+    and so does the vertex of a person with a kept mail (one whose every mail expired goes:
+    the next test)."""
     from email_rag.adapters.graph import EDGES, person_key
 
     _mailboxes(monkeypatch, support=30)
@@ -357,8 +358,33 @@ def test_retention_erases_the_graph_documents_of_expired_mails_and_keeps_the_peo
         assert set(recorder.collections["mails"]) == {f"m{kept}"}
         edges = [e for name in EDGES for e in recorder.collections[name].values()]
         assert edges and all(f"m{kept}" in e["_from"] + e["_to"] for e in edges)
-        assert person_key("alice@customer.example") in recorder.collections["people"]
+        assert person_key("bob@customer.example") in recorder.collections["people"]
     assert _ids(db) == {kept}
+
+
+def test_retention_removes_a_person_vertex_once_all_their_mails_expired(env, db,
+                                                                        monkeypatch):
+    """A person whose every mail expired leaves no vertex (it holds the address and the
+    name); a person with a mail still kept keeps theirs. Through the graph adapter's test
+    double (ArangoRecorder, NOT ArangoDB)."""
+    from email_rag.adapters.graph import person_key
+
+    _mailboxes(monkeypatch, support=30)
+    box = make_mailbox(db, "support")
+    _closed(db, make_email(db, box, status="sent", from_addr="dora@gone.example",
+                           from_name="Dora Gone"), LONG_AGO)
+    _closed(db, make_email(db, box, status="sent", from_addr="carol@customer.example"),
+            LONG_AGO)
+    kept = make_email(db, box, status="sent", from_addr="carol@customer.example")
+    with graphed(db, monkeypatch) as (svc, recorder):
+        assert person_key("dora@gone.example") in recorder.collections["people"]
+        assert retention.run(svc, clock=lambda: NOW).state == "done"
+        svc.close()
+        people = recorder.collections["people"]
+        assert person_key("dora@gone.example") not in people
+        assert not [p for p in people.values() if "dora" in json.dumps(p).lower()]
+        assert person_key("carol@customer.example") in people
+        assert set(recorder.collections["mails"]) == {f"m{kept}"}
 
 
 def _retention(capsys, *args) -> tuple[int, dict]:

@@ -186,24 +186,27 @@ def filtered(store: QdrantStore, vector, mailbox_id, exclude, limit):
 
 
 def test_local_search_and_stale_chunk_lookup_match_the_filtered_calls(tmp_path):
-    """GIVEN a local folder with mails of two mailboxes WHEN searching (mailbox-scoped,
-    excluding one mail) THEN the prefix search returns exactly the filtered search's hits,
-    also when it must fall back; AND re-indexing mails with fewer chunks removes exactly
-    their chunks beyond the new count, nothing of other mails."""
+    """GIVEN a local folder with mails of two mailboxes, some chunks deleted WHEN searching
+    (mailbox-scoped, excluding one mail, or over everything) THEN the local search on the
+    collection's matrix returns exactly Qdrant's filtered query's hits and scores, also when
+    the nearest points are mostly of the other mailbox; AND re-indexing mails with fewer
+    chunks removes exactly their chunks beyond the new count, nothing of other mails."""
     store = QdrantStore(path=tmp_path / "q", dim=8)
     try:
         for e in range(1, 41):
             store.replace_mail(e, points(e, 1 if e % 4 else 2, 1 + e % 3, seed=e))
+        store.replace_mail(11, points(11, 1, 1, seed=11))  # chunks 1 and 2 deleted
         vectors = [points(99, 1, 1, seed=100 + seed)[0].vector for seed in range(5)]
         for vec in vectors:
-            for mailbox, limit in ((1, 5), (2, 5), (2, 15)):
-                want = [(h.email_id, h.chunk) for h in filtered(store, vec, mailbox, 3, limit)]
-                got = [(h.email_id, h.chunk) for h in
+            for mailbox, limit in ((1, 5), (2, 5), (2, 15), (None, 7), (1, 200)):
+                flt = models.Filter(must=[_match("mailbox_id", mailbox)] if mailbox else None,
+                                    must_not=[_match("email_id", 3)])
+                want = [(h.email_id, h.chunk, round(h.score, 5))
+                        for h in store._query(vec, limit, flt)]
+                got = [(h.email_id, h.chunk, round(h.score, 5)) for h in
                        store.search(vec, mailbox_id=mailbox, exclude_email_id=3, limit=limit)]
-                assert got == want
-        # both paths were taken: the shortcut, and the fallback when the prefix was too short
-        assert all(store._local_prefix_search(v, 1, 3, 5) is not None for v in vectors)
-        assert any(store._local_prefix_search(v, 2, 3, 15) is None for v in vectors)
+                assert got == want and want
+                assert store._local_search(vec, mailbox, 3, limit) is not None
         before = store.count()
         store.replace_mail(5, points(5, 1, 1, seed=5))  # had 3 chunks, keeps 1
         store.replace_mail(8, [])  # had 3 chunks, keeps none

@@ -180,7 +180,7 @@ def test_the_sort_index_follows_every_change_of_a_draft_or_its_mail(client, db, 
         by_sort = {}
         for r in rows:
             by_sort.setdefault(r["sort"], set()).add(r["draft_id"])
-        assert set(by_sort) <= {"waiting", "priority", "mailbox"}
+        assert set(by_sort) <= {"waiting", "priority", "mailbox", "due"}
         assert len({frozenset(v) for v in by_sort.values()}) <= 1  # same drafts in each
         return by_sort.get("waiting", set())
 

@@ -4,11 +4,12 @@ import math
 
 import pytest
 
-from email_rag.adapters.embeddings import HashingEmbedder, build_embedder
+from email_rag.adapters.embeddings import HashingEmbedder, RecentEmbeddings, build_embedder
 from email_rag.adapters.graph import addresses, documents, person_key
 from email_rag.core.errors import (
     DatabaseUnavailableError,
     EmbeddingRejectedError,
+    EmbeddingUnavailableError,
     StoreRejectedError,
     StoreUnavailableError,
 )
@@ -16,6 +17,7 @@ from email_rag.core.index_ports import GraphMail, GraphReply, point_id
 from email_rag.core.retry import RetryPolicy
 from email_rag.core.settings import Settings
 from email_rag.indexing.indexer import with_tries
+from email_rag.wiring.services import Services
 
 
 def test_point_ids_are_deterministic_uuids_per_mail_and_chunk():
@@ -107,3 +109,42 @@ def test_unexpected_client_error_counts_as_store_failure_but_mariadb_errors_prop
     with pytest.raises(DatabaseUnavailableError):
         with_tries("vectors", lambda: (_ for _ in ()).throw(DatabaseUnavailableError("gone")),
                    POLICY, lambda s: None)
+
+
+class _Counting:
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.asked: list[list[str]] = []
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.asked.append(list(texts))
+        if "bad" in texts:
+            raise EmbeddingUnavailableError("down")
+        return [[float(len(t)), 1.0] for t in texts]
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_text_embedded_a_moment_ago_is_not_embedded_again():
+    """Index embeds a mail's chunks, retrieve then its first chunk: one model call per text."""
+    inner = _Counting()
+    emb = RecentEmbeddings(inner, size=2)
+    assert emb.name == "counting"
+    assert emb.embed(["aa", "b"]) == [[2.0, 1.0], [1.0, 1.0]]
+    assert emb.embed(["aa"]) == [[2.0, 1.0]]
+    assert emb.embed(["ccc", "aa"]) == [[3.0, 1.0], [2.0, 1.0]]
+    assert inner.asked == [["aa", "b"], ["ccc"]]
+    emb.embed(["dddd"])  # two texts newer than "aa": it is pushed out
+    emb.embed(["aa"])
+    assert inner.asked[-1] == ["aa"]
+    with pytest.raises(EmbeddingUnavailableError):
+        emb.embed(["bad", "eeeee"])
+    emb.embed(["eeeee"])
+    assert inner.asked[-1] == ["eeeee"]  # a failed call leaves nothing behind
+
+
+def test_the_services_embed_through_the_recent_texts():
+    emb = Services(Settings(embedding_backend="hashing")).embedder
+    assert isinstance(emb, RecentEmbeddings) and emb.name == HashingEmbedder.name

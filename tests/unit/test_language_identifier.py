@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from email_rag.llm.classification import Language
-from email_rag.mail.language import OTHER, SUPPORTED, identify
+from email_rag.mail.language import OTHER, SUPPORTED, identify, written_in
 
 
 @pytest.mark.parametrize(("text", "code"), [
@@ -51,3 +51,15 @@ def test_a_plain_mail_is_sure_and_a_mixed_one_less_so():
 
 def test_the_codes_are_the_classification_schema_languages():
     assert {*SUPPORTED, OTHER} == {lang.value for lang in Language}
+
+
+def test_only_a_long_text_plainly_in_one_language_is_written_in_it_without_the_vote():
+    german = ("Guten Tag Frau Weber, vielen Dank für Ihre Nachricht. Wir haben die doppelte "
+              "Abbuchung geprüft und den Betrag heute auf Ihr Konto zurückgebucht. Bitte "
+              "melden Sie sich, falls noch etwas offen ist. Mit freundlichen Grüßen")
+    assert written_in(german, "de")
+    assert not written_in(german, "en")
+    assert not written_in("Danke, wir prüfen das.", "de")  # short: the vote decides
+    half = ("Thank you for your message, we have checked the double charge and refunded it. "
+            "Wir haben die doppelte Abbuchung geprüft und den Betrag heute zurückgebucht.")
+    assert not written_in(half, "en") and not written_in(half, "de")

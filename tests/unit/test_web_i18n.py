@@ -80,7 +80,7 @@ NOT_TEXT = {"email-rag", "email-rag · email-rag", "user:anna", "English", "Deut
             "Enter", "ms", "/metrics", "/healthz", "(Prometheus) ·"}
 # string literals in template code that are identifiers (CSS classes, keys, state names)
 IDENTIFIERS = {"ok", "bad", "none", "email", "draft", "ours", "sent", "admin", "info", "stale",
-               "partially_indexed", "waiting", "priority", "mailbox", "en", "de", "version",
+               "partially_indexed", "waiting", "priority", "mailbox", "due", "agent", "week", "en", "de", "version",
                "detail", "mails", "index", "jobs", "sends", "last_error", "counts_error",
                "queues_error"}
 GETTEXT = {"_", "gettext", "ngettext"}

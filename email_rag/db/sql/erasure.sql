@@ -53,3 +53,43 @@ SELECT p.id AS parent, c.id AS child FROM emails p
   JOIN emails c ON c.mailbox_id = p.mailbox_id AND c.in_reply_to = p.message_id
                AND c.id <> p.id
  WHERE p.id IN ({ids});
+
+-- name: erasure_audit_entities
+-- The drafts, send attempts and queue entries of these mails: their audit events are the
+-- mails' too (entity ids as text, as audit_log keeps them).
+SELECT 'draft' AS entity_type, CAST(id AS CHAR) AS entity_id FROM drafts
+ WHERE email_id IN ({ids})
+UNION ALL
+SELECT 'send_attempt', CAST(s.id AS CHAR) FROM send_attempts s
+  JOIN drafts d ON d.id = s.draft_id WHERE d.email_id IN ({ids})
+UNION ALL
+SELECT 'job', CAST(id AS CHAR) FROM jobs
+ WHERE email_id IN ({ids}) OR draft_id IN (SELECT id FROM drafts WHERE email_id IN ({ids}));
+
+-- name: erasure_audit_details
+-- The events of these entities that have a detail (ix_audit_entity; ids are text). No
+-- locking read: nothing but this erasure changes an event (migration 0360).
+SELECT id, detail FROM audit_log
+ WHERE detail IS NOT NULL AND ((entity_type = 'email' AND entity_id IN ({mails}))
+    OR (entity_type = 'draft' AND entity_id IN ({drafts}))
+    OR (entity_type = 'send_attempt' AND entity_id IN ({sends}))
+    OR (entity_type = 'job' AND entity_id IN ({jobs})));
+
+-- name: audit_erasure_begin
+-- Lets this session overwrite audit detail (trigger audit_log_no_update, migration 0360).
+SET @email_rag_audit_erasure = 1;
+
+-- name: audit_erasure_end
+SET @email_rag_audit_erasure = NULL;
+
+-- name: audit_erase_detail
+UPDATE audit_log SET detail = %(detail)s WHERE id = %(id)s;
+
+-- name: erasure_person_kept
+-- Whether a mail other than these ({ids}: the batch being erased) still names the address
+-- (as privacy_mail_ids matches it): its graph vertex stays.
+SELECT EXISTS (SELECT 1 FROM emails WHERE id NOT IN ({ids}) AND (
+         LOWER(TRIM(from_addr)) = %(address)s OR LOWER(TRIM(reply_addr)) = %(address)s
+      OR FIND_IN_SET(%(address)s, REPLACE(LOWER(COALESCE(to_addrs, '')), ' ', '')) > 0
+      OR FIND_IN_SET(%(address)s, REPLACE(LOWER(COALESCE(cc_addrs, '')), ' ', '')) > 0))
+       AS kept;

@@ -104,3 +104,30 @@ DELETE FROM emails WHERE id IN ({ids});
 -- name: privacy_audit_naming
 -- The verification's search of the audit log: events whose detail holds the address.
 SELECT COUNT(*) AS n FROM audit_log WHERE LOWER(CAST(detail AS CHAR)) LIKE %(pattern)s;
+
+-- name: privacy_erasure_verified
+-- What forget's verification still found (NULL: nothing): kept with the erasure.
+UPDATE privacy_erasures SET last_error = %(found)s WHERE address_hash = %(hash)s;
+
+-- name: privacy_erasures_recent
+SELECT e.address_hash, e.reason, e.requested_by, e.state, e.mails_erased, e.last_error,
+       e.requested_at, e.finished_at, r.requested_at IS NOT NULL AS pending
+  FROM privacy_erasures e LEFT JOIN privacy_requests r ON r.address_hash = e.address_hash
+UNION ALL
+SELECT r.address_hash, r.reason, r.requested_by, 'queued', 0, NULL, r.requested_at, NULL, 1
+  FROM privacy_requests r
+ WHERE NOT EXISTS (SELECT 1 FROM privacy_erasures e WHERE e.address_hash = r.address_hash)
+ ORDER BY requested_at DESC LIMIT %(limit)s;
+
+-- name: privacy_request_put
+-- An erasure asked for in the web, for the vector worker (asked again: the newest reason).
+INSERT INTO privacy_requests (address_hash, address, reason, requested_by)
+VALUES (%(hash)s, %(address)s, %(reason)s, %(by)s)
+ON DUPLICATE KEY UPDATE reason = VALUES(reason), requested_by = VALUES(requested_by);
+
+-- name: privacy_request_get
+SELECT address_hash, address, reason, requested_by FROM privacy_requests
+ WHERE address_hash = %(hash)s;
+
+-- name: privacy_request_done
+DELETE FROM privacy_requests WHERE address_hash = %(hash)s;

@@ -24,6 +24,8 @@ document.addEventListener("DOMContentLoaded", function () {
   var approveForm = document.getElementById("approve-form");
   if (body && approveForm) { reviewDesk(body, approveForm); }
   bindNavigationKeys();
+  var every = parseFloat(document.body.dataset.refresh || "0");
+  if (every > 0) { refreshLive(every * 1000); }
   // "select all" for bulk retry.
   document.querySelectorAll("[data-select-all]").forEach(function (box) {
     box.addEventListener("change", function () {
@@ -189,4 +191,36 @@ function bindNavigationKeys() {
       if (search) { ev.preventDefault(); search.focus(); }
     }
   });
+}
+
+// The queue and the draft page fetch themselves every few seconds while shown, and put the
+// new content of each [data-live] part (lists, counts, position, who else has it open) in
+// place of the old one. Nothing else is touched: the editor, its cursor and every form
+// keep what the agent typed. A part holding the focus, or drafts ticked for a bulk action,
+// waits for the next round.
+function refreshLive(ms) {
+  var busy = false;
+  function round() {
+    if (busy || document.hidden) { return; }
+    busy = true;
+    fetch(window.location.href, {credentials: "same-origin", headers: {"X-Refresh": "1"}})
+      .then(function (r) {
+        if (!r.ok || r.redirected) { throw new Error("HTTP " + r.status); }
+        return r.text();
+      })
+      .then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html");
+        document.querySelectorAll("[data-live]").forEach(function (part) {
+          var next = fresh.querySelector('[data-live="' + part.dataset.live + '"]');
+          if (!next || next.innerHTML === part.innerHTML) { return; }
+          if (part.contains(document.activeElement)) { return; }
+          // drafts ticked for a bulk action stay ticked: the part waits until none is
+          if (part.querySelector("input[type=checkbox]:checked")) { return; }
+          part.innerHTML = next.innerHTML;
+        });
+      })
+      .catch(function () { /* offline or logged out: the next round tries again */ })
+      .then(function () { busy = false; });
+  }
+  setInterval(round, ms);
 }

@@ -283,6 +283,20 @@ class Proc:
             return {}
 
 
+def cpu_seconds(procs: Iterable[Proc]) -> float:
+    """User + system CPU seconds the processes have used so far (/proc; 0 where gone): the
+    work a run costs, which a busy machine stretches in wall time but hardly in CPU time."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for p in procs:
+        try:
+            fields = Path(f"/proc/{p.popen.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (stat fields 14, 15)
+    return total / tick
+
+
 def spawn(name: str, args: list[str], env: dict[str, str], cwd: Path) -> Proc:
     """A subprocess whose output goes to files (a full pipe would stall it)."""
     tag = f"{name}-{uuid.uuid4().hex[:6]}"

@@ -37,6 +37,7 @@ from .common import (
     LLMServerProcess,
     Proc,
     Workspace,
+    cpu_seconds,
     percentile,
     rq_workers,
     spawn,
@@ -64,6 +65,7 @@ class FleetRun:
     llm: dict[str, Any] = field(default_factory=dict)
     checks: list[str] = field(default_factory=list)
     jobs_per_mail: float = 0.0  # RQ jobs run per mail (1 + hand-offs)
+    cpu_seconds: float = 0.0  # the worker processes' CPU time over the bulk
 
     @property
     def rate(self) -> float:
@@ -183,7 +185,9 @@ def run_fleet(ws: Workspace, llm: LLMServerProcess, raws: list[bytes], mails: in
     try:
         wait_until(lambda: rq_workers(r) >= k, 120, f"{k} worker(s) to start", interval=0.05,
                    procs=procs)
+        cpu0 = cpu_seconds(procs)
         t0, t_end = enqueue_and_wait(ws, db, s.queue_name, bulk, timeout, procs)
+        cpu = cpu_seconds(procs) - cpu0
         llm_stats = llm.stats()
         sent = latency_samples(ws, db, s.queue_name, probe, procs, sql("bench_job_state"))
     except RuntimeError as e:
@@ -200,6 +204,7 @@ def run_fleet(ws: Workspace, llm: LLMServerProcess, raws: list[bytes], mails: in
     run = FleetRun(k, mails, t_end - t0, counters,
                    {key: round(counters.get(key, 0) / processed, 1)
                     for key in COUNTERS})
+    run.cpu_seconds = cpu
     run.jobs_per_mail = round(sum(v for key, v in counters.items() if key.startswith("jobs_"))
                               / processed, 2)
     run.llm = {"calls": sum((llm_stats.get("calls") or {}).values()),

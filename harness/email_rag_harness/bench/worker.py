@@ -95,6 +95,7 @@ def run(args: Any) -> Report:
                             "handoff_ms_p95": p(fleet.handoff_ms, 95),
                             "step_ms_median": fleet.step_ms, "step_ms_mean": fleet.step_ms_mean,
                             "ms_per_mail": round(fleet.seconds / mails * 1000, 1),
+                            "cpu_ms_per_mail": round(fleet.cpu_seconds / mails * 1000, 1),
                             "seconds": round(fleet.seconds, 2),
                             "llm_calls": fleet.llm.get("calls")},
                 "bare": {**bare.per_mail, "commits_per_job": commits, "rows_per_job": inserts,
@@ -127,7 +128,8 @@ def run(args: Any) -> Report:
         f"{e['bare_mails_per_s']} (ratio {e['ratio']})" for e in figures["runs"])
         + f"; dispatch p50 {figures['dispatch_ms_p50']} ms")
     notes = [f"ms per step, median/mean ({processes[0]} proc, from the audit trail): {steps}; "
-             f"{first['project']['ms_per_mail']} ms per mail in all",
+             f"{first['project']['ms_per_mail']} ms per mail in all, "
+             f"{first['project']['cpu_ms_per_mail']} ms of it CPU time of the workers",
              "ms per mail by phase (wall time / mails; steps: audit means; outside steps: RQ "
              "dequeue and bookkeeping, claim, finish): " + "; ".join(
                  f"{e['processes']} proc project " + ", ".join(

@@ -13,8 +13,10 @@ nothing to act on within the wait is recorded as skipped.
 | ``admin_cli_retry_failed`` | ``failed retry`` of every item ``failed list`` shows (unknown sends, manual mails included) |
 | ``admin_decide_unknown_sends`` | ``sends resolve`` of every unknown send, decided from the relay's own record (accepted -> ``--mark-sent``, never received -> ``--resend``), as an admin reads the relay's log |
 | ``staff_regenerate`` | Regenerate on a draft waiting for review |
+| ``privacy_forget`` | an admin erases one customer (the admin page's code, ``privacy_requests.request``: queued for the vector worker, which owns the local Qdrant folder) once every generated mail of that customer is stored and at rest, then waits for the erasure to be done |
 
-The verifier then checks that no act stranded, reopened or double-sent a mail.
+The verifier then checks that no act stranded, reopened or double-sent a mail, and that
+nothing of an erased customer remains (``Admin.erased``; the harness searches every store).
 """
 
 from __future__ import annotations
@@ -31,14 +33,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from email_rag.core.errors import EmailRagError
-from email_rag.db import sql
+from email_rag.db import slot_params, sql
 
 from .fleet import ROOT
 
 log = logging.getLogger(__name__)
 
 ACTS = ("admin_console", "admin_retry_refused_sends", "admin_cli_retry_failed",
-        "admin_decide_unknown_sends", "staff_regenerate")
+        "admin_decide_unknown_sends", "staff_regenerate", "privacy_forget")
 ADMIN = "chaos-admin"
 SECOND_ADMIN = "chaos-admin-2"
 
@@ -57,6 +59,10 @@ class Admin:
     entry: str = "email_rag"  # the CLI module of the column (chaos.harness.ENTRY)
     actions: dict[str, int] = field(default_factory=dict)
     cli_errors: list[str] = field(default_factory=list)
+    # the customers erased by privacy_forget: address, their mails' ids and corpus keys,
+    # their drafts' ids and send attempts (draft -> attempt; the verifier expects none of it
+    # to remain, and still counts each reply's send marks by its attempt's audit events)
+    erased: list[dict[str, Any]] = field(default_factory=list)
     # acts waiting for something to act on do not keep the run from settling; an act that
     # found its object is "acting" until it returns (the run does not settle under it)
     _acting: set[int] = field(default_factory=set)
@@ -194,6 +200,104 @@ class Admin:
                             "outcome": getattr(result, "action", str(result))}
         finally:
             self.staff.release()
+
+    def privacy_forget(self, e: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        from email_rag.review import privacy, privacy_requests
+
+        # a customer with an answered case (drafts, a send, its journal) if one comes within
+        # two thirds of the wait, else any
+        wait = float(e.get("wait_s", 150))
+        answered = time.monotonic() + wait * 2 / 3
+        found = self._wait_for(lambda: self._forgettable(time.monotonic() < answered), wait)
+        if not found:
+            return "skipped: no customer with every mail stored and at rest", {}
+        address, keys = found[0]
+        deadline = time.monotonic() + float(e.get("wait_s", 150))
+        while True:  # MariaDB may be down by plan: the admin submits again
+            svc = self.new_services()
+            try:
+                ids = privacy.mail_ids(svc, address)
+                drafts = [int(r["id"]) for r in svc.db.fetchall(
+                    sql("privacy_drafts", ids=len(ids)), slot_params(ids=ids))] if ids else []
+                attempts = {int(r["draft_id"]): int(r["id"]) for r in svc.db.fetchall(
+                    sql("privacy_send_attempts", ids=len(drafts)), slot_params(ids=drafts))
+                } if drafts else {}
+                asked = privacy_requests.request(svc, address, "chaos: erasure request", ADMIN)
+                break
+            except EmailRagError as err:
+                if time.monotonic() >= deadline or self.stop.is_set():
+                    return (f"refused: {type(err).__name__}: {err}",
+                            {"address_hash": _hash(address)})
+            finally:
+                svc.close()
+            self.stop.wait(1.0)
+        self.erased.append({"address": address, "email_ids": ids, "keys": keys,
+                            "drafts": drafts, "attempts": attempts})
+        # the admin watches the list; an entry that gave up (dead: a store was down for all
+        # its tries) is asked again, as the admin presses Erase again
+        again = 0
+        deadline = time.monotonic() + float(e.get("wait_s", 150))
+        state: dict[str, Any] = {}
+        while (state := self._erasure_state(asked.address_hash)).get("pending") and \
+                time.monotonic() < deadline and not self.stop.is_set():
+            if state.get("job_state") == "dead":
+                again += 1
+                svc = self.new_services()
+                try:
+                    privacy_requests.request(svc, address, "chaos: erasure asked again", ADMIN)
+                except EmailRagError:
+                    pass  # MariaDB may be down by plan: the next look asks again
+                finally:
+                    svc.close()
+            self.stop.wait(1.0)
+        return "done", {"mails": len(ids), "drafts": len(drafts), "queued": asked.queued,
+                        "asked_again": again, "erasure": state.get("state"),
+                        "address_hash": asked.address_hash[:12]}
+
+    def _forgettable(self, answered: bool = False) -> list[tuple[str, list[str]]]:
+        """Customers every generated mail of whom is stored, at rest and held by no open
+        entry (their drafts are decided or waiting): (address, corpus keys), fewest first;
+        ``answered``: only customers with a mail answered (``sent``)."""
+        from .verify import AT_REST
+
+        by_addr: dict[str, list[str]] = {}
+        for t in self.staff.truth:
+            if t.from_addr and "@" in t.from_addr:
+                by_addr.setdefault(t.from_addr.lower(), []).append(t.key)
+        db = self.run_db()
+        try:
+            rows = db.fetchall(sql("chaos_forget_candidates"))
+        except EmailRagError:
+            return []
+        finally:
+            db.close()
+        stored: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            stored.setdefault(str(r["address"]), []).append(r)
+        out = []
+        for addr, keys in sorted(by_addr.items(), key=lambda kv: (len(kv[1]), kv[0])):
+            mails = stored.get(addr, [])
+            if len(mails) >= len(keys) and all(
+                    str(m["status"]) in AT_REST and not m["open_jobs"] and not m["in_flight"]
+                    for m in mails) and (not answered or any(
+                        str(m["status"]) == "sent" for m in mails)):
+                out.append((addr, keys))
+        return out[:1]
+
+    def _erasure_state(self, digest: str) -> dict[str, Any]:
+        db = self.run_db()
+        try:
+            return db.fetchone(sql("chaos_erasure_state"), {"hash": digest}) or {}
+        except EmailRagError:
+            return {"pending": 1}  # MariaDB may be down by plan: look again
+        finally:
+            db.close()
+
+
+def _hash(address: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(address.encode()).hexdigest()[:12]
 
 
 def _job_id(item: dict[str, Any]) -> int | None:

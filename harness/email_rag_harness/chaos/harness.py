@@ -48,7 +48,7 @@ from typing import Any
 
 from email_rag.core.errors import EmailRagError
 from email_rag.core.settings import MailboxConfig, OAuthConfig, Settings
-from email_rag.db import Database, sql
+from email_rag.db import Database, slot_params, sql
 from email_rag.db.migrate import ensure_database, migrate
 from email_rag.mail.headers import normalise_message_id, parse_headers
 
@@ -496,6 +496,7 @@ class Run:
         finally:
             db.close()
         obs.spooled_events = self._spooled()
+        self._erasures(obs)
         obs.alarms = alarm_lines(self.fleet.logs)
         with self.relay.lock:
             received = list(self.relay.received)
@@ -510,6 +511,49 @@ class Run:
         obs.backoff_cap_s = float(self.env.get("EMAIL_RAG_IMAP_BACKOFF_CAP",
                                                Settings().imap_backoff_cap))
         return obs
+
+    def _erasures(self, obs: Observed) -> None:
+        """What is left of each customer the privacy_forget act erased, searched in every
+        store of the run after its processes stopped: MariaDB (by id, by address, audit
+        detail), the local Qdrant folder (points of the erased mails), the spool files."""
+        from email_rag.adapters.vectors import QdrantStore
+
+        erased = list(self.admin.erased)
+        obs.erasures = len(erased)
+        if not erased:
+            return
+        found: list[str] = []
+        db = self.server_db(self.db_name)
+        try:
+            for e in erased:
+                ids, drafts = e["email_ids"] or [-1], e["drafts"] or [-1]
+                obs.erased_keys |= set(e["keys"])
+                obs.erased_drafts |= set(e["drafts"])
+                obs.erased_attempts.update(e.get("attempts") or {})
+                row = db.fetchone(sql("chaos_privacy_leftovers", ids=len(ids), drafts=len(drafts)),
+                                  {**slot_params(ids=ids, drafts=drafts),
+                                   "pattern": f"%{e['address']}%"}) or {}
+                found += [f"{e['address'][:3]}...: {n} {what}" for what, n in row.items() if n]
+                by_address = db.fetchall(sql("privacy_mail_ids"), {"address": e["address"]})
+                found += [f"{e['address'][:3]}...: mail {r['id']} found by the address"
+                          for r in by_address]
+        finally:
+            db.close()
+        # the run's vector settings (its embedder names the collection's vectors)
+        vector = {k[len("EMAIL_RAG_"):].lower(): v for k, v in self.env.items()
+                  if any(w in k for w in ("EMBEDDING", "VECTOR_DIM", "QDRANT"))}
+        store = QdrantStore.from_settings(Settings(**vector))
+        try:
+            for e in erased:
+                found += [f"{e['address'][:3]}...: {n} vector point(s) of mail {i}"
+                          for i in e["email_ids"] if (n := store.count(i))]
+        finally:
+            store.close()
+        for path in self.spool_dir.glob("*"):
+            text = path.read_text(errors="replace").lower() if path.is_file() else ""
+            found += [f"{e['address'][:3]}...: named in {path.name}" for e in erased
+                      if e["address"] in text]
+        obs.privacy_leftovers = found
 
     # --- cleanup ---
     def _cleanup(self) -> None:

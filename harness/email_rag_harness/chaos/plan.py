@@ -40,7 +40,8 @@ Events (``at``: seconds after the fleet started):
 
 Admin and staff actions are events with ``act`` instead of ``fault`` (see
 ``chaos.admin``): ``admin_console``, ``admin_retry_refused_sends``,
-``admin_cli_retry_failed``, ``admin_decide_unknown_sends``, ``staff_regenerate``;
+``admin_cli_retry_failed``, ``admin_decide_unknown_sends``, ``staff_regenerate``,
+``privacy_forget``;
 ``wait_s``: how long the act waits for something to act on.
 
 ``default_plan`` is random per seed, not a fixed script with shifted times: the

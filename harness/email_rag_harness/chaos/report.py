@@ -33,6 +33,8 @@ ROWS: list[tuple[str, str]] = [
     ("unexpected_dead_letters", "  outside the expected set (not a domain error)"),
     ("drafts_expected", "Drafts the corpus expects"),
     ("missing_drafts", "  missing, the mail not where a human sees why"),
+    ("erasures", "Customers erased by an admin (privacy forget)"),
+    ("privacy_leftovers", "  anything of them left (rows, vectors, audit detail, spool)"),
     ("alarm_lines", "ALARM lines in the process logs"),
     ("unexplained_alarms", "  not explained by a planned fault"),
     ("manual", "Manual (waiting for a human)"),

@@ -15,7 +15,8 @@ Counting rules (one generated mail = one customer request):
 | duplicate_drafts | drafts that are not superseded beyond the first, per generated mail |
 | duplicate_sends | relay-received replies beyond the first, per generated mail |
 | missing_sends | drafts staff approved, never received by the relay and not explained (send attempt failed/unknown with its audit event, or a dead send job with its dead-letter event) |
-| lost_mails | generated mails without a row |
+| lost_mails | generated mails without a row (a mail of a customer an admin erased excepted) |
+| privacy_leftovers | what the harness still finds of a customer erased by the ``privacy_forget`` act: their erased mails' rows, drafts, send attempts, queue entries, steps and marks, a mail found by their address, audit detail naming the address, a pending request, vector points of their mails (the local Qdrant folder, read after the processes stopped), a spool line naming the address (the chaos run configures no graph store) |
 | stranded_mails | rows resting at the end in a state that is neither terminal nor waiting for a human (e.g. ``approved`` with nothing queued to send it), named with their open entries |
 | reopened_mails | rows that left ``resolved`` or ``sent`` again (e.g. a retry from a stale console tab reopened a mail another admin had closed) |
 | not_settled | 1 when the run did not settle before its deadline (liveness); the open entries are named with their state and holder |
@@ -55,7 +56,7 @@ CLOSED = frozenset({str(MailStatus.RESOLVED), str(MailStatus.SENT)})  # never le
 _DRAFT_HEADER = re.compile(r"draft=(\d+)")
 
 # defects the hardened pipeline promises to keep at zero
-PROMISED_ZERO = ("duplicate_mails", "duplicate_drafts", "duplicate_sends", "missing_sends",
+PROMISED_ZERO = ("privacy_leftovers", "duplicate_mails", "duplicate_drafts", "duplicate_sends", "missing_sends",
                  "lost_mails", "stranded_mails", "reopened_mails", "not_settled", "lost_events",
                  "unexplained_dead_letters",
                  "unexplained_unknown_sends", "partially_indexed_left", "outage_failures",
@@ -125,6 +126,14 @@ class Observed:
     # requests in the window, alarm_seen_after_s, reauthorized) and the pollers' backoff cap
     oauth_faults: list[dict[str, Any]] = field(default_factory=list)
     backoff_cap_s: float = 2.0
+    # customers erased by the privacy_forget act: the corpus keys of their mails and their
+    # drafts' ids (gone by design, so neither lost nor a missing send), and what the harness
+    # still found of them in MariaDB, the vector store and the spool files
+    erased_keys: set[str] = field(default_factory=set)
+    erased_drafts: set[int] = field(default_factory=set)
+    erased_attempts: dict[int, int] = field(default_factory=dict)  # draft -> its attempt
+    erasures: int = 0
+    privacy_leftovers: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -216,6 +225,8 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
     dup_mails = lost = 0
     for t in truth:
         rows = rows_of.get(t.key, [])
+        if not rows and t.key in obs.erased_keys:
+            continue  # erased by an admin: its leftovers are counted below
         if not rows:
             lost += 1
             findings["lost_mails"].append(f"{t.key} ({t.kind}): no email row")
@@ -288,7 +299,7 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
                    if j.get("draft_id") is not None and j["kind"] == "send_draft"}
     missing = 0
     for draft_id in sorted(obs.approved_drafts):
-        if received_by_draft[draft_id]:
+        if received_by_draft[draft_id] or draft_id in obs.erased_drafts:
             continue
         a = attempt_of.get(draft_id)
         j = send_job_of.get(draft_id)
@@ -309,6 +320,8 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
     unmarked = 0
     for draft_id, n in sorted(received_by_draft.items()):
         a = attempt_of.get(draft_id)
+        if a is None and draft_id in obs.erased_attempts:  # erased: its audit events stay
+            a = {"id": obs.erased_attempts[draft_id]}
         marks = obs.send_marks.get(int(a["id"]), 0) if a else 0
         if n > marks:
             unmarked += n - marks
@@ -394,6 +407,11 @@ def verify(truth: list[TruthMail], obs: Observed) -> Verification:
             f"{t.key} ({t.kind}): no draft; " + ", ".join(
                 f"email {r['id']} {r['status']}" for r in rows))
     figures["missing_drafts"] = missing_drafts
+
+    # --- erasures (privacy_forget) ---
+    figures["erasures"] = obs.erasures
+    figures["privacy_leftovers"] = len(obs.privacy_leftovers)
+    findings["privacy_leftovers"] += obs.privacy_leftovers
     figures["drafts_expected"] = sum(1 for t in truth if t.expects_draft)
 
     # --- ALARM lines ---

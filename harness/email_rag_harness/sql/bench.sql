@@ -203,8 +203,34 @@ VALUES (%(mailbox_id)s, %(dedup_key)s, %(message_id)s, %(status)s, %(subject)s, 
 -- name: bench_web_sent_drafts
 INSERT INTO drafts (email_id, version, status, subject, body_draft, body_final, approved_by,
                     approved_at)
-SELECT id, 1, 'sent', 'Re: x', 'Unsere Antwort', 'Unsere Antwort', 'user:bob', received_at
+SELECT id, 1, 'sent', 'Re: x', 'Unsere Antwort', 'Unsere Antwort',
+       ELT(1 + MOD(id, 6), 'user:anna', 'user:bob', 'user:carl', 'user:dora', 'user:emil', 'user:fay'),
+       UTC_TIMESTAMP(6) - INTERVAL (MOD(id, 56)) DAY - INTERVAL 90 SECOND
   FROM emails WHERE status = 'sent';
+
+-- name: bench_web_sends
+-- The relay accepted each sent reply 90 s after its approval, spread over the last 8 weeks
+-- (the reports page reads them by sent_at).
+INSERT INTO send_attempts (draft_id, message_id, status, tries, recipients, attempted_at,
+                           sent_at)
+SELECT d.id, CONCAT('<reply-', d.id, '@x>'), 'sent', 1, 'kunde@example.com',
+       d.approved_at, d.approved_at + INTERVAL 90 SECOND
+  FROM drafts d WHERE d.status = 'sent';
+
+-- name: bench_web_reviews
+-- The review figures of those replies (outcomes spread over the kinds) and as many
+-- rejected drafts: what the reports page groups.
+INSERT INTO draft_reviews (draft_id, email_id, mailbox_id, category, outcome, edit_distance,
+                           week, decided_at, agent)
+SELECT d.id, e.id, e.mailbox_id, e.category,
+       ELT(1 + MOD(d.id, 3), 'unchanged', 'light_edit', 'rewritten'),
+       IF(MOD(d.id, 3) = 0, 0, 0.1 * (MOD(d.id, 3))),
+       DATE(d.approved_at) - INTERVAL WEEKDAY(d.approved_at) DAY, d.approved_at, d.approved_by
+  FROM drafts d JOIN emails e ON e.id = d.email_id WHERE d.status = 'sent'
+UNION ALL
+SELECT 1000000000 + d.id, e.id, e.mailbox_id, e.category, 'rejected', NULL,
+       DATE(d.approved_at) - INTERVAL WEEKDAY(d.approved_at) DAY, d.approved_at, d.approved_by
+  FROM drafts d JOIN emails e ON e.id = d.email_id WHERE d.status = 'sent';
 
 -- name: bench_web_pending_drafts
 INSERT INTO drafts (email_id, version, status, subject, body_draft, sources)

@@ -106,3 +106,33 @@ SELECT a.event, JSON_UNQUOTE(JSON_EXTRACT(a.detail, '$.worker')) AS worker, a.at
 
 -- name: chaos_job_state
 SELECT state, worker, attempts FROM jobs WHERE id = %(id)s;
+
+-- name: chaos_forget_candidates
+-- Each inbound mail's sender with its status, its open queue entries (its own or its
+-- drafts') and its replies in flight: the privacy_forget act erases a customer at rest.
+SELECT LOWER(TRIM(e.from_addr)) AS address, e.id, e.status,
+       (SELECT COUNT(*) FROM jobs j WHERE j.state NOT IN ('done', 'dead')
+           AND (j.email_id = e.id OR j.draft_id IN (SELECT id FROM drafts WHERE email_id = e.id)))
+         AS open_jobs,
+       (SELECT COUNT(*) FROM send_attempts s JOIN drafts d ON d.id = s.draft_id
+         WHERE d.email_id = e.id AND s.status IN ('pending', 'attempted', 'unknown'))
+         AS in_flight
+  FROM emails e WHERE e.direction = 'in' AND e.from_addr IS NOT NULL;
+
+-- name: chaos_erasure_state
+SELECT (SELECT state FROM privacy_erasures WHERE address_hash = %(hash)s) AS state,
+       (SELECT COUNT(*) FROM privacy_requests WHERE address_hash = %(hash)s) AS pending,
+       (SELECT state FROM jobs WHERE job_key = CONCAT('privacy_forget:', %(hash)s)) AS job_state;
+
+-- name: chaos_privacy_leftovers
+-- What of an erased customer is still in MariaDB ({ids}: their erased mails' ids, {drafts}:
+-- their drafts'): rows by id, audit detail naming the address, a pending request.
+SELECT (SELECT COUNT(*) FROM emails WHERE id IN ({ids})) AS mails,
+       (SELECT COUNT(*) FROM drafts WHERE email_id IN ({ids}) OR id IN ({drafts})) AS drafts,
+       (SELECT COUNT(*) FROM send_attempts WHERE draft_id IN ({drafts})) AS send_attempts,
+       (SELECT COUNT(*) FROM jobs WHERE email_id IN ({ids}) OR draft_id IN ({drafts})) AS jobs,
+       (SELECT COUNT(*) FROM email_steps WHERE email_id IN ({ids})) AS steps,
+       (SELECT COUNT(*) FROM erasure_marks WHERE email_id IN ({ids})) AS marks,
+       (SELECT COUNT(*) FROM audit_log WHERE LOWER(CAST(detail AS CHAR)) LIKE %(pattern)s)
+         AS audit_details,
+       (SELECT COUNT(*) FROM privacy_requests) AS requests;
