@@ -152,9 +152,9 @@ MAIL_MOVES: dict[MailStatus, frozenset[MailStatus]] = {
         MailStatus.DRAFT_READY, MailStatus.NO_REPLY, MailStatus.MANUAL, MailStatus.FAILED}),
     MailStatus.NO_REPLY_SUGGESTED: frozenset({  # staff confirm, or ask for a reply
         MailStatus.NO_REPLY, MailStatus.CLASSIFIED, MailStatus.FAILED}),
-    MailStatus.DRAFT_READY: frozenset({  # staff approve / reject / regenerate
+    MailStatus.DRAFT_READY: frozenset({  # staff approve / reject / regenerate / no reply
         MailStatus.APPROVED, MailStatus.REJECTED, MailStatus.CLASSIFIED, MailStatus.RECEIVED,
-        MailStatus.FAILED}),
+        MailStatus.FAILED, MailStatus.NO_REPLY}),
     MailStatus.APPROVED: frozenset({  # the send job
         MailStatus.SENT, MailStatus.FAILED, MailStatus.MANUAL, MailStatus.DRAFT_READY}),
     MailStatus.MANUAL: frozenset({  # a human: retry, resolve, or decide the unknown send;
@@ -164,12 +164,17 @@ MAIL_MOVES: dict[MailStatus, frozenset[MailStatus]] = {
     MailStatus.FAILED: frozenset({  # a human: retry (resumes), back to review, or resolve
         MailStatus.RECEIVED, MailStatus.CLASSIFIED, MailStatus.APPROVED, MailStatus.DRAFT_READY,
         MailStatus.RESOLVED}),
-    MailStatus.NO_REPLY: frozenset(),
-    MailStatus.SENT: frozenset({MailStatus.DRAFT_READY}),  # the reply bounced: back to review
-    MailStatus.REJECTED: frozenset(),
-    MailStatus.RESOLVED: frozenset(),
-    MailStatus.HISTORY: frozenset(),
+    # closed; staff may reopen a closed case (review/reopen.py): it is kept for a human
+    MailStatus.NO_REPLY: frozenset({MailStatus.MANUAL}),
+    MailStatus.SENT: frozenset({  # the reply bounced: back to review; or staff reopen it
+        MailStatus.DRAFT_READY, MailStatus.MANUAL}),
+    MailStatus.REJECTED: frozenset({MailStatus.MANUAL}),
+    MailStatus.RESOLVED: frozenset({MailStatus.MANUAL}),
+    MailStatus.HISTORY: frozenset(),  # a past case: never reopened
 }
+# The closed statuses staff may reopen (each may move to manual only, by a person).
+MAIL_REOPENABLE = frozenset({MailStatus.NO_REPLY, MailStatus.SENT, MailStatus.REJECTED,
+                             MailStatus.RESOLVED})
 
 DRAFT_MOVES: dict[DraftStatus, frozenset[DraftStatus]] = {
     DraftStatus.PENDING_REVIEW: frozenset({

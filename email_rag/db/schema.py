@@ -72,6 +72,8 @@ EXPECTED: dict[str, set[str]] = {
     "mail_notes": {"id", "email_id", "user_id", "author", "body", "created_at"},
     "note_mentions": {"note_id", "user_id", "email_id", "read_at"},
     "erasure_marks": {"email_id", "mailbox_id", "cause", "marked_at"},
+    "mail_snoozes": {"email_id", "until_at", "snoozed_by", "snoozed_at"},
+    "saved_views": {"id", "user_id", "name", "query", "created_at"},
     "privacy_requests": {"address_hash", "address", "reason", "requested_by", "requested_at"},
 }
 

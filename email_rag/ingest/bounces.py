@@ -260,6 +260,13 @@ def _apply(cur: Cursor, stores: Stores, email_id: int, attempt: NamedAttempt, bo
                       detail=detail, events=events,
                       diagnostic=f"bounce: {bounce.diagnostic}"[:2000], bounce_email_id=email_id)
     draft = stores.drafts.locked(cur, attempt.draft_id)
+    if draft is not None and draft.source == "forward":
+        # a forward to a colleague bounced: its attempt says so; the case is not touched
+        # and nothing comes back to review
+        events.append(AuditEvent(Actor.POLLER, "email", email_id, "bounce_linked",
+                                 detail={"send_attempt": attempt.id, "matched_by": how,
+                                         "forward_of": attempt.email_id}))
+        return events
     if draft is not None and draft.status in (DraftStatus.SENT, DraftStatus.APPROVED):
         stores.drafts.move(cur, draft.id, DraftStatus.STALE, actor=Actor.POLLER,
                            event="bounced", query="drafts_mark_stale", reason=reason,

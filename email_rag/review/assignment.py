@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..wiring.services import Services
 
 PRESENCE_WINDOW_S = 900  # an open page younger than this counts as "has it open"
-VIEWS = ("all", "mine", "unassigned")
+VIEWS = ("all", "mine", "unassigned", "snoozed")  # snoozed: review/snooze.py
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..core.actors import shown
 from ..core.errors import DraftNotFoundError
@@ -50,26 +51,56 @@ class QueueQuery:
     category: str = ""
     search: str = ""
     sort: str = "waiting"
-    view: str = "all"  # all | mine | unassigned (review/assignment.py)
+    view: str = "all"  # all | mine | unassigned | snoozed (review/assignment.py)
     me: int = 0  # the user whose "mine" it is
+    state: str = ""  # pending_review | stale | flagged (a draft the checks flagged)
+    owner: str = ""  # the name of the agent who owns the mail
+    since: str = ""  # waiting since this day (YYYY-MM-DD, in ``zone``) ...
+    until: str = ""  # ... up to and including this day
+    zone: str = "UTC"  # the user's time zone, for the days
 
     def __post_init__(self) -> None:
         if self.sort not in SORTS:
             object.__setattr__(self, "sort", "waiting")
         if self.view not in VIEWS:
             object.__setattr__(self, "view", "all")
+        if self.state not in STATES:
+            object.__setattr__(self, "state", "")
+        for name in ("since", "until"):
+            if _day(getattr(self, name), self.zone) is None:
+                object.__setattr__(self, name, "")
 
     def params(self, scope: frozenset[int] | None) -> dict[str, Any]:
+        until = _day(self.until, self.zone)
         return {"mailbox": self.mailbox or None, "category": self.category or None,
                 "scope": None if scope is None else ",".join(map(str, sorted(scope))) or "0",
                 "search": fulltext_query(self.search), "sort": self.sort, "view": self.view,
-                "me": self.me}
+                "me": self.me, "state": self.state or None, "owner": self.owner or None,
+                "since": _day(self.since, self.zone),
+                "until": until + timedelta(days=1) if until else None}
 
     def url_params(self) -> dict[str, str]:
         values = {"mailbox": self.mailbox, "category": self.category, "q": self.search,
                   "sort": "" if self.sort == "waiting" else self.sort,
-                  "view": "" if self.view == "all" else self.view}
+                  "view": "" if self.view == "all" else self.view, "state": self.state,
+                  "owner": self.owner, "since": self.since, "until": self.until}
         return {k: v for k, v in values.items() if v}
+
+
+STATES = ("", "pending_review", "stale", "flagged")
+
+
+def _day(text: str, zone: str) -> datetime | None:
+    """The start of a typed day (YYYY-MM-DD) in ``zone``, as naive UTC; None when empty
+    or not a day."""
+    if not text or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        return None
+    try:
+        tz = ZoneInfo(zone or "UTC")
+        start = datetime.fromisoformat(text).replace(tzinfo=tz)
+    except (ValueError, KeyError, ZoneInfoNotFoundError):
+        return None
+    return start.astimezone(UTC).replace(tzinfo=None)
 
 
 @dataclass(frozen=True)
@@ -96,6 +127,7 @@ class QueueRow(FromRow):
     age_s: int | None = None
     sort_key: bytes = b""
     owner: str | None = None  # the agent who owns the mail (review/assignment.py)
+    snoozed_until: datetime | None = None  # UTC; set in the Snoozed view (review/snooze.py)
     due_at: datetime | None = None  # the first reply is due (UTC; review/service_levels.py)
 
 

@@ -31,7 +31,7 @@ def periodic_jobs(services: Services) -> list[tuple[str, int, Callable[[], Any]]
     from ..adapters.queue import enqueue_poll
     from ..indexing import sync as index_sync
     from ..jobs.dispatch import redispatch
-    from ..review import retention
+    from ..review import retention, snooze
     from . import maintenance
 
     s = services.settings
@@ -48,6 +48,10 @@ def periodic_jobs(services: Services) -> list[tuple[str, int, Callable[[], Any]]
         # arms a retention entry for the vector worker (it deletes vector points); opens
         # no store here
         ("retention", s.retention_interval_seconds, lambda: retention.schedule(services)),
+        # snoozed mails whose date passed: the queue shows them already; this writes the
+        # audit event that ends each snooze (a few statements)
+        ("wake_snoozed", s.redispatch_interval_seconds,
+         lambda: snooze.wake_due(services, Actor.SCHEDULER)),
         ("oauth_renew_idle", s.oauth_renew_check_seconds, lambda: renew_idle_refresh_tokens(
             [services.token_source(m.name) for m in s.mailboxes], s.oauth_renew_idle_days * 86400)),
     ]

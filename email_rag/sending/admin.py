@@ -110,8 +110,9 @@ def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note
             raise PermanentError(f"draft {attempt.draft_id} does not exist")
         if draft_to is not None:
             stores.drafts.move(cur, draft.id, draft_to, actor=by, row=draft, reason=reason)
-        stores.mails.move(cur, draft.email_id, mail_to, actor=by, reason=reason,
-                          detail={"send_attempt": attempt_id})
+        if draft.source != "forward":  # a forward's outcome is not the case's
+            stores.mails.move(cur, draft.email_id, mail_to, actor=by, reason=reason,
+                              detail={"send_attempt": attempt_id})
         if decision == "resend":
             row = cur.fetchone(sql("jobs_by_key_for_update"),
                                {"job_key": job_key(JobKind.SEND_DRAFT, draft.id)})

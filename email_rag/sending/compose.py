@@ -34,6 +34,13 @@ def reply_subject(subject: str | None) -> str:
     return subject if subject.lower().startswith(("re:", "aw:", "sv:")) else f"Re: {subject}".strip()
 
 
+def forward_subject(subject: str | None) -> str:
+    """A forward's Subject: the customer's, without bidi controls, with one "Fwd:"."""
+    subject = strip_bidi_controls(subject or "").strip()
+    return subject if subject.lower().startswith(("fwd:", "fw:", "wg:")) \
+        else f"Fwd: {subject}".strip()
+
+
 def references(original_references: str | None, original_message_id: str | None) -> str:
     refs = (original_references or "").split()
     if original_message_id and original_message_id not in refs:
@@ -65,6 +72,29 @@ def build_reply(*, message_id: str, from_addr: str, from_name: str, to_addr: str
     if in_reply_to:
         headers["In-Reply-To"] = in_reply_to
         headers["References"] = references(original_references, in_reply_to)
+    msg = EmailMessage()
+    for key, value in headers.items():
+        msg[key] = check_header(key, value)
+    msg.set_content(body)
+    return msg
+
+
+def build_forward(*, message_id: str, from_addr: str, from_name: str, to_addr: str,
+                  subject: str | None, body: str, draft_id: int) -> EmailMessage:
+    """A mail forwarded to an address: our own message (not a reply in the customer's
+    thread), its text quoting the customer's mail (``sending.forward.forward_text``)."""
+    name, addr = parseaddr(to_addr)
+    if not addr or "@" not in addr:
+        raise HeaderInjectionError(f"recipient {to_addr!r} is not a valid address")
+    headers = {
+        "Message-ID": message_id,
+        "From": formataddr((from_name, from_addr)) if from_name else from_addr,
+        "Reply-To": from_addr,
+        "To": formataddr((name, addr)),
+        "Subject": forward_subject(subject),
+        "Date": format_datetime(datetime.now(UTC)),
+        LOOP_GUARD_HEADER: f"draft={draft_id}",
+    }
     msg = EmailMessage()
     for key, value in headers.items():
         msg[key] = check_header(key, value)

@@ -52,11 +52,22 @@ from ..core.ports import MailSender, SentFolder
 from ..core.records import InboundRef, Job, ReplyMail, SendAttempt, SendContext
 from ..core.states import Actor, DraftStatus, MailStatus, SendStatus, SendVerifiedBy
 from ..db.audit import AuditEvent, utcnow
-from .compose import build_reply
+from .compose import build_forward, build_reply
 from .journal import Acceptance, SendJournal
 from .rules import reply_choice
 
 log = logging.getLogger(__name__)
+
+
+def is_forward(draft: Any) -> bool:
+    """A forward of the mail to an address (``sending.forward``), not a reply to it."""
+    return getattr(draft, "source", "") == "forward"
+
+
+def _mail(ctx: SendContext, status: MailStatus) -> MailStatus | None:
+    """The mail's status after its send: a reply's outcome is the case's; a forward's
+    outcome leaves the case as it is (only its attempt and draft record it)."""
+    return None if is_forward(ctx.draft) else status
 
 
 class SendService:
@@ -90,7 +101,8 @@ class SendService:
             return
         if attempt.status == SendStatus.ATTEMPTED and self._settle_previous(ctx, job):
             return
-        newer = self._newer_inbound(ctx.mail, draft.approved_at)
+        # a forward is not an answer: a newer mail of the customer does not outdate it
+        newer = None if is_forward(draft) else self._newer_inbound(ctx.mail, draft.approved_at)
         if newer is not None:
             self._mark_stale(ctx, job, newer)
             return
@@ -140,7 +152,7 @@ class SendService:
         the copy in the Sent folder."""
         if self._set(ctx, job, SendStatus.SENT, "sent", response=accepted.answer,
                      verified_by=SendVerifiedBy.RELAY_250, accepted_at=accepted.accepted_at,
-                     draft_status=DraftStatus.SENT, mail_status=MailStatus.SENT,
+                     draft_status=DraftStatus.SENT, mail_status=_mail(ctx, MailStatus.SENT),
                      extra={"from_journal": True} if from_journal else None):
             self.journal.clear(accepted.attempt_id)
             self._copy_to_sent(ctx, job, message or self._compose(ctx))
@@ -169,10 +181,16 @@ class SendService:
             from_addr = address
         if not from_addr:
             raise PermanentError(f"mailbox {name} has no reply address configured")
-        return SendContext(draft, mail, name, attempt, from_addr, reply_choice(mail).addr or "")
+        to_addr = (attempt.recipients or "") if is_forward(draft) else reply_choice(mail).addr
+        return SendContext(draft, mail, name, attempt, from_addr, to_addr or "")
 
     def _compose(self, ctx: SendContext) -> bytes:
         draft, mail = ctx.draft, ctx.mail
+        if is_forward(draft):
+            return bytes(build_forward(
+                message_id=ctx.attempt.message_id, from_addr=ctx.from_addr,
+                from_name=ctx.mailbox, to_addr=ctx.to_addr, subject=mail.subject,
+                body=draft.body, draft_id=draft.id))
         msg = build_reply(
             message_id=ctx.attempt.message_id, from_addr=ctx.from_addr,
             from_name=ctx.mailbox, to_addr=ctx.to_addr, subject=mail.subject, body=draft.body,
@@ -241,12 +259,12 @@ class SendService:
     def _found_in_sent_folder(self, ctx: SendContext, job: Job, answer: str) -> bool:
         return self._set(ctx, job, SendStatus.SENT, "reconciled_sent", response=answer,
                          reconciled=True, verified_by=SendVerifiedBy.SENT_FOLDER,
-                         draft_status=DraftStatus.SENT, mail_status=MailStatus.SENT)
+                         draft_status=DraftStatus.SENT, mail_status=_mail(ctx, MailStatus.SENT))
 
     def _refused(self, ctx: SendContext, job: Job, e: SmtpPermanentError) -> None:
         answer = str(e.context.get("answer") or e)
         self._set(ctx, job, SendStatus.FAILED, "send_refused", error=str(e), response=answer,
-                  draft_status=DraftStatus.FAILED, mail_status=MailStatus.FAILED,
+                  draft_status=DraftStatus.FAILED, mail_status=_mail(ctx, MailStatus.FAILED),
                   reason=f"relay refused the reply: {answer}")
 
     def _reconcile(self, ctx: SendContext, job: Job, why: str) -> bool:
@@ -281,7 +299,7 @@ class SendService:
     def _unknown(self, ctx: SendContext, job: Job, reason: str) -> None:
         log.error("ALARM send outcome unknown for draft %s: %s", ctx.draft.id, reason)
         self._set(ctx, job, SendStatus.UNKNOWN, "send_unknown", error=reason,
-                  mail_status=MailStatus.MANUAL,
+                  mail_status=_mail(ctx, MailStatus.MANUAL),
                   reason=f"send outcome unknown, not resent: {reason}")
 
     def _mark_stale(self, ctx: SendContext, job: Job, newer: InboundRef) -> None:

@@ -31,7 +31,15 @@ from ..core.redact import redact_text
 from ..core.settings import Settings, get_settings
 from ..review import service_levels
 from ..sending.outcome import N_
-from . import views_admin, views_answers, views_main, views_privacy, views_review
+from . import (
+    views_admin,
+    views_answers,
+    views_casework,
+    views_main,
+    views_privacy,
+    views_review,
+    views_search,
+)
 from .limits import BodyLimit
 from .pool import ServicesPool
 from .render import STATIC, page
@@ -70,6 +78,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(views_admin.router)
     app.include_router(views_privacy.router)
     app.include_router(views_answers.router)
+    app.include_router(views_casework.router)
+    app.include_router(views_search.router)
     _handlers(app)
     return app
 

@@ -24,6 +24,7 @@ LABELS: dict[str, str] = {
     # draft states (DraftStatus) beyond the mail's
     "pending_review": N_("pending review"),
     "stale": N_("stale"),
+    "flagged": N_("flagged"),  # a queue filter: drafts the draft checks flagged
     "superseded": N_("superseded"),
     # send states (SendStatus) beyond the above
     "pending": N_("pending"),

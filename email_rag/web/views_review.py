@@ -25,7 +25,7 @@ from ..core.records import Draft
 from ..core.states import DraftStatus
 from ..db import examples
 from ..llm.examples import describe_sources
-from ..review import answers, assignment, desk, no_reply, notes
+from ..review import answers, assignment, desk, no_reply, notes, saved_views
 from ..review.console import review_filters
 from ..review.desk import QueueQuery
 from ..sending import handwrite, review
@@ -33,6 +33,7 @@ from ..sending import regenerate as regen
 from ..sending.outcome import local_text, send_outcome
 from ..sending.review import seen_token
 from ..sending.rules import OPEN, reply_choice
+from . import views_casework
 from .render import language, page, user_zone
 from .render import tr as _tr
 from .security import FormStr, StaffUser, flash
@@ -82,9 +83,12 @@ def _next_url(svc, user, query: QueueQuery, draft_id: int) -> str:
 @router.get("/queue")
 def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = "",
           q: str = "", sort: str = "waiting", view: str = "", after: str = "",
-          before: str = ""):
+          before: str = "", state: str = "", owner: str = "", since: str = "",
+          until: str = ""):
     svc = _svc(request)
-    query = QueueQuery(mailbox, category, q.strip()[:200], sort, view, user.id)
+    views_casework.wake(svc)
+    query = QueueQuery(mailbox, category, q.strip()[:200], sort, view, user.id, state,
+                       owner.strip()[:100], since, until, str(_zone(request, user)))
     pg = desk.queue_page(svc, user.mailbox_ids, query, after or None, before or None)
     filters = review_filters(svc)
     filters["mailboxes"] = desk.visible_mailboxes(svc, user.mailbox_ids)
@@ -94,11 +98,16 @@ def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = 
                 open_by=open_by,
                 next_cursor=pg.next_cursor, prev_cursor=pg.prev_cursor, filters=filters,
                 mailbox=mailbox, category=category, q=query.search, sort=query.sort,
+                state=query.state, owner=query.owner, since=query.since, until=query.until,
+                states=desk.STATES[1:],
                 view=query.view, view_param=query.url_params().get("view", ""),
                 view_on={v: v == query.view for v in assignment.VIEWS}, view_links={
                     v: _with("/queue", replace(query, view=v)) for v in assignment.VIEWS},
                 sorts=desk.SORTS, query=urlencode(params),
                 search_ignored=bool(query.search) and desk.fulltext_query(query.search) is None,
+                bulk_to=views_casework.bulk_colleagues(svc, user.mailbox_ids),
+                saved_views=saved_views.of_user(svc, user.id),
+                back="/queue" + (f"?{urlencode(params)}" if params else ""),
                 level=desk.waiting_level, due_in=desk.due_in, refresh=_refresh(request))
 
 
@@ -149,7 +158,8 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
                 position=where.position, total=where.total, next_id=where.next_id,
                 prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level,
                 due_at=where.due_at, due_s=desk.due_in(where.due_at), refresh=_refresh(request),
-                decision=decision_line(svc, draft.email_id))
+                decision=decision_line(svc, draft.email_id),
+                **views_casework.context(svc, draft.email_id, shown.reply_mail.status))
 
 
 @router.post("/drafts/{draft_id}/assign")
@@ -420,7 +430,8 @@ def _mail_page(request: Request, user, email_id: int, status: int = 200, to: str
                 undecided=mail.status == "no_reply_suggested",
                 writable=mail.status in handwrite.WRITABLE,
                 reply_to=to if to is not None else (choice.addr if choice and choice.ok else ""),
-                reply_rule=choice.rule if choice else "", reply_body=body, reply_error=error)
+                reply_rule=choice.rule if choice else "", reply_body=body, reply_error=error,
+                **views_casework.context(svc, email_id, mail.status, mail.status_reason))
 
 
 @router.post("/mails/{email_id}/reply")

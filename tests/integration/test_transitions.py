@@ -17,6 +17,7 @@ from email_rag.core.states import (
     DRAFT_MOVES,
     JOB_MOVES,
     MAIL_MOVES,
+    MAIL_REOPENABLE,
     MAIL_TERMINAL,
     SEND_MOVES,
     DraftStatus,
@@ -41,9 +42,15 @@ def test_every_status_has_a_row_and_moves_only_to_known_statuses(record):
         assert targets <= set(enum)
 
 
-def test_terminal_mail_statuses_have_no_way_out_but_a_bounce_reopens_a_sent_one():
-    assert {s for s, nxt in MAIL_MOVES.items() if not nxt} | {MailStatus.SENT} == set(MAIL_TERMINAL)
-    assert MAIL_MOVES[MailStatus.SENT] == {MailStatus.DRAFT_READY}  # the reply bounced
+def test_terminal_mail_statuses_have_no_way_out_but_reopen_and_a_bounce_of_a_sent_one():
+    """A closed mail leaves only when staff reopen it (to manual; review/reopen.py) or, a
+    sent one, when its reply bounced; a history mail never."""
+    assert {s for s, nxt in MAIL_MOVES.items() if nxt <= {MailStatus.MANUAL}} \
+        | {MailStatus.SENT} == set(MAIL_TERMINAL)
+    assert MAIL_MOVES[MailStatus.SENT] == {MailStatus.DRAFT_READY, MailStatus.MANUAL}
+    assert set(MAIL_REOPENABLE) == set(MAIL_TERMINAL) - {MailStatus.HISTORY}
+    assert all(MAIL_MOVES[s] >= {MailStatus.MANUAL} for s in MAIL_REOPENABLE)
+    assert not MAIL_MOVES[MailStatus.HISTORY]
 
 
 @pytest.fixture

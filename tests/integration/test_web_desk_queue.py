@@ -131,6 +131,19 @@ def test_staff_see_and_act_only_on_their_mailboxes(client, db):
         assert r.status_code == 404, action
     assert db.fetchone("SELECT status FROM drafts WHERE id = %s", (other,))["status"] == \
         "pending_review"
+    other_mail = db.fetchone("SELECT email_id FROM drafts WHERE id = %s", (other,))["email_id"]
+    for action, data in (("snooze", {"until": "2099-01-01"}), ("unsnooze", {}),
+                         ("reopen", {"reason": "x"}), ("forward", {"to": "x@y.example"})):
+        r = c.post(f"/mails/{other_mail}/{action}", data={"csrf_token": c.csrf, **data},
+                   follow_redirects=False)
+        assert r.status_code == 404, action
+    assert "sales" not in c.get("/queue", params={"view": "snoozed"}).text
+    other_from = db.fetchone("SELECT from_addr, subject FROM emails WHERE id = %s",
+                             (other_mail,))
+    assert f'id="hit-mail-{other_mail}"' not in c.get(
+        "/search", params={"q": other_from["subject"]}).text
+    assert f'id="mail-{other_mail}"' not in c.get(
+        "/customers", params={"addr": other_from["from_addr"]}).text
     assert c.get(f"/drafts/{mine[0]}").status_code == 200
     admin = client("root")
     assert set(ids_on(admin.get("/queue").text)) == {*mine, other}

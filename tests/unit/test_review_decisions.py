@@ -37,8 +37,10 @@ def statuses(svc, email_id, draft_id):
 # --- the status stores ---
 
 def test_a_move_outside_the_table_is_refused_and_writes_nothing(svc):
+    """A closed mail moves only where its table row says (reopen: to manual), never to
+    approved."""
     email_id, _ = review_world(svc, mail_status="rejected")
-    with pytest.raises(TransitionRefused, match="rejected is final"):
+    with pytest.raises(TransitionRefused, match="from rejected only manual may follow"):
         with svc.db.transaction() as cur:
             svc.stores.mails.move(cur, email_id, MailStatus.APPROVED, actor="user:anna")
     assert svc.rows.row("emails", email_id)["status"] == "rejected" and svc.rows.events == []

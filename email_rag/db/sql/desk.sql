@@ -67,17 +67,33 @@ DELETE um FROM user_mailboxes um JOIN users u ON u.id = um.user_id
 
 -- name: desk_queue_page
 SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
-       ou.name AS owner
+       ou.name AS owner, sn.until_at AS snoozed_until
   FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
          WHERE q.sort = %(sort)s
    AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
    AND (%(category)s IS NULL OR q.category = %(category)s)
    AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
-   AND (%(view)s = 'all'
+   AND (%(view)s IN ('all', 'snoozed')
         OR (%(view)s = 'mine' AND q.email_id IN (
             SELECT email_id FROM mail_assignments WHERE user_id = %(me)s))
         OR (%(view)s = 'unassigned' AND q.email_id NOT IN (
             SELECT email_id FROM mail_assignments)))
+   AND ((%(view)s = 'snoozed') = EXISTS (
+        SELECT 1 FROM mail_snoozes s WHERE s.email_id = q.email_id
+                                       AND s.until_at > UTC_TIMESTAMP(6)))
+   AND (%(state)s IS NULL OR EXISTS (
+        SELECT 1 FROM drafts fd WHERE fd.id = q.draft_id
+           AND IF(%(state)s = 'flagged', COALESCE(fd.check_flags, '') NOT IN ('', '[]'),
+                  fd.status = %(state)s)))
+   AND (%(owner)s IS NULL OR EXISTS (
+        SELECT 1 FROM mail_assignments fa JOIN users fu ON fu.id = fa.user_id
+         WHERE fa.email_id = q.email_id AND fu.name = %(owner)s))
+   AND (%(since)s IS NULL AND %(until)s IS NULL OR EXISTS (
+        SELECT 1 FROM emails fe WHERE fe.id = q.email_id
+           AND (%(since)s IS NULL
+                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) >= %(since)s)
+           AND (%(until)s IS NULL
+                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) < %(until)s)))
    AND (%(search)s IS NULL OR q.email_id IN (
         SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
                                     AGAINST (%(search)s IN BOOLEAN MODE)))
@@ -87,22 +103,39 @@ SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
   JOIN review_queue v ON v.id = k.draft_id
   LEFT JOIN mail_assignments ma ON ma.email_id = v.email_id
   LEFT JOIN users ou ON ou.id = ma.user_id
+  LEFT JOIN mail_snoozes sn ON sn.email_id = v.email_id AND sn.until_at > UTC_TIMESTAMP(6)
  ORDER BY k.sort_key, k.draft_id;
 
 -- name: desk_queue_page_before
 -- The rows just before a position, nearest first (previous page, previous draft).
 SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
-       ou.name AS owner
+       ou.name AS owner, sn.until_at AS snoozed_until
   FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
          WHERE q.sort = %(sort)s
    AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
    AND (%(category)s IS NULL OR q.category = %(category)s)
    AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
-   AND (%(view)s = 'all'
+   AND (%(view)s IN ('all', 'snoozed')
         OR (%(view)s = 'mine' AND q.email_id IN (
             SELECT email_id FROM mail_assignments WHERE user_id = %(me)s))
         OR (%(view)s = 'unassigned' AND q.email_id NOT IN (
             SELECT email_id FROM mail_assignments)))
+   AND ((%(view)s = 'snoozed') = EXISTS (
+        SELECT 1 FROM mail_snoozes s WHERE s.email_id = q.email_id
+                                       AND s.until_at > UTC_TIMESTAMP(6)))
+   AND (%(state)s IS NULL OR EXISTS (
+        SELECT 1 FROM drafts fd WHERE fd.id = q.draft_id
+           AND IF(%(state)s = 'flagged', COALESCE(fd.check_flags, '') NOT IN ('', '[]'),
+                  fd.status = %(state)s)))
+   AND (%(owner)s IS NULL OR EXISTS (
+        SELECT 1 FROM mail_assignments fa JOIN users fu ON fu.id = fa.user_id
+         WHERE fa.email_id = q.email_id AND fu.name = %(owner)s))
+   AND (%(since)s IS NULL AND %(until)s IS NULL OR EXISTS (
+        SELECT 1 FROM emails fe WHERE fe.id = q.email_id
+           AND (%(since)s IS NULL
+                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) >= %(since)s)
+           AND (%(until)s IS NULL
+                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) < %(until)s)))
    AND (%(search)s IS NULL OR q.email_id IN (
         SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
                                     AGAINST (%(search)s IN BOOLEAN MODE)))
@@ -112,6 +145,7 @@ SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
   JOIN review_queue v ON v.id = k.draft_id
   LEFT JOIN mail_assignments ma ON ma.email_id = v.email_id
   LEFT JOIN users ou ON ou.id = ma.user_id
+  LEFT JOIN mail_snoozes sn ON sn.email_id = v.email_id AND sn.until_at > UTC_TIMESTAMP(6)
  ORDER BY k.sort_key DESC, k.draft_id DESC;
 
 -- name: desk_queue_count
@@ -126,11 +160,27 @@ SELECT COUNT(*) AS total, COALESCE(SUM(q.draft_id = %(at_id)s), 0) AS here,
    AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
    AND (%(category)s IS NULL OR q.category = %(category)s)
    AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
-   AND (%(view)s = 'all'
+   AND (%(view)s IN ('all', 'snoozed')
         OR (%(view)s = 'mine' AND q.email_id IN (
             SELECT email_id FROM mail_assignments WHERE user_id = %(me)s))
         OR (%(view)s = 'unassigned' AND q.email_id NOT IN (
             SELECT email_id FROM mail_assignments)))
+   AND ((%(view)s = 'snoozed') = EXISTS (
+        SELECT 1 FROM mail_snoozes s WHERE s.email_id = q.email_id
+                                       AND s.until_at > UTC_TIMESTAMP(6)))
+   AND (%(state)s IS NULL OR EXISTS (
+        SELECT 1 FROM drafts fd WHERE fd.id = q.draft_id
+           AND IF(%(state)s = 'flagged', COALESCE(fd.check_flags, '') NOT IN ('', '[]'),
+                  fd.status = %(state)s)))
+   AND (%(owner)s IS NULL OR EXISTS (
+        SELECT 1 FROM mail_assignments fa JOIN users fu ON fu.id = fa.user_id
+         WHERE fa.email_id = q.email_id AND fu.name = %(owner)s))
+   AND (%(since)s IS NULL AND %(until)s IS NULL OR EXISTS (
+        SELECT 1 FROM emails fe WHERE fe.id = q.email_id
+           AND (%(since)s IS NULL
+                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) >= %(since)s)
+           AND (%(until)s IS NULL
+                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) < %(until)s)))
    AND (%(search)s IS NULL OR q.email_id IN (
         SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
                                     AGAINST (%(search)s IN BOOLEAN MODE)));
@@ -198,13 +248,14 @@ SELECT e.id, e.subject, e.from_addr, e.from_name, e.status, LEFT(e.body_text, 60
  LIMIT 100;
 
 -- name: desk_thread_replies
--- Our replies in a thread (approved or sent drafts), with when they went out.
+-- Our replies in a thread (approved or sent drafts; not forwards: they went elsewhere),
+-- with when they went out.
 SELECT d.id AS draft_id, d.email_id, d.status, COALESCE(d.body_final, d.body_draft) AS body_text,
        d.approved_by, COALESCE(s.sent_at, d.approved_at) AS at, s.status AS send_status
   FROM drafts d JOIN emails e ON e.id = d.email_id
   LEFT JOIN send_attempts s ON s.draft_id = d.id
  WHERE e.mailbox_id = %(mailbox_id)s AND e.thread_key = %(thread_key)s
-   AND d.status IN ('approved', 'sent')
+   AND d.status IN ('approved', 'sent') AND d.source <> 'forward'
  ORDER BY at, d.id
  LIMIT 100;
 

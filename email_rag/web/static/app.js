@@ -196,7 +196,8 @@ function bindNavigationKeys() {
 // The queue and the draft page fetch themselves every few seconds while shown, and put the
 // new content of each [data-live] part (lists, counts, position, who else has it open) in
 // place of the old one. Nothing else is touched: the editor, its cursor and every form
-// keep what the agent typed. A part holding the focus waits for the next round.
+// keep what the agent typed. A part holding the focus, or drafts ticked for a bulk action,
+// waits for the next round.
 function refreshLive(ms) {
   var busy = false;
   function round() {
@@ -213,6 +214,8 @@ function refreshLive(ms) {
           var next = fresh.querySelector('[data-live="' + part.dataset.live + '"]');
           if (!next || next.innerHTML === part.innerHTML) { return; }
           if (part.contains(document.activeElement)) { return; }
+          // drafts ticked for a bulk action stay ticked: the part waits until none is
+          if (part.querySelector("input[type=checkbox]:checked")) { return; }
           part.innerHTML = next.innerHTML;
         });
       })

@@ -1,0 +1,118 @@
+"""Forward a mail to an address (a colleague, another department, a supplier).
+
+A forward is a draft of source ``forward``, approved at once by the person who forwards it,
+with the one send attempt of every approved draft (its Message-ID fixed here) and a
+``send_draft`` queue entry: the send job (``sending.sender``) sends it exactly once like a
+reply, to the attempt's recipient, as our own message (``Fwd:``, not in the customer's
+thread), and reconciles an unknown outcome the same way. Unlike a reply it leaves the case
+alone: the mail's status does not change when the forward is made, sent, refused or bounces.
+
+Its text is the person's note, then the customer's mail quoted with its From, Date,
+Subject and To as received (text only; attachments are not forwarded).
+
+| situation | outcome |
+|---|---|
+| recipient with a line break, several addresses, none | refused (BadInputError), nothing written |
+| the same forward (mail, recipient, note) again within ``REPEAT_WINDOW_S`` (a double click) | the first one is answered (``already_forwarded``), nothing more is sent |
+| Redis refuses the enqueue | the entry stays queued for re-dispatch (``enqueue``), audited |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..core.actors import person
+from ..core.errors import BadInputError, DraftNotFoundError
+from ..db import sql
+from ..db.audit import AuditEvent
+from ..jobs.dispatch import enqueue
+from .compose import forward_subject, strip_bidi_controls
+from .handwrite import recipient
+from .review import _send_attempt, _send_job
+
+if TYPE_CHECKING:
+    from ..wiring.services import Services
+
+MAX_NOTE_CHARS = 10_000
+REPEAT_WINDOW_S = 600
+SEPARATOR = "---------- Forwarded message ----------"
+
+
+@dataclass(frozen=True)
+class Forwarded:
+    draft_id: int
+    recipient: str
+    action: str  # forwarded | already_forwarded
+    message_id: str | None = None
+
+
+def forward_text(note: str, mail: Any) -> str:
+    """The forward's text: the note, then the mail quoted with its headers as received."""
+    sender = mail["from_addr"] or "?"
+    if mail["from_name"]:
+        sender = f"{mail['from_name']} <{sender}>"
+    head = [SEPARATOR, f"From: {strip_bidi_controls(sender)}"]
+    if mail["sent_at"] is not None:
+        head.append(f"Date: {mail['sent_at']:%Y-%m-%d %H:%M} UTC")
+    head.append(f"Subject: {strip_bidi_controls(mail['subject'] or '')}")
+    if mail["to_addrs"]:
+        head.append(f"To: {strip_bidi_controls(mail['to_addrs'])}")
+    quoted = "\n".join(head) + "\n\n" + (mail["body_text"] or "")
+    return (note.strip() + "\n\n" + quoted) if note.strip() else quoted
+
+
+def forward(svc: Services, email_id: int, by: str, typed_to: str, note: str = "") -> Forwarded:
+    """Forward the mail to ``typed_to`` with ``note`` (the caller checked that the user may
+    see the mail's mailbox)."""
+    by = person(by)
+    addr = recipient(typed_to)
+    note = (note or "").replace("\r\n", "\n")
+    if len(note) > MAX_NOTE_CHARS:
+        raise BadInputError(f"the note has {len(note)} characters, more than the "
+                            f"{MAX_NOTE_CHARS} a forward's note may have")
+    with svc.db.transaction() as cur:
+        mail = cur.fetchone(sql("forward_mail"), {"id": email_id})  # locked: one at a time
+        if mail is None:
+            raise DraftNotFoundError(f"mail {email_id} does not exist")
+        body = forward_text(note, mail)
+        again = cur.fetchone(sql("forward_recent"), {
+            "email_id": email_id, "recipient": addr, "body": body, "window_s": REPEAT_WINDOW_S})
+        if again is not None:
+            return Forwarded(int(again["draft_id"]), addr, "already_forwarded")
+        version = cur.fetchone(sql("drafts_next_version"), {"email_id": email_id})["v"]
+        cur.execute(sql("drafts_insert_forward"), {
+            "email_id": email_id, "version": version, "by": by, "body": body,
+            "subject": forward_subject(mail["subject"])[:990]})
+        draft_id = int(cur.lastrowid)
+        send, _created = _send_attempt(svc, cur, draft_id, addr, by)
+        job = _send_job(svc, cur, email_id, draft_id, by)
+        # the address is personal data: the audit log keeps the draft and attempt ids
+        svc.stores.rows_of(cur).audit([
+            AuditEvent(by, "email", email_id, "forwarded",
+                       detail={"draft_id": draft_id, "send_attempt": send.id,
+                               "note_chars": len(note.strip())}),
+            AuditEvent(by, "draft", draft_id, "created", None, "approved",
+                       detail={"source": "forward"}),
+            AuditEvent(by, "send_attempt", send.id, "created", None, send.status,
+                       detail={"draft_id": draft_id, "message_id": send.message_id,
+                               "job_id": job.id}),
+        ])
+    enqueue(svc, [job], by)
+    return Forwarded(draft_id, addr, "forwarded", send.message_id)
+
+
+@dataclass(frozen=True)
+class ForwardRow:
+    draft_id: int
+    by: str | None
+    at: Any
+    send_status: str | None
+    recipient: str | None
+
+
+def of_mail(svc: Services, email_id: int) -> list[ForwardRow]:
+    """The mail's forwards with their send state (oldest first)."""
+    return [ForwardRow(int(r["draft_id"]), r["approved_by"], r["created_at"], r["send_status"],
+                       r["recipients"])
+            for r in svc.db.fetchall(sql("forwards_of_mail"), {"email_id": email_id})]
