@@ -259,7 +259,7 @@ class UseEmbedder:
     name = "local:use-multilingual-v3-512"
     DIM = 512
 
-    def __init__(self, dim: int = DIM, threads: int = 2, batch: int = 32) -> None:
+    def __init__(self, dim: int = DIM, threads: int = 2, batch: int = 256) -> None:
         self.dim = dim
         self.threads = threads
         self.batch = batch

@@ -547,6 +547,11 @@ class Settings(BaseSettings):
     history_queue_name: str = Field(
         "email-rag-history", description="RQ queue of the index-only jobs of history mail; "
         "listened to last (below new mail) by the worker that owns the vector store.")
+    history_index_batch: int = Field(
+        128, ge=1, le=1024, description="History mails one index job indexes together (its own "
+        "and up to this many minus one waiting ones): one embedder call, one vector upsert, "
+        "one transaction. New mail waits for at most one batch (docs/history.md); 1: one "
+        "mail per job.")
 
     @model_validator(mode="after")
     def _relay_security(self) -> Settings:
