@@ -324,7 +324,7 @@ def build_embedder(settings: Any) -> Any:
     if backend == "local":
         model = settings.embedding_local_model
         if model == "use":
-            return UseEmbedder(dim)
+            return UseEmbedder(dim, threads=int(getattr(settings, "embedding_threads", 1)))
         if model == "wordllama":
             return WordLlamaEmbedder(dim)
         return LocalEmbedder(dim)
