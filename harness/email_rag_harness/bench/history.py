@@ -116,7 +116,7 @@ def run(args: Any) -> Report:
             outcomes = []
             for i in ids:
                 outcomes.append(runner.run(i))
-                if outcomes[-1] == "done" and outcomes.count("done") % 20 == 0:
+                if outcomes[-1] == "done" and runner.results["done"] % 20 == 0:
                     _progress(db, total, time.perf_counter() - t)
             index_s = time.perf_counter() - t
             left = db.fetchone(sql("bench_history_not_indexed"))
