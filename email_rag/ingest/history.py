@@ -30,6 +30,26 @@ Failure table (situation | retry? | state known? | resume?):
   index job fails (a store down)      | the job retry cycle; a store missing -> partially_indexed
       (the periodic sync fills it) | yes | yes
   the mail row of a job is gone       | no (PermanentError) | yes: job dead | -
+
+Index jobs run in batches (``history_index_batch``, 128): a job takes waiting, due
+entries of its queue with it (``JobStore.claim_companions``, locked rows skipped), parses
+their mails, indexes them together (``indexing.batch``: its own failure table for the
+stores) and finishes them in one transaction with their index status and audit events.
+A failed entry is never taken into a batch: it runs alone on its own delivery.
+
+  batch situation                      | retry? | state known? | resume?
+  one mail of the batch: parse raises  | as a job of one mail (unexpected: dead, ALARM) | yes:
+      that entry only; the others are indexed and done | -
+  one mail's entry: its mail is gone   | no (PermanentError) | that entry dead | -
+  one mail's text the embedder refuses | no | yes: that mail partially_indexed, the others
+      complete | the periodic sync
+  SIGKILL / crash at any point before  | by the stuck reset | entries processing, mails
+      the batch's commit                |  pending (nothing of the batch marked) | each entry
+      runs again alone (failed entries are not batched); vector points overwritten (same
+      ids): no duplicate
+  crash after the commit               | - | done | the companions' own deliveries: no-op
+  new mail while a batch runs          | - | - | waits for at most one batch (the history
+      queue is listened to last)
   embedder fails at a solved case's   | no: the classify step's embed_missing | yes: the
       example (history label)         | example stays without vector | embedded later
 """
