@@ -261,7 +261,7 @@ class UseEmbedder:
     name = "local:use-multilingual-v3-512"
     DIM = 512
 
-    def __init__(self, dim: int = DIM, threads: int = 2, batch: int = 32) -> None:
+    def __init__(self, dim: int = DIM, threads: int = 2, batch: int = 256) -> None:
         self.dim = dim
         self.threads = threads
         self.batch = batch
@@ -364,7 +364,7 @@ def build_embedder(settings: Any) -> Any:
     if backend == "local":
         model = settings.embedding_local_model
         if model == "use":
-            return UseEmbedder(dim)
+            return UseEmbedder(dim, threads=int(getattr(settings, "embedding_threads", 1)))
         if model == "wordllama":
             return WordLlamaEmbedder(dim)
         return LocalEmbedder(dim)

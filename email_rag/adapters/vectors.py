@@ -33,7 +33,7 @@ import socket
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -282,6 +282,54 @@ class QdrantStore:
                 client.delete(self.collection, wait=True,
                               points_selector=models.PointIdsList(points=stale))
         return len(points)
+
+    def replace_mails(self, points: Mapping[int, Sequence[VectorPoint]]) -> int:
+        """``replace_mail`` for many mails at once: one upsert of all their points, then
+        their chunks beyond the new counts deleted (local: one pass over the collection;
+        server: one filtered delete). Returns the points written."""
+        everyone = [p for ps in points.values() for p in ps]
+        other = {p.payload.embedder for p in everyone} - {None, "", self.embedder}
+        if self.embedder and other:
+            raise StoreRejectedError(
+                f"Qdrant collection {self.collection!r} takes vectors of {self.embedder}; "
+                f"these were made by {', '.join(sorted(other))}: not written")
+        keep = {int(e): len(ps) for e, ps in points.items()}
+        client = self.client
+        with self._translate("upsert"):
+            if everyone:
+                client.upsert(self.collection, wait=True, points=[
+                    models.PointStruct(id=p.id, vector=p.vector, payload=p.payload.as_dict())
+                    for p in everyone])
+            stale = self._local_stale_ids_of(keep)
+            if stale is None and keep:
+                client.delete(self.collection, wait=True, points_selector=models.FilterSelector(
+                    filter=models.Filter(should=[models.Filter(must=[
+                        _match("email_id", e),
+                        models.FieldCondition(key="chunk", range=models.Range(gte=n))])
+                        for e, n in sorted(keep.items())])))
+            elif stale:
+                client.delete(self.collection, wait=True,
+                              points_selector=models.PointIdsList(points=stale))
+        return len(everyone)
+
+    def _local_stale_ids_of(self, keep: Mapping[int, int]) -> list[Any] | None:
+        """``_local_stale_ids`` for many mails in one pass (mail id -> chunks kept)."""
+        if self.mode != "local":
+            return None
+        try:
+            coll = self.client._client.collections[self.collection]
+            ids, payloads, deleted = coll.ids, coll.payload, coll.deleted
+            out = []
+            for pid, idx in ids.items():
+                if deleted[idx]:
+                    continue
+                n = keep.get(payloads[idx].get("email_id"))
+                if n is not None and _number(payloads[idx].get("chunk")) \
+                        and payloads[idx]["chunk"] >= n:
+                    out.append(pid)
+            return out
+        except (AttributeError, KeyError, IndexError, TypeError):
+            return None
 
     def _local_stale_ids(self, email_id: int, keep: int) -> list[Any] | None:
         """Local mode: the ids of the mail's chunks ``>= keep``, found without a filter.

@@ -454,6 +454,11 @@ class Settings(BaseSettings):
         "'minilm' (all-MiniLM-L6-v2, English, needs torch: the optional extra). Changing it "
         "needs a new qdrant_collection and `email-rag reindex --all` (docs/indexing.md).",
     )
+    embedding_threads: int = Field(
+        1, ge=1, le=64, description="BLAS threads of one call of the local USE model. 1: on "
+        "the shared 2-core machine one thread embedded 17-31 long texts/s, two threads 10-13 "
+        "(they wait for each other while other processes hold a core; docs/history.md).",
+    )
     embedding_dim: int = Field(
         0, description="Vector size; 0 = the backend's own (use 512, wordllama 256, minilm 384, "
         "hashing 384; openai 384 unless set).",
@@ -619,6 +624,11 @@ class Settings(BaseSettings):
     history_queue_name: str = Field(
         "email-rag-history", description="RQ queue of the index-only jobs of history mail; "
         "listened to last (below new mail) by the worker that owns the vector store.")
+    history_index_batch: int = Field(
+        128, ge=1, le=1024, description="History mails one index job indexes together (its own "
+        "and up to this many minus one waiting ones): one embedder call, one vector upsert, "
+        "one transaction. New mail waits for at most one batch (docs/history.md); 1: one "
+        "mail per job.")
 
     @model_validator(mode="after")
     def _relay_security(self) -> Settings:

@@ -42,6 +42,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..core.index_ports import Embedder
+from ..core.records import Mail
 from ..core.rows import FromRow, Row
 from .connection import Cursor, Database
 from .queries import slot_params, sql
@@ -174,6 +175,20 @@ def embed_for_mail(db: Database, embedder: Embedder, mailbox_id: int, email_id: 
     rows = db.fetchall(sql("examples_unembedded_of_mail"), {
         "id": email_id, "mailbox_id": mailbox_id, "in_reply_to": in_reply_to or "",
         "embedder": embedder.name})
+    return _embed(db, embedder, rows)
+
+
+def embed_for_mails(db: Database, embedder: Embedder, mails: Sequence[Mail]) -> int:
+    """``embed_for_mail`` for a batch of indexed mails, in one embedder call."""
+    ids = [m.id for m in mails]
+    mids = sorted({m.in_reply_to for m in mails if m.in_reply_to}) or [""]
+    boxes = sorted({m.mailbox_id for m in mails if m.mailbox_id is not None}) or [0]
+    if not ids:
+        return 0
+    rows = db.fetchall(sql("examples_unembedded_of_mails", ids=len(ids), mids=len(mids),
+                           boxes=len(boxes)),
+                       {"embedder": embedder.name,
+                        **slot_params(ids=ids, mids=mids, boxes=boxes)})
     return _embed(db, embedder, rows)
 
 

@@ -30,6 +30,26 @@ Failure table (situation | retry? | state known? | resume?):
   index job fails (a store down)      | the job retry cycle; a store missing -> partially_indexed
       (the periodic sync fills it) | yes | yes
   the mail row of a job is gone       | no (PermanentError) | yes: job dead | -
+
+Index jobs run in batches (``history_index_batch``, 128): a job takes waiting, due
+entries of its queue with it (``JobStore.claim_companions``, locked rows skipped), parses
+their mails, indexes them together (``indexing.batch``: its own failure table for the
+stores) and finishes them in one transaction with their index status and audit events.
+A failed entry is never taken into a batch: it runs alone on its own delivery.
+
+  batch situation                      | retry? | state known? | resume?
+  one mail of the batch: parse raises  | as a job of one mail (unexpected: dead, ALARM) | yes:
+      that entry only; the others are indexed and done | -
+  one mail's entry: its mail is gone   | no (PermanentError) | that entry dead | -
+  one mail's text the embedder refuses | no | yes: that mail partially_indexed, the others
+      complete | the periodic sync
+  SIGKILL / crash at any point before  | by the stuck reset | entries processing, mails
+      the batch's commit                |  pending (nothing of the batch marked) | each entry
+      runs again alone (failed entries are not batched); vector points overwritten (same
+      ids): no duplicate
+  crash after the commit               | - | done | the companions' own deliveries: no-op
+  new mail while a batch runs          | - | - | waits for at most one batch (the history
+      queue is listened to last)
   embedder fails at a solved case's   | no: the classify step's embed_missing | yes: the
       example (history label)         | example stays without vector | embedded later
 """
@@ -42,14 +62,17 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from ..core.errors import EmailRagError, PermanentError
+from ..core.errors import ClaimLostError, EmailRagError, PermanentError
+from ..core.index_ports import MailToIndex
 from ..core.records import Job, Mail
 from ..core.settings import MailboxConfig
 from ..core.states import Actor, MailStatus, ParseStatus
 from ..db import Database, examples, slot_params, sql
 from ..db.audit import AuditEvent, write_events
 from ..db.connection import Cursor
+from ..indexing.batch import index_batch
 from ..indexing.indexer import Indexer
+from ..jobs.handoff import FINISHED, Finished
 from ..mail import mime
 from .store import PreparedMail
 
@@ -159,68 +182,132 @@ def _linked(email_id: int, reply_id: int, mailbox: str) -> AuditEvent:
 
 # --- the index-only job (history queue) ---
 
-def run_index_job(services: Any, job: Job, worker: str) -> None:
-    """Handler of ``index_history`` entries: parse the mail (once), index it, record its
-    index status. A repeat after a crash parses nothing twice and overwrites the same
-    index entries (deterministic ids)."""
-    mail, raw = _mail(services, job)
-    if mail.parse_status == ParseStatus.PENDING:
-        mail = _parse(services, mail, raw)
-    del raw
-    result = Indexer(services).index(mail.as_row())
-    status, missing = result.status, result.missing
+def run_index_job(services: Any, job: Job, worker: str) -> Finished:
+    """Handler of ``index_history`` entries: ``job`` and up to ``history_index_batch`` - 1
+    waiting ones are taken together (``JobStore.claim_companions``); their mails are
+    parsed (once), indexed with one embedder call and one vector upsert
+    (``indexing.batch``), and their index status, audit events and the entries' finish
+    are written in one transaction. A repeat after a crash parses nothing twice and
+    overwrites the same index entries (deterministic ids). See the module's failure
+    table for a mail of the batch that fails."""
+    jobs = [job, *services.jobs.claim_companions(
+        job, worker, int(services.settings.history_index_batch) - 1)]
+    mails = _parse_pending(services, _mails(services, jobs, worker), worker)
+    if not mails:
+        return FINISHED
+    results = index_batch(Indexer(services), [MailToIndex.of(m.as_row()) for _, m in mails])
     actor = f"{Actor.WORKER}:{worker}"
-    events = [AuditEvent(actor, "email", mail.id, name, detail={**d, "purpose": "history"})
-              for name, d in result.try_events()]
-    events.append(AuditEvent(actor, "email", mail.id,
-                             "partially_indexed" if missing else "indexed",
-                             str(mail.index_status), str(status),
-                             detail={"purpose": "history", "missing": missing,
-                                     "stores": {s: r.state for s, r in result.stores.items()}}))
+    events: list[AuditEvent] = []
+    for _, mail in mails:
+        result = results[mail.id]
+        events.extend(AuditEvent(actor, "email", mail.id, name,
+                                 detail={**d, "purpose": "history"})
+                      for name, d in result.try_events())
+        events.append(AuditEvent(actor, "email", mail.id,
+                                 "partially_indexed" if result.missing else "indexed",
+                                 str(mail.index_status), str(result.status),
+                                 detail={"purpose": "history", "missing": result.missing,
+                                         "batch": len(mails),
+                                         "stores": {s: r.state
+                                                    for s, r in result.stores.items()}}))
+    finished = set()
     with services.db.transaction() as cur:
-        cur.execute(sql("index_get_for_update"), {"id": mail.id})
-        cur.execute(sql("index_set_status"), {"id": mail.id, "status": str(status),
-                                              "missing": ",".join(missing) or None})
+        cur.executemany(sql("index_set_status"), [
+            {"id": mail.id, "status": str(results[mail.id].status),
+             "missing": ",".join(results[mail.id].missing) or None} for _, mail in mails])
+        for j, _ in mails:
+            if services.jobs.finish_in(cur, j, worker, events):
+                finished.add(j.id)
         write_events(cur, events)
-    _embed_examples(services, mail)
+    _embed_examples(services, [m for _, m in mails])
+    if job.id not in finished and any(j.id == job.id for j, _ in mails):
+        raise ClaimLostError(f"job {job.id} was reset while its batch ran: its index "
+                             "status is written, the entry is left to its new run")
+    return FINISHED
 
 
-def _embed_examples(services: Any, mail: Mail) -> None:
-    """The vector of the solved case this mail completes (its own example, or the one of
-    the question our reply answers); the classify step embeds what is left when the
-    embedder fails here."""
-    if mail.mailbox_id is None:
-        return
+def _mails(services: Any, jobs: list[Job], worker: str) -> list[tuple[Job, Mail]]:
+    """The mails of ``jobs`` (one statement, without the raw mail); an entry whose mail is
+    gone is dead (PermanentError), the others go on."""
+    ids = [int(j.email_id) for j in jobs if j.email_id is not None]
+    rows = {int(r["id"]): Mail.from_row(r) for r in services.db.fetchall(
+        sql("history_batch_mails", ids=len(ids)), slot_params(ids=ids))} if ids else {}
+    out = []
+    for j in jobs:
+        mail = rows.get(int(j.email_id)) if j.email_id is not None else None
+        if mail is None:
+            services.jobs.fail(j, worker, PermanentError(
+                f"email {j.email_id} of job {j.id} does not exist"))
+        else:
+            out.append((j, mail))
+    return out
+
+
+RAW_PER_READ = 32 * 1024 * 1024  # raw bytes read in one statement for the parse
+
+
+def _parse_pending(services: Any, mails: list[tuple[Job, Mail]], worker: str
+                   ) -> list[tuple[Job, Mail]]:
+    """The batch with its mails parsed: those not parsed yet are (their raw read in groups
+    of at most RAW_PER_READ bytes: a batch of large mails never sits in memory at once), the
+    results stored in one transaction. A mail whose parse raises leaves the batch and its
+    entry fails (the retry cycle); the others go on."""
+    parsed: dict[int, dict[str, Any]] = {}
+    failed: set[int] = set()
+    for group in _raw_groups([m for _, m in mails if m.parse_status == ParseStatus.PENDING]):
+        ids = [m.id for m in group]
+        raws = {int(r["id"]): bytes(r["raw"] or b"") for r in services.db.fetchall(
+            sql("history_raws", ids=len(ids)), slot_params(ids=ids))}
+        for m in group:
+            try:
+                parsed[m.id] = _parsed_columns(services.settings, m, raws.get(m.id, b""))
+            except EmailRagError:
+                raise
+            except Exception as e:  # noqa: BLE001 - this mail's entry fails, the batch goes on
+                log.warning("history mail %s not parsed (%s): its entry fails, the batch "
+                            "goes on", m.id, type(e).__name__)
+                failed.add(m.id)
+                services.jobs.fail(next(j for j, x in mails if x.id == m.id), worker, e)
+        del raws
+    if parsed:
+        with services.db.transaction() as cur:
+            cur.executemany(sql("history_set_parsed"),
+                            [{"id": i, **c} for i, c in parsed.items()])
+    return [(j, m.with_columns(parsed[m.id]) if m.id in parsed else m)
+            for j, m in mails if m.id not in failed]
+
+
+def _raw_groups(mails: list[Mail]) -> list[list[Mail]]:
+    groups: list[list[Mail]] = []
+    size = 0
+    for m in mails:
+        n = int(m.raw_size or 0)
+        if not groups or (groups[-1] and size + n > RAW_PER_READ):
+            groups.append([])
+            size = 0
+        groups[-1].append(m)
+        size += n
+    return groups
+
+
+def _parsed_columns(s: Any, mail: Mail, raw: bytes) -> dict[str, Any]:
+    p = mime.parse_mail(raw, size=int(mail.raw_size or len(raw)),
+                        max_mail_bytes=s.max_mail_bytes,
+                        max_attachment_bytes=s.max_attachment_bytes)
+    return {"parse_status": str(p.parse_status), "parse_error": p.reason,
+            "body_text": p.body_text, "body_html": p.body_html,
+            "attachments": p.attachments_json(), "attachment_text": p.attachment_text}
+
+
+def _embed_examples(services: Any, mails: list[Mail]) -> None:
+    """The vectors of the solved cases these mails complete (their own examples, or those
+    of the questions our replies answer), in one embedder call; the classify step embeds
+    what is left when the embedder fails here."""
     try:
-        examples.embed_for_mail(services.db, services.embedder, mail.mailbox_id, mail.id,
-                                mail.in_reply_to)
-    except Exception as e:  # noqa: BLE001 - the example is an aid; the index job is done
-        log.warning("mail %s: example not embedded (%s); the classify step embeds it",
-                    mail.id, type(e).__name__)
-
-
-def _mail(services: Any, job: Job) -> tuple[Mail, bytes]:
-    """The job's mail and its raw source, in one statement (a history mail is parsed on
-    its first run)."""
-    row = services.db.fetchone(sql("pipeline_run_mail_raw"), {"id": job.email_id})
-    if row is None:
-        raise PermanentError(f"email {job.email_id} of job {job.id} does not exist")
-    return Mail.from_row(row), bytes(row.get("raw") or b"")
-
-
-def _parse(services: Any, mail: Mail, raw: bytes) -> Mail:
-    """Parse the raw mail, store the result (unless another run did already: the same
-    parse of the same bytes) and return the mail with it."""
-    s = services.settings
-    parsed = mime.parse_mail(raw, size=int(mail.raw_size or len(raw)),
-                             max_mail_bytes=s.max_mail_bytes,
-                             max_attachment_bytes=s.max_attachment_bytes)
-    columns = {"parse_status": str(parsed.parse_status), "parse_error": parsed.reason,
-               "body_text": parsed.body_text, "body_html": parsed.body_html,
-               "attachments": parsed.attachments_json(),
-               "attachment_text": parsed.attachment_text}
-    services.db.execute(sql("history_set_parsed"), {"id": mail.id, **columns})
-    return mail.with_columns(columns)
+        examples.embed_for_mails(services.db, services.embedder, mails)
+    except Exception as e:  # noqa: BLE001 - the examples are an aid; the index job is done
+        log.warning("%d mails: examples not embedded (%s); the classify step embeds them",
+                    len(mails), type(e).__name__)
 
 
 # --- progress ---

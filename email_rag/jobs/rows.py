@@ -98,6 +98,16 @@ class MariaJobRows:
             return None
         return self.get(job_id)
 
+    def claim_companions(self, job: Job, worker: str, limit: int) -> list[Job]:
+        ids = [int(r["id"]) for r in self._all("jobs_companions_for_update", {
+            "kind": job.kind, "queue": job.queue, "id": job.id, "limit": limit})]
+        if not ids:
+            return []
+        params = {"worker": worker, **slot_params(ids=ids)}
+        self._cur().execute(sql("jobs_claim_many", ids=len(ids)), params)
+        return [Job.from_row(r) for r in self._cur().fetchall(
+            sql("jobs_get_mine_many", ids=len(ids)), params)]
+
     def still_mine(self, job_id: int, worker: str, lock: bool = False) -> bool:
         name = "jobs_still_mine_for_update" if lock else "jobs_still_mine"
         return self._one(name, {"id": job_id, "worker": worker}) is not None

@@ -119,6 +119,21 @@ class JobStore:
                 attempt=job.attempts, detail={"worker": worker, "kind": job.kind})])
         return job
 
+    def claim_companions(self, job: Job, worker: str, limit: int) -> list[Job]:
+        """Up to ``limit`` other waiting, due entries of ``job``'s kind and queue, taken
+        for the same worker in one transaction (a batch job runs them with ``job``; their
+        own deliveries then find them taken: no-op). Entries another worker is claiming at
+        that moment are skipped, never waited for."""
+        if limit <= 0:
+            return []
+        with self.rows.transaction() as rows:
+            jobs = rows.claim_companions(job, worker, limit)
+            rows.record([AuditEvent(
+                Actor.WORKER, "job", j.id, "claimed", None, JobState.PROCESSING,
+                attempt=j.attempts, detail={"worker": worker, "kind": j.kind,
+                                            "batch_of": job.id}) for j in jobs])
+        return jobs
+
     def still_mine(self, job_id: int, worker: str) -> bool:
         return self.rows.still_mine(job_id, worker)
 

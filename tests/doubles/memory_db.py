@@ -289,6 +289,17 @@ class MemoryDatabase:
                       started_at=self.now, finished_at=None, worker=worker)
         return self.get(job_id)
 
+    def claim_companions(self, job: Job, worker: str, limit: int) -> list[Job]:
+        out = []
+        for other in sorted((j for j in map(self.get, list(self.tables["jobs"])) if j),
+                            key=lambda j: j.id):
+            if len(out) >= limit:
+                break
+            if (other.id != job.id and other.kind == job.kind and other.queue == job.queue
+                    and other.state == JobState.QUEUED and rules.claimable(other, None, self.now)):
+                out.append(self.claim(other.id, worker, None))
+        return [j for j in out if j is not None]
+
     def still_mine(self, job_id: int, worker: str, lock: bool = False) -> bool:
         job = self.get(job_id)
         return job is not None and rules.mine(job, worker)

@@ -31,7 +31,9 @@ from tests.integration.test_sending import runner as send_runner
 POLL = (14, 6)  # the first poll of a mailbox that stores one new mail with its job
 JOB = (24, 7)  # that mail's job, claim to draft, one process owning the vector store
 RETRIEVE = (4, 1)  # the retrieve step's reads: lexical, thread, sent replies, sender history
-HISTORY_JOB = (12, 7)  # a history mail's index job: claim, parse, index, status, finish
+# a history mail's index job alone: claim, look for companions, read, parse, index, status
+# and finish, examples
+HISTORY_JOB = (12, 8)
 # an approval and its send job (of a mail without labels: no example to record; bench hops,
 # with one: 30 / 8)
 APPROVAL_TO_SEND = (29, 8)
@@ -144,6 +146,27 @@ def test_a_history_mail_s_index_job_costs_its_pinned_statements_and_commits(serv
                       (email_id,))
     assert (row["parse_status"], row["index_status"]) == ("ok", "complete")
     assert "druckt nicht" in row["body_text"]
+
+
+def test_a_batch_of_history_mails_costs_the_commits_of_one(services, db):
+    """GIVEN 20 history mails not parsed yet, each with its index_history entry WHEN the
+    first entry's job runs THEN it indexes all 20 (the others ride along and their own runs
+    are no-ops) with the commits of a job of one mail: one transaction per batch step, not
+    per mail."""
+    ids = [make_email(db, status="history", parse_status="pending", body=None,
+                      subject=f"Drucker {n}", raw=mail(n, body=f"Der Drucker {n} druckt nicht."))
+           for n in range(20)]
+    jobs = [make_job(db, i, queue="email-rag-history", kind="index_history") for i in ids]
+    listing = Listing(services.db)
+    runner = JobRunner(services, "w-history", vector_owner=True)
+    assert runner.run(jobs[0]) == "done"
+    statements, commits = listing.figures()
+    assert commits == HISTORY_JOB[1], f"the batch's statements:\n{listing}"
+    assert [runner.run(j) for j in jobs[1:]] == ["skipped"] * 19
+    rows = db.fetchall("SELECT parse_status, index_status FROM emails ORDER BY id")
+    assert {(r["parse_status"], r["index_status"]) for r in rows} == {("ok", "complete")}
+    assert {r["state"] for r in db.fetchall("SELECT state FROM jobs")} == {"done"}
+    assert services.vectors.count() == 20
 
 
 def test_an_approval_and_its_send_cost_their_pinned_statements_and_commits(settings, db):

@@ -43,6 +43,19 @@ SELECT x.id, e.subject, e.body_text
    AND e.parse_status <> 'pending'
  ORDER BY x.id LIMIT %(limit)s;
 
+-- name: examples_unembedded_of_mails
+-- examples_unembedded_of_mail for a batch of indexed mails: their own examples, and those
+-- of the mails they reply to (by Message-ID in the same mailboxes).
+SELECT x.id, e.subject, e.body_text
+  FROM labelled_examples x JOIN emails e ON e.id = x.email_id
+ WHERE x.email_id IN ({ids}) AND (x.vector IS NULL OR x.embedder <> %(embedder)s)
+   AND e.parse_status <> 'pending'
+UNION
+SELECT x.id, e.subject, e.body_text
+  FROM emails e JOIN labelled_examples x ON x.email_id = e.id
+ WHERE e.mailbox_id IN ({boxes}) AND e.message_id IN ({mids})
+   AND (x.vector IS NULL OR x.embedder <> %(embedder)s) AND e.parse_status <> 'pending';
+
 -- name: examples_unembedded_of_mail
 -- The same for one indexed mail: its own example, and the example of the mail it replies
 -- to (our reply from Sent indexed after the question it answers).

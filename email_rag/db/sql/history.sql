@@ -52,3 +52,16 @@ UPDATE emails
        body_text = %(body_text)s, body_html = %(body_html)s, attachments = %(attachments)s,
        attachment_text = %(attachment_text)s
  WHERE id = %(id)s AND parse_status = 'pending';
+
+-- The mails of a batch of index jobs (the columns of pipeline_mail: core.records.Mail),
+-- without the raw mail (history_raws reads it in groups for the parse).
+-- name: history_batch_mails
+SELECT id, status, status_reason, mailbox_id, subject, parse_status, message_id, thread_key,
+       in_reply_to, from_addr, from_name, to_addrs, cc_addrs, reply_addr, reply_rule,
+       sent_at, received_at, raw_size, parse_error, auto_reason, body_text, attachments,
+       attachment_text, index_status, index_missing, category, priority, language, summary,
+       needs_reply, draft_instruction
+  FROM emails WHERE id IN ({ids});
+
+-- name: history_raws
+SELECT id, raw FROM emails WHERE id IN ({ids});

@@ -14,6 +14,13 @@ SELECT d.id AS draft_id, COALESCE(s.sent_at, d.updated_at) AS sent_at,
  WHERE d.email_id = %(id)s AND d.status = 'sent'
  ORDER BY d.id;
 
+-- name: index_sent_replies_many
+-- index_sent_replies for a batch of mails.
+SELECT d.email_id, d.id AS draft_id, COALESCE(s.sent_at, d.updated_at) AS sent_at
+  FROM drafts d LEFT JOIN send_attempts s ON s.draft_id = d.id
+ WHERE d.email_id IN ({ids}) AND d.status = 'sent'
+ ORDER BY d.email_id, d.id;
+
 -- name: index_set_status
 UPDATE emails SET index_status = %(status)s, index_missing = %(missing)s WHERE id = %(id)s;
 

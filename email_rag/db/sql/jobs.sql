@@ -10,6 +10,26 @@ UPDATE jobs
  WHERE id = %(id)s AND state IN ('queued', 'failed') AND next_run_at <= NOW(6)
    AND (%(queue)s IS NULL OR queue = %(queue)s);
 
+-- Companions of a batch job (history index jobs): up to %(limit)s other entries of the same
+-- kind and queue that wait and are due, oldest first, locked (entries another worker is
+-- claiming are skipped, never waited for). Failed entries are left to their own delivery.
+-- name: jobs_companions_for_update
+SELECT id FROM jobs
+ WHERE state = 'queued' AND next_run_at <= NOW(6) AND kind = %(kind)s AND queue = %(queue)s
+   AND id <> %(id)s
+ ORDER BY next_run_at LIMIT %(limit)s
+ FOR UPDATE SKIP LOCKED;
+
+-- name: jobs_claim_many
+UPDATE jobs
+   SET state = 'processing', attempts = attempts + 1, started_at = NOW(6),
+       finished_at = NULL, worker = %(worker)s
+ WHERE id IN ({ids}) AND state = 'queued';
+
+-- name: jobs_get_mine_many
+SELECT * FROM jobs WHERE id IN ({ids}) AND state = 'processing' AND worker = %(worker)s
+ ORDER BY id;
+
 -- name: jobs_get
 SELECT * FROM jobs WHERE id = %(id)s;
 

@@ -85,6 +85,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--worker-class", choices=("simple", "fork"), default="simple",
                    help="RQ worker class of project and bare workers (default simple)")
     p.add_argument("--backend", default="hashing", help="index: embedding backend")
+    p.add_argument("--with-vectors", action="store_true",
+                   help="history: index with the real embedder (local USE multilingual) "
+                        "instead of the hashing test embedder")
+    p.add_argument("--skip-bare", action="store_true",
+                   help="history: no bare same-I/O run (no ratio; for the 50,000-mail "
+                        "time to searchable)")
+    p.add_argument("--index-batch", type=int, default=None,
+                   help="history: mails per index job (default: the setting, 128)")
     p.add_argument("--llm", choices=("local", "configured", "scripted"), default="local",
                    help="quality: the local model (started here), the configured endpoint, "
                         "or the scripted test double (smoke only)")

@@ -251,5 +251,8 @@ SELECT COUNT(*) AS n FROM jobs WHERE kind <> 'index_history';
 -- name: bench_history_job_ids
 SELECT id FROM jobs ORDER BY id;
 
+-- name: bench_history_open_jobs
+SELECT COUNT(*) AS n FROM jobs WHERE state <> 'done';
+
 -- name: bench_history_not_indexed
 SELECT COUNT(*) AS n FROM emails WHERE index_status = 'pending';
