@@ -319,6 +319,10 @@ class RecentEmbeddings:
     def name(self) -> str:
         return str(self.inner.name)
 
+    @property
+    def dim(self) -> int:
+        return int(self.inner.dim)
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         with self._lock:
             known = {t: self._recent[t] for t in texts if t in self._recent}

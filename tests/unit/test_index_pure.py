@@ -148,3 +148,4 @@ def test_a_text_embedded_a_moment_ago_is_not_embedded_again():
 def test_the_services_embed_through_the_recent_texts():
     emb = Services(Settings(embedding_backend="hashing")).embedder
     assert isinstance(emb, RecentEmbeddings) and emb.name == HashingEmbedder.name
+    assert emb.dim == 384  # the Embedder port: name and dim
