@@ -20,10 +20,12 @@ Subject and To as received (text only; attachments are not forwarded).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person
 from ..core.errors import BadInputError, DraftNotFoundError
+from ..core.rows import FromRow
 from ..db import sql
 from ..db.audit import AuditEvent
 from ..jobs.dispatch import enqueue
@@ -47,18 +49,30 @@ class Forwarded:
     message_id: str | None = None
 
 
-def forward_text(note: str, mail: Any) -> str:
+@dataclass(frozen=True)
+class QuotedMail(FromRow):
+    """What a forward quotes of a mail (``forward_mail``): headers as received, the text."""
+    id: int
+    subject: str | None = None
+    from_addr: str | None = None
+    from_name: str | None = None
+    to_addrs: str | None = None
+    sent_at: datetime | None = None
+    body_text: str | None = None
+
+
+def forward_text(note: str, mail: QuotedMail) -> str:
     """The forward's text: the note, then the mail quoted with its headers as received."""
-    sender = mail["from_addr"] or "?"
-    if mail["from_name"]:
-        sender = f"{mail['from_name']} <{sender}>"
+    sender = mail.from_addr or "?"
+    if mail.from_name:
+        sender = f"{mail.from_name} <{sender}>"
     head = [SEPARATOR, f"From: {strip_bidi_controls(sender)}"]
-    if mail["sent_at"] is not None:
-        head.append(f"Date: {mail['sent_at']:%Y-%m-%d %H:%M} UTC")
-    head.append(f"Subject: {strip_bidi_controls(mail['subject'] or '')}")
-    if mail["to_addrs"]:
-        head.append(f"To: {strip_bidi_controls(mail['to_addrs'])}")
-    quoted = "\n".join(head) + "\n\n" + (mail["body_text"] or "")
+    if mail.sent_at is not None:
+        head.append(f"Date: {mail.sent_at:%Y-%m-%d %H:%M} UTC")
+    head.append(f"Subject: {strip_bidi_controls(mail.subject or '')}")
+    if mail.to_addrs:
+        head.append(f"To: {strip_bidi_controls(mail.to_addrs)}")
+    quoted = "\n".join(head) + "\n\n" + (mail.body_text or "")
     return (note.strip() + "\n\n" + quoted) if note.strip() else quoted
 
 
@@ -72,9 +86,10 @@ def forward(svc: Services, email_id: int, by: str, typed_to: str, note: str = ""
         raise BadInputError(f"the note has {len(note)} characters, more than the "
                             f"{MAX_NOTE_CHARS} a forward's note may have")
     with svc.db.transaction() as cur:
-        mail = cur.fetchone(sql("forward_mail"), {"id": email_id})  # locked: one at a time
-        if mail is None:
+        row = cur.fetchone(sql("forward_mail"), {"id": email_id})  # locked: one at a time
+        if row is None:
             raise DraftNotFoundError(f"mail {email_id} does not exist")
+        mail = QuotedMail.from_row(row)
         body = forward_text(note, mail)
         again = cur.fetchone(sql("forward_recent"), {
             "email_id": email_id, "recipient": addr, "body": body, "window_s": REPEAT_WINDOW_S})
@@ -83,7 +98,7 @@ def forward(svc: Services, email_id: int, by: str, typed_to: str, note: str = ""
         version = cur.fetchone(sql("drafts_next_version"), {"email_id": email_id})["v"]
         cur.execute(sql("drafts_insert_forward"), {
             "email_id": email_id, "version": version, "by": by, "body": body,
-            "subject": forward_subject(mail["subject"])[:990]})
+            "subject": forward_subject(mail.subject)[:990]})
         draft_id = int(cur.lastrowid)
         send, _created = _send_attempt(svc, cur, draft_id, addr, by)
         job = _send_job(svc, cur, email_id, draft_id, by)
