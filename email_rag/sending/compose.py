@@ -57,32 +57,23 @@ def check_header(name: str, value: str) -> str:
 def build_reply(*, message_id: str, from_addr: str, from_name: str, to_addr: str,
                 subject: str | None, body: str, in_reply_to: str | None,
                 original_references: str | None, draft_id: int) -> EmailMessage:
-    name, addr = parseaddr(to_addr)
-    if not addr or "@" not in addr:
-        raise HeaderInjectionError(f"recipient {to_addr!r} is not a valid address")
-    headers = {
-        "Message-ID": message_id,
-        "From": formataddr((from_name, from_addr)) if from_name else from_addr,
-        "Reply-To": from_addr,
-        "To": formataddr((name, addr)),
-        "Subject": reply_subject(subject),
-        "Date": format_datetime(datetime.now(UTC)),
-        LOOP_GUARD_HEADER: f"draft={draft_id}",
-    }
-    if in_reply_to:
-        headers["In-Reply-To"] = in_reply_to
-        headers["References"] = references(original_references, in_reply_to)
-    msg = EmailMessage()
-    for key, value in headers.items():
-        msg[key] = check_header(key, value)
-    msg.set_content(body)
-    return msg
+    """Our reply in the customer's thread (In-Reply-To, References)."""
+    thread = {"In-Reply-To": in_reply_to,
+              "References": references(original_references, in_reply_to)} if in_reply_to else {}
+    return _message(message_id, from_addr, from_name, to_addr, reply_subject(subject), body,
+                    draft_id, thread)
 
 
 def build_forward(*, message_id: str, from_addr: str, from_name: str, to_addr: str,
                   subject: str | None, body: str, draft_id: int) -> EmailMessage:
     """A mail forwarded to an address: our own message (not a reply in the customer's
     thread), its text quoting the customer's mail (``sending.forward.forward_text``)."""
+    return _message(message_id, from_addr, from_name, to_addr, forward_subject(subject), body,
+                    draft_id, {})
+
+
+def _message(message_id: str, from_addr: str, from_name: str, to_addr: str, subject: str,
+             body: str, draft_id: int, thread: dict[str, str]) -> EmailMessage:
     name, addr = parseaddr(to_addr)
     if not addr or "@" not in addr:
         raise HeaderInjectionError(f"recipient {to_addr!r} is not a valid address")
@@ -91,9 +82,10 @@ def build_forward(*, message_id: str, from_addr: str, from_name: str, to_addr: s
         "From": formataddr((from_name, from_addr)) if from_name else from_addr,
         "Reply-To": from_addr,
         "To": formataddr((name, addr)),
-        "Subject": forward_subject(subject),
+        "Subject": subject,
         "Date": format_datetime(datetime.now(UTC)),
         LOOP_GUARD_HEADER: f"draft={draft_id}",
+        **thread,
     }
     msg = EmailMessage()
     for key, value in headers.items():
