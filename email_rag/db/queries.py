@@ -5,6 +5,10 @@ across files. ``sql("some_name")`` returns the statement text. Every named query
 uses one placeholder style, named pyformat (``%(mailbox_id)s``), and every caller
 passes a dict (a list of dicts to ``executemany``).
 
+A block that starts with ``-- fragment: some_name`` is a piece of a statement written once
+for the queries of its file (e.g. the review queue's filters, shared by its page, previous
+page and count): a line ``@some_name`` in a query of that file stands for it.
+
 A query with list slots (``IN ({ids})``, ``VALUES {rows}``) is expanded here and
 only here, in the same named style: ``sql("name", ids=3)`` gives
 ``%(ids_0)s, %(ids_1)s, %(ids_2)s``; ``sql("name", rows=(2, 5))`` two groups of
@@ -27,19 +31,32 @@ from pathlib import Path
 from ..core.rows import Params, SqlValue
 
 SQL_DIR: Traversable = resources.files(__package__) / "sql"
-_NAME = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
+_NAME = re.compile(r"^--\s*(name|fragment):\s*(\w+)\s*$", re.MULTILINE)
+_FRAGMENT_USE = re.compile(r"^\s*@(\w+)\s*$", re.MULTILINE)
 
 
 def parse_named_queries(text: str, origin: str = "") -> dict[str, str]:
     parts = _NAME.split(text)
     queries: dict[str, str] = {}
-    for name, body in zip(parts[1::2], parts[2::2], strict=True):
-        lines = [ln for ln in body.strip().splitlines() if not ln.strip().startswith("--")]
-        statement = "\n".join(lines).strip().rstrip(";").strip()
-        if not statement:
-            raise ValueError(f"query {name!r} in {origin} is empty")
-        queries[name] = statement
-    return queries
+    fragments: dict[str, str] = {}
+    for kind, name, body in zip(parts[1::3], parts[2::3], parts[3::3], strict=True):
+        lines = [ln for ln in body.strip("\n").splitlines() if not ln.strip().startswith("--")]
+        statement = "\n".join(lines).rstrip().rstrip(";").rstrip()
+        if not statement.strip():
+            raise ValueError(f"{kind} {name!r} in {origin} is empty")
+        if kind == "fragment":
+            fragments[name] = statement
+        else:
+            queries[name] = statement.strip()
+
+    def fragment(use: re.Match[str]) -> str:
+        try:
+            return fragments[use.group(1)]
+        except KeyError:
+            raise ValueError(f"fragment {use.group(1)!r} used in {origin} is not defined "
+                             "there") from None
+
+    return {name: _FRAGMENT_USE.sub(fragment, q) for name, q in queries.items()}
 
 
 _EXTRA_FILES: list[Path] = []  # files added by add_query_file, after SQL_DIR's

@@ -22,6 +22,17 @@ def test_named_queries_parse_and_reject_empty():
         parse_named_queries("-- name: empty\n\n")
 
 
+def test_a_fragment_is_written_once_and_stands_in_each_query_of_its_file():
+    text = ("-- fragment: open\n-- the filters\n   AND state = 'open'\n   AND n > 1\n"
+            "-- name: a\nSELECT * FROM t WHERE x = 1\n   @open\n ORDER BY x;\n"
+            "-- name: b\nSELECT COUNT(*) FROM t WHERE y = 2\n   @open;\n")
+    assert parse_named_queries(text) == {
+        "a": "SELECT * FROM t WHERE x = 1\n   AND state = 'open'\n   AND n > 1\n ORDER BY x",
+        "b": "SELECT COUNT(*) FROM t WHERE y = 2\n   AND state = 'open'\n   AND n > 1"}
+    with pytest.raises(ValueError, match="fragment 'gone'"):
+        parse_named_queries("-- name: a\nSELECT 1\n   @gone\n")
+
+
 def test_all_shipped_queries_load_with_unique_names():
     assert isinstance(all_queries(), dict)
 

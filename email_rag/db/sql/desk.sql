@@ -65,11 +65,8 @@ DELETE um FROM user_mailboxes um JOIN users u ON u.id = um.user_id
 -- boolean-mode full-text query over subject, sender and text; NULL = none). Paging is
 -- keyset on (sort_key, draft_id): index range reads, however long the queue.
 
--- name: desk_queue_page
-SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
-       ou.name AS owner, sn.until_at AS snoozed_until
-  FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
-         WHERE q.sort = %(sort)s
+-- fragment: desk_queue_filters
+-- The filters every review-queue query takes (after its WHERE q.sort = %(sort)s).
    AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
    AND (%(category)s IS NULL OR q.category = %(category)s)
    AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
@@ -97,6 +94,13 @@ SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
    AND (%(search)s IS NULL OR q.email_id IN (
         SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
                                     AGAINST (%(search)s IN BOOLEAN MODE)))
+
+-- name: desk_queue_page
+SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
+       ou.name AS owner, sn.until_at AS snoozed_until
+  FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
+         WHERE q.sort = %(sort)s
+   @desk_queue_filters
            AND (%(after_key)s IS NULL OR q.sort_key > %(after_key)s
                 OR (q.sort_key = %(after_key)s AND q.draft_id > %(after_id)s))
          ORDER BY q.sort_key, q.draft_id LIMIT %(limit)s) k
@@ -112,33 +116,7 @@ SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
        ou.name AS owner, sn.until_at AS snoozed_until
   FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
          WHERE q.sort = %(sort)s
-   AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
-   AND (%(category)s IS NULL OR q.category = %(category)s)
-   AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
-   AND (%(view)s IN ('all', 'snoozed')
-        OR (%(view)s = 'mine' AND q.email_id IN (
-            SELECT email_id FROM mail_assignments WHERE user_id = %(me)s))
-        OR (%(view)s = 'unassigned' AND q.email_id NOT IN (
-            SELECT email_id FROM mail_assignments)))
-   AND ((%(view)s = 'snoozed') = EXISTS (
-        SELECT 1 FROM mail_snoozes s WHERE s.email_id = q.email_id
-                                       AND s.until_at > UTC_TIMESTAMP(6)))
-   AND (%(state)s IS NULL OR EXISTS (
-        SELECT 1 FROM drafts fd WHERE fd.id = q.draft_id
-           AND IF(%(state)s = 'flagged', COALESCE(fd.check_flags, '') NOT IN ('', '[]'),
-                  fd.status = %(state)s)))
-   AND (%(owner)s IS NULL OR EXISTS (
-        SELECT 1 FROM mail_assignments fa JOIN users fu ON fu.id = fa.user_id
-         WHERE fa.email_id = q.email_id AND fu.name = %(owner)s))
-   AND (%(since)s IS NULL AND %(until)s IS NULL OR EXISTS (
-        SELECT 1 FROM emails fe WHERE fe.id = q.email_id
-           AND (%(since)s IS NULL
-                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) >= %(since)s)
-           AND (%(until)s IS NULL
-                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) < %(until)s)))
-   AND (%(search)s IS NULL OR q.email_id IN (
-        SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
-                                    AGAINST (%(search)s IN BOOLEAN MODE)))
+   @desk_queue_filters
            AND (q.sort_key < %(before_key)s
                 OR (q.sort_key = %(before_key)s AND q.draft_id < %(before_id)s))
          ORDER BY q.sort_key DESC, q.draft_id DESC LIMIT %(limit)s) k
@@ -157,33 +135,7 @@ SELECT COUNT(*) AS total, COALESCE(SUM(q.draft_id = %(at_id)s), 0) AS here,
                          OR (q.sort_key = %(at_key)s AND q.draft_id < %(at_id)s))), 0) AS before_n
   FROM review_queue_keys q
  WHERE q.sort = %(sort)s
-   AND (%(mailbox)s IS NULL OR q.mailbox = %(mailbox)s)
-   AND (%(category)s IS NULL OR q.category = %(category)s)
-   AND (%(scope)s IS NULL OR FIND_IN_SET(q.mailbox_id, %(scope)s))
-   AND (%(view)s IN ('all', 'snoozed')
-        OR (%(view)s = 'mine' AND q.email_id IN (
-            SELECT email_id FROM mail_assignments WHERE user_id = %(me)s))
-        OR (%(view)s = 'unassigned' AND q.email_id NOT IN (
-            SELECT email_id FROM mail_assignments)))
-   AND ((%(view)s = 'snoozed') = EXISTS (
-        SELECT 1 FROM mail_snoozes s WHERE s.email_id = q.email_id
-                                       AND s.until_at > UTC_TIMESTAMP(6)))
-   AND (%(state)s IS NULL OR EXISTS (
-        SELECT 1 FROM drafts fd WHERE fd.id = q.draft_id
-           AND IF(%(state)s = 'flagged', COALESCE(fd.check_flags, '') NOT IN ('', '[]'),
-                  fd.status = %(state)s)))
-   AND (%(owner)s IS NULL OR EXISTS (
-        SELECT 1 FROM mail_assignments fa JOIN users fu ON fu.id = fa.user_id
-         WHERE fa.email_id = q.email_id AND fu.name = %(owner)s))
-   AND (%(since)s IS NULL AND %(until)s IS NULL OR EXISTS (
-        SELECT 1 FROM emails fe WHERE fe.id = q.email_id
-           AND (%(since)s IS NULL
-                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) >= %(since)s)
-           AND (%(until)s IS NULL
-                OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) < %(until)s)))
-   AND (%(search)s IS NULL OR q.email_id IN (
-        SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
-                                    AGAINST (%(search)s IN BOOLEAN MODE)));
+   @desk_queue_filters;
 
 -- name: desk_queue_key
 SELECT sort_key FROM review_queue_keys WHERE sort = %(sort)s AND draft_id = %(id)s;
