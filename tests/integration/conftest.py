@@ -1,5 +1,5 @@
-"""Fixtures integration tests share: the review desk's ``app``/``client`` and the scripted
-LLM ``server`` with ``svc`` (Services on it). A test module that needs other users, settings
+"""Fixtures integration tests share: the review desk's ``app``/``client``, ``services`` on the
+test's database, and the scripted LLM ``server`` with ``svc`` (Services on it). A test module that needs other users, settings
 or LLM options defines its own fixture of the same name, which takes precedence."""
 
 from __future__ import annotations
@@ -31,6 +31,14 @@ def server():
     """The scripted LLM over HTTP, one per test module (reset for each test by ``svc``)."""
     with ScriptedLLMServer() as srv:
         yield srv
+
+
+@pytest.fixture
+def services(settings):
+    """Services on this test's database (no LLM server)."""
+    s = Services(settings)
+    yield s
+    s.close()
 
 
 @pytest.fixture

@@ -9,16 +9,8 @@ import pytest
 from email_rag.core.errors import BadInputError
 from email_rag.review import assignment, bulk
 from email_rag.review import users as user_store
-from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_mailbox
 from tests.webutil import make_user
-
-
-@pytest.fixture
-def services(settings):
-    s = Services(settings)
-    yield s
-    s.close()
 
 
 @pytest.fixture

@@ -10,17 +10,11 @@ import pytest
 
 from email_rag.review import assignment, desk
 from email_rag.review.desk import QueueQuery
-from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email
 
 PEOPLE = {"anna": "staff", "bob": "staff", "carl": "staff", "root": "admin"}
 
 
-@pytest.fixture
-def services(settings):
-    s = Services(settings)
-    yield s
-    s.close()
 
 
 @pytest.fixture

@@ -10,17 +10,11 @@ import pytest
 
 from email_rag.core.errors import BadInputError
 from email_rag.review import saved_views
-from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email
 
 PEOPLE = {"anna": "staff", "bob": "staff", "carl": "staff", "root": "admin"}
 
 
-@pytest.fixture
-def services(settings):
-    s = Services(settings)
-    yield s
-    s.close()
 
 
 def _uid(db, name):

@@ -7,15 +7,7 @@ from __future__ import annotations
 import pytest
 
 from email_rag.review import search
-from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_mailbox
-
-
-@pytest.fixture
-def services(settings):
-    s = Services(settings)
-    yield s
-    s.close()
 
 
 @pytest.fixture
