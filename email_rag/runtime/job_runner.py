@@ -45,7 +45,7 @@ from ..pipeline.contract import StepSpec
 from ..pipeline.registry import default_pipeline
 from ..review import privacy_requests, retention
 from ..wiring.services import Services
-from .rq_job import TaskJob
+from .rq_job import TaskJob, worker_class
 
 log = logging.getLogger(__name__)
 
@@ -221,13 +221,11 @@ def listen_queues(settings: Any, with_vectors: bool) -> list[str]:
 
 
 def build_rq_worker(services: Services, with_vectors: bool, name: str | None = None) -> Any:
-    """An RQ worker on our queues: SimpleWorker (jobs in-process) or the forking Worker."""
-    from rq import SimpleWorker, Worker
-
+    """An RQ worker on our queues: jobs in its own process or in forked work horses."""
     # the worker owning a local Qdrant folder runs jobs in its own process (a forked
     # work-horse could not open the folder its parent holds)
     owns_local_store = with_vectors and not services.settings.qdrant_url
     simple = services.settings.worker_class == "simple" or owns_local_store
-    cls = SimpleWorker if simple else Worker
+    cls = worker_class(simple)
     queues = [services.queue.queue(n) for n in listen_queues(services.settings, with_vectors)]
     return cls(queues, connection=services.queue.redis, name=name, job_class=TaskJob)

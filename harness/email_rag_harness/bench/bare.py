@@ -21,6 +21,7 @@ from typing import Any
 from email_rag.adapters.queue import JobQueue
 from email_rag.core.settings import get_settings
 from email_rag.db import Database, sql
+from email_rag.runtime.rq_job import worker_class
 
 PAYLOAD = "x" * 300  # about an audit row's detail
 _db: Database | None = None
@@ -62,12 +63,10 @@ def enqueue(queue: JobQueue, name: str, jobs: list[int], commits: int, rows: int
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rq import SimpleWorker, Worker
-
     names = argv if argv is not None else sys.argv[1:]
     settings = get_settings()
     queue = JobQueue(settings.redis_url)
-    cls = SimpleWorker if settings.worker_class == "simple" else Worker
+    cls = worker_class(settings.worker_class == "simple")  # the product's worker classes
     worker = cls([queue.queue(n) for n in names], connection=queue.redis)
     worker.work(logging_level=settings.log_level)
     data: dict[str, Any] = {"queues": names, "worker_class": settings.worker_class,

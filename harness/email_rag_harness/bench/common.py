@@ -301,6 +301,7 @@ def spawn(name: str, args: list[str], env: dict[str, str], cwd: Path) -> Proc:
     """A subprocess whose output goes to files (a full pipe would stall it)."""
     tag = f"{name}-{uuid.uuid4().hex[:6]}"
     out_path, err_path = cwd / f"{tag}.out", cwd / f"{tag}.err"
+    env = {**env, "PYTHONFAULTHANDLER": "1"}  # SIGABRT prints every thread's stack
     with out_path.open("w") as out, err_path.open("w") as err:
         popen = subprocess.Popen([sys.executable, *args], env=env, cwd=cwd, stdout=out,
                                  stderr=err, stdin=subprocess.DEVNULL)
@@ -308,7 +309,10 @@ def spawn(name: str, args: list[str], env: dict[str, str], cwd: Path) -> Proc:
 
 
 def stop(procs: Iterable[Proc], timeout: float = 60) -> None:
-    """SIGTERM (RQ's warm shutdown: the job in hand finishes), then collect the output."""
+    """SIGTERM (RQ's warm shutdown: the job in hand finishes), then collect the output.
+
+    A process still running after ``timeout`` gets SIGABRT: its stderr then ends with the
+    stack of every thread (PYTHONFAULTHANDLER, set by ``spawn``), the place it hung."""
     procs = list(procs)
     for p in procs:
         if p.popen.poll() is None:
@@ -317,8 +321,12 @@ def stop(procs: Iterable[Proc], timeout: float = 60) -> None:
         try:
             p.popen.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            p.popen.kill()
-            p.popen.wait()
+            p.popen.send_signal(signal.SIGABRT)
+            try:
+                p.popen.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.popen.kill()
+                p.popen.wait()
         p.collect()
 
 

@@ -101,7 +101,7 @@ def sum_counters(procs: list[Proc], keys: tuple[str, ...]) -> dict[str, float]:
         data = p.result().get("data", {})
         if not data:
             raise RuntimeError(f"{p.name} printed no summary (exit {p.popen.returncode}): "
-                               f"{(p.err or p.out)[-1500:]}")
+                               f"{(p.err or p.out)[-4000:]}")
         for k in keys:
             if k in data:
                 totals[k] += float(data[k])
