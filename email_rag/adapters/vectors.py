@@ -18,9 +18,10 @@ new chunk count are deleted, so a shorter text leaves no stale chunk.
 
 Errors: unreachable, timed out, 5xx/429 -> ``StoreUnavailableError``; a
 refused request (4xx, wrong vector size) -> ``StoreRejectedError``. In local
-mode the points are kept in a SQLite file per collection: a write that finds
-it locked by another process ("database is locked" after SQLite's 5 s busy
-wait) is ``StoreUnavailableError`` too (the chaos harness's Qdrant outage).
+mode the points are kept in a SQLite file per collection, with a write-ahead
+log (``_write_ahead_log``): a write that finds it locked by another process
+("database is locked" after SQLite's 5 s busy wait) is ``StoreUnavailableError``
+too (the chaos harness's Qdrant outage); reading it at open still works.
 """
 
 from __future__ import annotations
@@ -137,6 +138,8 @@ class QdrantStore:
         if not self._ready:
             with self._translate("create collection"):
                 self._ensure_collection(self._client)
+                if self.mode == "local":
+                    self._write_ahead_log(self._client)
             self._ready = True
 
     def _connect(self) -> QdrantClient:
@@ -200,6 +203,20 @@ class QdrantStore:
             for key, schema in (("mailbox_id", models.PayloadSchemaType.INTEGER),
                                 ("email_id", models.PayloadSchemaType.INTEGER)):
                 client.create_payload_index(self.collection, key, field_schema=schema)
+
+    def _write_ahead_log(self, client: QdrantClient) -> None:
+        """Local mode: the collection's SQLite file keeps a write-ahead log. The embedded
+        Qdrant commits every point on its own; in SQLite's default rollback journal each
+        commit creates, syncs and deletes a journal besides syncing the file (12 ms per point
+        on a busy disk here), with the log one append and one sync (2 ms), as durable
+        (``synchronous=FULL``: a commit is on disk when it returns). Another connection's
+        EXCLUSIVE lock still refuses our writes; reads go on."""
+        try:
+            storage = client._client.collections[self.collection].storage.storage
+        except (AttributeError, KeyError):
+            return  # a qdrant-client that keeps its points differently
+        storage.execute("PRAGMA journal_mode=WAL")
+        storage.execute("PRAGMA synchronous=FULL")
 
     def _stored_embedder(self, client: QdrantClient) -> str | None:
         """The embedder named in the payload of a stored point (None: empty or unnamed). One

@@ -190,8 +190,8 @@ def test_two_workers_running_and_the_cli_routes_to_the_vector_worker(venv, db):
 
 def test_vector_worker_started_during_a_store_outage_runs_and_degrades_to_partial_index(
         venv, db):
-    """GIVEN a local Qdrant collection whose SQLite storage another process holds locked (a
-    store outage, as in the chaos harness) WHEN the --with-vectors worker starts THEN it does
+    """GIVEN a local Qdrant collection whose SQLite storage another process holds locked for
+    readers and writers (a store outage) WHEN the --with-vectors worker starts THEN it does
     not exit (an outage is not another owner): it runs the mails, which end partially_indexed
     with the missing store named, and the job is done - processing continues with reduced
     context. WHEN the outage ends THEN the next index write works again."""
@@ -205,6 +205,7 @@ def test_vector_worker_started_during_a_store_outage_runs_and_degrades_to_partia
     enqueue(venv, items)
     storage = path / "collection" / "emails" / "storage.sqlite"
     lock = sqlite3.connect(str(storage), isolation_level=None)
+    lock.execute("PRAGMA locking_mode=EXCLUSIVE")  # with the write-ahead log: readers locked out too
     lock.execute("BEGIN EXCLUSIVE")
     try:
         vec = worker("--with-vectors", "--burst", extra_env={"EMAIL_RAG_STORE_TRIES": "1"})
