@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -56,7 +57,18 @@ def _versions(name: str, directory: Traversable) -> dict[int, Traversable]:
 def load_prompt(name: str, version: int | None = None,
                 directory: Traversable | str | None = None) -> Prompt:
     """The prompt ``name`` (highest version, or ``version``) from ``directory``."""
-    directory = Path(directory) if isinstance(directory, str) else directory or PROMPTS_DIR
+    if directory is None:
+        return _packaged(name, version)
+    return _load(name, version, Path(directory) if isinstance(directory, str) else directory)
+
+
+@cache
+def _packaged(name: str, version: int | None) -> Prompt:
+    """A prompt shipped with the package: read once per process (a step asks per mail)."""
+    return _load(name, version, PROMPTS_DIR)
+
+
+def _load(name: str, version: int | None, directory: Traversable) -> Prompt:
     found = _versions(name, directory)
     if not found:
         raise PromptNotFoundError(f"no prompt file {name}.v<N>.txt in {directory}")
