@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 _SECRET_KEYS = re.compile(r"pass(word)?|secret|token|api[_-]?key|authorization|cookie", re.I)
@@ -12,21 +13,27 @@ MASK = "***"
 
 
 def redact_text(text: str) -> str:
-    text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", text)
+    if "@" in text:  # credentials in a URL: scheme://user[:password]@host
+        text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", text)
     return _BEARER.sub(lambda m: f"{m.group(1)}{MASK}", text)
+
+
+@lru_cache(maxsize=4096)
+def _secret_key(key: str) -> bool:  # keys come from the code's fixed vocabulary
+    return _SECRET_KEYS.search(key) is not None
 
 
 def redact(value: Any) -> Any:
     """A copy of ``value`` with secret-looking keys masked and URLs stripped of credentials."""
-    if isinstance(value, dict):
-        return {
-            k: (MASK if isinstance(k, str) and _SECRET_KEYS.search(k) else redact(v))
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
     if isinstance(value, str):
         return redact_text(value)
+    if isinstance(value, dict):
+        return {
+            k: (MASK if isinstance(k, str) and _secret_key(k) else redact(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [redact(v) for v in value]
     return value
 
 
