@@ -11,7 +11,8 @@ fresh database and an empty Redis db:
   executemany INSERT of the raw mails per batch into a plain table, one commit
   per batch (the baseline of the target);
 - bare same I/O: the same plus every write the poller makes (the same email
-  columns, job rows, one audit row per mail, cursor, one RQ pipeline per batch,
+  columns, job rows, two audit rows per mail (the mail received, its job queued),
+  cursor, one RQ pipeline per batch,
   enqueued_at), without its logic - for context: RQ's enqueue alone costs
   about as much as fetch and insert;
 - poller: ``Poller.poll()`` (header parse, dedup, loop guard, job rows, cursor,
@@ -156,6 +157,9 @@ def bare(user: DovecotUser, db: Database, batch: int, queue: JobQueue | None,
                     cur.executemany(sql("bench_bare_insert_audit"),
                                     [{"event_uid": uuid.uuid4().hex, "entity_id": str(k),
                                       "detail": AUDIT_DETAIL} for k in ids])
+                    cur.executemany(sql("bench_bare_insert_job_audit"),
+                                    [{"event_uid": uuid.uuid4().hex, "entity_id": str(k)}
+                                     for k in ids])
                     cur.execute(sql("bench_bare_cursor"),
                                 {"last_uid": uids[min(i + batch, len(uids)) - 1]})
             if queue is not None:

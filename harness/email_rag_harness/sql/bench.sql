@@ -144,6 +144,11 @@ INSERT INTO audit_log (event_uid, at, actor, entity_type, entity_id, event, to_s
 VALUES (%(event_uid)s, NOW(6), 'system:poller', 'email', %(entity_id)s, 'received', 'received',
         %(detail)s);
 
+-- name: bench_bare_insert_job_audit
+INSERT INTO audit_log (event_uid, at, actor, entity_type, entity_id, event, to_state, detail)
+VALUES (%(event_uid)s, NOW(6), 'system:poller', 'job', %(entity_id)s, 'queued', 'queued',
+        '{"mailbox": "u1"}');
+
 -- name: bench_bare_cursor
 INSERT INTO mailbox_cursors (mailbox_id, folder, uidvalidity, last_uid)
 VALUES (1, 'INBOX', 1, %(last_uid)s)
