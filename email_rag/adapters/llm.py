@@ -37,7 +37,7 @@ import re
 import time
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -155,7 +155,7 @@ class LLMClient:
     """Chat calls against one OpenAI-compatible endpoint."""
 
     def __init__(self, base_url: str, api_key: str, model: str, timeout: float,
-                 response_format: str = "json_schema") -> None:
+                 response_format: str = "json_schema", prefill: str = "auto") -> None:
         if response_format not in RESPONSE_FORMATS:
             raise ConfigError(f"llm_response_format must be one of {RESPONSE_FORMATS}, "
                               f"not {response_format!r}")
@@ -163,6 +163,8 @@ class LLMClient:
         self.model = model
         self.timeout = timeout
         self.response_format = response_format
+        self.prefill = prefill
+        self._props: dict[str, Any] | None = None
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed",
                                      timeout=timeout, max_retries=0)
         self._http = httpx.Client(
@@ -175,7 +177,7 @@ class LLMClient:
     @classmethod
     def from_settings(cls, s: Any) -> LLMClient:
         return cls(s.llm_base_url, s.llm_api_key.get_secret_value(), s.llm_model,
-                   s.llm_timeout, s.llm_response_format)
+                   s.llm_timeout, s.llm_response_format, s.llm_prefill)
 
     def __repr__(self) -> str:  # never shows the key
         return f"LLMClient({redact_text(self.base_url)}, model={self.model!r})"
@@ -189,16 +191,33 @@ class LLMClient:
         per-slot ``n_ctx``); ``default`` when the endpoint does not say (e.g. OpenAI)."""
         if self._context is None:
             self._context = default
+            settings = self.server_props().get("default_generation_settings")
+            n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+            if isinstance(n_ctx, int) and n_ctx > 0:
+                self._context = n_ctx
+        return self._context
+
+    def server_props(self) -> dict[str, Any]:
+        """llama.cpp's ``/props`` (asked once; {} from an endpoint without it)."""
+        if self._props is None:
+            self._props = {}
             root = re.sub(r"/v1/?$", "", self.base_url.rstrip("/"))
             try:
                 with urllib.request.urlopen(f"{root}/props", timeout=5) as r:
                     props = json.loads(r.read().decode())
-                n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx")
-                if isinstance(n_ctx, int) and n_ctx > 0:
-                    self._context = n_ctx
-            except (OSError, ValueError, AttributeError):
+                if isinstance(props, dict):
+                    self._props = props
+            except (OSError, ValueError):
                 pass
-        return self._context
+        return self._props
+
+    @property
+    def continues_answers(self) -> bool:
+        """Whether a trailing assistant message is continued, not answered (llama.cpp's
+        server prefills it; the OpenAI API would start a new answer)."""
+        if self.prefill != "auto":
+            return self.prefill == "on"
+        return "default_generation_settings" in self.server_props()
 
     # --- calls ---
     def response_format_for(self, schema: JsonSchema, name: str) -> ResponseFormat | None:
@@ -215,9 +234,19 @@ class LLMClient:
                                       self.response_format_for(schema, name)))
 
     def chat_text(self, messages: list[dict[str, str]], *, max_tokens: int | None = 800,
-                  temperature: float = 0.2) -> LLMResult:
-        """A plain chat call (e.g. a reply draft)."""
-        return self._chat(ChatRequest(self.model, messages, temperature, max_tokens))
+                  temperature: float = 0.2, prefill: str | None = None) -> LLMResult:
+        """A plain chat call (e.g. a reply draft). ``prefill``: the answer's first words,
+        continued by an endpoint that can (``continues_answers``; else not sent); the text
+        returned then starts with them."""
+        if not prefill or not self.continues_answers:
+            return self._chat(ChatRequest(self.model, messages, temperature, max_tokens))
+        result = self._chat(ChatRequest(self.model, [*messages, {"role": "assistant",
+                                                                 "content": prefill}],
+                                        temperature, max_tokens))
+        if result.text.startswith(prefill):  # llama.cpp answers with the whole message
+            return result
+        joiner = "" if result.text[:1] in ("", " ", ",", ".", "\n") else " "
+        return replace(result, text=prefill + joiner + result.text)
 
     def _chat(self, request: ChatRequest) -> LLMResult:
         body = request.body()

@@ -424,6 +424,10 @@ class Settings(BaseSettings):
     llm_response_format: str = Field(
         "json_schema", description="'json_schema', 'json_object' or 'none' (prompt only)."
     )
+    llm_prefill: str = Field(
+        "auto", description="Write the reply draft's first words for the model: 'auto' (where "
+        "the endpoint continues an answer: llama.cpp's server, known by its /props), 'on', 'off'."
+    )
     llm_max_input_chars: int = Field(
         8000, description="Characters of a mail body sent to the LLM (the rest is cut, said so)."
     )
@@ -636,6 +640,13 @@ class Settings(BaseSettings):
             self.smtp_security)
         _security_valid(wanted, self.smtp_host, self.smtp_port, "smtp")
         return self
+
+    @field_validator("llm_prefill")
+    @classmethod
+    def _llm_prefill(cls, v: str) -> str:
+        if v not in ("auto", "on", "off"):
+            raise ValueError("llm_prefill must be 'auto', 'on' or 'off'")
+        return v
 
     @field_validator("worker_class")
     @classmethod

@@ -106,6 +106,7 @@ class LLMTask(Generic[T]):
     shrink: Callable[[], str | None] | None = None  # less context for the next try: says
     # what it dropped, or None when nothing is left to drop
     trimmed: dict[str, int] = field(default_factory=dict)  # what the budget cut (recorded)
+    prefill: str | None = None  # a text answer's first words (ChatModel.chat_text)
 
 
 @dataclass
@@ -132,6 +133,8 @@ def _call(llm: ChatModel, task: LLMTask[Any], messages: list[dict[str, str]],
     kw = {"max_tokens": max_tokens} if max_tokens else {}
     if task.schema is not None:
         return llm.chat_json(messages, task.schema, task.schema_name or task.name, **kw)
+    if task.prefill:
+        kw["prefill"] = task.prefill
     return llm.chat_text(messages, **kw)
 
 

@@ -89,6 +89,25 @@ _WORDS: dict[str, dict[str, tuple[str, str, str]]] = {
         INFORMAL: ("Olá {first},", "Olá,", "Abraço"),
     },
 }
+# language -> register -> the reply's first words, written for the model where the endpoint
+# continues an answer (``LLMTask.prefill``): the body starts in our voice, as the team,
+# in the mail's language and register - not as the customer, not as a refusal
+OPENINGS: dict[str, dict[str, str]] = {
+    "de": {FORMAL: "Vielen Dank für Ihre Nachricht. Unser Team",
+           INFORMAL: "Danke für deine Nachricht. Unser Team"},
+    "en": {FORMAL: "Thank you for your message. Our team",
+           INFORMAL: "Thanks for your message. Our team"},
+    "fr": {FORMAL: "Merci pour votre message. Notre équipe",
+           INFORMAL: "Merci pour ton message. Notre équipe"},
+    "es": {FORMAL: "Gracias por su mensaje. Nuestro equipo",
+           INFORMAL: "Gracias por tu mensaje. Nuestro equipo"},
+    "it": {FORMAL: "Grazie per il Suo messaggio. Il nostro team",
+           INFORMAL: "Grazie per il tuo messaggio. Il nostro team"},
+    "nl": {FORMAL: "Hartelijk dank voor uw bericht. Ons team",
+           INFORMAL: "Bedankt voor je bericht. Ons team"},
+    "pt": {FORMAL: "Obrigado pela sua mensagem. Nossa equipe",
+           INFORMAL: "Obrigado pela sua mensagem. Nossa equipe"},
+}
 TEAM: dict[str, str] = {
     "de": "Ihr Support-Team",
     "en": "Your support team",
@@ -199,6 +218,11 @@ class ReplyFrame:
         if not self.name:
             return without
         return with_name.format(name=self.name, first=self.name.split()[0])
+
+    @property
+    def opening(self) -> str:
+        """The body's first words (``OPENINGS``), for an endpoint that continues an answer."""
+        return OPENINGS[self.language][self.register]
 
     @property
     def closing(self) -> str:

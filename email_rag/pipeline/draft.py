@@ -205,7 +205,8 @@ def draft_task(subject: str, sender: str, body: str, language: str,
                     parse=checked_reply(body, lang, sender, frame, own, shared,
                                         others=customers_seen(sources, thread)),
                     max_tokens=DRAFT_MAX_TOKENS, max_tokens_cap=DRAFT_MAX_TOKENS_CAP,
-                    shrink=fitted.shrink, trimmed=fitted.trimmed)
+                    shrink=fitted.shrink, trimmed=fitted.trimmed,
+                    prefill=frame.opening if lang == frame.language else None)
     task_.kept = fitted  # type: ignore[attr-defined]  # which references made it in
     task_.frame = frame  # type: ignore[attr-defined]  # for a draft stored FLAGGED
     task_.sources = sources  # type: ignore[attr-defined]  # in the order the prompt has them

@@ -86,3 +86,28 @@ def test_prompt_injection_never_makes_the_mail_silently_no_reply(model):
     status, reason, _ = no_reply_outcome(r.value, None, None)
     print("model said:", r.value, "->", status, reason)
     assert status in (MailStatus.CLASSIFIED, MailStatus.NO_REPLY_SUGGESTED)
+
+
+def test_the_real_server_continues_the_drafts_opening_in_our_voice(model):
+    """GIVEN llama.cpp's server (it continues a trailing assistant message) and a German mail
+    written formally WHEN the draft task runs THEN its body starts with the team's opening
+    in German and the formal register, once, and goes on from it: the model wrote as the
+    team, whatever the checks then say about the rest."""
+    from email_rag.pipeline.draft import draft_task
+
+    llm = LLMClient(model.url, "not-needed", model.model_id, 300)
+    try:
+        assert llm.continues_answers is True
+        body = ("Guten Tag, die Rechnung 2026-113 wurde zweimal von meinem Konto abgebucht. "
+                "Können Sie das bitte prüfen? Mit freundlichen Grüßen, Anna Berg")
+        task = draft_task("Doppelte Abbuchung", "Anna Berg <anna@example.com>", body, "de",
+                          [], [], context=llm.context_size())
+        assert task.prefill == "Vielen Dank für Ihre Nachricht. Unser Team"
+        r = run_task(llm, task, PolicyLimits(), event=event)
+    finally:
+        llm.close()
+    draft = r.value if r.outcome is TaskOutcome.OK else r.last_text
+    print("draft:", r.outcome, draft)
+    greeting, text = draft.split("\n\n", 1) if r.outcome is TaskOutcome.OK else ("", draft)
+    assert text.startswith(task.prefill) and draft.count(task.prefill) == 1
+    assert len(text) > len(task.prefill) + 10  # the model went on from it

@@ -185,3 +185,33 @@ def test_a_held_call_stays_in_flight_until_released(srv):
     th.join(10)
     assert answered and answered[0]
     assert srv.inflight() == []
+
+
+def test_a_prefill_goes_only_to_an_endpoint_that_continues_answers(srv):
+    """GIVEN the scripted endpoint, which has no llama.cpp /props WHEN a draft is asked with
+    the answer's first words THEN 'auto' does not send them (an OpenAI-style endpoint would
+    start a new answer after them); with EMAIL_RAG_LLM_PREFILL=on they go as a trailing
+    assistant message and the text returned starts with them once."""
+    from email_rag.adapters.llm import LLMClient
+
+    messages = [{"role": "system", "content": "TASK: draft a reply"},
+                {"role": "user", "content": mail_block("Rechnung", "kunde@example.com",
+                                                       "Guten Tag, bitte prüfen.")}]
+    opening = "Vielen Dank für Ihre Nachricht. Unser Team"
+    auto = client(srv.url)
+    try:
+        assert auto.continues_answers is False
+        text = auto.chat_text(messages, prefill=opening).text
+        assert srv.requests[-1]["body"]["messages"][-1]["role"] == "user"
+        assert not text.startswith(opening)
+    finally:
+        auto.close()
+    forced = LLMClient(srv.url, "test-key", "scripted", 5, prefill="on")
+    try:
+        assert forced.continues_answers is True
+        text = forced.chat_text(messages, prefill=opening).text
+        assert srv.requests[-1]["body"]["messages"][-1] == {"role": "assistant",
+                                                            "content": opening}
+        assert text.startswith(opening + " ") and text.count(opening) == 1
+    finally:
+        forced.close()

@@ -90,3 +90,18 @@ def test_the_models_greeting_and_sign_off_are_dropped_with_their_placeholders(an
 def test_a_body_without_greeting_or_sign_off_is_kept_whole():
     body = "We are checking your order.\nThanks to the carrier's data we will know more soon."
     assert strip_frame(body) == body
+
+
+def test_every_language_and_register_has_an_opening_in_our_voice_that_composes_once():
+    from email_rag.llm.reply_frame import _WORDS, OPENINGS
+
+    assert set(OPENINGS) == set(_WORDS)
+    for lang, registers in OPENINGS.items():
+        assert set(registers) == {FORMAL, INFORMAL}, lang
+        for form, opening in registers.items():
+            frame = ReplyFrame(lang, form)
+            assert frame.opening == opening
+            body = f"{opening} prüft das und meldet sich bei Ihnen."
+            assert strip_frame(body) == body  # never taken for a greeting or a sign-off
+            assert frame.compose(body).count(opening) == 1
+    assert ReplyFrame("de", INFORMAL).opening.startswith("Danke für deine")
