@@ -113,7 +113,10 @@ _ACTIONS: dict[str, tuple[str, str]] = {
         r"erstattet|zurücküberweisen)|rembourserons|(?:allons|vais) vous rembourser|"
         r"serez remboursée?|sera remboursée?|reembolsaremos|vamos a reembolsar|"
         r"(?:será|serán) reembolsad|rimborseremo|zullen\b[^.!?\n]{0,40}terugbetalen|"
-        r"reembolsaremos|vamos reembolsar",
+        r"reembolsaremos|vamos reembolsar|"
+        r"(?:devolveremos|encargará de devolver|encargaremos de devolver|vamos a devolver|"
+        r"procederemos a devolver)\w*\b[^.!?\n]{0,40}\b(?:dinero|importe|cargo|cobro|pago|"
+        r"cantidad|monto)",
     ),
     "credit": (
         r"credited|gutgeschrieben|créditée?s?|abonad[oa]s?|acreditad[oa]s?|accreditat[oaie]|"
@@ -154,7 +157,7 @@ _ACTIONS: dict[str, tuple[str, str]] = {
 }
 # any form of the action's verb or noun, for the evidence of a promise
 _STEMS = {
-    "refund": r"refund|reimburs|erstatt|rembours|reembols|rimbors|terugbeta|reembolso",
+    "refund": r"refund|reimburs|erstatt|rembours|reembols|rimbors|terugbeta|reembolso|devol",
     "credit": r"credit|gutschr|gutschreib|avoir|abono|accredit|crédit",
     "correct": r"correct|korrig|berichtig|corrig|rectific|corregi|corret",
     "cancel": r"cancel|storn|kündig|annul|résili|anula|annull",

@@ -50,6 +50,8 @@ UNSUPPORTED = [
     ("es", "Recibirá el reembolso en 5 días hábiles.", "deadline"),
     ("es", "Su número de incidencia es ES-44120.", "reference"),
     ("es", "Le reembolsaremos el importe completo.", "promised"),
+    ("es", "Nuestro equipo se encargará de devolverle el segundo cargo.", "promised"),
+    ("es", "Le devolveremos el importe de la factura.", "promised"),
 ]
 
 
@@ -197,6 +199,7 @@ def test_a_spanish_se_is_no_condition():
         "You can reset your password with the link we sent you.",
         "Le enviaremos un enlace para restablecer la contraseña.",
         "Wir prüfen, ob wir den Betrag erstatten werden.",
+        "Puede devolver el producto en un plazo de treinta días.",
     ],
 )
 def test_ordinary_support_sentences_are_no_claims(draft):
