@@ -141,3 +141,10 @@ def test_a_note_comes_back_to_the_draft_and_a_snooze_to_the_queue_in_the_same_fi
         "csrf_token": anna.csrf, "body": "x",
         "back": f"/drafts/{drafts['in15']}?owner=bob&next=//evil.example"})
     assert r.headers["location"] == f"/drafts/{drafts['in15']}?owner=bob#notes"
+
+
+def test_a_filter_that_keeps_nothing_says_so(client, drafts):
+    """An empty queue under the state, owner or day filters says it is the filters, not
+    that nothing waits."""
+    page = client("anna").get("/queue", params={"owner": "carl"}).text
+    assert "Nothing to review with these filters." in page
