@@ -41,6 +41,68 @@ _NO_REPLY = re.compile(r"^(no[-_.]?reply|do[-_.]?not[-_.]?reply|donotreply|maile
                        r"postmaster)([-+_.].*)?@", re.I)
 _EMPTY_ADDR = re.compile(r"<\s*>")
 NO_REPLY_SENDER = "no-reply sender"
+
+
+def N_(message: str) -> str:  # noqa: N802 - marks a text for translation (the web UI's catalog)
+    return message
+
+
+# The rule's wordings, with their values as %(name)s: stored in English (``reply_rule``),
+# read back by ``rule_parts`` and shown translated on the draft and mail pages. ``why_not``
+# is itself one of the wordings (why a Reply-To was not used).
+NOT_USED_NO_ADDRESS = N_("Reply-To %(value)s names no address")
+NOT_USED_INVALID = N_("Reply-To %(addr)s is not a valid address")
+NOT_USED_OURS = N_("Reply-To %(addr)s is our own address")
+NOT_USED_NO_REPLY = N_("Reply-To %(addr)s is a no-reply address")
+EMPTY_FROM = N_("no-reply sender: From %(value)s names an empty address (<>): nobody can be "
+                "answered")
+NO_SENDER = N_("no sender address in From: nobody to reply to")
+SEVERAL_SENDERS = N_("From names %(n)s sender addresses (%(addrs)s): a human decides whom to "
+                     "answer")
+SEVERAL_REPLY_TO = N_("Reply-To names %(n)s addresses (%(addrs)s): a human decides whom to "
+                      "answer")
+SAME_ADDRESS = N_("From (Reply-To names the same address)")
+REPLY_TO = N_("Reply-To: the sender %(sender)s asks for replies to %(addr)s")
+INVALID_SENDER = N_("sender address %(sender)s is not a valid address: a human decides whom "
+                    "to answer")
+INVALID_SENDER_WHY = N_("sender address %(sender)s is not a valid address; %(why_not)s: a "
+                        "human decides whom to answer")
+NO_REPLY_FROM = N_("no-reply sender: From %(sender)s is a no-reply address and there is no "
+                   "Reply-To: nobody can be answered")
+NO_REPLY_FROM_WHY = N_("no-reply sender: From %(sender)s is a no-reply address and "
+                       "%(why_not)s: nobody can be answered")
+FROM_WHY = N_("From (%(why_not)s, ignored)")
+FROM_NO_REPLY_TO = N_("From (no Reply-To)")
+FROM_BEFORE_RULE = N_("From (stored before the reply rule existed)")
+# read back in this order: a wording with a reason before the same without one, and "there
+# is no Reply-To" before a reason (that could read as one)
+RULES = (NOT_USED_NO_ADDRESS, NOT_USED_INVALID, NOT_USED_OURS, NOT_USED_NO_REPLY, EMPTY_FROM,
+         NO_SENDER, SEVERAL_SENDERS, SEVERAL_REPLY_TO, SAME_ADDRESS, REPLY_TO,
+         INVALID_SENDER_WHY, INVALID_SENDER, NO_REPLY_FROM, NO_REPLY_FROM_WHY, FROM_WHY,
+         FROM_NO_REPLY_TO, FROM_BEFORE_RULE)
+_FIELD = re.compile(r"%\((\w+)\)s")
+
+
+def _pattern(wording: str) -> re.Pattern[str]:
+    """The stored rules of one wording: its text, each value any text."""
+    pieces = _FIELD.split(wording)  # text, name, text, name, ..., text
+    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)"
+                              for i, p in enumerate(pieces)), re.S)
+
+
+_PATTERNS = [(w, _pattern(w)) for w in RULES]
+
+
+def rule_parts(rule: str) -> tuple[str, dict[str, str]] | None:
+    """A stored rule read back as its wording and values (``wording % values == rule``);
+    None when it has none of the wordings (a rule stored by an older version)."""
+    for wording, pattern in _PATTERNS:
+        m = pattern.fullmatch(rule or "")
+        if m:
+            return wording, m.groupdict()
+    return None
+
+
 _SIMPLE = re.compile(r"^\s*(?:([^\"<>,;:@()\\=]*?)\s*<([^<>\s,;:\"()\\]+@[^<>\s,;:\"()\\]+)>"
                      r"|([^<>\s,;:\"()\\]+@[^<>\s,;:\"()\\]+))\s*$")
 
@@ -161,43 +223,40 @@ def choose_reply(from_addrs: list[str], reply_to: list[str],
     senders = list(dict.fromkeys(a for a in from_addrs if a))
     if not senders:
         if from_field and _EMPTY_ADDR.search(from_field):
-            return ReplyChoice(None, f"{NO_REPLY_SENDER}: From {from_field[:100]!r} names an "
-                                     "empty address (<>): nobody can be answered")
-        return ReplyChoice(None, "no sender address in From: nobody to reply to")
+            return ReplyChoice(None, EMPTY_FROM % {"value": repr(from_field[:100])})
+        return ReplyChoice(None, NO_SENDER)
     if len(senders) > 1:
-        return ReplyChoice(None, f"From names {len(senders)} sender addresses "
-                                 f"({', '.join(senders[:5])}): a human decides whom to answer")
+        return ReplyChoice(None, SEVERAL_SENDERS % {"n": len(senders),
+                                                    "addrs": ", ".join(senders[:5])})
     sender = senders[0]
     replies = list(dict.fromkeys(a for a in reply_to if a))
     if len(replies) > 1:
-        return ReplyChoice(None, f"Reply-To names {len(replies)} addresses "
-                                 f"({', '.join(replies[:5])}): a human decides whom to answer")
+        return ReplyChoice(None, SEVERAL_REPLY_TO % {"n": len(replies),
+                                                     "addrs": ", ".join(replies[:5])})
     why_not = ""
     if not replies and reply_to_field and reply_to_field.strip():
-        why_not = f"Reply-To {reply_to_field.strip()[:100]!r} names no address"
+        why_not = NOT_USED_NO_ADDRESS % {"value": repr(reply_to_field.strip()[:100])}
     if replies:
         r = replies[0]
         if not valid_address(r):
-            why_not = f"Reply-To {r!r} is not a valid address"
+            why_not = NOT_USED_INVALID % {"addr": repr(r)}
         elif r.lower() in own:
-            why_not = f"Reply-To {r} is our own address"
+            why_not = NOT_USED_OURS % {"addr": r}
         elif no_reply_address(r):
-            why_not = f"Reply-To {r} is a no-reply address"
+            why_not = NOT_USED_NO_REPLY % {"addr": r}
         elif r.lower() == sender.lower():
-            return ReplyChoice(r, "From (Reply-To names the same address)")
+            return ReplyChoice(r, SAME_ADDRESS)
         else:
-            return ReplyChoice(r, f"Reply-To: the sender {sender} asks for replies to {r}")
+            return ReplyChoice(r, REPLY_TO % {"sender": sender, "addr": r})
     if not valid_address(sender):
-        return ReplyChoice(None, f"sender address {sender!r} is not a valid address"
-                                 + (f"; {why_not}" if why_not else "")
-                                 + ": a human decides whom to answer")
+        return ReplyChoice(None, (INVALID_SENDER_WHY if why_not else INVALID_SENDER) % {
+            "sender": repr(sender), "why_not": why_not})
     if no_reply_address(sender):
-        return ReplyChoice(None, f"{NO_REPLY_SENDER}: From {sender} is a no-reply address"
-                                 + (f" and {why_not}" if why_not else " and there is no "
-                                    "Reply-To") + ": nobody can be answered")
+        return ReplyChoice(None, (NO_REPLY_FROM_WHY if why_not else NO_REPLY_FROM) % {
+            "sender": sender, "why_not": why_not})
     if why_not:
-        return ReplyChoice(sender, f"From ({why_not}, ignored)")
-    return ReplyChoice(sender, "From (no Reply-To)")
+        return ReplyChoice(sender, FROM_WHY % {"why_not": why_not})
+    return ReplyChoice(sender, FROM_NO_REPLY_TO)
 
 
 def stored_reply(mail: dict) -> ReplyChoice:
@@ -208,5 +267,5 @@ def stored_reply(mail: dict) -> ReplyChoice:
         return ReplyChoice(mail.get("reply_addr") or None, str(mail["reply_rule"]))
     addr = (mail.get("from_addr") or "").strip()
     if "@" in addr and " " not in addr:
-        return ReplyChoice(addr, "From (stored before the reply rule existed)")
-    return ReplyChoice(None, "no sender address in From: nobody to reply to")
+        return ReplyChoice(addr, FROM_BEFORE_RULE)
+    return ReplyChoice(None, NO_SENDER)

@@ -17,6 +17,7 @@ scope: staff only see, open and act on the mailboxes they are assigned to
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -88,6 +89,26 @@ class QueueQuery:
 
 
 STATES = ("", "pending_review", "stale", "flagged")
+# the queue's filters as request parameters (``QueueQuery.url_params``, ``query_of``): the
+# queue's links and form, the draft page's links and hidden fields, and saved views
+FILTER_KEYS = ("mailbox", "category", "q", "sort", "view", "state", "owner", "since", "until")
+MAX_SEARCH = 200
+MAX_OWNER = 100
+
+
+def query_of(params: Mapping[str, object], me: int, zone: str = "UTC") -> QueueQuery:
+    """The queue's filters read from a request's parameters (a query string or a form; other
+    keys and non-text values ignored): the one reading of them for the queue page, the draft
+    page and every action that goes on to the next draft of the same queue."""
+
+    def text(key: str, limit: int = MAX_SEARCH) -> str:
+        value = params.get(key)
+        return value.strip()[:limit] if isinstance(value, str) else ""
+
+    return QueueQuery(mailbox=text("mailbox"), category=text("category"), search=text("q"),
+                      sort=text("sort") or "waiting", view=text("view") or "all", me=me,
+                      state=text("state"), owner=text("owner", MAX_OWNER),
+                      since=text("since"), until=text("until"), zone=zone)
 
 
 def _day(text: str, zone: str) -> datetime | None:

@@ -12,11 +12,11 @@ from urllib.parse import parse_qsl, urlencode
 from ..core.errors import BadInputError
 from ..core.rows import FromRow
 from ..db import sql
+from .desk import FILTER_KEYS
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
 
-KEYS = ("mailbox", "category", "q", "sort", "view", "state", "owner", "since", "until")
 MAX_NAME = 100
 MAX_VIEWS = 50
 
@@ -34,7 +34,7 @@ class SavedView(FromRow):
 
 def clean_query(params: dict[str, str]) -> str:
     """The queue's filters of ``params`` as a query string (other keys dropped)."""
-    kept = {k: str(params[k])[:200] for k in KEYS if params.get(k)}
+    kept = {k: str(params[k])[:200] for k in FILTER_KEYS if params.get(k)}
     return urlencode(kept)
 
 

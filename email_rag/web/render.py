@@ -24,6 +24,7 @@ from markupsafe import Markup, escape
 
 from ..core.actors import shown
 from ..core.errors import EmailRagError
+from ..mail.addresses import rule_parts
 from ..review import notes
 from ..sending.compose import BIDI_CONTROLS, reply_subject
 from ..sending.outcome import send_outcome
@@ -140,6 +141,20 @@ def outcome(context: Any, attempt: Any) -> str:
     return text % values if values else text
 
 
+def reply_rule(rule: str | None) -> str:
+    """Whom the reply goes to and why (the rule stored in English with the mail) in the
+    page's language: its wording and its reason translated, the addresses as they are; a
+    rule of no known wording as it was stored."""
+    parts = rule_parts(rule or "")
+    if parts is None:
+        return rule or ""
+    wording, values = parts
+    if "why_not" in values:
+        values = {**values, "why_not": reply_rule(values["why_not"])}
+    text = i18n.gettext(wording)
+    return text % values if values else text
+
+
 def build_env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True,
@@ -148,7 +163,7 @@ def build_env() -> jinja2.Environment:
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
     env.filters.update(age=age, when=when, as_json=as_json, mail_html=safe_mail_html,
                        reply_subject=reply_subject, who=who, send_outcome=outcome, num=num,
-                       iso=isolated, label=label)
+                       iso=isolated, label=label, rule=reply_rule)
     return env
 
 

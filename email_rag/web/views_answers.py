@@ -7,22 +7,18 @@ translate between HTTP and it (POST, redirect, GET; CSRF on every form).
 
 from __future__ import annotations
 
-import re
-
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse
 
 from ..core.errors import BadInputError, DraftNotFoundError
 from ..review import answers, desk, notes
 from ..sending.rules import OPEN
+from .queue_filters import QueueFilters, back_to, with_filters
 from .render import page
 from .render import tr as _tr
 from .security import AdminUser, FormInt, FormStr, StaffUser, flash
 
 router = APIRouter()
-
-_BACK = re.compile(r"^/(?:drafts|mails)/\d+$")
-
 
 def _svc(request: Request):
     return request.app.state.pool.get()
@@ -115,8 +111,8 @@ def set_signature(request: Request, user: AdminUser, mailbox_id: FormInt, body: 
 
 
 @router.post("/drafts/{draft_id}/insert")
-def insert(request: Request, user: StaffUser, draft_id: int, body: FormStr = "",
-           saved_reply: FormStr = "", signature: FormStr = ""):
+def insert(request: Request, user: StaffUser, draft_id: int, query: QueueFilters,
+           body: FormStr = "", saved_reply: FormStr = "", signature: FormStr = ""):
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
     mailbox_id = desk.draft_mailbox(svc, draft_id) or 0
@@ -124,7 +120,7 @@ def insert(request: Request, user: StaffUser, draft_id: int, body: FormStr = "",
     if state is None or state.status not in OPEN:
         flash(request, "error", _tr(request, user, "This draft is not waiting for review any "
                                     "more; nothing was inserted."))
-        return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+        return RedirectResponse(with_filters(f"/drafts/{draft_id}", query), status_code=303)
     email_id = state.email_id
     values = answers.fill_values(svc, email_id, user.name)
     if signature:
@@ -147,7 +143,7 @@ def insert(request: Request, user: StaffUser, draft_id: int, body: FormStr = "",
                           "approve: %(names)s.",
                           names=", ".join("{" + m + "}" for m in rendered.missing))
     flash(request, "warn" if rendered.missing else "ok", said)
-    return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+    return RedirectResponse(with_filters(f"/drafts/{draft_id}", query), status_code=303)
 
 
 # --- notes and mentions ---
@@ -158,7 +154,7 @@ def add_note(request: Request, user: StaffUser, email_id: int, body: FormStr = "
              back: FormStr = ""):
     svc = _svc(request)
     desk.require_mail(svc, user.mailbox_ids, email_id)
-    target = (back if _BACK.match(back) else f"/mails/{email_id}") + "#notes"
+    target = back_to(back, email_id) + "#notes"
     mailbox_id = desk.mail_mailbox(svc, email_id) or 0
     try:
         added = notes.add(svc, email_id, mailbox_id, user.id, user.name, body)

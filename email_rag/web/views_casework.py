@@ -9,7 +9,6 @@ says what happened (POST, redirect, GET; CSRF on every form).
 
 from __future__ import annotations
 
-import re
 from datetime import UTC
 from typing import Annotated, Any
 from urllib.parse import parse_qsl
@@ -24,21 +23,15 @@ from ..review import assignment, bulk, desk, reopen, saved_views, snooze
 from ..sending import forward
 from ..sending.outcome import N_
 from .labels import label
+from .queue_filters import back_to, queue_of
 from .render import tr as _tr
 from .render import user_zone
 from .security import FormStr, StaffUser, flash
 
 router = APIRouter()
 
-_BACK = re.compile(r"^/(?:drafts|mails)/\d+$")
-
-
 def _svc(request: Request):
     return request.app.state.pool.get()
-
-
-def _back(back: str, email_id: int) -> str:
-    return back if _BACK.match(back or "") else f"/mails/{email_id}"
 
 
 def context(svc: Any, email_id: int, status: str,
@@ -69,13 +62,14 @@ def snooze_mail(request: Request, user: StaffUser, email_id: int, until: FormStr
     except (BadInputError, StateRefused) as e:
         flash(request, "error", _tr(request, user, "Mail #%(id)s was not put aside: %(why)s",
                                     id=email_id, why=e))
-        return RedirectResponse(_back(back, email_id), status_code=303)
+        return RedirectResponse(back_to(back, email_id), status_code=303)
     shown = when.replace(tzinfo=UTC).astimezone(zone).strftime("%Y-%m-%d %H:%M")
     flash(request, "ok", _tr(request, user, "Mail #%(id)s is put aside until %(at)s; it "
                              "comes back to the queue then (the Snoozed view lists it).",
                              id=email_id, at=shown), f"/mails/{email_id}",
           _tr(request, user, "View it"))
-    return RedirectResponse("/queue" if back.startswith("/drafts/") else _back(back, email_id),
+    target = back_to(back, email_id)  # a draft put aside leaves the queue: back to the queue
+    return RedirectResponse(queue_of(target) if target.startswith("/drafts/") else target,
                             status_code=303)
 
 
@@ -89,7 +83,7 @@ def unsnooze_mail(request: Request, user: StaffUser, email_id: int, back: FormSt
     else:
         flash(request, "info", _tr(request, user, "Mail #%(id)s was not put aside; nothing "
                                    "changed.", id=email_id))
-    return RedirectResponse(_back(back, email_id), status_code=303)
+    return RedirectResponse(back_to(back, email_id), status_code=303)
 
 
 @router.post("/mails/{email_id}/reopen")
@@ -113,7 +107,7 @@ def forward_mail(request: Request, user: StaffUser, email_id: int, to: FormStr =
                  note: FormStr = "", back: FormStr = ""):
     svc = _svc(request)
     desk.require_mail(svc, user.mailbox_ids, email_id)
-    target = _back(back, email_id)
+    target = back_to(back, email_id)
     try:
         done = forward.forward(svc, email_id, user.actor, to, note)
     except BadInputError as e:

@@ -34,6 +34,7 @@ from ..sending.outcome import local_text, send_outcome
 from ..sending.review import seen_token
 from ..sending.rules import OPEN, reply_choice
 from . import views_casework
+from .queue_filters import QueueFilters, with_filters
 from .render import language, page, user_zone
 from .render import tr as _tr
 from .security import FormStr, StaffUser, flash
@@ -57,10 +58,12 @@ def _happened(request: Request, user, draft: Draft) -> str:
     return _tr(request, user, message, **values)
 
 
-def _back_to_draft(request: Request, draft_id: int, level: str, text: str) -> RedirectResponse:
-    """Say what happened (nothing changed) and show the draft again (POST-redirect-GET)."""
+def _back_to_draft(request: Request, draft_id: int, level: str, text: str,
+                   query: QueueQuery) -> RedirectResponse:
+    """Say what happened (nothing changed) and show the draft again, in the same filtered
+    queue (POST-redirect-GET)."""
     flash(request, level, text)
-    return RedirectResponse(f"/drafts/{draft_id}", status_code=303)
+    return RedirectResponse(with_filters(f"/drafts/{draft_id}", query), status_code=303)
 
 
 def _refresh(request: Request) -> float:
@@ -68,27 +71,18 @@ def _refresh(request: Request) -> float:
     return float(request.app.state.settings.web_refresh_seconds)
 
 
-def _with(path: str, query: QueueQuery) -> str:
-    params = urlencode(query.url_params())
-    return path + (f"?{params}" if params else "")
-
-
 def _next_url(svc, user, query: QueueQuery, draft_id: int) -> str:
     """The draft after this one in the same filtered, sorted queue (computed before the
     action, while this draft still has its place), else the queue."""
     nxt = desk.position(svc, user.mailbox_ids, query, draft_id).next_id
-    return _with(f"/drafts/{nxt}" if nxt and nxt != draft_id else "/queue", query)
+    return with_filters(f"/drafts/{nxt}" if nxt and nxt != draft_id else "/queue", query)
 
 
 @router.get("/queue")
-def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = "",
-          q: str = "", sort: str = "waiting", view: str = "", after: str = "",
-          before: str = "", state: str = "", owner: str = "", since: str = "",
-          until: str = ""):
+def queue(request: Request, user: StaffUser, query: QueueFilters, after: str = "",
+          before: str = ""):
     svc = _svc(request)
     views_casework.wake(svc)
-    query = QueueQuery(mailbox, category, q.strip()[:200], sort, view, user.id, state,
-                       owner.strip()[:100], since, until, str(_zone(request, user)))
     pg = desk.queue_page(svc, user.mailbox_ids, query, after or None, before or None)
     filters = review_filters(svc)
     filters["mailboxes"] = desk.visible_mailboxes(svc, user.mailbox_ids)
@@ -97,12 +91,12 @@ def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = 
     return page(request, "queue.html", rows=pg.rows, total=pg.total, first=pg.first_position,
                 open_by=open_by,
                 next_cursor=pg.next_cursor, prev_cursor=pg.prev_cursor, filters=filters,
-                mailbox=mailbox, category=category, q=query.search, sort=query.sort,
+                mailbox=query.mailbox, category=query.category, q=query.search, sort=query.sort,
                 state=query.state, owner=query.owner, since=query.since, until=query.until,
                 states=desk.STATES[1:],
                 view=query.view, view_param=query.url_params().get("view", ""),
                 view_on={v: v == query.view for v in assignment.VIEWS}, view_links={
-                    v: _with("/queue", replace(query, view=v)) for v in assignment.VIEWS},
+                    v: with_filters("/queue", replace(query, view=v)) for v in assignment.VIEWS},
                 sorts=desk.SORTS, query=urlencode(params),
                 search_ignored=bool(query.search) and desk.fulltext_query(query.search) is None,
                 bulk_to=views_casework.bulk_colleagues(svc, user.mailbox_ids),
@@ -112,11 +106,9 @@ def queue(request: Request, user: StaffUser, mailbox: str = "", category: str = 
 
 
 @router.get("/drafts/{draft_id}")
-def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = "",
-               category: str = "", q: str = "", sort: str = "waiting", view: str = ""):
+def draft_page(request: Request, user: StaffUser, draft_id: int, query: QueueFilters):
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
-    query = QueueQuery(mailbox, category, q, sort, view, user.id)
     shown = review.show(svc, draft_id)
     draft = shown.draft
     actionable = draft.status in OPEN
@@ -143,7 +135,8 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
     saved, signature = answers.for_mail(svc, mailbox_id, draft.email_id, user.name)
     return page(request, "draft.html", d=draft, seen=seen_token(draft), my_edit=mine,
                 saved_replies=saved, signature=signature,
-                notes=notes.of_mail(svc, draft.email_id), note_back=f"/drafts/{draft_id}",
+                notes=notes.of_mail(svc, draft.email_id),
+                note_back=with_filters(f"/drafts/{draft_id}", query),
                 conversation=desk.conversation(svc, shown.reply_mail),
                 history=desk.sender_history(svc, shown.reply_mail),
                 text=mine.body if mine and actionable else original, original=original,
@@ -153,8 +146,7 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
                 sources=desk.source_cards(shown.sources), send=shown.send_attempt,
                 reply=shown.reply, attachments=shown.attachments,
                 newer=shown.newer_inbound, actionable=actionable,
-                mailbox=mailbox, category=category, q=q, sort=query.sort, view=query.view,
-                query=urlencode(query.url_params()),
+                carry=query.url_params(), query=urlencode(query.url_params()),
                 position=where.position, total=where.total, next_id=where.next_id,
                 prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level,
                 due_at=where.due_at, due_s=desk.due_in(where.due_at), refresh=_refresh(request),
@@ -163,9 +155,8 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, mailbox: str = 
 
 
 @router.post("/drafts/{draft_id}/assign")
-def assign(request: Request, user: StaffUser, draft_id: int, to: FormStr = "",
-           mailbox: FormStr = "", category: FormStr = "", q: FormStr = "", sort: FormStr = "",
-           view: FormStr = ""):
+def assign(request: Request, user: StaffUser, draft_id: int, query: QueueFilters,
+           to: FormStr = ""):
     """Give the draft's mail to a colleague (``to``: a user name), take it, or unassign it
     (``to`` empty); audited under this user."""
     svc = _svc(request)
@@ -189,10 +180,8 @@ def assign(request: Request, user: StaffUser, draft_id: int, to: FormStr = "",
         else:  # back to the queue: opening the draft again would take it
             flash(request, "ok", _tr(request, user, "Mail #%(id)s is unassigned now.",
                                      id=state.email_id))
-            return RedirectResponse(_with("/queue", QueueQuery(
-                mailbox, category, q, sort, view, user.id)), status_code=303)
-    return RedirectResponse(_with(f"/drafts/{draft_id}", QueueQuery(
-        mailbox, category, q, sort, view, user.id)), status_code=303)
+            return RedirectResponse(with_filters("/queue", query), status_code=303)
+    return RedirectResponse(with_filters(f"/drafts/{draft_id}", query), status_code=303)
 
 
 def decision_line(svc: Any, email_id: int) -> str | None:
@@ -243,7 +232,7 @@ def _conflict(request: Request, svc, user, e: DraftConflictError, draft_id: int,
                                    "%(at)s. Nothing changed: there is one send attempt only.",
                                    id=draft_id, at=values["at"]) + " " + _tr(
             request, user, "Reply: %(outcome)s.", outcome=_outcome(request, user, svc, draft_id)))
-        return RedirectResponse(_with(f"/drafts/{draft_id}", query), status_code=303)
+        return RedirectResponse(with_filters(f"/drafts/{draft_id}", query), status_code=303)
     if text is not None:
         desk.save_edit(svc, draft_id, user.id, text)
     kept = (" " + _tr(request, user, "Your text is kept on this page; nothing of yours was "
@@ -251,15 +240,14 @@ def _conflict(request: Request, svc, user, e: DraftConflictError, draft_id: int,
     flash(request, "error", _tr(request, user, "Draft #%(id)s changed while you were working "
                                 "on it: %(what)s. Nothing was changed by you.", id=draft_id,
                                 what=_happened(request, user, e.draft)) + kept)
-    return RedirectResponse(_with(f"/drafts/{draft_id}", query), status_code=303)
+    return RedirectResponse(with_filters(f"/drafts/{draft_id}", query), status_code=303)
 
 
 @router.post("/drafts/{draft_id}/approve")
-def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mailbox: FormStr = "",
-            category: FormStr = "", q: FormStr = "", sort: FormStr = "", seen: FormStr = "", view: FormStr = ""):
+def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr,
+            query: QueueFilters, seen: FormStr = ""):
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
-    query = QueueQuery(mailbox, category, q, sort, view, user.id)
     next_url = _next_url(svc, user, query, draft_id)
     edited = body.replace("\r\n", "\n")  # browsers send CRLF from a textarea
     left_open = answers.unfilled(edited)
@@ -268,7 +256,7 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
         return _back_to_draft(request, draft_id, "error", _tr(
             request, user, "Draft #%(id)s was not approved: fill in %(names)s first (a "
             "placeholder of a saved reply that had no value).", id=draft_id,
-            names=", ".join(left_open)))
+            names=", ".join(left_open)), query)
     try:
         r = review.approve(svc, draft_id, user.name, edited, seen or None)
     except DraftConflictError as e:
@@ -276,7 +264,8 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
     except (StateRefused, BadInputError) as e:
         desk.save_edit(svc, draft_id, user.id, edited)
         return _back_to_draft(request, draft_id, "error", _tr(
-            request, user, "Draft #%(id)s was not approved: %(why)s", id=draft_id, why=e))
+            request, user, "Draft #%(id)s was not approved: %(why)s", id=draft_id, why=e),
+            query)
     # what is said about the sending is read from the attempt's state (never "sent" before
     # the relay answered): email_rag/sending/outcome.py
     reply = _tr(request, user, "Reply: %(outcome)s.", outcome=_outcome(request, user, svc,
@@ -285,7 +274,7 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
         return _back_to_draft(request, draft_id, "warn", _tr(
             request, user, "Draft #%(id)s was already approved by %(who)s. Nothing changed: "
             "there is one send attempt only.", id=draft_id,
-            who=r.detail.get("approved_by") or "?") + " " + reply)
+            who=r.detail.get("approved_by") or "?") + " " + reply, query)
     desk.discard_edit(svc, draft_id, user.id)
     assignment.left(svc, draft_id, user.id)
     done = (_tr(request, user, "Draft #%(id)s approved with your edits.", id=draft_id)
@@ -298,11 +287,10 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr, mai
 
 
 @router.post("/drafts/{draft_id}/reject")
-def reject(request: Request, user: StaffUser, draft_id: int, reason: FormStr = "", mailbox: FormStr = "",
-           category: FormStr = "", q: FormStr = "", sort: FormStr = "", seen: FormStr = "", view: FormStr = ""):
+def reject(request: Request, user: StaffUser, draft_id: int, query: QueueFilters,
+           reason: FormStr = "", seen: FormStr = ""):
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
-    query = QueueQuery(mailbox, category, q, sort, view, user.id)
     next_url = _next_url(svc, user, query, draft_id)
     try:
         r = review.reject(svc, draft_id, user.name, reason, seen or None)
@@ -310,10 +298,12 @@ def reject(request: Request, user: StaffUser, draft_id: int, reason: FormStr = "
         return _conflict(request, svc, user, e, draft_id, None, query)
     except (StateRefused, BadInputError) as e:
         return _back_to_draft(request, draft_id, "error", _tr(
-            request, user, "Draft #%(id)s was not rejected: %(why)s", id=draft_id, why=e))
+            request, user, "Draft #%(id)s was not rejected: %(why)s", id=draft_id, why=e),
+            query)
     if r.action == "already_rejected":
         return _back_to_draft(request, draft_id, "warn", _tr(
-            request, user, "Draft #%(id)s was already rejected. Nothing changed.", id=draft_id))
+            request, user, "Draft #%(id)s was already rejected. Nothing changed.",
+            id=draft_id), query)
     desk.discard_edit(svc, draft_id, user.id)
     assignment.left(svc, draft_id, user.id)
     flash(request, "ok", _tr(request, user, "Draft #%(id)s rejected; the mail is closed "
@@ -354,8 +344,7 @@ def _zone(request: Request, user):
 @router.post("/drafts/{draft_id}/classification")
 def correct_classification(request: Request, user: StaffUser, draft_id: int,
                            category_new: FormStr, language_new: FormStr, priority_new: FormStr,
-                           mailbox: FormStr = "", category: FormStr = "", q: FormStr = "",
-                           sort: FormStr = "", view: FormStr = ""):
+                           query: QueueFilters):
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
     changes = desk.correct_classification(svc, draft_id, user.actor, category_new,
@@ -368,22 +357,21 @@ def correct_classification(request: Request, user: StaffUser, draft_id: int,
     else:
         flash(request, "info", _tr(request, user, "The classification was already like this; "
                                    "nothing changed."))
-    return RedirectResponse(_with(f"/drafts/{draft_id}", QueueQuery(mailbox, category, q, sort, view, user.id)),
-                            status_code=303)
+    return RedirectResponse(with_filters(f"/drafts/{draft_id}", query), status_code=303)
 
 
 @router.post("/drafts/{draft_id}/regenerate")
-def regenerate(request: Request, user: StaffUser, draft_id: int, note: FormStr = "", mailbox: FormStr = "",
-               category: FormStr = "", q: FormStr = "", sort: FormStr = "",
-               view: FormStr = ""):
+def regenerate(request: Request, user: StaffUser, draft_id: int, query: QueueFilters,
+               note: FormStr = ""):
     svc = _svc(request)
     desk.require_draft(svc, user.mailbox_ids, draft_id)
-    next_url = _next_url(svc, user, QueueQuery(mailbox, category, q, sort, view, user.id), draft_id)
+    next_url = _next_url(svc, user, query, draft_id)
     try:
         r = regen.regenerate(svc, draft_id, user.name, note)
     except (StateRefused, BadInputError) as e:
         return _back_to_draft(request, draft_id, "error", _tr(
-            request, user, "Draft #%(id)s was not regenerated: %(why)s", id=draft_id, why=e))
+            request, user, "Draft #%(id)s was not regenerated: %(why)s", id=draft_id, why=e),
+            query)
     if r.action == "already_superseded":
         flash(request, "warn", _tr(request, user, "Draft #%(id)s was already replaced; a new "
                                    "draft for this mail is on its way or in the queue.",

@@ -105,3 +105,48 @@ def test_a_label_contradicted_by_valid_utf8_is_read_as_utf8_with_the_reason(labe
     got, why = decode_bytes(text.encode(), label)
     assert got == text
     assert why is not None and "valid UTF-8" in why and label in why
+
+
+EVERY_RULE = [
+    (["a@example.org"], [], {}),
+    (["a@example.org"], ["a@example.org"], {}),
+    (["noreply@shop.example"], ["c@example.org"], {}),
+    (["a@example.org"], ["noreply@example.org"], {}),
+    (["a@example.org"], ["support@example.com"], {}),
+    (["a@example.org"], ["x@example.org", "y@example.org"], {}),
+    (["a@example.org", "b@example.org"], [], {}),
+    ([], [], {}),
+    (["a@example.org"], ["not an address"], {}),
+    (["a@example.org"], [], {"reply_to_field": '"Name" <>'}),
+    (["noreply@shop.example"], [], {}),
+    (["noreply@shop.example"], ["no-reply@shop.example"], {}),
+    ([], [], {"from_field": '"Shop" <>'}),
+    (["not valid"], [], {}),
+    (["not valid"], ["support@example.com"], {}),
+    (["not valid"], ["not an address"], {}),
+]
+
+
+@pytest.mark.parametrize(("from_", "reply_to", "fields"), EVERY_RULE)
+def test_every_reply_rule_reads_back_as_its_wording_and_values(from_, reply_to, fields):
+    """A stored rule is read back into its wording (a text of the web UI's catalog) and its
+    values (addresses; a reason, itself a wording with values), which give the rule again:
+    the draft page shows it in the agent's language."""
+    from email_rag.mail.addresses import RULES, rule_parts
+
+    rule = choose_reply(from_, reply_to, frozenset({"support@example.com"}), **fields).rule
+    parts = rule_parts(rule)
+    assert parts is not None, rule
+    wording, values = parts
+    assert wording in RULES and wording % values == rule
+    if "why_not" in values:
+        reason = rule_parts(values["why_not"])
+        assert reason is not None and reason[0] in RULES, values
+
+
+def test_a_rule_of_no_known_wording_is_not_read_back():
+    from email_rag.mail.addresses import rule_parts
+
+    assert rule_parts("something else entirely") is None
+    assert rule_parts("From (stored before the reply rule existed)") == (
+        "From (stored before the reply rule existed)", {})

@@ -223,3 +223,21 @@ def test_the_pages_script_has_no_english_text():
     code = re.sub(r"//[^\n]*", "", script)
     sentences = [s for s in re.findall(r'"([^"\n]*)"', code) if re.search(r"[A-Za-z]+ [a-z]+", s)]
     assert [s for s in sentences if s != "use strict"] == []
+
+
+def test_the_reply_rule_is_shown_in_the_page_language():
+    """The reply rule is stored in English with the mail; the draft and mail pages show its
+    wording and its reason translated, the addresses as they are, and an unknown rule as
+    stored."""
+    from email_rag.web.render import reply_rule
+
+    stored = "From (Reply-To 'x y' is not a valid address, ignored)"
+    with i18n.using("de"):
+        assert reply_rule(stored) == "Von (Reply-To 'x y' ist keine gültige Adresse, nicht " \
+                                     "verwendet)"
+        assert reply_rule("Reply-To: the sender a@shop.example asks for replies to "
+                          "b@shop.example") == ("Reply-To: der Absender a@shop.example bittet "
+                                                "um Antworten an b@shop.example")
+        assert reply_rule("an older wording") == "an older wording"
+    with i18n.using("en"):
+        assert reply_rule(stored) == stored
