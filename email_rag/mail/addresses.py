@@ -35,16 +35,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..core.catalog import N_
+
 _ENCODED_WORD = re.compile(r"=\?[^?\s]+\?[bBqQ]\?[^?]*\?=")
 _VALID = re.compile(r"^[^\s@<>()\[\],;:\"\\]+@[^\s@<>()\[\],;:\"\\]+\.[^\s@<>()\[\],;:\"\\]+$")
 _NO_REPLY = re.compile(r"^(no[-_.]?reply|do[-_.]?not[-_.]?reply|donotreply|mailer-daemon|"
                        r"postmaster)([-+_.].*)?@", re.I)
 _EMPTY_ADDR = re.compile(r"<\s*>")
 NO_REPLY_SENDER = "no-reply sender"
-
-
-def N_(message: str) -> str:  # noqa: N802 - marks a text for translation (the web UI's catalog)
-    return message
 
 
 # The rule's wordings, with their values as %(name)s: stored in English (``reply_rule``),

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..core.actors import shown
+from ..core.catalog import N_
 from ..core.errors import DraftNotFoundError
 from ..core.records import Draft, ReplyMail
 from ..core.rows import FromRow
@@ -400,9 +401,6 @@ def draft_state(svc: Services, draft_id: int) -> Draft | None:
     row = svc.db.fetchone(sql("desk_draft_state"), {"id": draft_id})
     return None if row is None else Draft.from_row(row)
 
-
-def N_(message: str) -> str:  # noqa: N802 - marks a text for translation (the web UI's catalog)
-    return message
 
 
 def what_happened(draft: Draft, zone: Any = None) -> tuple[str, dict[str, str]]:

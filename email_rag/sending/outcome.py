@@ -26,12 +26,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..core.actors import shown
+from ..core.catalog import N_
 from ..core.records import SendAttempt
 from ..core.states import SendStatus, SendVerifiedBy
-
-
-def N_(message: str) -> str:  # noqa: N802 - marks a text for translation (the web UI's catalog)
-    return message
 
 
 def utc_text(value: Any) -> str:
