@@ -218,16 +218,20 @@ def queue_page(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
     plan = _plan(svc, params)
     start, end = parse_cursor(after), parse_cursor(before)
     rows: list[QueueRow] = []
+    from_start = False
     if end is not None and start is None:
         rows = QueueRow.from_rows(svc.db.fetchall(sql(plan.page_before), {
             **params, "before_key": end[0], "before_id": end[1], "limit": limit}))[::-1]
         if len(rows) < limit:  # reached the start: a full first page
             rows = []
     if not rows:
+        from_start = start is None
         rows = QueueRow.from_rows(svc.db.fetchall(sql(plan.page), {
             **params, "after_key": start[0] if start else None,
             "after_id": start[1] if start else 0, "limit": limit}))
     at = rows[0] if rows else None
+    if plan.capped and from_start:  # the first page of a broad search: it starts at 1
+        at = None
     stats = _count(svc, plan, params, bytes(at.sort_key) if at else None, at.id if at else 0)
     first = None if stats.before is None else stats.before + 1
     if first is not None and (not plan.capped or first + len(rows) - 1 <= COUNT_CAP):

@@ -86,9 +86,8 @@ DELETE um FROM user_mailboxes um JOIN users u ON u.id = um.user_id
             SELECT email_id FROM mail_assignments WHERE user_id = %(me)s))
         OR (%(view)s = 'unassigned' AND q.email_id NOT IN (
             SELECT email_id FROM mail_assignments)))
-   AND ((%(view)s = 'snoozed') = EXISTS (
-        SELECT 1 FROM mail_snoozes s WHERE s.email_id = q.email_id
-                                       AND s.until_at > UTC_TIMESTAMP(6)))
+   AND (%(view)s = 'snoozed') = (q.email_id IN (
+        SELECT s.email_id FROM mail_snoozes s WHERE s.until_at > UTC_TIMESTAMP(6)))
    AND (%(state)s IS NULL OR EXISTS (
         SELECT 1 FROM drafts fd WHERE fd.id = q.draft_id
            AND IF(%(state)s = 'flagged', COALESCE(fd.check_flags, '') NOT IN ('', '[]'),
