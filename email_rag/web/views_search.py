@@ -21,7 +21,7 @@ def _svc(request: Request):
 @router.get("/search")
 def search_page(request: Request, user: StaffUser, q: str = "", before: str = ""):
     text = q.strip()[:200]
-    found = search.search(_svc(request), user.mailbox_ids, text,
+    found = search.search(_svc(request), user.mailbox_ids, text, search.LIMIT,
                           before=before[:80] or None) if text else None
     return page(request, "search.html", q=text, found=found, limit=search.LIMIT,
                 later=bool(before) and search.parse_cursor(before) is not None,
