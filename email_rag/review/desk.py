@@ -11,6 +11,7 @@ scope: staff only see, open and act on the mailboxes they are assigned to
 | draft of a mailbox outside the user's scope | no | yes: answered as "not found", nothing changed | an admin assigns the mailbox |
 | cursor from an old link points at a draft that left the queue | - | yes | the page starts after that key (keys are values, not rows) |
 | search words shorter than 3 characters | - | yes: ignored (the index does not hold them) | the page says so |
+| a search matching more than COUNT_CAP drafts | - | yes: every match is listed, the count says "more than 1,000", positions beyond it are not numbered | narrow the search |
 | MariaDB down | yes | yes: read only | 503 page |
 """
 
@@ -280,8 +281,8 @@ def position(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
                                 {**params, "after_key": key, "after_id": draft_id, "limit": 1})
         prev = svc.db.fetchone(sql(plan.page_before),
                                {**params, "before_key": key, "before_id": draft_id, "limit": 1})
-    # beyond a capped count: listed when its own mail matches, i.e. it sits between its
-    # listed neighbours (or is the first)
+    # beyond a capped count the count did not reach it: ask whether the listing's next
+    # row from just before it is the draft itself
     listed = key is not None and (stats.here or (stats.before is None and _listed(
         svc, plan, params, key, draft_id)))
     if not listed:  # not (or no longer) in this queue
