@@ -63,14 +63,15 @@ def list_drafts(args, svc) -> Outcome:
                             args.sort)
     page = desk.queue_page(svc, None, query, after=args.after, limit=args.limit)
     rows = [{k: v for k, v in dataclasses.asdict(r).items() if k != "sort_key"} for r in page.rows]
-    message = f"{len(rows)} of {page.total} draft(s) waiting for review"
-    if rows:
+    total = f"more than {page.total}" if page.capped else str(page.total)
+    message = f"{len(rows)} of {total} draft(s) waiting for review"
+    if rows and page.first_position is not None:
         message += f" (positions {page.first_position}-{page.first_position + len(rows) - 1})"
     if page.next_cursor:
         message += f"; next page: --after {page.next_cursor}"
     return Outcome(ExitCode.OK, message + ".",
-                   {"drafts": rows, "total": page.total, "first_position": page.first_position,
-                    "next_cursor": page.next_cursor},
+                   {"drafts": rows, "total": page.total, "total_capped": page.capped,
+                    "first_position": page.first_position, "next_cursor": page.next_cursor},
                    table(rows, ["id", "email_id", "status", "mailbox", "category", "priority",
                                 "language", "age_s", "from_addr", "subject"],
                          fit=("from_addr", "subject")))

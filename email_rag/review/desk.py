@@ -11,6 +11,7 @@ scope: staff only see, open and act on the mailboxes they are assigned to
 | draft of a mailbox outside the user's scope | no | yes: answered as "not found", nothing changed | an admin assigns the mailbox |
 | cursor from an old link points at a draft that left the queue | - | yes | the page starts after that key (keys are values, not rows) |
 | search words shorter than 3 characters | - | yes: ignored (the index does not hold them) | the page says so |
+| a search matching more than COUNT_CAP drafts | - | yes: every match is listed, the count says "more than 1,000", positions beyond it are not numbered | narrow the search |
 | MariaDB down | yes | yes: read only | 503 page |
 """
 
@@ -45,6 +46,7 @@ PAGE_SIZE = 50
 WAITING_WARN_HOURS = 4
 WAITING_LATE_HOURS = 24
 MIN_WORD = 3  # innodb_ft_min_token_size: shorter words are not in the index
+COUNT_CAP = 1_000  # a search counts its matches up to this ("more than 1,000")
 
 
 @dataclass(frozen=True)
@@ -156,10 +158,11 @@ class QueueRow(FromRow):
 @dataclass
 class QueuePage:
     rows: list[QueueRow]
-    total: int
-    first_position: int  # 1-based position of rows[0] in the whole filtered queue
+    total: int  # COUNT_CAP when capped
+    first_position: int | None  # 1-based position of rows[0] (None: beyond a capped count)
     next_cursor: str | None
     prev_cursor: str | None
+    capped: bool = False  # a broad search: total is COUNT_CAP, there are more
 
 
 def fulltext_query(text: str) -> str | None:
@@ -178,41 +181,104 @@ def parse_cursor(cursor: str | None) -> tuple[bytes, int] | None:
     return (bytes.fromhex(m.group(1)), int(m.group(2))) if m else None
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """The queries of one queue listing: without a search, or a search driven by the
+    index's result (narrow), or the sort order walked and each mail tested (broad)."""
+
+    page: str
+    page_before: str
+    capped: bool = False  # more matches than COUNT_CAP: the count says "more than"
+
+
+_PLAIN = _Plan("desk_queue_page", "desk_queue_page_before")
+_NARROW = _Plan("desk_queue_search_page", "desk_queue_search_page_before")
+_BROAD = _Plan("desk_queue_broad_page", "desk_queue_broad_page_before", capped=True)
+
+
+def _plan(svc: Services, params: dict[str, Any]) -> _Plan:
+    """A search finding more than COUNT_CAP waiting drafts is broad: its pages walk the
+    sort order (the first matches), its count stops at the cap."""
+    if params["search"] is None:
+        return _PLAIN
+    found = svc.db.fetchone(sql("desk_queue_search_count"), {
+        **params, "at_key": None, "at_id": 0, "cap": COUNT_CAP + 1})
+    return _BROAD if int(found["total"]) > COUNT_CAP else _NARROW
+
+
+@dataclass(frozen=True)
+class _Count:
+    total: int  # COUNT_CAP when capped (there are more)
+    here: bool  # the draft at the position is listed (False: or not known, beyond the cap)
+    before: int | None  # listed drafts before it (None: not known, beyond the cap)
+
+
+def _count(svc: Services, plan: _Plan, params: dict[str, Any], at_key: bytes | None,
+           at_id: int) -> _Count:
+    """The total and a position's place: one count over the whole listing, or for a broad
+    search the first COUNT_CAP matches in order up to the position."""
+    at = {**params, "at_key": at_key, "at_id": at_id}
+    if plan is _PLAIN:
+        found = svc.db.fetchone(sql("desk_queue_count"), at)
+    elif plan is _NARROW:
+        found = svc.db.fetchone(sql("desk_queue_search_count"), {**at, "cap": COUNT_CAP + 1})
+    else:
+        if at_key is None:
+            return _Count(COUNT_CAP, False, 0)
+        found = svc.db.fetchone(sql("desk_queue_broad_count"), {**at, "cap": COUNT_CAP + 1})
+        seen = int(found["total"])
+        here = bool(found["here"])
+        known = seen <= COUNT_CAP
+        return _Count(COUNT_CAP, here, seen - here if known else None)
+    return _Count(int(found["total"]), bool(found["here"]), int(found["before_n"]))
+
+
 def queue_page(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
                after: str | None = None, before: str | None = None,
                limit: int = PAGE_SIZE) -> QueuePage:
     service_levels.compute(svc.db, svc.settings.mailboxes)
     params = query.params(scope)
+    plan = _plan(svc, params)
     start, end = parse_cursor(after), parse_cursor(before)
     rows: list[QueueRow] = []
+    from_start = False
     if end is not None and start is None:
-        rows = QueueRow.from_rows(svc.db.fetchall(sql("desk_queue_page_before"), {
+        rows = QueueRow.from_rows(svc.db.fetchall(sql(plan.page_before), {
             **params, "before_key": end[0], "before_id": end[1], "limit": limit}))[::-1]
         if len(rows) < limit:  # reached the start: a full first page
             rows = []
     if not rows:
-        rows = QueueRow.from_rows(svc.db.fetchall(sql("desk_queue_page"), {
+        from_start = start is None
+        rows = QueueRow.from_rows(svc.db.fetchall(sql(plan.page), {
             **params, "after_key": start[0] if start else None,
             "after_id": start[1] if start else 0, "limit": limit}))
     at = rows[0] if rows else None
-    stats = svc.db.fetchone(sql("desk_queue_count"), {
-        **params, "at_key": bytes(at.sort_key) if at else None, "at_id": at.id if at else 0})
-    total, first = int(stats["total"]), int(stats["before_n"]) + 1
-    last = first + len(rows) - 1
-    return QueuePage(rows, total, first,
-                     cursor_of(rows[-1]) if rows and last < total else None,
-                     cursor_of(rows[0]) if rows and first > 1 else None)
+    if plan.capped and from_start:  # the first page of a broad search: it starts at 1
+        at = None
+    stats = _count(svc, plan, params, bytes(at.sort_key) if at else None, at.id if at else 0)
+    first = None if stats.before is None else stats.before + 1
+    if first is not None and (not plan.capped or first + len(rows) - 1 <= COUNT_CAP):
+        more = first + len(rows) - 1 < stats.total or plan.capped
+    else:  # beyond a capped count: is there a next row?
+        more = bool(rows) and bool(svc.db.fetchone(sql(plan.page), {
+            **params, "after_key": bytes(rows[-1].sort_key), "after_id": rows[-1].id,
+            "limit": 1}))
+    return QueuePage(rows, stats.total, first,
+                     cursor_of(rows[-1]) if rows and more else None,
+                     cursor_of(rows[0]) if rows and first != 1 else None, plan.capped)
 
 
 @dataclass
 class Position:
-    position: int | None  # 1-based, None when the draft is not in this (filtered) queue
+    position: int | None  # 1-based, None when not listed or beyond a capped count
     total: int
     next_id: int | None
     prev_id: int | None
     age_s: int | None
     waiting_since: Any = None
     due_at: datetime | None = None
+    listed: bool = False  # the draft is in this (filtered) queue
+    capped: bool = False  # total is COUNT_CAP: there are more
 
 
 def position(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
@@ -222,24 +288,41 @@ def position(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
     Index reads only (review_queue_keys)."""
     service_levels.compute(svc.db, svc.settings.mailboxes)
     params = query.params(scope)
+    plan = _plan(svc, params)
     found = svc.db.fetchone(sql("desk_queue_key"), {"sort": query.sort, "id": draft_id})
     key = bytes(found["sort_key"]) if found else None
     found_row = svc.db.fetchone(sql("desk_queue_row"), {"id": draft_id})
     row = QueueRow.from_row(found_row) if found_row else None
     age = (row.age_s, row.waiting_since, row.due_at) if row else (None, None, None)
-    stats = svc.db.fetchone(sql("desk_queue_count"), {**params, "at_key": key, "at_id": draft_id})
-    total = int(stats["total"])
-    first = svc.db.fetchone(sql("desk_queue_page"),
-                            {**params, "after_key": None, "after_id": 0, "limit": 1})
-    if key is None or not stats["here"]:  # not (or no longer) in this queue
-        return Position(None, total, first and first["id"], None, *age)
-    after = svc.db.fetchone(sql("desk_queue_page"),
-                            {**params, "after_key": key, "after_id": draft_id, "limit": 1})
-    prev = svc.db.fetchone(sql("desk_queue_page_before"),
-                           {**params, "before_key": key, "before_id": draft_id, "limit": 1})
+    stats = _count(svc, plan, params, key, draft_id)
+    first = svc.db.fetchone(sql(plan.page), {**params, "after_key": None, "after_id": 0,
+                                             "limit": 1})
+    after = prev = None
+    if key is not None:
+        after = svc.db.fetchone(sql(plan.page),
+                                {**params, "after_key": key, "after_id": draft_id, "limit": 1})
+        prev = svc.db.fetchone(sql(plan.page_before),
+                               {**params, "before_key": key, "before_id": draft_id, "limit": 1})
+    # beyond a capped count the count did not reach it: ask whether the listing's next
+    # row from just before it is the draft itself
+    listed = key is not None and (stats.here or (stats.before is None and _listed(
+        svc, plan, params, key, draft_id)))
+    if not listed:  # not (or no longer) in this queue
+        return Position(None, stats.total, first and first["id"], None, *age,
+                        capped=plan.capped)
     following = after["id"] if after else (first["id"] if first and first["id"] != draft_id
                                           else None)
-    return Position(int(stats["before_n"]) + 1, total, following, prev and prev["id"], *age)
+    return Position(None if stats.before is None else stats.before + 1, stats.total,
+                    following, prev and prev["id"], *age, listed=True, capped=plan.capped)
+
+
+def _listed(svc: Services, plan: _Plan, params: dict[str, Any], key: bytes,
+            draft_id: int) -> bool:
+    """The draft at ``key`` is itself in the listing (the next listed row from just before
+    it is this draft)."""
+    found = svc.db.fetchone(sql(plan.page), {**params, "after_key": key,
+                                             "after_id": draft_id - 1, "limit": 1})
+    return bool(found) and int(found["id"]) == draft_id
 
 
 def waiting_level(age_s: Any) -> str:

@@ -67,9 +67,30 @@ class Hit(FromRow):
 @dataclass
 class Results:
     hits: list[Hit]
-    mails: int
+    mails: int  # on this page
     replies: int
     searched: bool  # False: nothing searchable was typed
+    next_cursor: str | None = None  # the next (older) page, None: this is the last
+
+
+def _key(hit: Hit) -> tuple[datetime, int, int]:
+    """A hit's place in the search's order (descending): when, mail before reply, id."""
+    return (hit.at or datetime.min, 0 if hit.is_reply else 1,
+            (hit.draft_id or 0) if hit.is_reply else hit.email_id)
+
+
+def cursor_of(key: tuple[datetime, int, int]) -> str:
+    return f"{key[0].isoformat()}~{key[1]}~{key[2]}"
+
+
+def parse_cursor(cursor: str | None) -> tuple[datetime, int, int] | None:
+    m = re.fullmatch(r"([0-9T:.\-]{10,32})~([01])~(\d{1,19})", cursor or "")
+    if not m:
+        return None
+    try:
+        return datetime.fromisoformat(m.group(1)), int(m.group(2)), int(m.group(3))
+    except ValueError:
+        return None
 
 
 def words_of(text: str) -> list[str]:
@@ -126,23 +147,36 @@ def _scope(scope: frozenset[int] | None) -> str | None:
 
 
 def search(svc: Services, scope: frozenset[int] | None, text: str,
-           limit: int = LIMIT) -> Results:
-    """Mails and replies matching every word of ``text``, newest first (at most ``limit``
-    of each), each with its snippet."""
+           limit: int = LIMIT, before: str | None = None) -> Results:
+    """Mails and replies matching every word of ``text``, newest first, ``limit`` hits a
+    page (after the hit ``before``, a page's ``next_cursor``), each with its snippet."""
     query = fulltext_query(text)
     if query is None:
         return Results([], 0, 0, False)
     words = words_of(text)
-    params = {"search": query, "scope": _scope(scope), "limit": limit}
+    after = parse_cursor(before)
+    params = {"search": query, "scope": _scope(scope), "limit": limit + 1,
+              "c_at": after[0] if after else None, "c_kind": after[1] if after else 0,
+              "c_id": after[2] if after else 0}
     mails = [replace(h, kind="mail", snippet=snippet(h.text, words), text=None)
              for h in Hit.from_rows(svc.db.fetchall(sql("search_mails"), params))]
     # a reply is found by the text it has now (what went out, once approved): the index
     # holds the generated text as well, so a hit only there is dropped
-    replies = [replace(h, kind="reply", snippet=snippet(h.text, words), text=None)
-               for h in Hit.from_rows(svc.db.fetchall(sql("search_replies"), params))
-               if _has_all(h.text, words)]
-    hits = sorted(mails + replies, key=lambda h: (h.at or datetime.min), reverse=True)
-    return Results(hits, len(mails), len(replies), True)
+    read = [replace(h, kind="reply")
+            for h in Hit.from_rows(svc.db.fetchall(sql("search_replies"), params))]
+    replies = [replace(h, snippet=snippet(h.text, words), text=None)
+               for h in read if _has_all(h.text, words)]
+    # what lies after a kind's last row read is unknown while that kind has more rows:
+    # the page ends there at the latest
+    ends = [_key(rows[-1]) for rows in (mails, read) if len(rows) > limit]
+    end = max(ends) if ends else None
+    hits = sorted((h for h in mails + replies if end is None or _key(h) >= end),
+                  key=_key, reverse=True)
+    more = len(hits) > limit or end is not None
+    hits = hits[:limit]
+    last = _key(hits[-1]) if hits else end
+    return Results(hits, sum(not h.is_reply for h in hits), sum(h.is_reply for h in hits), True,
+                   cursor_of(last) if more and last is not None else None)
 
 
 @dataclass(frozen=True)

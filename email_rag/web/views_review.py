@@ -89,6 +89,7 @@ def queue(request: Request, user: StaffUser, query: QueueFilters, after: str = "
     params = query.url_params()
     open_by = assignment.open_elsewhere(svc, [r.id for r in pg.rows], user.id)
     return page(request, "queue.html", rows=pg.rows, total=pg.total, first=pg.first_position,
+                capped=pg.capped,
                 open_by=open_by,
                 next_cursor=pg.next_cursor, prev_cursor=pg.prev_cursor, filters=filters,
                 mailbox=query.mailbox, category=query.category, q=query.search, sort=query.sort,
@@ -147,7 +148,8 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, query: QueueFil
                 reply=shown.reply, attachments=shown.attachments,
                 newer=shown.newer_inbound, actionable=actionable,
                 carry=query.url_params(), query=urlencode(query.url_params()),
-                position=where.position, total=where.total, next_id=where.next_id,
+                position=where.position, total=where.total, capped=where.capped,
+                listed=where.listed, next_id=where.next_id,
                 prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level,
                 due_at=where.due_at, due_s=desk.due_in(where.due_at), refresh=_refresh(request),
                 decision=decision_line(svc, draft.email_id),

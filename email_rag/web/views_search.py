@@ -3,6 +3,8 @@ read-only pages in the user's mailboxes."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from fastapi import APIRouter, Request
 
 from ..review import search
@@ -17,10 +19,15 @@ def _svc(request: Request):
 
 
 @router.get("/search")
-def search_page(request: Request, user: StaffUser, q: str = ""):
+def search_page(request: Request, user: StaffUser, q: str = "", before: str = ""):
     text = q.strip()[:200]
-    found = search.search(_svc(request), user.mailbox_ids, text) if text else None
-    return page(request, "search.html", q=text, found=found, limit=search.LIMIT)
+    found = search.search(_svc(request), user.mailbox_ids, text, search.LIMIT,
+                          before=before[:80] or None) if text else None
+    return page(request, "search.html", q=text, found=found, limit=search.LIMIT,
+                later=bool(before) and search.parse_cursor(before) is not None,
+                more=found and found.next_cursor and urlencode(
+                    {"q": text, "before": found.next_cursor}),
+                newest=urlencode({"q": text}))
 
 
 @router.get("/customers")

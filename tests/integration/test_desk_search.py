@@ -84,3 +84,50 @@ def test_the_customer_page_lists_their_mails_our_replies_and_open_items(services
         services, None, "erika@muster.example").mails]
     assert search.customer(services, frozenset({world["sales"]}),
                            "spam@werbung.example").mails == []
+
+
+def test_search_pages_beyond_the_first_page_newest_first(services, db):
+    """GIVEN 14 mails and 6 of our replies with the word (some at the same minute, one reply
+    found only by its generated text, which is not listed) and one mail of another mailbox
+    WHEN searched 4 hits a page, following each page's cursor THEN every hit is listed
+    once, newest first, as one search without a limit lists them; the last page has no
+    cursor."""
+    from datetime import datetime, timedelta
+
+    support, sales = make_mailbox(db, "support"), make_mailbox(db, "sales")
+    start = datetime(2026, 11, 1, 9)
+    for i in range(14):
+        at = start + timedelta(hours=i // 2)  # two mails each hour
+        mail = make_email(db, support, status="sent", subject=f"Rechnung {i}",
+                          body="Rechnung doppelt", received_at=at, sent_at=at)
+        if i % 2:
+            d = make_draft(db, mail, body="Die Rechnung ist storniert.")
+            db.execute("UPDATE drafts SET status = 'sent', approved_at = %s WHERE id = %s",
+                       (at, d))
+    ignored = make_draft(db, make_email(db, support, status="sent", subject="x", body="y"),
+                         body="Rechnung im Entwurf")
+    db.execute("UPDATE drafts SET status = 'sent', body_final = 'anders' WHERE id = %s",
+               (ignored,))
+    make_email(db, sales, status="sent", subject="Rechnung sales", body="Rechnung")
+    scope = frozenset({support})
+    everything = search.search(services, scope, "Rechnung", limit=1000)
+    assert (everything.mails, everything.replies) == (14, 7)
+    assert everything.next_cursor is None
+    pages, cursor = [], None
+    while True:
+        found = search.search(services, scope, "Rechnung", limit=4, before=cursor)
+        pages.append([h.anchor for h in found.hits])
+        cursor = found.next_cursor
+        if cursor is None:
+            break
+        assert len(pages) < 20
+    listed = [a for page in pages for a in page]
+    assert listed == [h.anchor for h in everything.hits]
+    assert len(listed) == 21 and all(len(p) <= 4 for p in pages)
+    times = [h.at for h in everything.hits]
+    assert times == sorted(times, reverse=True)
+
+
+def test_search_ignores_a_broken_cursor(services, world):
+    found = search.search(services, None, "E-471122", before="kaputt")
+    assert found.mails == 3

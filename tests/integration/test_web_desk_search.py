@@ -84,3 +84,33 @@ def test_search_and_customer_pages_need_a_login(app):
         for path in ("/search?q=4711", "/customers?addr=erika@muster.example"):
             r = anonymous.get(path, follow_redirects=False)
             assert r.status_code == 303 and r.headers["location"].startswith("/login")
+
+
+def test_the_search_page_links_to_older_hits_and_back_to_the_newest(client, db, team, monkeypatch):
+    """GIVEN 5 mails with the word and pages of 2 WHEN anna follows "older" THEN each page
+    lists the next older ones, the last has no "older" link, and a later page links back
+    to the newest."""
+    import re
+    from datetime import datetime, timedelta
+
+    from email_rag.review import search
+    from tests.factories import make_email
+
+    monkeypatch.setattr(search, "LIMIT", 2)
+    support = team[0]
+    mails = [make_email(db, support, status="sent", subject=f"Rechnung {i}", body="Rechnung",
+                        received_at=datetime(2026, 11, 1) + timedelta(hours=i))
+             for i in range(5)]
+    anna = client("anna")
+    seen, url = [], "/search?q=Rechnung"
+    for _ in range(3):
+        page = anna.get(url).text
+        seen.append([int(i) for i in re.findall(r'id="hit-mail-(\d+)"', page)])
+        more = re.search(r'id="next-page" href="([^"]+)"', page)
+        if url != "/search?q=Rechnung":
+            assert 'id="newest-page" href="/search?q=Rechnung"' in page
+        if more is None:
+            break
+        url = htmllib.unescape(more.group(1))
+    assert seen == [mails[4:2:-1], mails[2:0:-1], mails[:1]]
+    assert more is None

@@ -60,10 +60,21 @@ DELETE um FROM user_mailboxes um JOIN users u ON u.id = um.user_id
 
 -- The review queue: rows from the view review_queue, order and paging from its sort index
 -- review_queue_keys (one row per waiting draft and sort; migration 0185). Every query
--- takes the same filters: sort (waiting | priority | mailbox), mailbox name, category,
--- scope (comma-separated mailbox ids the user may see; NULL = all) and search (a
--- boolean-mode full-text query over subject, sender and text; NULL = none). Paging is
--- keyset on (sort_key, draft_id): index range reads, however long the queue.
+-- takes the same filters: sort (waiting | priority | mailbox | due), mailbox name,
+-- category, scope (comma-separated mailbox ids the user may see; NULL = all), view, state,
+-- owner and days. Paging is keyset on (sort_key, draft_id): index range reads, however
+-- long the queue.
+--
+-- A search (search: a boolean-mode full-text query over subject, sender and text) has its
+-- own variants of the page and count queries, as two plans over the same rows:
+-- - desk_queue_search_*: driven by the FULLTEXT index's result, each found mail's
+--   waiting drafts by ix_rqk_email (a customer, an order number: a few matches);
+-- - desk_queue_broad_*: the sort index walked in order, each row's mail tested against
+--   the index's result (a word in most mails: a page is its first matches, no sort of
+--   them all). The count stops at %(cap)s rows either way (review/desk.py picks the plan
+--   by it). The MATCH is written "+ 0 > 0" there: a filter, not an access path (the
+--   optimizer would read the index's whole result, with every mail's row, first). A match
+--   has a relevance above 0, also for a word in every mail.
 
 -- fragment: desk_queue_filters
 -- The filters every review-queue query takes (after its WHERE q.sort = %(sort)s).
@@ -75,9 +86,8 @@ DELETE um FROM user_mailboxes um JOIN users u ON u.id = um.user_id
             SELECT email_id FROM mail_assignments WHERE user_id = %(me)s))
         OR (%(view)s = 'unassigned' AND q.email_id NOT IN (
             SELECT email_id FROM mail_assignments)))
-   AND ((%(view)s = 'snoozed') = EXISTS (
-        SELECT 1 FROM mail_snoozes s WHERE s.email_id = q.email_id
-                                       AND s.until_at > UTC_TIMESTAMP(6)))
+   AND (%(view)s = 'snoozed') = (q.email_id IN (
+        SELECT s.email_id FROM mail_snoozes s WHERE s.until_at > UTC_TIMESTAMP(6)))
    AND (%(state)s IS NULL OR EXISTS (
         SELECT 1 FROM drafts fd WHERE fd.id = q.draft_id
            AND IF(%(state)s = 'flagged', COALESCE(fd.check_flags, '') NOT IN ('', '[]'),
@@ -91,39 +101,65 @@ DELETE um FROM user_mailboxes um JOIN users u ON u.id = um.user_id
                 OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) >= %(since)s)
            AND (%(until)s IS NULL
                 OR LEAST(COALESCE(fe.sent_at, fe.received_at), fe.received_at) < %(until)s)))
-   AND (%(search)s IS NULL OR q.email_id IN (
-        SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text)
-                                    AGAINST (%(search)s IN BOOLEAN MODE)))
 
--- name: desk_queue_page
-SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
-       ou.name AS owner, sn.until_at AS snoozed_until
-  FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
-         WHERE q.sort = %(sort)s
-   @desk_queue_filters
+-- fragment: desk_queue_found
+-- The waiting drafts of the mails the FULLTEXT index finds, in this sort.
+  FROM emails f STRAIGHT_JOIN review_queue_keys q ON q.email_id = f.id AND q.sort = %(sort)s
+ WHERE MATCH(f.subject, f.from_addr, f.from_name, f.body_text)
+       AGAINST (%(search)s IN BOOLEAN MODE)
+
+-- fragment: desk_queue_walked
+-- The sort index in order, each row's mail tested against the FULLTEXT index's result.
+  FROM review_queue_keys q STRAIGHT_JOIN emails f ON f.id = q.email_id
+ WHERE q.sort = %(sort)s
+   AND MATCH(f.subject, f.from_addr, f.from_name, f.body_text)
+       AGAINST (%(search)s IN BOOLEAN MODE) + 0 > 0
+
+-- fragment: desk_queue_after
            AND (%(after_key)s IS NULL OR q.sort_key > %(after_key)s
                 OR (q.sort_key = %(after_key)s AND q.draft_id > %(after_id)s))
          ORDER BY q.sort_key, q.draft_id LIMIT %(limit)s) k
+
+-- fragment: desk_queue_before
+           AND (q.sort_key < %(before_key)s
+                OR (q.sort_key = %(before_key)s AND q.draft_id < %(before_id)s))
+         ORDER BY q.sort_key DESC, q.draft_id DESC LIMIT %(limit)s) k
+
+-- fragment: desk_queue_rows
+-- A page's drafts as the queue lists them (k: draft_id, sort_key).
   JOIN review_queue v ON v.id = k.draft_id
   LEFT JOIN mail_assignments ma ON ma.email_id = v.email_id
   LEFT JOIN users ou ON ou.id = ma.user_id
   LEFT JOIN mail_snoozes sn ON sn.email_id = v.email_id AND sn.until_at > UTC_TIMESTAMP(6)
+
+-- fragment: desk_queue_columns
+SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
+       ou.name AS owner, sn.until_at AS snoozed_until
+
+-- fragment: desk_queue_counted
+-- desk_queue_count's figures over the rows of c (draft_id, sort_key).
+SELECT COUNT(*) AS total, COALESCE(SUM(c.draft_id = %(at_id)s), 0) AS here,
+       COALESCE(SUM(%(at_key)s IS NOT NULL
+                    AND (c.sort_key < %(at_key)s
+                         OR (c.sort_key = %(at_key)s AND c.draft_id < %(at_id)s))), 0) AS before_n
+
+-- name: desk_queue_page
+@desk_queue_columns
+  FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
+         WHERE q.sort = %(sort)s
+   @desk_queue_filters
+   @desk_queue_after
+   @desk_queue_rows
  ORDER BY k.sort_key, k.draft_id;
 
 -- name: desk_queue_page_before
 -- The rows just before a position, nearest first (previous page, previous draft).
-SELECT v.*, k.sort_key, TIMESTAMPDIFF(SECOND, v.waiting_since, NOW(6)) AS age_s,
-       ou.name AS owner, sn.until_at AS snoozed_until
+@desk_queue_columns
   FROM (SELECT q.draft_id, q.sort_key FROM review_queue_keys q
          WHERE q.sort = %(sort)s
    @desk_queue_filters
-           AND (q.sort_key < %(before_key)s
-                OR (q.sort_key = %(before_key)s AND q.draft_id < %(before_id)s))
-         ORDER BY q.sort_key DESC, q.draft_id DESC LIMIT %(limit)s) k
-  JOIN review_queue v ON v.id = k.draft_id
-  LEFT JOIN mail_assignments ma ON ma.email_id = v.email_id
-  LEFT JOIN users ou ON ou.id = ma.user_id
-  LEFT JOIN mail_snoozes sn ON sn.email_id = v.email_id AND sn.until_at > UTC_TIMESTAMP(6)
+   @desk_queue_before
+   @desk_queue_rows
  ORDER BY k.sort_key DESC, k.draft_id DESC;
 
 -- name: desk_queue_count
@@ -136,6 +172,61 @@ SELECT COUNT(*) AS total, COALESCE(SUM(q.draft_id = %(at_id)s), 0) AS here,
   FROM review_queue_keys q
  WHERE q.sort = %(sort)s
    @desk_queue_filters;
+
+-- name: desk_queue_search_page
+@desk_queue_columns
+  FROM (SELECT q.draft_id, q.sort_key
+   @desk_queue_found
+   @desk_queue_filters
+   @desk_queue_after
+   @desk_queue_rows
+ ORDER BY k.sort_key, k.draft_id;
+
+-- name: desk_queue_search_page_before
+@desk_queue_columns
+  FROM (SELECT q.draft_id, q.sort_key
+   @desk_queue_found
+   @desk_queue_filters
+   @desk_queue_before
+   @desk_queue_rows
+ ORDER BY k.sort_key DESC, k.draft_id DESC;
+
+-- name: desk_queue_search_count
+-- At most %(cap)s of the matches (any of them: the index's order): all of them, exact,
+-- when fewer.
+@desk_queue_counted
+  FROM (SELECT q.draft_id, q.sort_key
+   @desk_queue_found
+   @desk_queue_filters
+         LIMIT %(cap)s) c;
+
+-- name: desk_queue_broad_page
+@desk_queue_columns
+  FROM (SELECT q.draft_id, q.sort_key
+   @desk_queue_walked
+   @desk_queue_filters
+   @desk_queue_after
+   @desk_queue_rows
+ ORDER BY k.sort_key, k.draft_id;
+
+-- name: desk_queue_broad_page_before
+@desk_queue_columns
+  FROM (SELECT q.draft_id, q.sort_key
+   @desk_queue_walked
+   @desk_queue_filters
+   @desk_queue_before
+   @desk_queue_rows
+ ORDER BY k.sort_key DESC, k.draft_id DESC;
+
+-- name: desk_queue_broad_count
+-- The first %(cap)s matches in the sort order, up to and including (at_key, at_id): the
+-- "x of N" of a draft among them.
+@desk_queue_counted
+  FROM (SELECT q.draft_id, q.sort_key
+   @desk_queue_walked
+   @desk_queue_filters
+           AND (q.sort_key < %(at_key)s OR (q.sort_key = %(at_key)s AND q.draft_id <= %(at_id)s))
+         ORDER BY q.sort_key, q.draft_id LIMIT %(cap)s) c;
 
 -- name: desk_queue_key
 SELECT sort_key FROM review_queue_keys WHERE sort = %(sort)s AND draft_id = %(id)s;

@@ -1,5 +1,8 @@
 -- Search over every mail and reply, and the customer page (review/search.py). Texts are
 -- cut to 20,000 characters: a snippet is made from them, never the whole of a huge mail.
+-- The search pages newest first through one order over both kinds: (at, kind, id)
+-- descending, kind 1 for a mail and 0 for a reply; a page's cursor (c_at, c_kind, c_id)
+-- is its last hit, and each query reads what comes after it (c_at NULL: the first page).
 
 -- name: search_mails
 SELECT e.id AS email_id, e.subject, e.from_addr, e.from_name, e.status,
@@ -9,6 +12,10 @@ SELECT e.id AS email_id, e.subject, e.from_addr, e.from_name, e.status,
  WHERE MATCH(e.subject, e.from_addr, e.from_name, e.body_text)
        AGAINST (%(search)s IN BOOLEAN MODE)
    AND (%(scope)s IS NULL OR FIND_IN_SET(e.mailbox_id, %(scope)s))
+   AND (%(c_at)s IS NULL
+        OR COALESCE(LEAST(e.sent_at, e.received_at), e.received_at) < %(c_at)s
+        OR (COALESCE(LEAST(e.sent_at, e.received_at), e.received_at) = %(c_at)s
+            AND (%(c_kind)s > 1 OR (%(c_kind)s = 1 AND e.id < %(c_id)s))))
  ORDER BY at DESC, e.id DESC LIMIT %(limit)s;
 
 -- name: search_replies
@@ -22,6 +29,9 @@ SELECT d.email_id, d.id AS draft_id, d.subject, e.from_addr, e.from_name, d.stat
    AND d.status IN ('pending_review', 'stale', 'approved', 'sent', 'failed')
    AND d.source <> 'forward'
    AND (%(scope)s IS NULL OR FIND_IN_SET(e.mailbox_id, %(scope)s))
+   AND (%(c_at)s IS NULL OR COALESCE(s.sent_at, d.approved_at, d.created_at) < %(c_at)s
+        OR (COALESCE(s.sent_at, d.approved_at, d.created_at) = %(c_at)s
+            AND (%(c_kind)s > 0 OR (%(c_kind)s = 0 AND d.id < %(c_id)s))))
  ORDER BY at DESC, d.id DESC LIMIT %(limit)s;
 
 -- name: customer_mails
