@@ -342,9 +342,11 @@ def _decided_by_history(ctx: StepContext, mail: mail_input.MailContent,
         needs_reply=_field_value("needs_reply", votes["needs_reply"].value))
     sources = {name: team.source(name) for name in votes}
     summary = team.summary()
+    ruled = [name for name, vote in votes.items() if vote.source == "rules"]
+    reason = "decided by the team's labelled examples" + "".join(
+        f"; {name} by the rules (loop guard)" for name in ruled)
     event = ctx.event("llm_skipped", {"task": "classify", "source": "history",
-                                      "reason": "decided by the team's labelled examples",
-                                      "history": summary})
+                                      "reason": reason, "history": summary})
     detail = {"outcome": "history", "source": "history", "history": summary,
               "duration_ms": round((time.monotonic() - started) * 1000, 1)}
     return _classified(ctx, value, HISTORY_VERSION, False, None, mail, [event], detail, sources)

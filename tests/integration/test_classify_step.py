@@ -284,6 +284,10 @@ def test_a_loop_guard_mail_the_history_knows_needs_no_llm_call(db, services, srv
     assert [sources[f]["source"] for f in ("category", "priority", "needs_reply")] == [
         "history", "history", "rules"]
     assert out.email_updates["category"] == "billing" and out.email_updates["needs_reply"] is False
+    [skipped] = [e for e in out.events if e.event == "llm_skipped"]
+    assert skipped.detail["reason"] == ("decided by the team's labelled examples; needs_reply "
+                                        "by the rules (loop guard)")
+    assert skipped.detail["history"]["needs_reply"]["source"] == "rules"
 
 
 def test_without_the_loop_guard_an_unsure_field_still_goes_to_the_llm(db, services, srv,
