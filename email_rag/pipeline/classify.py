@@ -10,10 +10,10 @@ nothing on our side). Its checkpoint counts the mail, with the category given, i
 figures (``db.figures.classified``, an upsert: a repeat counts once).
 
 Who decides (stored per field in ``emails.classification_sources`` with the confidence):
-headers and rules first (loop guard, list headers, no-reply senders: a mail the loop guard
-flagged takes no reply, so the history need only be sure of category and priority); then the team's
-history (``team_view``: a logistic regression per field over the mailbox's labelled
-examples, ``db.examples``) for each field it is sure of; the LLM for the rest, with the
+headers and rules first (loop guard, list headers, no-reply senders: a mail the loop
+guard flagged takes no reply, so the history need only be sure of category and priority);
+then the team's history (``team_view``: a logistic regression per field over the mailbox's
+labelled examples, ``db.examples``) for each field it is sure of; the LLM for the rest, with the
 most similar examples in its prompt as delimited untrusted data; the language always from
 the language identifier (``mail.language``), the LLM's only when the identifier is unsure.
 
