@@ -711,9 +711,9 @@ class Settings(BaseSettings):
     history_category_threshold: float = Field(
         0.5, description="Probability from which the history decides the category alone.")
     history_priority_threshold: float = Field(
-        0.7, description="Probability from which the history decides the priority alone.")
+        0.65, description="Probability from which the history decides the priority alone.")
     history_needs_reply_threshold: float = Field(
-        0.8, description="Probability from which the history decides needs_reply alone.")
+        0.7, description="Probability from which the history decides needs_reply alone.")
     history_min_similarity: float = Field(
         0.3, description="Cosine similarity to the closest labelled example below which the "
         "history decides nothing (a linear model is confident far from its examples).")

@@ -10,9 +10,10 @@ nothing on our side). Its checkpoint counts the mail, with the category given, i
 figures (``db.figures.classified``, an upsert: a repeat counts once).
 
 Who decides (stored per field in ``emails.classification_sources`` with the confidence):
-headers and rules first (loop guard, list headers, no-reply senders); then the team's
-history (``team_view``: a logistic regression per field over the mailbox's labelled
-examples, ``db.examples``) for each field it is sure of; the LLM for the rest, with the
+headers and rules first (loop guard, list headers, no-reply senders: a mail the loop
+guard flagged takes no reply, so the history need only be sure of category and priority);
+then the team's history (``team_view``: a logistic regression per field over the mailbox's
+labelled examples, ``db.examples``) for each field it is sure of; the LLM for the rest, with the
 most similar examples in its prompt as delimited untrusted data; the language always from
 the language identifier (``mail.language``), the LLM's only when the identifier is unsure.
 
@@ -40,6 +41,8 @@ Failure table:
 | crash after the LLM answered, before   | the job re-runs the step  | yes: nothing | one more LLM call (costs tokens only)     |
 | the checkpoint                         |                           | was stored   |                                           |
 | the history decides all three fields   | no LLM call               | yes          | CLASSIFIED (llm_skipped, source=history)  |
+| the loop guard flagged the mail and    | no LLM call               | yes          | NO_REPLY (needs_reply source=rules)       |
+| the history decides category, priority |                           |              |                                           |
 | the mail is unlike every example       | -                         | yes          | the LLM decides all fields (with shots)   |
 | (similarity < history_min_similarity)  |                           |              |                                           |
 | embedder or examples unavailable       | no (the LLM decides)      | yes          | as without history (warning logged)       |
@@ -147,6 +150,8 @@ def run(ctx: StepContext) -> StepOutcome:
 
     started = time.monotonic()
     team = team_view(ctx)
+    if team is not None and mail.auto_reason:  # the loop guard already says: no reply
+        team = team.ruled("needs_reply", False)
     if team is not None and team.decision.all_decided:
         return _decided_by_history(ctx, mail, team, started)
     task = classification_task(mail.subject, mail.sender, mail.body,
@@ -200,8 +205,14 @@ class TeamView:
 
     def source(self, name: str) -> FieldSource:
         vote = self.decision.votes[name]
+        if vote.source != "history":  # a rule decided it
+            return FieldSource(source=vote.source, confidence=None)
         return FieldSource(source="history", confidence=round(vote.probability, 3),
                            examples=self.decision.examples_known)
+
+    def ruled(self, name: str, value: str | bool) -> TeamView:
+        """This view with ``name`` decided by a rule (``HistoryDecision.ruled``)."""
+        return TeamView(self.decision.ruled(name, value), self.shots, self.nearest_similarity)
 
     def merge(self, value: cl.Classification, other: str
               ) -> tuple[cl.Classification, dict[str, FieldSource]]:
@@ -220,7 +231,8 @@ class TeamView:
         return {"examples": self.decision.examples_known,
                 "nearest_similarity": self.nearest_similarity,
                 **{n: {"value": v.value, "probability": round(v.probability, 3),
-                       "decided": v.decided} for n, v in self.decision.votes.items()}}
+                       "decided": v.decided, "source": v.source}
+                   for n, v in self.decision.votes.items()}}
 
 
 def _field_value(name: str, value: str | bool | None) -> cl.Category | cl.Priority | bool:
@@ -330,9 +342,11 @@ def _decided_by_history(ctx: StepContext, mail: mail_input.MailContent,
         needs_reply=_field_value("needs_reply", votes["needs_reply"].value))
     sources = {name: team.source(name) for name in votes}
     summary = team.summary()
+    ruled = [name for name, vote in votes.items() if vote.source == "rules"]
+    reason = "decided by the team's labelled examples" + "".join(
+        f"; {name} by the rules (loop guard)" for name in ruled)
     event = ctx.event("llm_skipped", {"task": "classify", "source": "history",
-                                      "reason": "decided by the team's labelled examples",
-                                      "history": summary})
+                                      "reason": reason, "history": summary})
     detail = {"outcome": "history", "source": "history", "history": summary,
               "duration_ms": round((time.monotonic() - started) * 1000, 1)}
     return _classified(ctx, value, HISTORY_VERSION, False, None, mail, [event], detail, sources)

@@ -260,3 +260,41 @@ def test_a_model_that_obeys_the_injection_is_refused_by_the_validator(db, servic
     assert out.email_updates["classification_defaulted"] is True
     assert out.email_updates["needs_reply"] is True and out.mail_status is MailStatus.CLASSIFIED
     assert set(out.email_updates) == set(cl.EMAIL_COLUMNS)
+
+
+def _team_sure_of_category_and_priority() -> classify.TeamView:
+    from email_rag.llm.examples import FieldVote, HistoryDecision
+
+    return classify.TeamView(HistoryDecision({
+        "category": FieldVote("billing", 0.9, True),
+        "priority": FieldVote("normal", 0.8, True),
+        "needs_reply": FieldVote(True, 0.55, False)}, 30), [], 0.8)
+
+
+def test_a_loop_guard_mail_the_history_knows_needs_no_llm_call(db, services, srv, monkeypatch):
+    """GIVEN the team's examples are sure of category and priority but not of needs_reply
+    WHEN an auto-submitted mail comes in THEN the loop guard decides needs_reply (no reply):
+    no LLM call, every field's source recorded (history, history, rules)."""
+    monkeypatch.setattr(classify, "team_view", lambda ctx: _team_sure_of_category_and_priority())
+    eid = make_email(db, *BILLING, auto_reason="auto-submitted")
+    out = classify.run(context(services, eid))
+    assert srv.stats()["calls"] == {}
+    assert out.mail_status is MailStatus.NO_REPLY and out.stop
+    sources = json.loads(out.email_updates["classification_sources"])
+    assert [sources[f]["source"] for f in ("category", "priority", "needs_reply")] == [
+        "history", "history", "rules"]
+    assert out.email_updates["category"] == "billing" and out.email_updates["needs_reply"] is False
+    [skipped] = [e for e in out.events if e.event == "llm_skipped"]
+    assert skipped.detail["reason"] == ("decided by the team's labelled examples; needs_reply "
+                                        "by the rules (loop guard)")
+    assert skipped.detail["history"]["needs_reply"]["source"] == "rules"
+
+
+def test_without_the_loop_guard_an_unsure_field_still_goes_to_the_llm(db, services, srv,
+                                                                     monkeypatch):
+    monkeypatch.setattr(classify, "team_view", lambda ctx: _team_sure_of_category_and_priority())
+    eid = make_email(db, *BILLING)
+    out = classify.run(context(services, eid))
+    assert srv.stats()["calls"] != {}
+    sources = json.loads(out.email_updates["classification_sources"])
+    assert sources["category"]["source"] == "history" and sources["needs_reply"]["source"] == "llm"

@@ -8,9 +8,12 @@ import numpy as np
 from email_rag.llm.examples import (
     HISTORY_WEIGHT,
     Example,
+    FieldVote,
+    HistoryDecision,
     HistoryModel,
     Shot,
     Thresholds,
+    balanced_weights,
     nearest,
     shots_block,
     weights,
@@ -130,3 +133,52 @@ def test_a_history_shot_says_which_labels_are_not_known():
     assert "category=None" not in block
     assert "needs_reply=true (the team replied to it); category and priority not known" in block
     assert "Labels staff confirmed: category=account, priority=low" in block
+
+
+def _skewed(seed: int, rare: int = 3, common: int = 40) -> tuple[list[Example], np.ndarray]:
+    """Forty 'normal' examples of two kinds and three 'urgent' ones of a third kind (e.g. a
+    service down), loosely alike; and a new mail of the urgent kind."""
+    rng = np.random.default_rng(seed)
+    centres = {c: rng.normal(size=DIM) for c in ("billing", "order", "technical")}
+
+    def near(c: str) -> np.ndarray:
+        return _unit(centres[c] + rng.normal(scale=0.8, size=DIM))
+
+    out = [Example(i, near(("billing", "order")[i % 2]), ("billing", "order")[i % 2],
+                   "normal", True, "correction") for i in range(common)]
+    out += [Example(1000 + i, near("technical"), "technical", "urgent", True, "correction")
+            for i in range(rare)]
+    return out, near("technical")
+
+
+def test_a_rare_value_the_examples_show_clearly_is_decided():
+    """GIVEN forty 'normal' examples and three 'urgent' ones of one kind WHEN a mail of that
+    kind comes in THEN the history decides 'urgent' (each value weighs as much as the
+    others in total, so a rare label the team gave consistently is learnt)."""
+    for seed in range(10):
+        examples, mail = _skewed(seed)
+        vote = HistoryModel(examples).decide(mail).votes["priority"]
+        assert (vote.value, vote.decided) == ("urgent", True), (seed, vote)
+
+
+def test_balanced_weights_give_every_value_the_same_total():
+    w = balanced_weights(["normal"] * 6 + ["urgent"] * 2, [1.0] * 8)
+    assert abs(sum(w[:6]) - sum(w[6:])) < 1e-9 and abs(sum(w) - 8) < 1e-9
+    # an unconfirmed example keeps its lower weight within its value
+    w = balanced_weights([True, True, False], [1.0, 0.25, 1.0])
+    assert w[1] == w[0] * 0.25 and abs(w[0] + w[1] - w[2]) < 1e-9
+
+
+def test_a_rule_decides_a_field_and_says_so():
+    """GIVEN the history is sure of category and priority only WHEN a rule (the loop guard)
+    says the mail takes no reply THEN every field is decided, needs_reply by the rule."""
+    decision = HistoryModel(_examples(10)).decide(_near("order"))
+    unsure = HistoryDecision({**decision.votes,
+                              "needs_reply": FieldVote(True, 0.55, False)},
+                             decision.examples_known)
+    assert not unsure.all_decided
+    ruled = unsure.ruled("needs_reply", False)
+    assert ruled.all_decided and ruled.votes["needs_reply"] == FieldVote(False, 1.0, True,
+                                                                         "rules")
+    assert ruled.votes["category"] == decision.votes["category"]
+    assert decision.votes["category"].source == "history"
