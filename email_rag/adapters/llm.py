@@ -244,9 +244,9 @@ class LLMClient:
                                                                  "content": prefill}],
                                         temperature, max_tokens))
         if result.text.startswith(prefill):  # llama.cpp answers with the whole message
-            return result
+            return replace(result, prefill=prefill)
         joiner = "" if result.text[:1] in ("", " ", ",", ".", "\n") else " "
-        return replace(result, text=prefill + joiner + result.text)
+        return replace(result, text=prefill + joiner + result.text, prefill=prefill)
 
     def _chat(self, request: ChatRequest) -> LLMResult:
         body = request.body()

@@ -104,6 +104,7 @@ class LLMResult:
     usage: dict[str, int] = field(default_factory=dict)
     finish_reason: str | None = None
     waited: float = 0.0  # seconds spent waiting for a call slot of the endpoint
+    prefill: str | None = None  # the text's first words, written by us (chat_text's prefill)
 
 
 class ChatModel(Protocol):

@@ -241,6 +241,7 @@ def run_task(llm: ChatModel, task: LLMTask[T], limits: PolicyLimits, *, event: E
                  "output": answer.usage.get("completion_tokens", 0)} if answer.usage else None
         result.waited += answer.waited
         waited = round(answer.waited, 3) if answer.waited else None
+        ours = answer.prefill or None  # recorded: these words are ours, not the model's
         try:
             cut = cut_off(answer, max_tokens)
             if cut is not None:
@@ -260,12 +261,12 @@ def run_task(llm: ChatModel, task: LLMTask[T], limits: PolicyLimits, *, event: E
                     elif task.shrink is not None and task.shrink():
                         fix = "retry_less_context"
                 attempt(kind, fix, started, error=str(e)[:300], usage=usage,
-                        finish_reason=answer.finish_reason, slot_wait_s=waited)
+                        finish_reason=answer.finish_reason, slot_wait_s=waited, prefill=ours)
                 error_for_prompt = str(e)
                 continue
             if task.default is None:
                 attempt(kind, "invalid", started, error=str(e)[:300], usage=usage,
-                        finish_reason=answer.finish_reason, slot_wait_s=waited)
+                        finish_reason=answer.finish_reason, slot_wait_s=waited, prefill=ours)
                 result.outcome = TaskOutcome.INVALID
                 result.reason = f"LLM {task.name}: output unusable {invalids} times ({e})"
                 return result
@@ -279,6 +280,6 @@ def run_task(llm: ChatModel, task: LLMTask[T], limits: PolicyLimits, *, event: E
                 "prompt_version": task.prompt_version}))
             return result
         attempt("ok", "none", started, usage=usage, finish_reason=answer.finish_reason,
-                answered_by=answer.model or None, slot_wait_s=waited)
+                answered_by=answer.model or None, slot_wait_s=waited, prefill=ours)
         result.value = value
         return result

@@ -111,3 +111,5 @@ def test_the_real_server_continues_the_drafts_opening_in_our_voice(model):
     greeting, text = draft.split("\n\n", 1) if r.outcome is TaskOutcome.OK else ("", draft)
     assert text.startswith(task.prefill) and draft.count(task.prefill) == 1
     assert len(text) > len(task.prefill) + 10  # the model went on from it
+    attempts = [e.detail for e in r.events if e.event == "llm_attempt"]
+    assert attempts and all(a["prefill"] == task.prefill for a in attempts)  # audited as ours
