@@ -83,12 +83,14 @@ def unknown_send_refusal(attempt_id: int) -> Refusal:
 
 
 def retry_refusal(mail_status: str | None, job_state: str, unknown_send: int | None,
-                  send_refused: bool = False) -> Refusal | None:
+                  send_refused: bool = False, job_kind: str | None = None) -> Refusal | None:
     """The rule of an admin retry of an entry, None when allowed: what ``JobStore.retry``
     enforces and what the failure console offers. ``unknown_send``: the id of a send
     attempt of the mail whose outcome is unknown; ``send_refused``: the entry's send was
-    refused by the relay (the retry returns the draft to review)."""
-    if mail_status in MAIL_TERMINAL:
+    refused by the relay (the retry returns the draft to review). A history mail is final,
+    but its index entry only indexes it: that one may run again."""
+    history_index = job_kind == JobKind.INDEX_HISTORY and mail_status == MailStatus.HISTORY
+    if mail_status in MAIL_TERMINAL and not history_index:
         return Refusal("email", str(mail_status),
                        f"the mail is {mail_status}, which is final; nothing to retry")
     if unknown_send is not None:
@@ -119,7 +121,7 @@ def retry_plan(job: Job, mail: Mail | None, unknown_send: int | None,
     """What an admin retry does, or ``TransitionRefused`` saying why not."""
     refused_send = send_refused(job, mail, attempt)
     refusal = retry_refusal(mail.status if mail else None, job.state, unknown_send,
-                            refused_send)
+                            refused_send, job.kind)
     if refusal is not None:
         ids = {"email": mail.id if mail else None, "job": job.id, "send_attempt": unknown_send}
         raise TransitionRefused(refusal.record, ids[refusal.record], refusal.current,

@@ -123,7 +123,7 @@ def describe(r: AttentionItem) -> AttentionItem:
     unknown = r.send_id if send_unknown else None
     refused_send = r.job_kind == JobKind.SEND_DRAFT and r.send_status == SendStatus.FAILED
     can_retry = bool(r.job_id) and retry_refusal(r.status, r.job_state, unknown,
-                                                 refused_send) is None
+                                                 refused_send, r.job_kind) is None
     open_jobs = [Job(r.job_id, r.job_kind, r.job_state, "", r.attempts or 0)
                  ] if r.job_id and r.job_state in OPEN_JOB_STATES else []
     can_resolve = resolve_refusal(r.status, send_unknown, open_jobs) is None

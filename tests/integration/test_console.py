@@ -189,3 +189,21 @@ def test_the_console_offers_exactly_what_the_store_then_does(svc, world, action)
         if offered != done:
             disagree.append((item.subject, item.status, item.job_state, offered, done))
     assert disagree == []
+
+
+def test_a_dead_history_index_entry_is_listed_retried_and_its_mail_stays_history(svc, db):
+    """GIVEN a history mail whose index_history entry went dead WHEN the console lists it
+    THEN it offers the retry; WHEN the admin retries it THEN the entry is queued on its own
+    queue again and the mail is still history (memory, never work)."""
+    mb = make_mailbox(db)
+    mail = make_email(db, mb, status="history", subject="old case")
+    job = job_with(db, mail, "dead", attempts=3, error="vector store refused",
+                   kind="index_history")
+    db.execute("UPDATE jobs SET queue = 'email-rag-history' WHERE id = %s", (job,))
+    item = next(i for i in console.attention_items(svc) if i.job_id == job)
+    assert item.can_retry is True
+    result = console.retry_jobs(svc, [job], "user:root")
+    assert result.retried == [job]
+    row = db.fetchone("SELECT state, queue FROM jobs WHERE id = %s", (job,))
+    assert (row["state"], row["queue"]) == ("queued", "email-rag-history")
+    assert db.fetchone("SELECT status FROM emails WHERE id = %s", (mail,))["status"] == "history"

@@ -182,6 +182,24 @@ def test_an_admin_retry_of_an_entry_that_ran_every_step_is_refused_and_strands_n
     assert rows.mails[mail.id].status == MailStatus.MANUAL
 
 
+def test_an_admin_retry_requeues_a_dead_history_index_entry_and_leaves_the_mail_history(
+        rows, store):
+    """GIVEN a history mail (final: it is memory, never work) whose index_history entry went
+    dead (a store refused) WHEN an admin retries the entry THEN it is queued again and the
+    mail stays history; the console offers the retry; a process_email entry of a history
+    mail is still refused."""
+    mail, job = waiting(rows, MailStatus.HISTORY, state=JobState.DEAD, attempts=3,
+                        kind=JobKind.INDEX_HISTORY, queue="email-rag-history")
+    assert rules.retry_refusal(MailStatus.HISTORY, JobState.DEAD, None,
+                               job_kind=JobKind.INDEX_HISTORY) is None
+    assert store.retry(job.id, "user:anna", "store back") == "queued"
+    assert rows.jobs[job.id].state == JobState.QUEUED
+    assert rows.mails[mail.id].status == MailStatus.HISTORY
+    _, other = waiting(rows, MailStatus.HISTORY, state=JobState.DEAD)
+    with pytest.raises(TransitionRefused, match="final"):
+        store.retry(other.id, "user:anna")
+
+
 @pytest.mark.parametrize(("mail_status", "job_state", "record"), [
     (MailStatus.SENT, JobState.DEAD, "email"),  # final mail
     (MailStatus.RECEIVED, JobState.QUEUED, "job"),  # waiting already
