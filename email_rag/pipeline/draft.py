@@ -206,11 +206,22 @@ def draft_task(subject: str, sender: str, body: str, language: str,
                                         others=customers_seen(sources, thread)),
                     max_tokens=DRAFT_MAX_TOKENS, max_tokens_cap=DRAFT_MAX_TOKENS_CAP,
                     shrink=fitted.shrink, trimmed=fitted.trimmed,
-                    prefill=frame.opening if lang == frame.language else None)
+                    prefill=opening(frame, lang, sources))
     task_.kept = fitted  # type: ignore[attr-defined]  # which references made it in
     task_.frame = frame  # type: ignore[attr-defined]  # for a draft stored FLAGGED
     task_.sources = sources  # type: ignore[attr-defined]  # in the order the prompt has them
     return task_
+
+
+def opening(frame: ReplyFrame, language: str, sources: list[dict[str, Any]]) -> str | None:
+    """The body's first words written for the model (``LLMTask.prefill``): our opening in
+    the mail's language and register, so the model goes on as the team - unless an approved
+    reply of ours to a similar mail is in the reference material: the model then starts from
+    that reply's facts, which the opening leads it away from ("Unser Team hat Ihnen bereits
+    eine Antwort geschickt": tests/e2e/test_real_model_history.py)."""
+    if language != frame.language or any(approved(s) for s in sources[:MAX_SOURCES]):
+        return None
+    return frame.opening
 
 
 def frame_of(ctx: StepContext, body: str, sender: str, language: str) -> ReplyFrame:

@@ -73,3 +73,15 @@ def test_the_claim_evidence_is_this_customers_material_and_our_replies():
                            [APPROVED, OTHER])
     assert "Refunded 20 €." in own and "Order 5521" in own and "2026-318" in own
     assert "2 business days" in shared and "where is my parcel" not in shared
+
+
+def test_the_opening_is_written_for_the_model_unless_an_approved_reply_leads():
+    """Without the team's approved reply to a similar mail the body starts with our opening
+    in the mail's language and register; with one, the model starts from its facts; in a
+    language the frame does not know, nothing is written for it."""
+    german = "Guten Tag, können Sie bitte prüfen, wo mein Paket ist?"
+    assert draft_task("Paket", "a@b.c", german, "de", [OTHER], []).prefill == \
+        "Vielen Dank für Ihre Nachricht. Unser Team"
+    assert draft_task("Paket", "a@b.c", german, "de", [OTHER, APPROVED], []).prefill is None
+    assert draft_task("Paket", "a@b.c", "Hej, var är mitt paket?", "other", [], []).prefill \
+        is None
