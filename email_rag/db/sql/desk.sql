@@ -104,7 +104,8 @@ DELETE um FROM user_mailboxes um JOIN users u ON u.id = um.user_id
 
 -- fragment: desk_queue_found
 -- The waiting drafts of the mails the FULLTEXT index finds, in this sort.
-  FROM emails f STRAIGHT_JOIN review_queue_keys q ON q.email_id = f.id AND q.sort = %(sort)s
+  FROM emails f STRAIGHT_JOIN review_queue_keys q FORCE INDEX (ix_rqk_email)
+       ON q.email_id = f.id AND q.sort = %(sort)s
  WHERE MATCH(f.subject, f.from_addr, f.from_name, f.body_text)
        AGAINST (%(search)s IN BOOLEAN MODE)
 
