@@ -262,13 +262,14 @@ def team_history(ctx: StepContext) -> _Fitted | None:
     if mailbox_id is None:
         return None
     embedder = svc.embedder
-    v = stored_examples.state(svc.db, mailbox_id, embedder.name)
+    name = stored_examples.vector_name(embedder)
+    v = stored_examples.state(svc.db, mailbox_id, name)
     if v.unembedded:
         stored_examples.embed_missing(svc.db, embedder, mailbox_id)
         v = stored_examples.version(svc.db, mailbox_id)
     if not v.count:
         return None
-    key = (embedder.name, v.count, v.max_id, v.changed)
+    key = (name, v.count, v.max_id, v.changed)
     with _fitted_lock:
         found = _fitted.get(mailbox_id)
         if found is not None and found.key == key:
@@ -276,7 +277,7 @@ def team_history(ctx: StepContext) -> _Fitted | None:
         examples = [Example(r.email_id, r.array(), r.category, r.priority,
                             bool(r.needs_reply), r.source)
                     for r in stored_examples.of_mailbox(svc.db, mailbox_id)
-                    if r.vector is not None and r.embedder == embedder.name]
+                    if r.vector is not None and r.embedder == name]
         if not examples:
             return None
         found = _Fitted(key, HistoryModel(examples, history_limits(svc.settings), version=key),
@@ -292,9 +293,9 @@ def team_view(ctx: StepContext) -> TeamView | None:
         fitted = team_history(ctx)
         if fitted is None:
             return None
-        text = stored_examples.example_text(ctx.email.subject, ctx.email.body_text)
-        vector = np.frombuffer(stored_examples.pack(ctx.services.embedder.embed([text])[0]),
-                               dtype="<f4")
+        packed = stored_examples.mail_vectors(ctx.services.embedder,
+                                              [(ctx.email.subject, ctx.email.body_text)])[0]
+        vector = np.frombuffer(packed, dtype="<f4")
     except Exception as e:  # the history is an aid: without it the LLM decides alone
         log.warning("mail %s: team history unavailable (%s)", ctx.email_id, type(e).__name__)
         return None
