@@ -146,6 +146,22 @@ def test_an_embedder_failure_never_blocks_the_action_and_the_vector_comes_later(
     assert ex["embedder"] == examples.vector_name(working) and ex["vector"] is not None
 
 
+def test_a_whole_text_vector_stored_before_is_replaced_by_the_sentence_mean(team):
+    """GIVEN an example stored with a vector of the whole text under the embedder's bare name
+    (as before 2026-12-04) WHEN the next mail is classified THEN the example is embedded
+    again as the mean of its sentences, under the sentences name, and used."""
+    row = team.one("w1", *BILLING[1])
+    review.approve(team.svc, team.draft_id(row["id"]), "anna")
+    embedder = team.svc.embedder
+    whole = examples.pack(embedder.embed([examples.example_text(*BILLING[1])])[0])
+    team.db.execute("UPDATE labelled_examples SET embedder = ?, vector = ? WHERE email_id = ?",
+                    (embedder.name, whole, row["id"]))
+    team.one("w2", *ORDER[0])
+    ex = stored(team.db, row["id"])
+    assert ex["embedder"] == examples.vector_name(embedder)
+    assert bytes(ex["vector"]) == examples.mail_vectors(embedder, [BILLING[1]])[0] != whole
+
+
 def test_a_staff_correction_changes_the_next_similar_mails_category(team):
     """GIVEN a team's examples and a kind of mail the model gets wrong WHEN staff correct
     one such mail on the draft page THEN the next similar mail gets the team's category,
