@@ -50,13 +50,14 @@ def test_sentence_vectors_are_stored_under_their_own_name():
 def test_fifty_examples_decide_half_the_categories_right_on_unseen_training_mails():
     """The corpus's training part only (never the held-out mails): its first 50 mails are the
     examples, its last 112 are scored. Whole-text vectors with the old thresholds decided the
-    category for 37 % and all three fields for 24 %."""
+    category for 37 % and all three fields for 24 %; sentence vectors without the meanings'
+    anchors 46 %."""
     from email_rag_harness.bench import quality_curve
 
     from email_rag.adapters.embeddings import build_embedder
     from email_rag.core.settings import Settings
     from email_rag.llm.examples import Example, HistoryModel
-    from email_rag.pipeline.classify import history_limits
+    from email_rag.pipeline.classify import history_limits, meaning_anchors
 
     settings = Settings(embedding_backend="local")
     train, _ = quality_curve.split()
@@ -65,9 +66,9 @@ def test_fifty_examples_decide_half_the_categories_right_on_unseen_training_mail
                for v in mail_vectors(embedder, [(m[5], m[6]) for m in train])]
     examples = [Example(i, vectors[i], m[2], m[3], m[4], "correction")
                 for i, m in enumerate(train[:50])]
-    model = HistoryModel(examples, history_limits(settings))
+    model = HistoryModel(examples, history_limits(settings), anchors=meaning_anchors(embedder))
     scored = range(100, 212)
     decisions = [(model.decide(vectors[i]), train[i]) for i in scored]
     category = [d.votes["category"].value == m[2] for d, m in decisions if d.decided("category")]
-    assert len(category) >= 0.44 * len(scored) and sum(category) >= 0.9 * len(category)
+    assert len(category) >= 0.52 * len(scored) and sum(category) >= 0.9 * len(category)
     assert sum(d.all_decided for d, _ in decisions) >= 0.33 * len(scored)

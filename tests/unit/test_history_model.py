@@ -7,12 +7,14 @@ import numpy as np
 
 from email_rag.llm.examples import (
     HISTORY_WEIGHT,
+    Anchor,
     Example,
     FieldVote,
     HistoryDecision,
     HistoryModel,
     Shot,
     Thresholds,
+    anchor_texts,
     balanced_weights,
     nearest,
     shots_block,
@@ -182,3 +184,39 @@ def test_a_rule_decides_a_field_and_says_so():
                                                                          "rules")
     assert ruled.votes["category"] == decision.votes["category"]
     assert decision.votes["category"].source == "history"
+
+
+def test_the_anchors_are_the_phrases_of_the_meanings_the_llm_is_given():
+    texts = anchor_texts()
+    billing = [(t, w) for f, v, t, w in texts if (f, v) == ("category", "billing")]
+    assert ("refunds", 1 / len(billing)) in billing and "invoices" in dict(billing)
+    assert abs(sum(w for _, w in billing) - 1) < 1e-9  # a value's phrases weigh one example
+    assert not [t for f, v, t, _ in texts if v == "other"]  # "none of the above" is no meaning
+    assert {f for f, *_ in texts} == {"category", "priority"}
+
+
+def _anchor(value: str, vector: np.ndarray) -> Anchor:
+    return Anchor("category", value, vector, 1.0)
+
+
+def test_an_anchor_decides_a_mail_the_examples_leave_between_two_values():
+    """GIVEN examples of billing and order and a mail halfway between WHEN the meaning of
+    'billing' (an anchor) lies where the mail is THEN the history decides billing; without
+    the anchor it does not."""
+    examples = _examples(10)
+    between = _unit(CENTRES["billing"] + CENTRES["order"])
+    assert not HistoryModel(examples).decide(between).decided("category")
+    anchored = HistoryModel(examples, anchors=[_anchor("billing", between)])
+    vote = anchored.decide(between).votes["category"]
+    assert (vote.value, vote.decided) == ("billing", True)
+
+
+def test_anchors_alone_decide_nothing_and_never_bring_a_value_no_example_shows():
+    """An anchor is no example: it counts for no minimum, and a value staff never gave (spam
+    here) is not learnt from its meaning alone."""
+    spam = _unit(RNG.normal(size=DIM))
+    few = HistoryModel(_examples(3), anchors=[_anchor("billing", _near("billing"))] * 20)
+    assert not few.decide(_near("billing")).decided("category")
+    model = HistoryModel(_examples(10), anchors=[_anchor("spam", spam)] * 5)
+    assert model.decide(spam).votes["category"].value != "spam"
+    assert model.examples_known == 30
