@@ -73,12 +73,14 @@ from ..db import figures, sql
 from ..llm import classification as cl
 from ..llm.budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
 from ..llm.examples import (
+    Anchor,
     Example,
     FieldVote,
     HistoryDecision,
     HistoryModel,
     Shot,
     Thresholds,
+    anchor_texts,
     nearest,
     shots_block,
 )
@@ -252,6 +254,21 @@ class _Fitted:
 
 _fitted: dict[int, _Fitted] = {}  # per mailbox, in this worker process
 _fitted_lock = threading.Lock()
+_anchors: dict[str, tuple[Anchor, ...]] = {}  # per embedder name, in this worker process
+
+
+def meaning_anchors(embedder: Any) -> tuple[Anchor, ...]:
+    """The phrases of the categories' and priorities' meanings (``anchor_texts``) embedded
+    by ``embedder``: one embedder call per process and embedder (some 40 short phrases).
+    The embedder's errors propagate (``team_view``: the LLM decides alone)."""
+    found = _anchors.get(embedder.name)
+    if found is None:
+        texts = anchor_texts()
+        vectors = embedder.embed([t for _, _, t, _ in texts])
+        found = tuple(Anchor(f, v, np.frombuffer(stored_examples.pack(vec), dtype="<f4"), w)
+                      for (f, v, _, w), vec in zip(texts, vectors, strict=True))
+        _anchors[embedder.name] = found
+    return found
 
 
 def team_history(ctx: StepContext) -> _Fitted | None:
@@ -280,8 +297,9 @@ def team_history(ctx: StepContext) -> _Fitted | None:
                     if r.vector is not None and r.embedder == name]
         if not examples:
             return None
-        found = _Fitted(key, HistoryModel(examples, history_limits(svc.settings), version=key),
-                        examples)
+        model = HistoryModel(examples, history_limits(svc.settings), version=key,
+                             anchors=meaning_anchors(embedder))
+        found = _Fitted(key, model, examples)
         _fitted[mailbox_id] = found
         return found
 

@@ -10,8 +10,8 @@ product's own decision runs, as the classify step makes it (email_rag.pipeline.c
 
 - the mail is embedded with the configured embedder (``mail_vectors``: the mean of its
   sentences' embeddings), one mail at a time, as the worker does;
-- ``view_of``: the history model (a logistic regression per field over the N examples,
-  ``history_limits`` from the settings) decides each field it is sure of; nothing when the
+- ``view_of``: the history model (a logistic regression per field over the N examples and
+  the anchors of the values' meanings, ``history_limits`` from the settings) decides each field it is sure of; nothing when the
   mail is unlike every example;
 - when the history decides category, priority and needs_reply, no LLM call is made;
   otherwise the LLM classifies with the nearest examples in its prompt and the history's
@@ -48,6 +48,7 @@ from email_rag.pipeline.classify import (
     classification_task,
     history_limits,
     language_decision,
+    meaning_anchors,
     view_of,
 )
 
@@ -144,7 +145,8 @@ def _point(
         Example(i, train_vectors[i], m[2], m[3], m[4], "correction")
         for i, m in enumerate(train[:n])
     ]
-    model = HistoryModel(examples, history_limits(settings)) if examples else None
+    model = (HistoryModel(examples, history_limits(settings), anchors=meaning_anchors(embedder))
+             if examples else None)
     limits = PolicyLimits.from_settings(settings)
     right: Counter[str] = Counter()
     by_history: Counter[str] = Counter()
