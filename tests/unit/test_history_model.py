@@ -3,6 +3,8 @@ when the model is sure; a new example counts at the next fit."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from email_rag.llm.examples import (
@@ -16,6 +18,7 @@ from email_rag.llm.examples import (
     Thresholds,
     anchor_texts,
     balanced_weights,
+    describe_sources,
     nearest,
     shots_block,
     weights,
@@ -220,3 +223,44 @@ def test_anchors_alone_decide_nothing_and_never_bring_a_value_no_example_shows()
     model = HistoryModel(_examples(10), anchors=[_anchor("spam", spam)] * 5)
     assert model.decide(spam).votes["category"].value != "spam"
     assert model.examples_known == 30
+
+
+def _mixed_billing() -> list[Example]:
+    """Ten examples per category; billing's priorities mixed, technical's all high, order's
+    all without reply (``_examples``)."""
+    return [replace(e, priority="low") if e.category == "billing" and e.email_id % 2 else e
+            for e in _examples(10)]
+
+
+def test_a_decided_category_decides_what_all_its_examples_agree_on():
+    """GIVEN the priority and needs_reply models are unsure (thresholds out of reach) WHEN the
+    history decides the category THEN a field on which all the team's examples of that
+    category agree follows it, as sure as the category and saying so; a field they differ
+    on stays with the LLM."""
+    model = HistoryModel(_mixed_billing(), Thresholds(priority=0.999, needs_reply=0.999))
+    tech = model.decide(_near("technical"))
+    sure = tech.votes["category"].probability
+    assert tech.decided("category")
+    assert tech.votes["priority"] == FieldVote("high", sure, True, "history", "category")
+    assert tech.votes["needs_reply"] == FieldVote(True, sure, True, "history", "category")
+    bill = model.decide(_near("billing"))
+    assert not bill.decided("priority") and bill.votes["needs_reply"].decided
+
+
+def test_a_category_needs_three_agreeing_examples_and_a_decided_category():
+    few = [e for e in _mixed_billing() if e.category != "technical" or e.email_id < 6]  # 2
+    model = HistoryModel(few, Thresholds(priority=0.999, needs_reply=0.999))
+    tech = model.decide(_near("technical"))
+    assert tech.decided("category") and not tech.decided("priority")
+    unsure = HistoryModel(_mixed_billing(), Thresholds(category=0.999, priority=0.999,
+                                                       needs_reply=0.999))
+    assert not unsure.decide(_near("technical")).decided("priority")
+
+
+def test_the_source_line_says_a_field_followed_the_category():
+    line = describe_sources({"category": "technical", "priority": "high"}, {
+        "category": {"source": "history", "confidence": 0.9, "examples": 30},
+        "priority": {"source": "history", "confidence": 0.9, "examples": 30,
+                     "via": "category"}})
+    assert line == ("category technical — from 30 team examples, 90 % sure · priority high — "
+                    "as all team examples of its category, 90 % sure")
