@@ -194,6 +194,7 @@ class FieldSource(TypedDict, total=False):
     source: Required[str]  # history, llm, default, rules, identifier
     confidence: Required[float | None]
     examples: int  # history: the mailbox's labelled examples
+    via: str  # history: "category" when the field followed the decided category
     identifier: list[str | float]  # llm as tie-breaker: the identifier's unsure guess
 
 
@@ -209,8 +210,11 @@ class TeamView:
         vote = self.decision.votes[name]
         if vote.source != "history":  # a rule decided it
             return FieldSource(source=vote.source, confidence=None)
-        return FieldSource(source="history", confidence=round(vote.probability, 3),
-                           examples=self.decision.examples_known)
+        found = FieldSource(source="history", confidence=round(vote.probability, 3),
+                            examples=self.decision.examples_known)
+        if vote.via:
+            found["via"] = vote.via
+        return found
 
     def ruled(self, name: str, value: str | bool) -> TeamView:
         """This view with ``name`` decided by a rule (``HistoryDecision.ruled``)."""
@@ -233,7 +237,8 @@ class TeamView:
         return {"examples": self.decision.examples_known,
                 "nearest_similarity": self.nearest_similarity,
                 **{n: {"value": v.value, "probability": round(v.probability, 3),
-                       "decided": v.decided, "source": v.source}
+                       "decided": v.decided, "source": v.source,
+                       **({"via": v.via} if v.via else {})}
                    for n, v in self.decision.votes.items()}}
 
 

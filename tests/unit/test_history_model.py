@@ -264,3 +264,13 @@ def test_the_source_line_says_a_field_followed_the_category():
                      "via": "category"}})
     assert line == ("category technical — from 30 team examples, 90 % sure · priority high — "
                     "as all team examples of its category, 90 % sure")
+
+
+def test_the_stored_source_and_the_audit_say_the_field_followed_the_category():
+    from email_rag.pipeline.classify import TeamView
+
+    model = HistoryModel(_mixed_billing(), Thresholds(priority=0.999, needs_reply=0.999))
+    view = TeamView(model.decide(_near("technical")), [], 0.9)
+    assert view.source("priority")["via"] == "category"
+    assert "via" not in view.source("category")
+    assert view.summary()["priority"]["via"] == "category"
