@@ -51,7 +51,7 @@ def test_fifty_examples_decide_half_the_categories_right_on_unseen_training_mail
     """The corpus's training part only (never the held-out mails): its first 50 mails are the
     examples, its last 112 are scored. Whole-text vectors with the old thresholds decided the
     category for 37 % and all three fields for 24 %; sentence vectors without the meanings'
-    anchors 46 %."""
+    anchors 46 % and (with fields following the category) 42 %; with both 58 % and 52 %."""
     from email_rag_harness.bench import quality_curve
 
     from email_rag.adapters.embeddings import build_embedder
@@ -71,4 +71,4 @@ def test_fifty_examples_decide_half_the_categories_right_on_unseen_training_mail
     decisions = [(model.decide(vectors[i]), train[i]) for i in scored]
     category = [d.votes["category"].value == m[2] for d, m in decisions if d.decided("category")]
     assert len(category) >= 0.52 * len(scored) and sum(category) >= 0.9 * len(category)
-    assert sum(d.all_decided for d, _ in decisions) >= 0.33 * len(scored)
+    assert sum(d.all_decided for d, _ in decisions) >= 0.48 * len(scored)
