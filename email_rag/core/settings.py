@@ -709,9 +709,9 @@ class Settings(BaseSettings):
         10, description="Labelled examples of a mailbox before its history may decide a field "
         "alone (fewer: the LLM decides, with the nearest examples in its prompt).")
     history_category_threshold: float = Field(
-        0.5, description="Probability from which the history decides the category alone.")
+        0.45, description="Probability from which the history decides the category alone.")
     history_priority_threshold: float = Field(
-        0.65, description="Probability from which the history decides the priority alone.")
+        0.6, description="Probability from which the history decides the priority alone.")
     history_needs_reply_threshold: float = Field(
         0.7, description="Probability from which the history decides needs_reply alone.")
     history_min_similarity: float = Field(

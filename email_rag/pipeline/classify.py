@@ -73,12 +73,14 @@ from ..db import figures, sql
 from ..llm import classification as cl
 from ..llm.budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
 from ..llm.examples import (
+    Anchor,
     Example,
     FieldVote,
     HistoryDecision,
     HistoryModel,
     Shot,
     Thresholds,
+    anchor_texts,
     nearest,
     shots_block,
 )
@@ -192,6 +194,7 @@ class FieldSource(TypedDict, total=False):
     source: Required[str]  # history, llm, default, rules, identifier
     confidence: Required[float | None]
     examples: int  # history: the mailbox's labelled examples
+    via: str  # history: "category" when the field followed the decided category
     identifier: list[str | float]  # llm as tie-breaker: the identifier's unsure guess
 
 
@@ -207,8 +210,11 @@ class TeamView:
         vote = self.decision.votes[name]
         if vote.source != "history":  # a rule decided it
             return FieldSource(source=vote.source, confidence=None)
-        return FieldSource(source="history", confidence=round(vote.probability, 3),
-                           examples=self.decision.examples_known)
+        found = FieldSource(source="history", confidence=round(vote.probability, 3),
+                            examples=self.decision.examples_known)
+        if vote.via:
+            found["via"] = vote.via
+        return found
 
     def ruled(self, name: str, value: str | bool) -> TeamView:
         """This view with ``name`` decided by a rule (``HistoryDecision.ruled``)."""
@@ -231,7 +237,8 @@ class TeamView:
         return {"examples": self.decision.examples_known,
                 "nearest_similarity": self.nearest_similarity,
                 **{n: {"value": v.value, "probability": round(v.probability, 3),
-                       "decided": v.decided, "source": v.source}
+                       "decided": v.decided, "source": v.source,
+                       **({"via": v.via} if v.via else {})}
                    for n, v in self.decision.votes.items()}}
 
 
@@ -252,6 +259,21 @@ class _Fitted:
 
 _fitted: dict[int, _Fitted] = {}  # per mailbox, in this worker process
 _fitted_lock = threading.Lock()
+_anchors: dict[str, tuple[Anchor, ...]] = {}  # per embedder name, in this worker process
+
+
+def meaning_anchors(embedder: Any) -> tuple[Anchor, ...]:
+    """The phrases of the categories' and priorities' meanings (``anchor_texts``) embedded
+    by ``embedder``: one embedder call per process and embedder (some 40 short phrases).
+    The embedder's errors propagate (``team_view``: the LLM decides alone)."""
+    found = _anchors.get(embedder.name)
+    if found is None:
+        texts = anchor_texts()
+        vectors = embedder.embed([t for _, _, t, _ in texts])
+        found = tuple(Anchor(f, v, np.frombuffer(stored_examples.pack(vec), dtype="<f4"), w)
+                      for (f, v, _, w), vec in zip(texts, vectors, strict=True))
+        _anchors[embedder.name] = found
+    return found
 
 
 def team_history(ctx: StepContext) -> _Fitted | None:
@@ -262,13 +284,14 @@ def team_history(ctx: StepContext) -> _Fitted | None:
     if mailbox_id is None:
         return None
     embedder = svc.embedder
-    v = stored_examples.state(svc.db, mailbox_id, embedder.name)
+    name = stored_examples.vector_name(embedder)
+    v = stored_examples.state(svc.db, mailbox_id, name)
     if v.unembedded:
         stored_examples.embed_missing(svc.db, embedder, mailbox_id)
         v = stored_examples.version(svc.db, mailbox_id)
     if not v.count:
         return None
-    key = (embedder.name, v.count, v.max_id, v.changed)
+    key = (name, v.count, v.max_id, v.changed)
     with _fitted_lock:
         found = _fitted.get(mailbox_id)
         if found is not None and found.key == key:
@@ -276,11 +299,12 @@ def team_history(ctx: StepContext) -> _Fitted | None:
         examples = [Example(r.email_id, r.array(), r.category, r.priority,
                             bool(r.needs_reply), r.source)
                     for r in stored_examples.of_mailbox(svc.db, mailbox_id)
-                    if r.vector is not None and r.embedder == embedder.name]
+                    if r.vector is not None and r.embedder == name]
         if not examples:
             return None
-        found = _Fitted(key, HistoryModel(examples, history_limits(svc.settings), version=key),
-                        examples)
+        model = HistoryModel(examples, history_limits(svc.settings), version=key,
+                             anchors=meaning_anchors(embedder))
+        found = _Fitted(key, model, examples)
         _fitted[mailbox_id] = found
         return found
 
@@ -292,9 +316,9 @@ def team_view(ctx: StepContext) -> TeamView | None:
         fitted = team_history(ctx)
         if fitted is None:
             return None
-        text = stored_examples.example_text(ctx.email.subject, ctx.email.body_text)
-        vector = np.frombuffer(stored_examples.pack(ctx.services.embedder.embed([text])[0]),
-                               dtype="<f4")
+        packed = stored_examples.mail_vectors(ctx.services.embedder,
+                                              [(ctx.email.subject, ctx.email.body_text)])[0]
+        vector = np.frombuffer(packed, dtype="<f4")
     except Exception as e:  # the history is an aid: without it the LLM decides alone
         log.warning("mail %s: team history unavailable (%s)", ctx.email_id, type(e).__name__)
         return None

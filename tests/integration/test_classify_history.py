@@ -104,7 +104,7 @@ def test_staff_actions_store_labelled_examples_in_their_transaction(team):
     review.approve(team.svc, team.draft_id(row["id"]), "anna")
     ex = stored(team.db, row["id"])
     assert (ex["source"], ex["category"], ex["needs_reply"]) == ("approval", "billing", 1)
-    assert ex["embedder"] == team.svc.embedder.name
+    assert ex["embedder"] == examples.vector_name(team.svc.embedder)
     assert len(ex["vector"]) == 4 * len(team.svc.embedder.embed(["x"])[0])
 
     voucher = team.one("v1", *VOUCHER)
@@ -143,7 +143,23 @@ def test_an_embedder_failure_never_blocks_the_action_and_the_vector_comes_later(
     assert ex["source"] == "approval" and ex["vector"] is None and ex["embedder"] is None
     team.one("e2", *ORDER[0])  # the next mail's classification fills the gap
     ex = stored(team.db, row["id"])
-    assert ex["embedder"] == working.name and ex["vector"] is not None
+    assert ex["embedder"] == examples.vector_name(working) and ex["vector"] is not None
+
+
+def test_a_whole_text_vector_stored_before_is_replaced_by_the_sentence_mean(team):
+    """GIVEN an example stored with a vector of the whole text under the embedder's bare name
+    (as before 2026-12-04) WHEN the next mail is classified THEN the example is embedded
+    again as the mean of its sentences, under the sentences name, and used."""
+    row = team.one("w1", *BILLING[1])
+    review.approve(team.svc, team.draft_id(row["id"]), "anna")
+    embedder = team.svc.embedder
+    whole = examples.pack(embedder.embed([examples.example_text(*BILLING[1])])[0])
+    team.db.execute("UPDATE labelled_examples SET embedder = ?, vector = ? WHERE email_id = ?",
+                    (embedder.name, whole, row["id"]))
+    team.one("w2", *ORDER[0])
+    ex = stored(team.db, row["id"])
+    assert ex["embedder"] == examples.vector_name(embedder)
+    assert bytes(ex["vector"]) == examples.mail_vectors(embedder, [BILLING[1]])[0] != whole
 
 
 def test_a_staff_correction_changes_the_next_similar_mails_category(team):
@@ -181,7 +197,8 @@ def test_a_confident_history_decision_makes_no_llm_call(team):
         "SELECT detail FROM audit_log WHERE entity_id = ? AND event = 'llm_skipped'",
         (str(row["id"]),))]
     assert skipped and skipped[0]["source"] == "history"
-    assert skipped[0]["history"]["category"]["probability"] >= 0.5
+    assert skipped[0]["history"]["category"]["probability"] >= \
+        team.svc.settings.history_category_threshold
     assert row["status"] == "draft_ready"  # the draft step still ran
     line = examples.mail_labels(team.db, row["id"])
     from email_rag.llm.examples import describe_sources

@@ -3,17 +3,22 @@ when the model is sure; a new example counts at the next fit."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from email_rag.llm.examples import (
     HISTORY_WEIGHT,
+    Anchor,
     Example,
     FieldVote,
     HistoryDecision,
     HistoryModel,
     Shot,
     Thresholds,
+    anchor_texts,
     balanced_weights,
+    describe_sources,
     nearest,
     shots_block,
     weights,
@@ -182,3 +187,90 @@ def test_a_rule_decides_a_field_and_says_so():
                                                                          "rules")
     assert ruled.votes["category"] == decision.votes["category"]
     assert decision.votes["category"].source == "history"
+
+
+def test_the_anchors_are_the_phrases_of_the_meanings_the_llm_is_given():
+    texts = anchor_texts()
+    billing = [(t, w) for f, v, t, w in texts if (f, v) == ("category", "billing")]
+    assert ("refunds", 1 / len(billing)) in billing and "invoices" in dict(billing)
+    assert abs(sum(w for _, w in billing) - 1) < 1e-9  # a value's phrases weigh one example
+    assert not [t for f, v, t, _ in texts if v == "other"]  # "none of the above" is no meaning
+    assert {f for f, *_ in texts} == {"category", "priority"}
+
+
+def _anchor(value: str, vector: np.ndarray) -> Anchor:
+    return Anchor("category", value, vector, 1.0)
+
+
+def test_an_anchor_decides_a_mail_the_examples_leave_open():
+    """GIVEN examples of three categories and a mail amid them WHEN the meaning of 'billing'
+    (an anchor) lies where the mail is THEN the history decides billing; without the anchor
+    it does not."""
+    examples = _examples(10)
+    between = _unit(sum(CENTRES.values()))
+    assert not HistoryModel(examples).decide(between).decided("category")
+    anchored = HistoryModel(examples, anchors=[_anchor("billing", between)])
+    vote = anchored.decide(between).votes["category"]
+    assert (vote.value, vote.decided) == ("billing", True)
+
+
+def test_anchors_alone_decide_nothing_and_never_bring_a_value_no_example_shows():
+    """An anchor is no example: it counts for no minimum, and a value staff never gave (spam
+    here) is not learnt from its meaning alone."""
+    spam = _unit(RNG.normal(size=DIM))
+    few = HistoryModel(_examples(3), anchors=[_anchor("billing", _near("billing"))] * 20)
+    assert not few.decide(_near("billing")).decided("category")
+    model = HistoryModel(_examples(10), anchors=[_anchor("spam", spam)] * 5)
+    assert model.decide(spam).votes["category"].value != "spam"
+    assert model.examples_known == 30
+
+
+def _mixed_billing() -> list[Example]:
+    """Ten examples per category; billing's priorities mixed, technical's all high, order's
+    all without reply (``_examples``)."""
+    return [replace(e, priority="low") if e.category == "billing" and e.email_id % 2 else e
+            for e in _examples(10)]
+
+
+def test_a_decided_category_decides_what_all_its_examples_agree_on():
+    """GIVEN the priority and needs_reply models are unsure (thresholds out of reach) WHEN the
+    history decides the category THEN a field on which all the team's examples of that
+    category agree follows it, as sure as the category and saying so; a field they differ
+    on stays with the LLM."""
+    model = HistoryModel(_mixed_billing(), Thresholds(priority=0.999, needs_reply=0.999))
+    tech = model.decide(_near("technical"))
+    sure = tech.votes["category"].probability
+    assert tech.decided("category")
+    assert tech.votes["priority"] == FieldVote("high", sure, True, "history", "category")
+    assert tech.votes["needs_reply"] == FieldVote(True, sure, True, "history", "category")
+    bill = model.decide(_near("billing"))
+    assert not bill.decided("priority") and bill.votes["needs_reply"].decided
+
+
+def test_a_category_needs_three_agreeing_examples_and_a_decided_category():
+    few = [e for e in _mixed_billing() if e.category != "technical" or e.email_id < 6]  # 2
+    model = HistoryModel(few, Thresholds(priority=0.999, needs_reply=0.999))
+    tech = model.decide(_near("technical"))
+    assert tech.decided("category") and not tech.decided("priority")
+    unsure = HistoryModel(_mixed_billing(), Thresholds(category=0.999, priority=0.999,
+                                                       needs_reply=0.999))
+    assert not unsure.decide(_near("technical")).decided("priority")
+
+
+def test_the_source_line_says_a_field_followed_the_category():
+    line = describe_sources({"category": "technical", "priority": "high"}, {
+        "category": {"source": "history", "confidence": 0.9, "examples": 30},
+        "priority": {"source": "history", "confidence": 0.9, "examples": 30,
+                     "via": "category"}})
+    assert line == ("category technical — from 30 team examples, 90 % sure · priority high — "
+                    "as all team examples of its category, 90 % sure")
+
+
+def test_the_stored_source_and_the_audit_say_the_field_followed_the_category():
+    from email_rag.pipeline.classify import TeamView
+
+    model = HistoryModel(_mixed_billing(), Thresholds(priority=0.999, needs_reply=0.999))
+    view = TeamView(model.decide(_near("technical")), [], 0.9)
+    assert view.source("priority")["via"] == "category"
+    assert "via" not in view.source("category")
+    assert view.summary()["priority"]["via"] == "category"

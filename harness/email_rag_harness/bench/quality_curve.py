@@ -8,9 +8,10 @@ staff would have made by correcting or approving (N = 0, 25, 50, 100; each point
 include the previous point's, as staff corrections accumulate). For every held-out mail the
 product's own decision runs, as the classify step makes it (email_rag.pipeline.classify):
 
-- the mail is embedded with the configured embedder, one mail at a time, as the worker does;
-- ``view_of``: the history model (a logistic regression per field over the N examples,
-  ``history_limits`` from the settings) decides each field it is sure of; nothing when the
+- the mail is embedded with the configured embedder (``mail_vectors``: the mean of its
+  sentences' embeddings), one mail at a time, as the worker does;
+- ``view_of``: the history model (a logistic regression per field over the N examples and
+  the anchors of the values' meanings, ``history_limits`` from the settings) decides each field it is sure of; nothing when the
   mail is unlike every example;
 - when the history decides category, priority and needs_reply, no LLM call is made;
   otherwise the LLM classifies with the nearest examples in its prompt and the history's
@@ -39,7 +40,7 @@ import numpy as np
 
 from email_rag.core.settings import Settings
 from email_rag.db.audit import AuditEvent
-from email_rag.db.examples import example_text, pack
+from email_rag.db.examples import mail_vectors
 from email_rag.llm.examples import Example, HistoryModel
 from email_rag.llm.policy import PolicyLimits, run_task
 from email_rag.pipeline.classify import (
@@ -47,6 +48,7 @@ from email_rag.pipeline.classify import (
     classification_task,
     history_limits,
     language_decision,
+    meaning_anchors,
     view_of,
 )
 
@@ -86,7 +88,7 @@ def _event(name: str, detail: dict[str, Any]) -> AuditEvent:
 
 
 def _vector(embedder: Any, subject: str, body: str) -> np.ndarray:
-    return np.frombuffer(pack(embedder.embed([example_text(subject, body)])[0]), dtype="<f4")
+    return np.frombuffer(mail_vectors(embedder, [(subject, body)])[0], dtype="<f4")
 
 
 def measure(
@@ -108,8 +110,8 @@ def measure(
         raise ValueError(f"at most {len(train)} examples can be learned")
     started = time.monotonic()
     train_vectors = [
-        np.frombuffer(pack(v), dtype="<f4")
-        for v in embedder.embed([example_text(m[5], m[6]) for m in train[: max(points)]])
+        np.frombuffer(v, dtype="<f4")
+        for v in mail_vectors(embedder, [(m[5], m[6]) for m in train[: max(points)]])
     ]
     texts = {i: (m[5], m[6][:SHOT_CHARS]) for i, m in enumerate(train)}
     curve = [
@@ -143,7 +145,8 @@ def _point(
         Example(i, train_vectors[i], m[2], m[3], m[4], "correction")
         for i, m in enumerate(train[:n])
     ]
-    model = HistoryModel(examples, history_limits(settings)) if examples else None
+    model = (HistoryModel(examples, history_limits(settings), anchors=meaning_anchors(embedder))
+             if examples else None)
     limits = PolicyLimits.from_settings(settings)
     right: Counter[str] = Counter()
     by_history: Counter[str] = Counter()
