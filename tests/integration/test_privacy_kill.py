@@ -62,7 +62,7 @@ ALICE = "alice@customer.example"
 CAROL = "carol@other.example"
 N_ALICE = 120  # batches of 50: 50, 50, 20
 BATCH = 50
-KILL_WITHIN = 120.0  # seconds a wait for a kill point may take (a loaded machine starts the CLI slowly)
+KILL_WITHIN = 120.0  # seconds a kill point may take to reach (a loaded machine is slow)
 
 
 @pytest.fixture
