@@ -74,8 +74,12 @@ SELECT id FROM emails WHERE id IN ({ids}) FOR UPDATE;
 -- The deletes of one batch of mails, children first, in one transaction (erasure.erase_batch);
 -- draft_edits, draft_presence and mail_assignments go with ON DELETE CASCADE.
 -- name: privacy_delete_jobs
-DELETE FROM jobs WHERE email_id IN ({ids})
-    OR draft_id IN (SELECT id FROM drafts WHERE email_id IN ({ids}));
+DELETE FROM jobs WHERE email_id IN ({ids});
+
+-- name: privacy_delete_draft_jobs
+-- The queue entries of the mails' drafts (send jobs), by ix_job_draft: an OR with the
+-- statement above would scan and lock every queue entry.
+DELETE j FROM drafts d JOIN jobs j ON j.draft_id = d.id WHERE d.email_id IN ({ids});
 
 -- name: privacy_delete_send_attempts
 DELETE s FROM send_attempts s JOIN drafts d ON d.id = s.draft_id WHERE d.email_id IN ({ids});
