@@ -33,7 +33,7 @@ from ..core.states import DraftStatus
 from ..db import examples, figures, sql
 from ..db.audit import AuditEvent
 from ..sending.review import listed_attachments
-from . import service_levels
+from . import fulltext, service_levels
 from .assignment import VIEWS
 
 if TYPE_CHECKING:
@@ -47,6 +47,11 @@ WAITING_WARN_HOURS = 4
 WAITING_LATE_HOURS = 24
 MIN_WORD = 3  # innodb_ft_min_token_size: shorter words are not in the index
 COUNT_CAP = 1_000  # a search counts its matches up to this ("more than 1,000")
+# a search is known broad without the FULLTEXT index when its pattern accepts more than
+# COUNT_CAP of the first PROBE_ROWS * COUNT_CAP listed drafts; it tries that when it accepts
+# more than 1 in PROBE_ROWS of the first PROBE_FIRST
+PROBE_FIRST = 100
+PROBE_ROWS = 4
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,9 @@ class QueueQuery:
         until = _day(self.until, self.zone)
         return {"mailbox": self.mailbox or None, "category": self.category or None,
                 "scope": None if scope is None else ",".join(map(str, sorted(scope))) or "0",
-                "search": fulltext_query(self.search), "sort": self.sort, "view": self.view,
+                "search": fulltext_query(self.search),
+                "pattern": fulltext.pattern(search_words(self.search)),
+                "sort": self.sort, "view": self.view,
                 "me": self.me, "state": self.state or None, "owner": self.owner or None,
                 "since": _day(self.since, self.zone),
                 "until": until + timedelta(days=1) if until else None}
@@ -165,11 +172,15 @@ class QueuePage:
     capped: bool = False  # a broad search: total is COUNT_CAP, there are more
 
 
+def search_words(text: str) -> list[str]:
+    """The words a search looks for (at most 12; shorter than MIN_WORD: ignored)."""
+    return [w for w in re.findall(r"\w+", text or "") if len(w) >= MIN_WORD][:12]
+
+
 def fulltext_query(text: str) -> str | None:
     """Every word required, as a prefix (``+rechnung* +4711*``); operators typed by the
     user are not passed through. None when nothing searchable is left."""
-    words = [w for w in re.findall(r"\w+", text or "") if len(w) >= MIN_WORD]
-    return " ".join(f"+{w}*" for w in words[:12]) or None
+    return " ".join(f"+{w}*" for w in search_words(text)) or None
 
 
 def cursor_of(row: QueueRow) -> str:
@@ -196,14 +207,24 @@ _NARROW = _Plan("desk_queue_search_page", "desk_queue_search_page_before")
 _BROAD = _Plan("desk_queue_broad_page", "desk_queue_broad_page_before", capped=True)
 
 
-def _plan(svc: Services, params: dict[str, Any]) -> _Plan:
+def _plan(svc: Services, params: dict[str, Any]) -> tuple[_Plan, int | None]:
     """A search finding more than COUNT_CAP waiting drafts is broad: its pages walk the
-    sort order (the first matches), its count stops at the cap."""
+    sort order (the first matches), its count stops at the cap. A word in most mails is
+    told by its pattern on the first listed drafts (the FULLTEXT index is not asked); any
+    other search by the capped count from the index's result, returned with the plan
+    (the total of a narrow search; None: not counted)."""
     if params["search"] is None:
-        return _PLAIN
+        return _PLAIN, None
+    first = svc.db.fetchone(sql("desk_queue_search_sample"), {**params, "probe": PROBE_FIRST})
+    if int(first["found"]) * PROBE_ROWS > int(first["listed"]):  # in over 1 of PROBE_ROWS
+        probed = svc.db.fetchone(sql("desk_queue_search_probe"), {
+            **params, "probe": PROBE_ROWS * COUNT_CAP, "cap": COUNT_CAP + 1})
+        if int(probed["found"]) > COUNT_CAP:
+            return _BROAD, None
     found = svc.db.fetchone(sql("desk_queue_search_count"), {
         **params, "at_key": None, "at_id": 0, "cap": COUNT_CAP + 1})
-    return _BROAD if int(found["total"]) > COUNT_CAP else _NARROW
+    total = int(found["total"])
+    return (_BROAD, None) if total > COUNT_CAP else (_NARROW, total)
 
 
 @dataclass(frozen=True)
@@ -238,7 +259,7 @@ def queue_page(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
                limit: int = PAGE_SIZE) -> QueuePage:
     service_levels.compute(svc.db, svc.settings.mailboxes)
     params = query.params(scope)
-    plan = _plan(svc, params)
+    plan, counted = _plan(svc, params)
     start, end = parse_cursor(after), parse_cursor(before)
     rows: list[QueueRow] = []
     from_start = False
@@ -255,7 +276,10 @@ def queue_page(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
     at = rows[0] if rows else None
     if plan.capped and from_start:  # the first page of a broad search: it starts at 1
         at = None
-    stats = _count(svc, plan, params, bytes(at.sort_key) if at else None, at.id if at else 0)
+    if counted is not None and from_start:  # the plan's count: the page starts at 1
+        stats = _Count(counted, at is not None, 0)
+    else:
+        stats = _count(svc, plan, params, bytes(at.sort_key) if at else None, at.id if at else 0)
     first = None if stats.before is None else stats.before + 1
     if first is not None and (not plan.capped or first + len(rows) - 1 <= COUNT_CAP):
         more = first + len(rows) - 1 < stats.total or plan.capped
@@ -288,7 +312,7 @@ def position(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
     Index reads only (review_queue_keys)."""
     service_levels.compute(svc.db, svc.settings.mailboxes)
     params = query.params(scope)
-    plan = _plan(svc, params)
+    plan, _ = _plan(svc, params)
     found = svc.db.fetchone(sql("desk_queue_key"), {"sort": query.sort, "id": draft_id})
     key = bytes(found["sort_key"]) if found else None
     found_row = svc.db.fetchone(sql("desk_queue_row"), {"id": draft_id})

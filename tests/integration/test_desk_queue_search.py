@@ -151,3 +151,53 @@ def test_the_non_search_queries_do_not_search():
     own variants (the index's result joined to the sort index, or the sort order walked)."""
     for name in ("desk_queue_page", "desk_queue_page_before", "desk_queue_count"):
         assert "MATCH" not in sql(name) and "%(search)s" not in sql(name)
+
+
+def _statements(services, monkeypatch) -> list[str]:
+    """Every statement the desk sends through ``services.db`` from now on."""
+    sent: list[str] = []
+    for name in ("fetchone", "fetchall"):
+        real = getattr(services.db, name)
+
+        def recording(query, params=None, _real=real):
+            sent.append(query)
+            return _real(query, params)
+
+        monkeypatch.setattr(services.db, name, recording)
+    return sent
+
+
+def test_a_broad_search_never_asks_the_fulltext_index(services, db, seeded, monkeypatch):
+    """A word in most mails: the FULLTEXT index evaluates such a word in 70-120 ms per
+    statement however it is used (at 100,000 drafts), so neither the choice of the plan nor
+    the page, the count up to a draft or the draft page's neighbours ask it - each row's
+    mail is tested by the search's word pattern, the same rows the index finds."""
+    monkeypatch.setattr(desk, "COUNT_CAP", 5)
+    query = QueueQuery(search="Anfrage", sort="priority")
+    expected = _reference(services, db, seeded, query)
+    assert len(expected) > 10
+    sent = _statements(services, monkeypatch)
+    pages, back = _walk(services, seeded, query, 3)
+    where = desk.position(services, seeded, query, expected[7])
+    assert [r.id for pg in pages for r in pg.rows] == expected
+    assert pages[0].capped and where.position is None and where.listed
+    searched = [s for s in sent if "review_queue_keys" in s]
+    assert searched and not [s for s in searched if "MATCH" in s], searched
+
+
+def test_a_narrow_search_asks_the_fulltext_index_twice_a_first_page(services, db, seeded,
+                                                                     monkeypatch):
+    """A customer or an order number: the capped count that chose the plan is the page's
+    total and the first row's place (1), so the index is asked for the count and the
+    page only - the first 100 listed drafts tested by the pattern (is the word in most
+    mails?) cost no more than the count they replace."""
+    query = QueueQuery(search="kunde3")
+    expected = _reference(services, db, seeded, query)
+    assert 0 < len(expected) < desk.COUNT_CAP
+    sent = _statements(services, monkeypatch)
+    page = desk.queue_page(services, seeded, query)
+    assert [r.id for r in page.rows] == expected and page.first_position == 1
+    assert page.total == len(expected) and not page.capped
+    searched = [s for s in sent if "%(search)s" in s or "%(pattern)s" in s]
+    assert len([s for s in searched if "MATCH" in s]) == 2, searched
+    assert len(searched) == 3, searched  # before the pattern: count, page, count
