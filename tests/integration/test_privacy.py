@@ -384,3 +384,40 @@ def test_after_forget_the_audit_keeps_each_event_of_the_person_without_their_dat
     # another person's event is untouched
     [carol] = events_for(db, "email", other)
     assert "carol@other.example" in carol["detail"]
+
+
+def test_mail_from_an_erased_address_arriving_later_is_a_new_case(env, db, settings, tmp_path,
+                                                                  capsys):
+    """GIVEN Alice was erased WHEN she writes again - a new mail, and her old mail sent once
+    more (same Message-ID) - THEN both are stored as new mail with their queue entries, as
+    any mail: nothing of the erasure blocks, dedups or marks them, and the erasure list
+    still holds only the hash."""
+    from email_rag.ingest.store import BatchTarget, FetchedMail, PrepareOptions, prepare, \
+        store_batch
+
+    first, _second, _other, _draft = _people(db, tmp_path)
+    box = db.fetchone("SELECT mailbox_id FROM emails WHERE id = %s", (first,))["mailbox_id"]
+    name = db.fetchone("SELECT name FROM mailboxes WHERE id = %s", (box,))["name"]
+    code, done = _forget(capsys, "alice@customer.example", "--reason", "Art. 17 request")
+    assert code == 0 and done["state"] == "done"
+
+    resent, _ = _with_attachment("alice@customer.example")
+    new = (b"From: Alice Example <alice@customer.example>\r\nTo: support@example.com\r\n"
+           b"Subject: Invoice 4712\r\nMessage-ID: <inv-4712@customer.example>\r\n"
+           b"Date: Fri, 04 Dec 2026 10:00:00 +0000\r\n\r\nInvoice 4712 is wrong too.\r\n")
+    opts = PrepareOptions("email-rag.invalid")
+    prepared = [prepare(FetchedMail(uid, raw, len(raw)), opts)
+                for uid, raw in ((101, resent), (102, new))]
+    result = store_batch(db, BatchTarget(box, name, "INBOX", 1, settings.queue_name),
+                         prepared, 102)
+    assert len(result.new) == 2 and result.duplicates == []
+    rows = db.fetchall("SELECT e.id, e.message_id, e.status, j.kind, j.state FROM emails e "
+                       "JOIN jobs j ON j.email_id = e.id WHERE LOWER(e.from_addr) = "
+                       "'alice@customer.example' ORDER BY e.id")
+    assert [(r["message_id"], r["status"], r["kind"]) for r in rows] == [
+        ("<inv-4711@customer.example>", "received", "process_email"),
+        ("<inv-4712@customer.example>", "received", "process_email")]
+    assert all(r["id"] > first for r in rows)  # new rows, not the erased ones back
+    [erasure] = db.fetchall("SELECT * FROM privacy_erasures")
+    assert erasure["state"] == "done"
+    assert "alice" not in json.dumps(erasure, default=str).lower()
