@@ -392,8 +392,13 @@ def test_mail_from_an_erased_address_arriving_later_is_a_new_case(env, db, setti
     more (same Message-ID) - THEN both are stored as new mail with their queue entries, as
     any mail: nothing of the erasure blocks, dedups or marks them, and the erasure list
     still holds only the hash."""
-    from email_rag.ingest.store import BatchTarget, FetchedMail, PrepareOptions, prepare, \
-        store_batch
+    from email_rag.ingest.store import (
+        BatchTarget,
+        FetchedMail,
+        PrepareOptions,
+        prepare,
+        store_batch,
+    )
 
     first, _second, _other, _draft = _people(db, tmp_path)
     box = db.fetchone("SELECT mailbox_id FROM emails WHERE id = %s", (first,))["mailbox_id"]
