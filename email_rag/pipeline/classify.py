@@ -10,8 +10,9 @@ nothing on our side). Its checkpoint counts the mail, with the category given, i
 figures (``db.figures.classified``, an upsert: a repeat counts once).
 
 Who decides (stored per field in ``emails.classification_sources`` with the confidence):
-headers and rules first (loop guard, list headers, no-reply senders: a mail the loop
-guard flagged takes no reply, so the history need only be sure of category and priority);
+headers and rules first (loop guard, list headers, no-reply senders, a thank-you that ends
+the conversation: ``no_reply_rule``; a mail a rule says takes no reply needs the history to
+be sure of category and priority only);
 then the team's history (``team_view``: a logistic regression per field over the mailbox's
 labelled examples, ``db.examples``) for each field it is sure of; the LLM for the rest, with the
 most similar examples in its prompt as delimited untrusted data; the language always from
@@ -43,6 +44,8 @@ Failure table:
 | the history decides all three fields   | no LLM call               | yes          | CLASSIFIED (llm_skipped, source=history)  |
 | the loop guard flagged the mail and    | no LLM call               | yes          | NO_REPLY (needs_reply source=rules)       |
 | the history decides category, priority |                           |              |                                           |
+| the mail is only a thank-you ending    | the LLM (or history) for  | yes          | NO_REPLY_SUGGESTED (needs_reply source=   |
+| the conversation (``closing_thanks``)  | category and priority     |              | rules): staff confirm, never terminal     |
 | the mail is unlike every example       | -                         | yes          | the LLM decides all fields (with shots)   |
 | (similarity < history_min_similarity)  |                           |              |                                           |
 | embedder or examples unavailable       | no (the LLM decides)      | yes          | as without history (warning logged)       |
@@ -57,6 +60,7 @@ import email.parser
 import email.policy
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -70,6 +74,7 @@ from ..core.settings import Settings
 from ..core.states import IndexStatus, MailStatus
 from ..db import examples as stored_examples
 from ..db import figures, sql
+from ..indexing.chunking import clean_body
 from ..llm import classification as cl
 from ..llm.budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
 from ..llm.examples import (
@@ -151,11 +156,13 @@ def run(ctx: StepContext) -> StepOutcome:
                            {"outcome": "skipped"})
 
     started = time.monotonic()
+    ruled = no_reply_rule(mail.auto_reason, None if ctx.email.attachments not in (None, "", "[]")
+                          else ctx.email.body_text)
     team = team_view(ctx)
-    if team is not None and mail.auto_reason:  # the loop guard already says: no reply
+    if team is not None and ruled:  # the rules already say: no reply
         team = team.ruled("needs_reply", False)
     if team is not None and team.decision.all_decided:
-        return _decided_by_history(ctx, mail, team, started)
+        return _decided_by_history(ctx, mail, team, started, ruled)
     task = classification_task(mail.subject, mail.sender, mail.body,
                                s.llm_max_input_chars, context_tokens(s, ctx.services.llm),
                                team.shots if team else None)
@@ -177,6 +184,13 @@ def run(ctx: StepContext) -> StepOutcome:
     if team is not None:
         value, sources = team.merge(value, "default" if defaulted else "llm")
         detail["history"] = team.summary()
+    elif ruled:
+        value = value.model_copy(update={"needs_reply": False})
+        sources = {**{f: FieldSource(source="default" if defaulted else "llm", confidence=None)
+                      for f in ("category", "priority")},
+                   "needs_reply": FieldSource(source="rules", confidence=None)}
+    if ruled:
+        detail["needs_reply_rule"] = ruled
     return _classified(ctx, value, result.prompt_version, defaulted,
                        result.reason if defaulted else None, mail, result.events, detail,
                        sources)
@@ -353,7 +367,7 @@ def view_of(model: HistoryModel, examples: list[Example], vector: np.ndarray, s:
 
 
 def _decided_by_history(ctx: StepContext, mail: mail_input.MailContent,
-                        team: TeamView, started: float) -> StepOutcome:
+                        team: TeamView, started: float, rule: str | None) -> StepOutcome:
     """Every field decided by the team's examples: no LLM call at all. ``duration_ms``:
     from reading the examples to the decision (embedding included)."""
     votes = team.decision.votes
@@ -368,12 +382,72 @@ def _decided_by_history(ctx: StepContext, mail: mail_input.MailContent,
     summary = team.summary()
     ruled = [name for name, vote in votes.items() if vote.source == "rules"]
     reason = "decided by the team's labelled examples" + "".join(
-        f"; {name} by the rules (loop guard)" for name in ruled)
+        f"; {name} by the rules ({rule})" for name in ruled)
     event = ctx.event("llm_skipped", {"task": "classify", "source": "history",
                                       "reason": reason, "history": summary})
     detail = {"outcome": "history", "source": "history", "history": summary,
               "duration_ms": round((time.monotonic() - started) * 1000, 1)}
     return _classified(ctx, value, HISTORY_VERSION, False, None, mail, [event], detail, sources)
+
+
+# --- rules: mails that take no reply whatever the history or the model say ---
+
+# a thank-you's own words, and the words that may stand beside them in a note that only
+# closes a conversation ("Thanks, that worked!", "Danke, hat geklappt!", "¡Gracias, ya
+# funciona!"); a negation, a question or any other word makes it a message to answer
+_THANKS = frozenset(
+    "thanks thank thx cheers danke dankeschön dank merci gracias grazie bedankt dankjewel "
+    "obrigado obrigada".split())
+_BESIDE_THANKS = frozenset(
+    # en
+    "you so much very a lot again for the your help that it this worked works working "
+    "now all is good great perfect fine ok okay sorted solved fixed resolved everything "
+    "awesome brilliant many best regards kind "
+    # de
+    "schön sehr vielen für ihre die hilfe das es hat geklappt klappt funktioniert jetzt "
+    "wieder alles gut super perfekt prima toll gelöst erledigt gruß grüße gruss gruesse "
+    "viele beste liebe freundliche lg vg mfg "
+    # fr
+    "beaucoup pour votre aide ça ca marche fonctionne c est bon parfait tout maintenant "
+    "génial résolu cordialement bonne journée "
+    # es
+    "muchas mil por su la ayuda ya funciona todo bien perfecto ahora genial resuelto "
+    "saludos un saludo "
+    # it
+    "mille molte tante per l aiuto funziona ora tutto bene perfetto saluti "
+    # nl
+    "hartelijk voor de hulp het werkt weer goed groeten".split())
+_THANKS_WORD = re.compile(r"[^\W\d_]+")
+_NAME_LINE = re.compile(r"^[A-ZÄÖÜÀ-Ý][\w.'-]*( [A-ZÄÖÜÀ-Ý][\w.'-]*){0,2}$")
+THANKS_MAX_WORDS = 12
+
+
+def closing_thanks(body: str | None) -> bool:
+    """Whether a mail's own text (quotes and signature left out, ``clean_body``) is only a
+    thank-you that ends the conversation: at most ``THANKS_MAX_WORDS`` words, a word of thanks
+    among them, every other word one that stands beside thanks (confirmation, greeting), a
+    name line at the end allowed, and no question mark."""
+    lines = [ln.strip() for ln in clean_body(body).splitlines() if ln.strip()]
+    while len(lines) > 1 and _NAME_LINE.match(lines[-1]):  # a signature's name
+        lines.pop()
+    text = " ".join(lines).lower()
+    if not text or "?" in text or "¿" in text:
+        return False
+    words = _THANKS_WORD.findall(text)
+    return (0 < len(words) <= THANKS_MAX_WORDS and any(w in _THANKS for w in words)
+            and all(w in _THANKS or w in _BESIDE_THANKS for w in words))
+
+
+def no_reply_rule(auto_reason: str | None, own_text: str | None) -> str | None:
+    """The rule that says a mail takes no reply, whatever the history or the model say (None:
+    no rule does): the loop guard (its reason is the mail's own), or a thank-you that ends the conversation
+    (``own_text``: the mail's body; None for a mail with attachments, which may be more than
+    thanks)."""
+    if auto_reason:
+        return "loop guard"
+    if own_text is not None and closing_thanks(own_text):
+        return "a thank-you that ends the conversation"
+    return None
 
 
 def corroborating_header(raw: bytes | str | None) -> str | None:

@@ -298,3 +298,20 @@ def test_without_the_loop_guard_an_unsure_field_still_goes_to_the_llm(db, servic
     assert srv.stats()["calls"] != {}
     sources = json.loads(out.email_updates["classification_sources"])
     assert sources["category"]["source"] == "history" and sources["needs_reply"]["source"] == "llm"
+
+
+def test_a_thank_you_that_ends_the_conversation_needs_no_reply_by_rule(db, services, srv):
+    """GIVEN "Danke, hat geklappt!" in reply to our answer, and a model that says it needs a
+    reply WHEN it is classified THEN needs_reply is false by the rules (audited as such) and
+    the mail waits in the list staff confirm - never a draft, never silently closed."""
+    eid = make_email(db, "AW: Passwort zurücksetzen",
+                     "Danke, hat geklappt!\n\nViele Grüße\nAnna\n\n> Am 3.11. schrieb Support:\n"
+                     "> Bitte setzen Sie das Passwort über den Link zurück.")
+    out = classify.run(context(services, eid))
+    assert out.mail_status is MailStatus.NO_REPLY_SUGGESTED and out.stop
+    assert out.email_updates["needs_reply"] is False
+    sources = json.loads(out.email_updates["classification_sources"])
+    assert sources["needs_reply"] == {"source": "rules", "confidence": None}
+    assert sources["category"]["source"] == "llm"
+    [classified] = [e for e in out.events if e.event == "classified"]
+    assert classified.detail["sources"]["needs_reply"]["source"] == "rules"
