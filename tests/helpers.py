@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,3 +68,18 @@ def stop(proc: subprocess.Popen, timeout: float = 60.0) -> int:
             proc.kill()
             proc.wait(5)
     return proc.returncode
+
+
+def kill_when(proc: subprocess.Popen, ready: Callable[[], Any]) -> Any:
+    """SIGKILL ``proc`` once ``ready()`` returns (its value is returned); reaped whatever
+    happens, and it must have died of the kill (not ended by itself)."""
+    try:
+        seen = ready()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL, proc.communicate()
+    return seen

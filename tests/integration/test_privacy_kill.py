@@ -39,8 +39,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from email_rag.adapters.graph import mail_key, person_key
 from email_rag.adapters.vectors import QdrantStore
 from email_rag.cli import main
@@ -54,7 +52,7 @@ from email_rag.sending.journal import Acceptance, SendJournal
 from email_rag.wiring.services import Services
 from tests.conftest import MARIADB
 from tests.factories import make_email, make_mailbox
-from tests.helpers import ROOT
+from tests.helpers import ROOT, kill_when
 from tests.index_helpers import ArangoRecorder
 from tests.integration.test_privacy import _index, _with_attachment
 
@@ -63,24 +61,6 @@ CAROL = "carol@other.example"
 N_ALICE = 120  # batches of 50: 50, 50, 20
 BATCH = 50
 KILL_WITHIN = 120.0  # seconds a kill point may take to reach (a loaded machine is slow)
-
-
-@pytest.fixture
-def db_name() -> Iterator[str]:  # this helper's prefix (hpk_)
-    import uuid
-
-    name = f"hpk_{uuid.uuid4().hex[:12]}"
-    yield name
-    server = Database(**MARIADB)
-    try:
-        server.execute(f"DROP DATABASE IF EXISTS `{name}`")
-    finally:
-        server.close()
-
-
-@pytest.fixture
-def redis_url() -> str:  # this helper's Redis db (forget does not use Redis)
-    return "redis://127.0.0.1:6379/11"
 
 
 class GatedArango(ArangoRecorder):
@@ -341,21 +321,6 @@ def start_forget(child_env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "email_rag", "privacy", "forget", ALICE,
                              "--reason", "Art. 17", "--json"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=child_env)
-
-
-def kill_when(proc: subprocess.Popen, ready: Callable[[], Any]) -> Any:
-    """SIGKILL ``proc`` once ``ready()`` returns (its value is returned); reaped whatever
-    happens, and it must have died of the kill (not ended by itself)."""
-    try:
-        seen = ready()
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL, proc.communicate()
-    return seen
 
 
 def until(proc: subprocess.Popen, what: str, found: Callable[[], Any]) -> Any:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ from email_rag.db.audit import AuditEvent, AuditLog, events_for
 from email_rag.review import retention
 from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
-from tests.helpers import ROOT
+from tests.helpers import ROOT, kill_when
 from tests.integration.test_privacy import _index, _points, _with_attachment
 
 NOW = datetime(2026, 6, 1, 12, 0, 0)  # the frozen clock
@@ -62,19 +61,6 @@ def graphed(db, monkeypatch):
     finally:
         svc.close()
         recorder.close()
-
-
-def _kill_when(proc, ready) -> None:
-    """SIGKILL ``proc`` once ``ready()`` returns; reaped whatever happens."""
-    try:
-        ready()
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL
 
 
 def test_closed_at_follows_the_closed_statuses_of_the_transition_table(env, db):
@@ -456,7 +442,7 @@ def test_a_sigkilled_retention_process_leaves_nothing_half_deleted_and_a_rerun_f
     proc = subprocess.Popen([sys.executable, "-m", "email_rag", "privacy", "retention",
                              "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=child_env)
-    _kill_when(proc, lambda: _inside_the_second_batch(db, proc))
+    kill_when(proc, lambda: _inside_the_second_batch(db, proc))
     left = sorted(_ids(db) - {kept})
     assert 0 < len(left) < 300, "the kill did not land mid-run"
     marks = {r["email_id"] for r in db.fetchall("SELECT email_id FROM erasure_marks")}
@@ -614,7 +600,7 @@ def test_a_sigkilled_forget_process_is_finished_by_running_forget_again(env, db,
         _wait(db, proc, "SELECT COUNT(*) AS n FROM erasure_marks")
         time.sleep(0.05)
 
-    _kill_when(proc, second_batch_marked)
+    kill_when(proc, second_batch_marked)
     left = sorted(_ids(db) - {carol})
     assert 0 < len(left) < 300
     marks = {r["email_id"] for r in db.fetchall("SELECT email_id FROM erasure_marks")}
