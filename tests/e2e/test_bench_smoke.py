@@ -22,7 +22,7 @@ SMOKE = {
     "ingest": (["--mails", "20", "--memory-sizes", "10,20", "--runs", "1"],
                ["ratio", "ratio_fetch_insert", "ms_per_mail", "rss_growth"]),
     "worker": (["--mails", "20", "--processes", "1"],
-               ["ratio", "dispatch_ms_p50", "ratios", "ms_per_mail"]),
+               ["ratio", "ratio_commits", "dispatch_ms_p50", "ratios", "ms_per_mail"]),
     # calls long against the rest of a step: the bench's own check that calls of the two
     # workers overlapped must not hang on how the two processes happen to be scheduled
     "llm-bound": (["--mails", "6", "--processes", "1,2", "--latency-ms", "400"],

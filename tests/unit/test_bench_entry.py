@@ -58,3 +58,15 @@ def test_options_and_percentiles():
     assert percentile([5.0], 50) == 5.0 and percentile([], 95) is None
     assert percentile([1, 2, 3, 4, 100], 50) == 3
     assert Target("p50 < 25", 30.0, 25.0, higher_is_better=False).met is False
+
+
+@pytest.mark.parametrize("per_mail", [0.0, 0.93, 1.94, 6.9, 24.2, 19.35])
+def test_the_bare_same_io_jobs_make_the_counted_io_per_mail_in_sum(per_mail):
+    """N jobs of the bare same-I/O baseline make N times a per-mail count (rounded): a
+    fraction such as 0.93 vector searches per mail is spread over the jobs, never dropped."""
+    from email_rag_harness.bench.bare import spread
+
+    for n in (1, 7, 100, 2040):
+        made = [spread(per_mail, job) for job in range(1, n + 1)]
+        assert sum(made) == round(n * per_mail)
+        assert all(int(per_mail) <= k <= int(per_mail) + 1 for k in made)

@@ -388,5 +388,10 @@ class LLMServerProcess:
     def reset(self) -> None:
         self._call("POST", "/_control/reset")
 
+    def chat_bodies(self) -> list[dict[str, Any]]:
+        """The request bodies of the recent chat calls (the server keeps the last 200)."""
+        got: Any = self._call("GET", "/_control/requests")
+        return [r["body"] for r in got if str(r.get("path", "")).endswith("/chat/completions")]
+
     def stop(self) -> None:
         terminate(self.popen)

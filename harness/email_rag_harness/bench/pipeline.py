@@ -20,6 +20,7 @@ draft exactly for the mails that need a reply; nothing failed in RQ.
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from collections import defaultdict
@@ -66,6 +67,9 @@ class FleetRun:
     checks: list[str] = field(default_factory=list)
     jobs_per_mail: float = 0.0  # RQ jobs run per mail (1 + hand-offs)
     cpu_seconds: float = 0.0  # the worker processes' CPU time over the bulk
+    points_per_mail: float = 0.0  # vector points in the local Qdrant folder per mail
+    searches_per_mail: float = 0.0  # mails that needed a reply (a retrieval each)
+    chat_bodies: list[dict[str, Any]] = field(default_factory=list)  # recent LLM requests
 
     @property
     def rate(self) -> float:
@@ -189,6 +193,7 @@ def run_fleet(ws: Workspace, llm: LLMServerProcess, raws: list[bytes], mails: in
         t0, t_end = enqueue_and_wait(ws, db, s.queue_name, bulk, timeout, procs)
         cpu = cpu_seconds(procs) - cpu0
         llm_stats = llm.stats()
+        chat_bodies = llm.chat_bodies()
         sent = latency_samples(ws, db, s.queue_name, probe, procs, sql("bench_job_state"))
     except RuntimeError as e:
         stop(procs)
@@ -205,6 +210,8 @@ def run_fleet(ws: Workspace, llm: LLMServerProcess, raws: list[bytes], mails: in
                    {key: round(counters.get(key, 0) / processed, 1)
                     for key in COUNTERS})
     run.cpu_seconds = cpu
+    run.chat_bodies = chat_bodies
+    run.points_per_mail = round(count_points(s) / processed, 2)
     run.jobs_per_mail = round(sum(v for key, v in counters.items() if key.startswith("jobs_"))
                               / processed, 2)
     run.llm = {"calls": sum((llm_stats.get("calls") or {}).values()),
@@ -213,8 +220,20 @@ def run_fleet(ws: Workspace, llm: LLMServerProcess, raws: list[bytes], mails: in
     _timings(db, run, sent, {job for _, job in bulk})
     written = db.fetchone(sql("bench_rows_written")) or {}
     run.rows_per_mail = round(sum(int(v or 0) for v in written.values()) / processed, 1)
+    run.searches_per_mail = round(int(written.get("drafts") or 0) / processed, 2)
     db.close()
     return run
+
+
+def count_points(settings: Any) -> int:
+    """The points in the run's local Qdrant folder (the fleet has stopped: the folder is free)."""
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(path=str(settings.qdrant_path))
+    try:
+        return int(client.count(settings.qdrant_collection, exact=True).count)
+    finally:
+        client.close()
 
 
 def check_pipeline(db: Database, mails: int, counters: dict[str, float]) -> list[str]:
@@ -287,6 +306,8 @@ class BareRun:
     per_mail: dict[str, float]
     dispatch_ms: list[float] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
+    cpu_seconds: float = 0.0
+    plan: bare.IOPlan | None = None
 
     @property
     def rate(self) -> float:
@@ -355,3 +376,93 @@ def run_bare(ws: Workspace, mails: int, k: int, samples: int, commits: int, rows
 def p(values: list[float], q: float) -> float | None:
     v = percentile(values, q)
     return round(v, 1) if v is not None else None
+
+
+def io_plan(fleet: FleetRun, settings: Any) -> bare.IOPlan:
+    """One mail's I/O as the fleet run counted it (``bare.same_io_job`` repeats it)."""
+    per = fleet.per_mail
+    return bare.IOPlan(
+        commits=per["db_commits"], write_commits=per["db_write_commits"],
+        statements=per["db_statements"], rows=fleet.rows_per_mail,
+        llm_calls=round(float(fleet.llm.get("calls") or 0) / fleet.mails, 2),  # bulk only
+        chunks=fleet.points_per_mail, searches=fleet.searches_per_mail,
+        candidates=max(settings.retrieve_candidates, settings.retrieve_limit))
+
+
+def run_bare_same_io(ws: Workspace, llm: LLMServerProcess, raws: list[bytes], mails: int,
+                     samples: int, fleet: FleetRun, timeout: float,
+                     **settings: Any) -> BareRun:
+    """One bare RQ worker making the fleet's I/O per mail (``bare.same_io_job``) on the same
+    corpus mails, stored the same way; the same clock, latency samples and checks."""
+    db = ws.fresh()
+    db.execute(sql("bench_create_rows"))
+    s = ws.settings(db, llm_base_url=llm.url, **settings)
+    items = store_mails(db, raws, s.queue_name)[:mails + samples]
+    if not fleet.chat_bodies:
+        raise CheckFailed("the fleet run left no LLM request to repeat")
+    bodies = ws.tmp / f"llm-requests-{db.database}.json"
+    bodies.write_text(json.dumps(fleet.chat_bodies))
+    plan = io_plan(fleet, s)
+    env = {**ws.env(db, llm_base_url=llm.url, **settings),
+           "EMAIL_RAG_BARE_QDRANT_PATH": str(ws.tmp / f"qdrant-bare-{db.database}"),
+           "EMAIL_RAG_BARE_LLM_REQUESTS": str(bodies)}
+    procs = [spawn("bare-io-worker", ["-m", "email_rag_harness.bench.bare", BARE_QUEUE], env,
+                   ws.tmp)]
+    r = ws.redis()
+    jobs = [(n, email_id) for n, (email_id, _) in enumerate(items, start=1)]
+    bulk, probe = jobs[:mails], jobs[mails:]
+    try:
+        wait_until(lambda: rq_workers(r) >= 1, 120, "the bare same-I/O worker to start",
+                   interval=0.05, procs=procs)
+        q = JobQueue(ws.redis_url)
+        q.redis.ping()
+        cpu0 = cpu_seconds(procs)
+        t0 = time.time()
+        bare.enqueue_same_io(q, BARE_QUEUE, bulk, plan)
+        state: dict[str, Any] = {}
+
+        def done_count() -> int:
+            state.update(db.fetchone(sql("bench_rows_done")) or {})
+            return int(state.get("n") or 0)
+
+        wait_until(lambda: done_count() >= mails, timeout, f"{mails} bare same-I/O jobs",
+                   interval=0.1, procs=procs)
+        t_end = float(state["last"])
+        cpu = cpu_seconds(procs) - cpu0
+        sent: dict[int, float] = {}
+        for job, email_id in probe:
+            sent[job] = time.time()
+            bare.enqueue_same_io(q, BARE_QUEUE, [(job, email_id)], plan)
+            want = mails + len(sent)
+            wait_until(lambda want=want: done_count() >= want, 60,
+                       f"bare same-I/O latency sample {job}", interval=0.005, procs=procs)
+        q.close()
+    finally:
+        stop(procs)
+        r.close()
+    total = len(jobs)
+    check = db.fetchone(sql("bench_rows_check")) or {}
+    got = {key: int(check.get(key) or 0) for key in ("jobs", "finals", "doubled")}
+    if got != {"jobs": total, "finals": total, "doubled": 0}:
+        raise CheckFailed(f"bare same-I/O baseline wrote {got}, expected {total} jobs, one "
+                          "final row each")
+    counters = sum_counters(procs, (*COUNTERS, "llm_calls"))
+    run = BareRun(1, mails, t_end - t0, counters,
+                  {key: round(counters.get(key, 0) / total, 2) for key in (*COUNTERS, "llm_calls")})
+    run.cpu_seconds = cpu
+    run.plan = plan
+    started = {int(row["job"]): float(row["started"]) for row in
+               db.fetchall(sql("bench_rows_started"))}
+    run.dispatch_ms = [round((started[j] - t) * 1000, 2) for j, t in sent.items() if j in started]
+    made = {"db_commits": plan.commits, "db_write_commits": plan.write_commits,
+            "db_statements": plan.statements, "llm_calls": plan.llm_calls}
+    off = {key: (run.per_mail.get(key), want) for key, want in made.items()
+           if abs(float(run.per_mail.get(key) or 0) - want) > 0.2 + 0.05 * want}
+    if off:
+        raise CheckFailed(f"the bare same-I/O worker did not make the project's I/O per mail "
+                          f"(counted, planned): {off}")
+    run.checks = [f"{total} bare same-I/O jobs: each ran once and wrote its final row; per mail "
+                  "as counted in the project run: " + ", ".join(
+                      f"{key} {run.per_mail.get(key)}" for key in made)]
+    db.close()
+    return run

@@ -261,3 +261,14 @@ SELECT COUNT(*) AS n FROM jobs WHERE state <> 'done';
 
 -- name: bench_history_not_indexed
 SELECT COUNT(*) AS n FROM emails WHERE index_status = 'pending';
+
+-- The bare same-I/O worker job (bench/bare.py ``same_io_job``): reads and writes of the mail's row.
+-- name: bench_bare_read_mail_raw
+SELECT * FROM emails WHERE id = %(id)s;
+
+-- name: bench_bare_read_mail
+SELECT id, mailbox_id, status, subject, from_addr, thread_key, body_text FROM emails
+ WHERE id = %(id)s;
+
+-- name: bench_bare_touch_mail
+UPDATE emails SET status_reason = NULL WHERE id = %(id)s;
