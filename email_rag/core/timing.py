@@ -29,6 +29,7 @@ both). So:
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -105,19 +106,21 @@ _running: ContextVar[JobHeartbeat | None] = ContextVar("job_heartbeat", default=
 
 
 class JobHeartbeat:
-    """While a job runs, a Redis key holds the time of its last beat (a thread beats).
+    """While a job runs, a Redis key holds the time of its last beat (the process's beater
+    thread beats every job of the process: ``_Beater``).
 
-    Inside ``step_deadline`` the thread checks the step's deadline at each beat: past it,
-    the key says ``overdue ...`` instead of a time (not alive for the stuck reset), once
-    with an ALARM in the log."""
+    Inside ``step_deadline`` the beat checks the step's deadline: past it, the key says
+    ``overdue ...`` instead of a time (not alive for the stuck reset), once with an ALARM
+    in the log."""
 
     def __init__(self, redis: Any, job_id: int, stuck_after: float, worker: str) -> None:
         self.redis, self.job_id, self.worker = redis, job_id, worker
         self.key = heartbeat_key(job_id, worker)
         self.every = max(0.5, min(stuck_after / 4, 15.0))
         self.ttl_ms = int(max(stuck_after, 60) * 2 * 1000)  # only to clean up after a crash
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self.next_at = 0.0  # monotonic time of the next beat (the beater's schedule)
+        self._lock = threading.Lock()  # a beat and the end of the job never interleave
+        self._active = False
         self._step: tuple[str, float, float] | None = None  # name, limit (s), deadline
         self._overdue = False
         self._token: Any = None
@@ -140,32 +143,85 @@ class JobHeartbeat:
             return f"{OVERDUE} step {step[0]} over its deadline of {step[1]:.0f} s"
         return f"{now:.3f}"
 
+    def beat(self) -> None:
+        """Write the key now, unless the job has ended (then its key stays deleted)."""
+        with self._lock:
+            if self._active:
+                self._beat()
+            self.next_at = time.monotonic() + self.every
+
     def _beat(self) -> None:
         try:
             self.redis.set(self.key, self.value(), px=self.ttl_ms)
         except Exception as e:  # noqa: BLE001 - a missed beat only risks a reset (safe: claim CAS)
             log.warning("job heartbeat %s not written: %s", self.key, e)
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.every):
-            self._beat()
-
     def __enter__(self) -> JobHeartbeat:
-        self._beat()
-        self._thread = threading.Thread(target=self._run, name="job-heartbeat", daemon=True)
-        self._thread.start()
+        with self._lock:
+            self._active = True
+            self._beat()
+            self.next_at = time.monotonic() + self.every
+        _BEATER.add(self)
         self._token = _running.set(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         _running.reset(self._token)
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
+        _BEATER.remove(self)
+        with self._lock:  # a beat in progress finishes first; none after this
+            self._active = False
         try:
             self.redis.delete(self.key)
         except Exception:  # noqa: BLE001 - the TTL ends it
             pass
+
+
+class _Beater:
+    """One thread per process beats the heartbeats of the jobs running in it, each on its
+    own schedule (a job does not start and stop a thread of its own)."""
+
+    IDLE_WAIT = 5.0  # seconds between looks while no job runs
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[int, JobHeartbeat] = {}
+        self._changed = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def add(self, beat: JobHeartbeat) -> None:
+        with self._lock:
+            self._jobs[id(beat)] = beat
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="job-heartbeat",
+                                                daemon=True)
+                self._thread.start()
+        self._changed.set()
+
+    def remove(self, beat: JobHeartbeat) -> None:
+        with self._lock:
+            self._jobs.pop(id(beat), None)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                jobs = list(self._jobs.values())
+            now = time.monotonic()
+            for beat in jobs:
+                if beat.next_at <= now:
+                    beat.beat()
+            wait = min((b.next_at for b in jobs), default=now + self.IDLE_WAIT) - time.monotonic()
+            if wait > 0 and self._changed.wait(wait):
+                self._changed.clear()
+
+    def _after_fork(self) -> None:  # a forked work horse starts its own thread
+        self._lock = threading.Lock()
+        self._jobs = {}
+        self._changed = threading.Event()
+        self._thread = None
+
+
+_BEATER = _Beater()
+os.register_at_fork(after_in_child=_BEATER._after_fork)
 
 
 @contextmanager

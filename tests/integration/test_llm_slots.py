@@ -117,3 +117,32 @@ def test_stuck_cleanup_resets_a_dead_job_but_never_one_whose_worker_beats(settin
     assert [j.id for j in reset] == [dead]
     states = {r["id"]: r["state"] for r in db.fetchall("SELECT id, state FROM jobs")}
     assert states == {busy: "processing", dead: "failed"}
+
+
+def test_the_beater_keeps_beating_a_long_job_marks_its_overdue_step_and_never_beats_after_it(r):
+    """GIVEN two jobs of one process running at once, one inside a step past its deadline
+    THEN the process's beater thread rewrites both keys on their schedule (the overdue one
+    as ``overdue``, not alive for the stuck reset); once a job ends its key is gone and no
+    later beat brings it back."""
+    from email_rag.core.timing import OVERDUE, heartbeat_key, step_deadline
+
+    def value(job: int) -> str:
+        got = r.get(heartbeat_key(job, "w1"))
+        return got.decode() if got is not None else ""
+
+    with JobHeartbeat(r, 7, stuck_after=2, worker="w1") as long_job:
+        first = value(7)
+        with JobHeartbeat(r, 8, stuck_after=2, worker="w1"), step_deadline("draft", 0.05):
+            deadline = time.monotonic() + 30
+            while not value(8).startswith(OVERDUE) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert value(8).startswith(f"{OVERDUE} step draft")
+            assert alive_jobs(r, [(8, "w1")], within=30) == set()
+        assert value(8) == ""
+        while value(7) == first and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert value(7) != first and alive_jobs(r, [(7, "w1")], within=30) == {7}
+        long_job.beat()  # a beat racing the end of the other job changes nothing for it
+    assert value(7) == ""
+    time.sleep(long_job.every * 2)
+    assert value(7) == "" and value(8) == ""
