@@ -36,6 +36,7 @@ _MSGID = re.compile(r"<([^<>\s]+)>")
 _WS = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_UNCLEAN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")  # what clean() changes
 # what a header value needs beyond strip(): anything but printable ASCII (8-bit bytes,
 # controls, tabs, line breaks), a run of spaces, an encoded word
 _PLAIN_NOT = re.compile(r"[^\x20-\x7e]|  |=\?")
@@ -177,9 +178,10 @@ def clean(text: str | None, max_chars: int | None = None) -> str:
     """Printable text: no surrogates, no control characters, clipped to ``max_chars``."""
     if not text:
         return ""
-    if _SURROGATE.search(text):
-        text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    text = _CONTROL.sub("", text)
+    if _UNCLEAN.search(text):
+        if _SURROGATE.search(text):
+            text = text.encode("utf-8", "replace").decode("utf-8", "replace")
+        text = _CONTROL.sub("", text)
     if max_chars is not None and len(text) > max_chars:
         text = text[:max_chars]
     return text
@@ -187,6 +189,8 @@ def clean(text: str | None, max_chars: int | None = None) -> str:
 
 def clip_bytes(text: str, max_bytes: int) -> str:
     """Clip to at most ``max_bytes`` of UTF-8 (TEXT columns count bytes)."""
+    if len(text) * 4 <= max_bytes:  # a character is at most 4 bytes of UTF-8
+        return text
     data = text.encode("utf-8", "replace")
     if len(data) <= max_bytes:
         return text
