@@ -161,6 +161,8 @@ class MariaJobRows:
 
 
 MAX_JOB_ROWS = 500  # rows per bulk INSERT
+# the parameter names of one row of ``jobs_insert`` (``slot_params(rows=[row])``)
+_ROW_KEYS = tuple(slot_params(rows=[tuple(range(6))]))
 
 
 def create_jobs(cur: Cursor, new: Sequence[NewJob], *, actor: str, event: str,
@@ -178,9 +180,11 @@ def create_jobs(cur: Cursor, new: Sequence[NewJob], *, actor: str, event: str,
     keys = [n.key for n in new]
     statement = sql("jobs_insert", rows=(1, 6))
     for i in range(0, len(new), MAX_JOB_ROWS):
-        rows = cur.fetchall_many(statement, [slot_params(rows=[
-            (str(n.kind), key, n.email_id, n.draft_id, n.queue, str(JobState.QUEUED))])
-            for n, key in zip(new[i:i + MAX_JOB_ROWS], keys[i:i + MAX_JOB_ROWS], strict=True)])
+        chunk = zip(new[i:i + MAX_JOB_ROWS], keys[i:i + MAX_JOB_ROWS], strict=True)
+        rows = cur.fetchall_many(statement, [
+            dict(zip(_ROW_KEYS, (str(n.kind), key, n.email_id, n.draft_id, n.queue,
+                                 str(JobState.QUEUED)), strict=True))
+            for n, key in chunk])
         created += [Job.from_row(r) for r in rows]
     detail = dict(zip(keys, (n.detail for n in new), strict=True))
     mine = [AuditEvent(actor, "job", j.id, event, None, JobState.QUEUED,
