@@ -172,7 +172,8 @@ def _prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
         # nothing else processes this mail: listed, its attachments' text is not read
         parsed = mime.parse_mail(mail.raw, size=mail.size, headers_only=too_large,
                                  max_mail_bytes=opts.max_mail_bytes,
-                                 max_attachment_bytes=opts.max_attachment_bytes, extract=False)
+                                 max_attachment_bytes=opts.max_attachment_bytes, extract=False,
+                                 headers=headers)
         return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "no_reply",
                             MailStatus.NO_REPLY, chash, reply, f"loop guard: {auto}",
                             parsed.parse_status, parsed.reason, auto, parsed.body_text,
