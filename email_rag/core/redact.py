@@ -23,13 +23,17 @@ def _secret_key(key: str) -> bool:  # keys come from the code's fixed vocabulary
     return _SECRET_KEYS.search(key) is not None
 
 
+_AS_IS = frozenset({int, float, bool})  # nothing to redact in them (redact returns them)
+
+
 def redact(value: Any) -> Any:
     """A copy of ``value`` with secret-looking keys masked and URLs stripped of credentials."""
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, dict):
         return {
-            k: (MASK if isinstance(k, str) and _secret_key(k) else redact(v))
+            k: (MASK if isinstance(k, str) and _secret_key(k)
+                else v if v is None or type(v) in _AS_IS else redact(v))
             for k, v in value.items()
         }
     if isinstance(value, (list, tuple)):

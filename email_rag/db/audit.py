@@ -38,6 +38,19 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+def new_event_uid() -> str:
+    """A random version-4 UUID as 32 hex digits (``uuid.uuid4().hex``, without building a
+    ``UUID`` object: two are made per stored mail)."""
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40  # version 4
+    b[8] = (b[8] & 0x3F) | 0x80  # RFC 4122 variant
+    return b.hex()
+
+
+# json.dumps(detail, default=str) builds an encoder per call; this is the same encoder, once
+_DETAIL_JSON = json.JSONEncoder(default=str)
+
+
 @dataclass
 class AuditEvent:
     actor: str
@@ -49,7 +62,7 @@ class AuditEvent:
     attempt: int | None = None
     detail: JsonObject | None = None
     at: datetime = field(default_factory=utcnow)
-    event_uid: str = field(default_factory=lambda: uuid.uuid4().hex)
+    event_uid: str = field(default_factory=new_event_uid)
 
     def __post_init__(self) -> None:
         self.entity_id = str(self.entity_id)
@@ -64,7 +77,7 @@ class AuditEvent:
             "entity_type": self.entity_type, "entity_id": self.entity_id, "event": self.event,
             "from_state": _s(self.from_state), "to_state": _s(self.to_state),
             "attempt": self.attempt,
-            "detail": json.dumps(self.detail, default=str) if self.detail is not None else None,
+            "detail": _DETAIL_JSON.encode(self.detail) if self.detail is not None else None,
         }
 
     def to_json(self) -> str:

@@ -69,6 +69,8 @@ log = logging.getLogger(__name__)
 LinkNew = Callable[[Cursor, list[tuple[int, "PreparedMail"]]], list[AuditEvent]]
 
 EMAIL_COLUMNS = 32
+# the parameter names of one row of ``ingest_insert_emails`` (``slot_params(rows=[row])``)
+_ROW_KEYS = tuple(slot_params(rows=[tuple(range(EMAIL_COLUMNS))]))
 MAX_ROWS_PER_STATEMENT = 500
 TEXT_BYTES = 60_000  # TEXT columns hold 65,535 bytes
 
@@ -170,7 +172,8 @@ def _prepare(mail: FetchedMail, opts: PrepareOptions) -> PreparedMail:
         # nothing else processes this mail: listed, its attachments' text is not read
         parsed = mime.parse_mail(mail.raw, size=mail.size, headers_only=too_large,
                                  max_mail_bytes=opts.max_mail_bytes,
-                                 max_attachment_bytes=opts.max_attachment_bytes, extract=False)
+                                 max_attachment_bytes=opts.max_attachment_bytes, extract=False,
+                                 headers=headers)
         return PreparedMail(mail.uid, mail.raw, mail.size, headers, key, tkey, "no_reply",
                             MailStatus.NO_REPLY, chash, reply, f"loop guard: {auto}",
                             parsed.parse_status, parsed.reason, auto, parsed.body_text,
@@ -407,8 +410,8 @@ def _insert_mails(cur: Cursor, t: BatchTarget, prepared: Sequence[PreparedMail])
                 round_keys[p.dedup_key] = p.content_hash
                 round_rows.append(p)
         for chunk in _chunks(round_rows, t.statement_bytes):
-            params = [slot_params(rows=[_row(t.mailbox_id, t.folder, t.uidvalidity, p)])
-                      for p in chunk]
+            params = [dict(zip(_ROW_KEYS, _row(t.mailbox_id, t.folder, t.uidvalidity, p),
+                               strict=True)) for p in chunk]
             statement = sql("ingest_insert_emails", rows=(1, EMAIL_COLUMNS))
             ids = {k.natural_key: k.id
                    for k in StoredKey.from_rows(cur.fetchall_many(statement, params))}

@@ -160,27 +160,33 @@ class MariaJobRows:
         write_events(self._cur(), list(events))
 
 
-MAX_JOB_ROWS = 500  # rows per INSERT
+MAX_JOB_ROWS = 500  # rows per bulk INSERT
+# the parameter names of one row of ``jobs_insert`` (``slot_params(rows=[row])``)
+_ROW_KEYS = tuple(slot_params(rows=[tuple(range(6))]))
 
 
 def create_jobs(cur: Cursor, new: Sequence[NewJob], *, actor: str, event: str,
                 events: list[AuditEvent] | None = None) -> list[Job]:
     """The one way job rows are created (``JobStore.queue_work``, the poller's batch, the
-    index sync's arming), in the caller's transaction: multi-row INSERT IGNORE on the
-    natural key (named query ``jobs_insert``), ``MAX_JOB_ROWS`` per statement. Every created
-    row gets its audit event (``event``: none -> queued, with the entry's ``detail``); an
-    entry whose key exists is left as it is and not returned (the caller decides what it
-    means: a fresh cycle, a coalesced run, a row kept). ``events``: the caller's list of the
-    transaction's events, written by the caller in the same transaction (one insert for
-    all); None: written here."""
+    index sync's arming), in the caller's transaction: INSERT IGNORE on the natural key
+    (named query ``jobs_insert``: its one-row form, ``MAX_JOB_ROWS`` rows per bulk round
+    trip, as the mail rows are inserted). Every created row gets its audit event
+    (``event``: none -> queued, with the entry's ``detail``); an entry whose key exists is
+    left as it is and not returned (the caller decides what it means: a fresh cycle, a
+    coalesced run, a row kept). ``events``: the caller's list of the transaction's events,
+    written by the caller in the same transaction (one insert for all); None: written
+    here."""
     created: list[Job] = []
+    keys = [n.key for n in new]
+    statement = sql("jobs_insert", rows=(1, 6))
     for i in range(0, len(new), MAX_JOB_ROWS):
-        chunk = new[i:i + MAX_JOB_ROWS]
-        rows = cur.fetchall(sql("jobs_insert", rows=(len(chunk), 6)), slot_params(rows=[
-            (str(n.kind), n.key, n.email_id, n.draft_id, n.queue, str(JobState.QUEUED))
-            for n in chunk]))
+        chunk = zip(new[i:i + MAX_JOB_ROWS], keys[i:i + MAX_JOB_ROWS], strict=True)
+        rows = cur.fetchall_many(statement, [
+            dict(zip(_ROW_KEYS, (str(n.kind), key, n.email_id, n.draft_id, n.queue,
+                                 str(JobState.QUEUED)), strict=True))
+            for n, key in chunk])
         created += [Job.from_row(r) for r in rows]
-    detail = {n.key: n.detail for n in new}
+    detail = dict(zip(keys, (n.detail for n in new), strict=True))
     mine = [AuditEvent(actor, "job", j.id, event, None, JobState.QUEUED,
                        detail=detail[j.job_key]) for j in created]
     if events is None:

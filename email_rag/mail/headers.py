@@ -36,6 +36,11 @@ _MSGID = re.compile(r"<([^<>\s]+)>")
 _WS = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_UNCLEAN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")  # what clean() changes
+# what a header value needs beyond strip(): anything but printable ASCII (8-bit bytes,
+# controls, tabs, line breaks), a run of spaces, an encoded word
+_PLAIN_NOT = re.compile(r"[^\x20-\x7e]|  |=\?")
+_PLAIN_ADDR_NOT = re.compile(r"[^\x20-\x7e]|  ")
 
 
 # --- decoding helpers (shared with mime.py) ---
@@ -173,9 +178,10 @@ def clean(text: str | None, max_chars: int | None = None) -> str:
     """Printable text: no surrogates, no control characters, clipped to ``max_chars``."""
     if not text:
         return ""
-    if _SURROGATE.search(text):
-        text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    text = _CONTROL.sub("", text)
+    if _UNCLEAN.search(text):
+        if _SURROGATE.search(text):
+            text = text.encode("utf-8", "replace").decode("utf-8", "replace")
+        text = _CONTROL.sub("", text)
     if max_chars is not None and len(text) > max_chars:
         text = text[:max_chars]
     return text
@@ -183,6 +189,8 @@ def clean(text: str | None, max_chars: int | None = None) -> str:
 
 def clip_bytes(text: str, max_bytes: int) -> str:
     """Clip to at most ``max_bytes`` of UTF-8 (TEXT columns count bytes)."""
+    if len(text) * 4 <= max_bytes:  # a character is at most 4 bytes of UTF-8
+        return text
     data = text.encode("utf-8", "replace")
     if len(data) <= max_bytes:
         return text
@@ -194,6 +202,8 @@ def decode_header_value(value: Any, charsets: tuple[str, ...] | list[str] = ()) 
     with the message's declared ``charsets`` as fallback: ``decode_raw_header``)."""
     if value is None:
         return ""
+    if type(value) is str and not _PLAIN_NOT.search(value):
+        return value.strip()  # printable ASCII, single spaces, no encoded word: as is
     try:
         if isinstance(value, Header):
             parts = decode_header(value)
@@ -319,7 +329,8 @@ def split_header_block(raw: bytes) -> tuple[bytes, bytes]:
     return raw[:m.start()] + b"\r\n", raw[m.end():]
 
 
-_FIELD = re.compile(r"^([\x21-\x39\x3b-\x7e]+)[ \t]*:(.*)$", re.DOTALL)
+# a field: its name, a colon and its value with the continuation lines that follow it
+_FIELD_LINES = re.compile(r"^([\x21-\x39\x3b-\x7e]+)[ \t]*:(.*(?:\n[ \t].*)*)", re.MULTILINE)
 _REPORT_TYPE = re.compile(r"""report-type\s*=\s*"?([\w.+-]+)""", re.I)
 
 
@@ -327,25 +338,15 @@ def header_fields(head: bytes) -> dict[str, list[str]]:
     """Header fields of a header block: lower-cased name -> raw values, in order.
 
     Unfolds continuation lines; a line that is no field (no name, no colon)
-    is skipped, as a lenient MIME parser would. 8-bit bytes are kept as
-    surrogate escapes for ``decode_header_value``.
+    is skipped, as a lenient MIME parser would, and so are the continuation lines
+    after it. 8-bit bytes are kept as surrogate escapes for ``decode_header_value``.
     """
     text = head.decode("ascii", "surrogateescape")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     fields: dict[str, list[str]] = {}
-    name: str | None = None
-    parts: list[str] = []
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        if line[:1] in (" ", "\t") and name is not None:
-            parts.append(line)
-            continue
-        if name is not None:
-            fields.setdefault(name, []).append("\n".join(parts).strip())
-            name = None
-        m = _FIELD.match(line)
-        if m:
-            name, parts = m.group(1).lower(), [m.group(2)]
-    if name is not None:
-        fields.setdefault(name, []).append("\n".join(parts).strip())
+    for m in _FIELD_LINES.finditer(text):
+        fields.setdefault(m.group(1).lower(), []).append(m.group(2).strip())
     return fields
 
 
@@ -363,50 +364,60 @@ def parse_headers(raw: bytes) -> MailHeaders:
 def _from_fields(fields: dict[str, list[str]], charsets: tuple[str, ...] = ()) -> MailHeaders:
     if not fields:
         return MailHeaders(ok=False, reason="no header fields found (not a mail?)")
-    h = MailHeaders(header_count=sum(len(v) for v in fields.values()))
 
-    def get(name: str) -> str:
-        values = fields.get(name.lower())
+    def get(name: str) -> str:  # ``name`` lower-case
+        values = fields.get(name)
         return decode_header_value(values[0], charsets) if values else ""
 
-    h.message_id = normalise_message_id(get("Message-ID"))
-    addrs = _addresses(fields.get("from"), charsets)
-    if addrs:
-        h.from_name, h.from_addr = addrs[0]
-        h.from_addrs = [a for _, a in addrs]
-    h.reply_to = [a for _, a in _addresses(fields.get("reply-to"), charsets)]
-    if "reply-to" in fields:
-        h.reply_to_field = get("Reply-To")
+    h = MailHeaders(header_count=sum(map(len, fields.values())))
+    h.message_id = normalise_message_id(get("message-id"))
     if "from" in fields:
-        h.from_field = get("From")
-    h.to_addrs = [a for _, a in _addresses(fields.get("to"), charsets)]
-    h.cc_addrs = [a for _, a in _addresses(fields.get("cc"), charsets)]
-    h.subject = get("Subject")
-    h.sent_at = parse_date(get("Date"))
-    irt = message_ids(get("In-Reply-To"))
-    h.in_reply_to = irt[0] if irt else None
-    h.references = message_ids(get("References"))
-    h.auto_submitted = get("Auto-Submitted").lower()
-    h.precedence = (get("Precedence") or get("X-Precedence")).lower()
-    if LOOP_HEADER.lower() in fields:
-        h.loop_header = get(LOOP_HEADER) or "present"
-    for name in AUTO_REPLY_HEADERS:
-        if name.lower() in fields:
-            h.auto_reply_header = name.lower()
-            break
-    if h.auto_reply_header is None and "autoresponder" in get(_POST_CLASS).lower():
+        addrs = _addresses(fields["from"], charsets)
+        if addrs:
+            h.from_name, h.from_addr = addrs[0]
+            h.from_addrs = [a for _, a in addrs]
+        h.from_field = get("from")
+    if "reply-to" in fields:
+        h.reply_to = [a for _, a in _addresses(fields["reply-to"], charsets)]
+        h.reply_to_field = get("reply-to")
+    if "to" in fields:
+        h.to_addrs = [a for _, a in _addresses(fields["to"], charsets)]
+    if "cc" in fields:
+        h.cc_addrs = [a for _, a in _addresses(fields["cc"], charsets)]
+    h.subject = get("subject")
+    h.sent_at = parse_date(get("date"))
+    if "in-reply-to" in fields:
+        irt = message_ids(get("in-reply-to"))
+        h.in_reply_to = irt[0] if irt else None
+    if "references" in fields:
+        h.references = message_ids(get("references"))
+    # the fields of automatic mail: most mails have none of them
+    if "auto-submitted" in fields:
+        h.auto_submitted = get("auto-submitted").lower()
+    if "precedence" in fields or "x-precedence" in fields:
+        h.precedence = (get("precedence") or get("x-precedence")).lower()
+    if _LOOP_FIELD in fields:
+        h.loop_header = get(_LOOP_FIELD) or "present"
+    h.auto_reply_header = next((n for n in _AUTO_REPLY_FIELDS if n in fields), None)
+    if h.auto_reply_header is None and _POST_CLASS in fields \
+            and "autoresponder" in get(_POST_CLASS).lower():
         h.auto_reply_header = _POST_CLASS
-    h.auto_response_suppress = get("X-Auto-Response-Suppress").lower()
+    if "x-auto-response-suppress" in fields:
+        h.auto_response_suppress = get("x-auto-response-suppress").lower()
     h.list_header = next((n for n in LIST_HEADERS if n in fields), None)
     if "return-path" in fields:
-        h.return_path = get("Return-Path")
-    ctype = get("Content-Type")
+        h.return_path = get("return-path")
+    ctype = get("content-type")
     main = ctype.split(";", 1)[0].strip().lower()
     h.content_type = main if main.count("/") == 1 else "text/plain"
     m = _REPORT_TYPE.search(ctype)
     h.report_type = m.group(1).lower() if m else ""
     h.stable = _stable(fields, HASHED_FIELDS)
     return h
+
+
+_LOOP_FIELD = LOOP_HEADER.lower()
+_AUTO_REPLY_FIELDS = tuple(n.lower() for n in AUTO_REPLY_HEADERS)
 
 
 # what the content hash covers of the header block (raw values: as the sender wrote them)
@@ -426,11 +437,13 @@ def _addresses(values: list[Any] | None, charsets: tuple[str, ...] = ()
     (``addresses.parse_addresses``: never an address taken from a display name)."""
     out: list[tuple[str, str]] = []
     for value in values or []:
-        text = _WS.sub(" ", clean(decode_8bit(str(value), charsets))).strip()
-        for display, addr in parse_addresses(text, decode_header_value):
-            addr = clean(addr).strip()
-            if addr:
-                out.append((display, addr))
+        text = str(value)
+        if _PLAIN_ADDR_NOT.search(text):
+            text = _WS.sub(" ", clean(decode_8bit(text, charsets))).strip()
+            pairs = [(d, clean(a).strip()) for d, a in parse_addresses(text, decode_header_value)]
+        else:  # printable ASCII with single spaces: nothing to decode or clean
+            pairs = [(d, a.strip()) for d, a in parse_addresses(text.strip(), decode_header_value)]
+        out += [(d, a) for d, a in pairs if a]
     return out
 
 
@@ -469,9 +482,15 @@ def content_hash(headers: MailHeaders, raw: bytes, size: int | None = None) -> s
 
 
 def _content_hash(stable: bytes, raw: bytes, size: int | None) -> str:
-    _, body = split_header_block(raw)
-    tail = body if body else f"size:{size if size is not None else len(raw)}".encode()
-    return sha256(b"content:" + stable + b"\n\n" + tail)
+    m = _SEPARATOR.search(raw)
+    digest = hashlib.sha256(b"content:")
+    digest.update(stable)
+    digest.update(b"\n\n")
+    if m and m.end() < len(raw):  # the body, hashed in place (no copy of a large mail)
+        digest.update(memoryview(raw)[m.end():])
+    else:
+        digest.update(f"size:{size if size is not None else len(raw)}".encode())
+    return digest.hexdigest()
 
 
 def legacy_keys(raw: bytes, size: int | None = None) -> tuple[str, str]:
@@ -509,7 +528,6 @@ def thread_key(headers: MailHeaders, fallback: str) -> str:
     return sha256("mid:" + root) if root else fallback
 
 
-_CALENDAR = re.compile(rb"text/calendar", re.I)
 _CAL_METHOD = re.compile(rb"(?:\bmethod\s*=\s*\"?|^METHOD:)\s*([A-Za-z]+)", re.I | re.M)
 CALENDAR_METHODS = {"request", "reply", "cancel", "counter", "declinecounter", "refresh", "add"}
 AUTO_RESPONSE_SUPPRESS = {"all", "oof", "autoreply", "dr", "ndr", "rn", "nrn"}
@@ -520,10 +538,12 @@ def calendar_method(raw: bytes) -> str | None:
 
     Read from the text/calendar part's ``method=`` parameter or its ``METHOD:`` line (a
     byte search, no MIME parse: the poller reads headers only)."""
-    m = _CALENDAR.search(raw)
-    if not m:
+    # bytes.lower() is ASCII-only, as the pattern's IGNORECASE on bytes: the same matches,
+    # found by a fast substring search instead of a case-folding scan
+    start = raw.lower().find(b"text/calendar")
+    if start < 0:
         return None
-    for found in _CAL_METHOD.finditer(raw, max(0, m.start() - 2000)):
+    for found in _CAL_METHOD.finditer(raw, max(0, start - 2000)):
         method = found.group(1).decode("ascii", "replace").lower()
         if method in CALENDAR_METHODS:
             return method

@@ -117,13 +117,15 @@ def parse_mail(raw: bytes, *, size: int | None = None, headers_only: bool = Fals
                max_mail_bytes: int = 25_000_000, max_attachment_bytes: int = 10_000_000,
                max_attachments: int = MAX_ATTACHMENTS,
                max_body_chars: int = MAX_BODY_CHARS, max_parts: int = MAX_PARTS,
-               extract: bool = True) -> ParsedMail:
+               extract: bool = True, headers: MailHeaders | None = None) -> ParsedMail:
     """Parse ``raw`` (never raises). ``size`` is the real size when ``raw`` was cut.
     ``extract`` False: attachments are listed without reading their text (the poller's
-    inline parse of mails that get no further processing)."""
+    inline parse of mails that get no further processing). ``headers``: ``parse_headers(raw)``
+    when the caller has it already (the poller), so it is not parsed twice."""
     size = len(raw) if size is None else size
     try:
-        headers = parse_headers(raw)
+        if headers is None:
+            headers = parse_headers(raw)
         if not headers.ok:
             return ParsedMail(ParseStatus.FAILED, headers.reason, headers)
         if headers_only or size > max_mail_bytes:

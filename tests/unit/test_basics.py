@@ -84,3 +84,16 @@ def test_env_file_is_read(tmp_path, monkeypatch):
     (tmp_path / ".env").write_text("EMAIL_RAG_DB_NAME=from_dotenv\n")
     monkeypatch.chdir(tmp_path)
     assert Settings().db_name == "from_dotenv"
+
+
+def test_audit_event_uids_are_random_version_4_uuids():
+    import uuid
+
+    from email_rag.db.audit import AuditEvent, new_event_uid
+
+    uids = {new_event_uid() for _ in range(1000)}
+    assert len(uids) == 1000
+    for uid in list(uids)[:50]:
+        parsed = uuid.UUID(hex=uid)
+        assert (parsed.version, parsed.variant, parsed.hex) == (4, uuid.RFC_4122, uid)
+    assert len(AuditEvent("system", "email", 1, "x").event_uid) == 32

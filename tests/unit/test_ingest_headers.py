@@ -206,3 +206,35 @@ def test_legacy_keys_are_the_formula_rows_were_stored_with():
     with_id, without = _labelled("base64"), _labelled("base64", None)
     assert legacy_keys(with_id) == (sha256("mid:<lab@example.org>"), old_formula(with_id))
     assert legacy_keys(without) == (old_formula(without), old_formula(without))
+
+
+def test_header_fields_unfold_continuations_and_skip_lines_that_are_no_field():
+    """GIVEN a header block with folded values, a line without a colon followed by an
+    indented line, and bare CR line ends THEN the folded values are joined, the stray line
+    and its indented follower are skipped, and names are lower-cased, in order."""
+    from email_rag.mail.headers import header_fields
+
+    head = (b"Subject: one\r\n two\r\nnot a field\r\n indented after it\r\n"
+            b"X-A: 1\rX-a : 2\n\tfolded\nTo:\n")
+    assert header_fields(head) == {"subject": ["one\n two"], "x-a": ["1", "2\n\tfolded"],
+                                   "to": [""]}
+
+
+def test_plain_and_messy_values_decode_the_same_way():
+    """GIVEN values with runs of spaces, tabs, control characters and encoded words THEN
+    each is decoded and cleaned; a plain ASCII value is only stripped."""
+    from email_rag.mail.headers import clean, clip_bytes, decode_header_value
+
+    assert decode_header_value("  Hallo Welt ") == "Hallo Welt"
+    assert decode_header_value("a  b\tc\x01d") == "a b cd"
+    assert decode_header_value("=?utf-8?q?Gr=C3=BC=C3=9Fe?= aus  Berlin") == "Grüße aus Berlin"
+    assert clean("a\x00b\udce9", 10) == "ab?"
+    assert clip_bytes("é" * 10, 5) == "éé"
+    assert clip_bytes("abc", 12) == "abc"
+
+
+def test_a_calendar_part_is_found_in_any_letter_case():
+    from email_rag.mail.headers import calendar_method
+
+    assert calendar_method(b"Content-Type: TEXT/Calendar; method=REQUEST\n\nx") == "request"
+    assert calendar_method(b"Content-Type: text/plain\n\nno invitation") is None
