@@ -10,11 +10,14 @@ fresh database and an empty Redis db:
 - bare fetch+insert: imapclient UID FETCH BODY.PEEK[] in batches, one
   executemany INSERT of the raw mails per batch into a plain table, one commit
   per batch (the baseline of the target);
-- bare same I/O: the same plus every write the poller makes (the same email
-  columns, job rows, two audit rows per mail (the mail received, its job queued),
-  cursor, one RQ pipeline per batch,
-  enqueued_at), without its logic - for context: RQ's enqueue alone costs
-  about as much as fetch and insert;
+- bare same I/O: the same fetch plus the statements and commits the poller makes
+  per batch, without its logic: one transaction with the lease renewal, the dedup
+  lookup of the batch's keys, the mail rows and the job rows (each an executemany
+  of a one-row ``INSERT ... RETURNING id``), both audit rows per mail (the mail
+  received, its job queued) in one executemany, the cursor and the previous
+  batch's ``enqueued_at``; then one RQ pipeline per batch (the last batch's
+  ``enqueued_at`` after the loop, as the poller) - for context: RQ's enqueue alone
+  costs about as much as fetch and insert;
 - poller: ``Poller.poll()`` (header parse, dedup, loop guard, job rows, cursor,
   lease, audit, hand-off to RQ).
 
@@ -40,6 +43,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -70,7 +74,9 @@ BARE_EMAIL = {"mailbox_id": 1, "folder": "INBOX", "uidvalidity": 1, "in_reply_to
               "to_addrs": "support@example.com", "cc_addrs": None, "sent_at": None,
               "parse_status": "pending", "parse_error": None, "auto_reason": None,
               "status": "received", "status_reason": None, "body_text": None, "body_html": None,
-              "attachments": None}
+              "attachments": None, "reply_addr": "kunde@example.org", "reply_rule": "from",
+              "attachment_text": None, "index_status": "pending", "direction": "in",
+              "answered_via": None}
 LABELS = ("bare fetch+insert", "bare same I/O", "poller")
 # where a run's time goes, per mail: the same phases for the bare scripts and the poller
 PHASES = ("fetch", "prepare", "store", "hand-off", "other")
@@ -113,6 +119,14 @@ class Phases:
         return {k: round(v * 1000 / mails, 3) for k, v in out.items()}
 
 
+def audit_row(at: datetime, entity_type: str, entity_id: int, event: str,
+              detail: str) -> dict[str, Any]:
+    """The parameters of ``audit_insert`` for one event of the bare same-I/O script."""
+    return {"event_uid": uuid.uuid4().hex, "at": at, "actor": "system:poller",
+            "entity_type": entity_type, "entity_id": str(entity_id), "event": event,
+            "from_state": None, "to_state": event, "attempt": None, "detail": detail}
+
+
 def mailbox_mails(n: int) -> list[bytes]:
     """n deliveries of the seeded corpus (duplicates delivered twice, as a mail server does)."""
     return deliveries(generate(n, seed=11))[:n]
@@ -129,11 +143,10 @@ def bare(user: DovecotUser, db: Database, batch: int, queue: JobQueue | None,
         c.login(user.username, user.password)
         c.select_folder("INBOX", readonly=True)
         uids = c.search(["UID", "1:*"])
-        next_id = 1
+        enqueued: list[int] = []  # handed to Redis, enqueued_at set with the next commit
         for i in range(0, len(uids), batch):
             with phases("fetch"):
                 data = c.fetch(uids[i:i + batch], ["RFC822.SIZE", "BODY.PEEK[]"])
-            ids = list(range(next_id, next_id + len(data)))
             if not same_io:
                 with phases("prepare"):
                     rows = [{"uid": u, "sha": hashlib.sha256(v[b"BODY[]"]).hexdigest(),
@@ -141,35 +154,45 @@ def bare(user: DovecotUser, db: Database, batch: int, queue: JobQueue | None,
                             for u, v in data.items()]
                 with phases("store"), db.transaction() as cur:
                     cur.executemany(sql("bench_insert_raw_mail"), rows)
-            else:  # the same columns, rows and sizes the poller writes, without its logic
+            else:  # the same statements, rows and commits the poller makes, without its logic
                 with phases("prepare"):
                     rows = [{**BARE_EMAIL,
                              "dedup_key": hashlib.sha256(b"%d:" % u + v[b"BODY[]"]).hexdigest(),
+                             "content_hash": hashlib.sha256(v[b"BODY[]"]).hexdigest(),
                              "message_id": f"<mail-{u}@example.org>", "uid": u,
                              "thread_key": hashlib.sha256(str(u).encode()).hexdigest(),
                              "subject": f"Anfrage {u}", "raw": v[b"BODY[]"],
                              "raw_size": len(v[b"BODY[]"])} for u, v in data.items()]
+                    keys = [r["dedup_key"] for r in rows]
                 with phases("store"), db.transaction() as cur:
                     cur.execute(sql("bench_bare_lease"))
-                    cur.executemany(sql("bench_bare_insert_email"), rows)
-                    cur.executemany(sql("bench_bare_insert_job"),
-                                    [{"job_key": f"process_email:{k}", "email_id": k} for k in ids])
-                    cur.executemany(sql("bench_bare_insert_audit"),
-                                    [{"event_uid": uuid.uuid4().hex, "entity_id": str(k),
-                                      "detail": AUDIT_DETAIL} for k in ids])
-                    cur.executemany(sql("bench_bare_insert_job_audit"),
-                                    [{"event_uid": uuid.uuid4().hex, "entity_id": str(k)}
-                                     for k in ids])
+                    cur.fetchall(sql("bench_bare_existing", keys=len(keys)), slot_params(keys=keys))
+                    ids = [int(r["id"]) for r in cur.fetchall_many(sql("bench_bare_insert_email"),
+                                                                   rows)]
+                    jobs = [int(r["id"]) for r in cur.fetchall_many(  # the poller's statement
+                        sql("jobs_insert", rows=(1, 6)),
+                        [slot_params(rows=[("process_email", f"process_email:{k}", k, None,
+                                            "bench", "queued")]) for k in ids])]
+                    at = datetime.now(UTC).replace(tzinfo=None)
+                    cur.executemany(sql("audit_insert"),  # the poller's statement, one for both
+                                    [audit_row(at, "email", k, "received", AUDIT_DETAIL)
+                                     for k in ids]
+                                    + [audit_row(at, "job", k, "queued", '{"mailbox": "u1"}')
+                                       for k in jobs])
                     cur.execute(sql("bench_bare_cursor"),
                                 {"last_uid": uids[min(i + batch, len(uids)) - 1]})
+                    if enqueued:  # the previous batch's jobs, with this batch's commit
+                        cur.execute(sql("ingest_mark_enqueued", ids=len(enqueued)),
+                                    slot_params(ids=enqueued))
+                enqueued = []
             if queue is not None:
                 with phases("hand-off"):
-                    queue.enqueue(("bench", k) for k in ids)
-                if same_io:  # the poller sets these with the next batch's transaction
-                    with phases("store"):
-                        db.execute(sql("ingest_mark_enqueued", ids=len(ids)),
-                                   slot_params(ids=ids))
-            next_id += len(rows)
+                    queue.enqueue(("bench", k) for k in jobs)
+                enqueued = jobs
+        if enqueued:  # the last batch's, as the poller does after its last batch
+            with phases("store"):
+                db.execute(sql("ingest_mark_enqueued", ids=len(enqueued)),
+                           slot_params(ids=enqueued))
     elapsed = time.perf_counter() - started
     if not same_io:
         got = db.fetchone(sql("bench_raw_mails_check")) or {}

@@ -125,29 +125,26 @@ SELECT * FROM emails ORDER BY id;
 UPDATE mailboxes SET lease_until = NOW(6) WHERE id = 1;
 
 -- name: bench_bare_insert_email
-INSERT INTO emails (mailbox_id, dedup_key, message_id, folder, uidvalidity, uid, thread_key,
-                    in_reply_to, references_header, from_addr, from_name, to_addrs, cc_addrs,
-                    subject, sent_at, raw, raw_size, parse_status, parse_error, auto_reason,
-                    status, status_reason, body_text, body_html, attachments)
-VALUES (%(mailbox_id)s, %(dedup_key)s, %(message_id)s, %(folder)s, %(uidvalidity)s, %(uid)s,
-        %(thread_key)s, %(in_reply_to)s, %(references_header)s, %(from_addr)s, %(from_name)s,
-        %(to_addrs)s, %(cc_addrs)s, %(subject)s, %(sent_at)s, %(raw)s, %(raw_size)s,
-        %(parse_status)s, %(parse_error)s, %(auto_reason)s, %(status)s, %(status_reason)s,
-        %(body_text)s, %(body_html)s, %(attachments)s);
+-- The columns of the poller's ingest_insert_emails, one row (executemany), the same RETURNING.
+INSERT IGNORE INTO emails
+  (mailbox_id, dedup_key, content_hash, message_id, folder, uidvalidity, uid, thread_key,
+   in_reply_to, references_header, from_addr, from_name, to_addrs, cc_addrs, reply_addr,
+   reply_rule, subject, sent_at, raw, raw_size, parse_status, parse_error, auto_reason, status,
+   status_reason, body_text, body_html, attachments, attachment_text, index_status,
+   direction, answered_via)
+VALUES (%(mailbox_id)s, %(dedup_key)s, %(content_hash)s, %(message_id)s, %(folder)s,
+        %(uidvalidity)s, %(uid)s, %(thread_key)s, %(in_reply_to)s, %(references_header)s,
+        %(from_addr)s, %(from_name)s, %(to_addrs)s, %(cc_addrs)s, %(reply_addr)s,
+        %(reply_rule)s, %(subject)s, %(sent_at)s, %(raw)s, %(raw_size)s, %(parse_status)s,
+        %(parse_error)s, %(auto_reason)s, %(status)s, %(status_reason)s, %(body_text)s,
+        %(body_html)s, %(attachments)s, %(attachment_text)s, %(index_status)s, %(direction)s,
+        %(answered_via)s)
+RETURNING id, dedup_key, content_hash;
 
--- name: bench_bare_insert_job
-INSERT INTO jobs (kind, job_key, email_id, queue, state)
-VALUES ('process_email', %(job_key)s, %(email_id)s, 'bench', 'queued');
-
--- name: bench_bare_insert_audit
-INSERT INTO audit_log (event_uid, at, actor, entity_type, entity_id, event, to_state, detail)
-VALUES (%(event_uid)s, NOW(6), 'system:poller', 'email', %(entity_id)s, 'received', 'received',
-        %(detail)s);
-
--- name: bench_bare_insert_job_audit
-INSERT INTO audit_log (event_uid, at, actor, entity_type, entity_id, event, to_state, detail)
-VALUES (%(event_uid)s, NOW(6), 'system:poller', 'job', %(entity_id)s, 'queued', 'queued',
-        '{"mailbox": "u1"}');
+-- name: bench_bare_existing
+-- The poller's dedup lookup before its insert (same shape: the batch's keys).
+SELECT id, dedup_key, content_hash FROM emails WHERE mailbox_id = 1 AND dedup_key IN ({keys})
+ ORDER BY id LOCK IN SHARE MODE;
 
 -- name: bench_bare_cursor
 INSERT INTO mailbox_cursors (mailbox_id, folder, uidvalidity, last_uid)
