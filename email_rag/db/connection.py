@@ -130,16 +130,6 @@ class Database:
         # called with each statement's text and with None at each commit (a benchmark's
         # listing of the statements, ``bench hops --statements``); None: nothing is called
         self.trace: Callable[[str | None], None] | None = None
-        self._counts = self  # where the figures above are counted (``second``: its first)
-
-    def second(self) -> Database:
-        """Another connection with the same settings, for a read that overlaps this one's work
-        (in another thread: each connection still has one user at a time). Its statements
-        and commits count in this one's figures and ``trace``: a mail's cost stays one sum."""
-        other = Database(**self._params, **({"read_timeout": self._timeouts["read_timeout"]}
-                                            if self._timeouts else {}))
-        other._counts = self
-        return other
 
     @classmethod
     def from_settings(cls, settings: Any, database: str | None = None) -> Database:
@@ -244,11 +234,10 @@ class Database:
         try:
             yield wrapper
             conn.commit()
-            counts = self._counts
-            counts.commits += 1
-            counts.write_commits += self._wrote
-            if counts.trace is not None:
-                counts.trace(None)
+            self.commits += 1
+            self.write_commits += self._wrote
+            if self.trace is not None:
+                self.trace(None)
         except mariadb.Error as e:
             self._rollback_quietly()
             err = translate(e)
@@ -311,14 +300,12 @@ class Cursor:
         self._cur = _ClosedCursor()
 
     def _count(self, query: str) -> None:
-        db = self._counts
-        if db is not None:
-            counts = db._counts
-            counts.statements += 1
-            if not db._wrote and not _reads(query):
-                db._wrote = True
-            if counts.trace is not None:
-                counts.trace(query)
+        if self._counts is not None:
+            self._counts.statements += 1
+            if not self._counts._wrote and not _reads(query):
+                self._counts._wrote = True
+            if self._counts.trace is not None:
+                self._counts.trace(query)
 
     def execute(self, query: str, params: Any = None) -> int:
         self._count(query)

@@ -34,12 +34,9 @@ Failure table:
 from __future__ import annotations
 
 import math
-import os
 import re
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -338,20 +335,6 @@ class Reader(Protocol):
     def fetchall(self, query: str, params: Any = None) -> list[Row]: ...
 
 
-_reader: tuple[int, ThreadPoolExecutor] | None = None  # (process id, its reader thread)
-_reader_lock = threading.Lock()
-
-
-def reader_thread() -> ThreadPoolExecutor:
-    """The process's one thread for retrieval's lexical read (``Services.side_db``), made on
-    first use and kept; a forked child makes its own (threads do not survive a fork)."""
-    global _reader
-    with _reader_lock:
-        if _reader is None or _reader[0] != os.getpid():
-            _reader = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="retrieval-read"))
-        return _reader[1]
-
-
 class Retriever:
     def __init__(self, services: Any, sleep: Callable[[float], None] = time.sleep) -> None:
         self.services = services
@@ -367,41 +350,15 @@ class Retriever:
         return got.detail(), got.stores
 
     def retrieve(self, mail: MailToIndex) -> Retrieved:
-        """The lexical ranking is sent to MariaDB first, on the services' second connection
-        from the reader thread (``reader_thread``), and the server works on it while this
-        thread asks the outside stores (vectors, graph); then every other MariaDB read in
-        one read transaction (one commit): the thread, the sender's history, and - with the
-        lexical ranking's answer - the sent replies of the fused candidates and of the thread
-        (one query). No transaction is open during the stores' backoff pauses."""
+        """The outside stores first (vectors, graph), then every MariaDB read in one read
+        transaction (one commit): the lexical ranking, the thread, the sent replies of the
+        fused candidates and of the thread (one query), the sender's history."""
         s = self.settings
         stores: dict[str, StoreResult] = {}
         chunks, _ = mail_chunks(mail.subject, mail.body_text, s.chunk_chars, s.chunk_overlap)
         near: list[VectorHit] = []
         words: list[LexicalHit] = []
         wide = max(s.retrieve_candidates, s.retrieve_limit)
-        asked: list[Future[list[LexicalHit]]] = []
-        if chunks and lexical_query(mail.subject, mail.body_text):
-            sending = threading.Event()
-
-            def send() -> list[LexicalHit]:
-                sending.set()
-                return self._lexical_hits(mail.subject, mail.body_text, mail.mailbox_id,
-                                          mail.id, wide, self.services.side_db)
-            asked.append(reader_thread().submit(send))
-            # let the reader thread run up to the query (the connector leaves the GIL while
-            # MariaDB works): else it waits for this thread's next pause (up to the 5 ms
-            # switch interval) before it even sends it
-            sending.wait()
-        try:
-            return self._retrieve(mail, chunks, stores, near, words, wide, asked)
-        finally:
-            if asked:  # never leave this step with the lexical read still running
-                wait(asked)
-
-    def _retrieve(self, mail: MailToIndex, chunks: list[str], stores: dict[str, StoreResult],
-                  near: list[VectorHit], words: list[LexicalHit], wide: int,
-                  asked: list[Future[list[LexicalHit]]]) -> Retrieved:
-        s = self.settings
         if not chunks:
             stores["vectors"] = StoreResult("vectors", "skipped", info={"why": "no text"})
             stores["lexical"] = StoreResult("lexical", "skipped", info={"why": "no text"})
@@ -432,26 +389,25 @@ class Retriever:
                                           if not s.arango_url else {"why": "no sender address"})
         similar: list[SimilarCase] = []
         with self.services.db.transaction() as cur:
-            rows = self._thread_rows(mail, cur)
-            if source == "mariadb" and mail.from_addr:
-                history = [_history(r) for r in cur.fetchall(
-                    sql("index_sender_history"), {"mailbox_id": mail.mailbox_id,
-                                                   "from_addr": mail.from_addr, "id": mail.id,
-                                                   "limit": s.retrieve_context_limit})]
             if chunks:
-                def lexical() -> JsonObject:  # the answer of the read sent first; a repeat
-                    # (an unexpected error: the store policy) asks in this transaction
-                    words[:] = asked.pop().result() if asked else self._lexical_hits(
-                        mail.subject, mail.body_text, mail.mailbox_id, mail.id, wide, cur)
+                def lexical() -> JsonObject:
+                    words[:] = self._lexical_hits(mail.subject, mail.body_text, mail.mailbox_id,
+                                                  mail.id, wide, cur)
                     return {"candidates": len(words)}
                 stores["lexical"] = with_tries("lexical", lexical, self.policy, self.sleep)
             near = near if "vectors" in stores and stores["vectors"].state == "ok" else []
             words = words if "lexical" in stores and stores["lexical"].state == "ok" else []
             fused = fuse(near, words) if chunks else []
+            rows = self._thread_rows(mail, cur)
             cases = self._sent_cases([h.email_id for h in fused] + [r.id for r in rows], cur)
             if fused:
                 similar = similar_cases(fused, cases, s.retrieve_limit, {h.id for h in words})
             thread = thread_mails(rows, cases)
+            if source == "mariadb" and mail.from_addr:
+                history = [_history(r) for r in cur.fetchall(
+                    sql("index_sender_history"), {"mailbox_id": mail.mailbox_id,
+                                                   "from_addr": mail.from_addr, "id": mail.id,
+                                                   "limit": s.retrieve_context_limit})]
         embedder = self._embedder_name() if "vectors" in stores \
             and stores["vectors"].state != "skipped" else None
         return Retrieved(similar[: s.retrieve_limit], thread, history, source, stores, embedder)

@@ -39,13 +39,6 @@ class Services:
         return Database.from_settings(self.settings)
 
     @cached_property
-    def side_db(self) -> Database:
-        """A second MariaDB connection for a read that overlaps the work of the thread using
-        ``db`` (retrieval's lexical ranking, sent from retrieval's reader thread while the
-        step searches the vectors); counted in ``db``'s figures."""
-        return self.db.second()
-
-    @cached_property
     def audit(self) -> AuditLog:
         return AuditLog(self.db, self.settings.audit_spool_path)
 

@@ -30,12 +30,9 @@ from tests.integration.test_sending import runner as send_runner
 # (statements, commits)
 POLL = (14, 6)  # the first poll of a mailbox that stores one new mail with its job
 # that mail's job, claim to draft, one process owning the vector store (classify's examples
-# state is read in the run's first transaction; the lexical ranking commits on the second
-# connection)
-JOB = (24, 7)
-# the retrieve step's reads: lexical (on the second connection: its own commit), then
-# thread, sender history and sent replies in one transaction
-RETRIEVE = (4, 2)
+# state is read in the run's first read transaction: no commit of its own)
+JOB = (24, 6)
+RETRIEVE = (4, 1)  # the retrieve step's reads: lexical, thread, sent replies, sender history
 # a history mail's index job alone: claim, look for companions, read, parse, index, status
 # and finish, examples
 HISTORY_JOB = (12, 8)
@@ -92,12 +89,11 @@ def services(settings):
     svc.close()
 
 
-def test_the_retrieve_step_reads_in_two_transactions_and_asks_for_sent_replies_once(services, db):
+def test_the_retrieve_step_reads_in_one_transaction_and_asks_for_sent_replies_once(services, db):
     """GIVEN a mail whose thread has an earlier mail we answered and whose text is like an
     answered case WHEN retrieval runs THEN the similar case and the thread both carry our
-    replies, and MariaDB was read with four statements: the lexical ranking on the second
-    connection (sent while the vectors are searched), the rest in one transaction (the
-    sent replies of the candidates and of the thread in one query)."""
+    replies, and MariaDB was read in one transaction of four statements (the sent replies
+    of the candidates and of the thread in one query)."""
     box = make_mailbox(db, "support")
     body = "The printer shows error E42 after the firmware update and prints nothing."
     similar = make_email(db, mailbox_id=box, subject="Printer error", body=body)
