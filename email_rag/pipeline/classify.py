@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 import numpy as np
 
+from ..core.errors import DatabaseBusyError, DatabaseUnavailableError
 from ..core.jsonvalue import JsonObject
 from ..core.records import Mail
 from ..core.settings import Settings
@@ -297,15 +298,19 @@ def meaning_anchors(embedder: Any) -> tuple[Anchor, ...]:
 
 def examples_state(cur: Cursor, mail: Mail, svc: Services) -> stored_examples.ExamplesVersion | None:
     """The mailbox's examples state (``team_history``), read with the mail at the start of
-    the run (``StepSpec.read_ahead``: no transaction of its own); None without a mailbox or
-    when the embedder cannot be built (``team_view`` says so)."""
+    the run (``StepSpec.read_ahead``: no transaction of its own); None without a mailbox, when
+    the embedder cannot be built or the server refuses the read (``team_view`` then asks
+    again and goes on without the history, as when it reads it itself). MariaDB lost or
+    busy is raised (the run's read fails: the worker waits)."""
     if mail.mailbox_id is None:
         return None
     try:
-        name = stored_examples.vector_name(svc.embedder)
+        return stored_examples.state(cur, mail.mailbox_id,
+                                     stored_examples.vector_name(svc.embedder))
+    except (DatabaseUnavailableError, DatabaseBusyError):
+        raise
     except Exception:  # noqa: BLE001 - the history is an aid (team_view logs it)
         return None
-    return stored_examples.state(cur, mail.mailbox_id, name)
 
 
 def team_history(ctx: StepContext) -> _Fitted | None:
