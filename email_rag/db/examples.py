@@ -183,8 +183,9 @@ def version(db: Database, mailbox_id: int) -> ExamplesVersion:
     return ExamplesVersion(int(row.get("n") or 0), row.get("max_id"), row.get("changed"))
 
 
-def state(db: Database, mailbox_id: int, embedder: str) -> ExamplesVersion:
-    """``version`` and whether ``embed_missing`` has examples to embed, in one statement."""
+def state(db: Database | Cursor, mailbox_id: int, embedder: str) -> ExamplesVersion:
+    """``version`` and whether ``embed_missing`` has examples to embed, in one statement
+    (``db``: the connection, or the cursor of a transaction it joins)."""
     row = db.fetchone(sql("examples_state"), {"mailbox_id": mailbox_id,
                                               "embedder": embedder}) or {}
     return ExamplesVersion(int(row.get("n") or 0), row.get("max_id"), row.get("changed"),

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import EmailRagError, PermanentError, StoreUnavailableError
 from ..core.index_ports import ChunkPayload, GraphMail, GraphReply, MailToIndex, VectorPoint
@@ -41,6 +41,9 @@ from ..core.rows import FromRow, set_field
 from ..core.states import IndexStatus
 from ..db import sql
 from .chunking import MAX_CHUNKS, attachment_chunks, mail_chunks
+
+if TYPE_CHECKING:
+    from ..db.connection import Cursor, Database
 
 log = logging.getLogger(__name__)
 
@@ -166,12 +169,15 @@ class Indexer:
         self.sleep = sleep
 
     def index(self, email: MailToIndex | Mapping[str, Any], only: Iterable[str] | None = None,
-              down: set[str] | None = None) -> IndexResult:
+              down: set[str] | None = None,
+              replies: Sequence[SentReply] | None = None) -> IndexResult:
         """Index ``email`` (the record, or an ``emails`` row: converted here) into the stores
         (``only``: a subset, e.g. the missing ones).
 
         ``down``: stores already found unavailable in this run (a sync batch); they are
         not tried again and stay missing, so one outage does not cost tries per mail.
+        ``replies``: the mail's sent replies when the caller has read them
+        (``sent_replies``); None: read here.
         """
         mail = MailToIndex.of(email)
         wanted = [s for s in STORES if only is None or s in set(only)]
@@ -183,8 +189,8 @@ class Indexer:
                                   s.chunk_chars, s.chunk_overlap, MAX_CHUNKS - len(chunks))
         chunks, sources = chunks + extra, sources + ["attachment"] * len(extra)
         result = IndexResult(mail.id, {}, len(chunks), truncated)
-        replies = SentReply.from_rows(self.services.db.fetchall(sql("index_sent_replies"),
-                                                                {"id": mail.id}))
+        if replies is None:
+            replies = sent_replies(self.services.db, mail.id)
         down = down if down is not None else set()
         if "vectors" in wanted:
             if not chunks:
@@ -267,6 +273,12 @@ class SentReply(FromRow):
 
     def __post_init__(self) -> None:
         set_field(self, "draft_id", int(self.draft_id))
+
+
+def sent_replies(reader: Database | Cursor, email_id: int) -> list[SentReply]:
+    """Our replies to a mail that left (``index_sent_replies``; ``reader``: the connection, or
+    the cursor of a read transaction it joins)."""
+    return SentReply.from_rows(reader.fetchall(sql("index_sent_replies"), {"id": email_id}))
 
 
 def chunk_payload(mail: MailToIndex, chunk: int, text: str, source: str, has_reply: bool,

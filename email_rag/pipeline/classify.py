@@ -65,11 +65,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Required, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 import numpy as np
 
+from ..core.errors import DatabaseBusyError, DatabaseUnavailableError
 from ..core.jsonvalue import JsonObject
+from ..core.records import Mail
 from ..core.settings import Settings
 from ..core.states import IndexStatus, MailStatus
 from ..db import examples as stored_examples
@@ -94,6 +96,10 @@ from ..llm.prompts import load_prompt, mail_block, set_version
 from ..mail.language import identify
 from . import mail_input
 from .contract import StepContext, StepOutcome
+
+if TYPE_CHECKING:
+    from ..db.connection import Cursor
+    from ..wiring.services import Services
 
 
 def mail_content(ctx: StepContext) -> mail_input.MailContent:
@@ -290,6 +296,23 @@ def meaning_anchors(embedder: Any) -> tuple[Anchor, ...]:
     return found
 
 
+def examples_state(cur: Cursor, mail: Mail, svc: Services) -> stored_examples.ExamplesVersion | None:
+    """The mailbox's examples state (``team_history``), read with the mail at the start of
+    the run (``StepSpec.read_ahead``: no transaction of its own); None without a mailbox, when
+    the embedder cannot be built or the server refuses the read (``team_view`` then asks
+    again and goes on without the history, as when it reads it itself). MariaDB lost or
+    busy is raised (the run's read fails: the worker waits)."""
+    if mail.mailbox_id is None:
+        return None
+    try:
+        return stored_examples.state(cur, mail.mailbox_id,
+                                     stored_examples.vector_name(svc.embedder))
+    except (DatabaseUnavailableError, DatabaseBusyError):
+        raise
+    except Exception:  # noqa: BLE001 - the history is an aid (team_view logs it)
+        return None
+
+
 def team_history(ctx: StepContext) -> _Fitted | None:
     """The mailbox's history model, refitted when its examples changed (a new example,
     new labels, a vector filled in): the next mail after a staff correction uses it, with
@@ -299,7 +322,8 @@ def team_history(ctx: StepContext) -> _Fitted | None:
         return None
     embedder = svc.embedder
     name = stored_examples.vector_name(embedder)
-    v = stored_examples.state(svc.db, mailbox_id, name)
+    v = ctx.read_ahead if isinstance(ctx.read_ahead, stored_examples.ExamplesVersion) \
+        else stored_examples.state(svc.db, mailbox_id, name)
     if v.unembedded:
         stored_examples.embed_missing(svc.db, embedder, mailbox_id)
         v = stored_examples.version(svc.db, mailbox_id)

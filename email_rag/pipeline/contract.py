@@ -52,6 +52,7 @@ class StepContext:
     # start of the run, dropped after that step); None: the step reads it itself
     raw: bytes | None = None
     mailbox_name: str | None = None  # of the mail's mailbox (read with the mail); None: unknown
+    read_ahead: object = None  # the result of ``StepSpec.read_ahead`` (None: not read)
 
     @property
     def email_id(self) -> int:
@@ -94,3 +95,7 @@ class StepSpec:
     # the step reads the raw mail (``StepContext.raw``): the runner reads it with the mail
     # at the start of a run that will run this step, in the same statement
     needs_raw: bool = False
+    # a read of the step's own (``read(cur, mail, services)``), made in the run's first read
+    # transaction - one commit for both - when the step runs in this run; the step finds
+    # its result in ``StepContext.read_ahead`` (None: not read, the step reads it itself)
+    read_ahead: Callable[[Cursor, Mail, Services], object] | None = None

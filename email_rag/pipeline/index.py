@@ -11,13 +11,27 @@ table are in ``email_rag.indexing.indexer``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ..core.records import Mail
 from ..core.states import IndexStatus
-from ..indexing.indexer import Indexer
+from ..indexing.indexer import Indexer, SentReply, sent_replies
 from .contract import StepContext, StepOutcome
+
+if TYPE_CHECKING:
+    from ..db.connection import Cursor
+    from ..wiring.services import Services
+
+
+def replies_read_ahead(cur: Cursor, mail: Mail, _svc: Services) -> list[SentReply]:
+    """The mail's sent replies (the vector payload's ``has_sent_reply``), read with the mail
+    at the start of the run (``StepSpec.read_ahead``: no transaction of their own)."""
+    return sent_replies(cur, mail.id)
 
 
 def run(ctx: StepContext) -> StepOutcome:
-    result = Indexer(ctx.services).index(ctx.email.as_row())
+    replies = ctx.read_ahead if isinstance(ctx.read_ahead, list) else None
+    result = Indexer(ctx.services).index(ctx.email.as_row(), replies=replies)
     status = result.status
     events = [ctx.event(name, detail) for name, detail in result.try_events()]
     if status == IndexStatus.PARTIALLY_INDEXED:

@@ -10,7 +10,9 @@ call may be repeated (the draft row is written in the checkpoint itself), so the
 share index's transaction, with the entry's finish.
 
 Parse reads the raw mail (``needs_raw``): the runner reads it with the mail, in the
-run's one read statement, and hands it to that step only.
+run's one read statement, and hands it to that step only. Classify's read of the
+examples' state and index's of the mail's sent replies (``read_ahead``) are made in
+the same read transaction.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ def default_pipeline() -> list[StepSpec]:
 
     return [
         StepSpec(Step.PARSE, parse.run, needs_raw=True),
-        StepSpec(Step.CLASSIFY, classify.run, commit_before=False),
-        StepSpec(Step.INDEX, index.run, needs_vectors=True),
+        StepSpec(Step.CLASSIFY, classify.run, commit_before=False,
+                 read_ahead=classify.examples_state),
+        StepSpec(Step.INDEX, index.run, needs_vectors=True,
+                 read_ahead=index.replies_read_ahead),
         StepSpec(Step.RETRIEVE, retrieve.run, needs_vectors=True, commit_before=False),
         StepSpec(Step.DRAFT, draft.run, commit_before=False),
     ]

@@ -96,9 +96,13 @@ class PipelineRunner:
             }
             # read once per run; each step's columns are applied below. The raw mail only
             # when a step that needs it runs here, and only for that step
-            with_raw = self._runs_raw_step(confirmed, job)
+            here = self._runs_here(confirmed, job)
+            with_raw = any(spec.needs_raw for spec in here)
             row = cur.fetchone(sql("pipeline_run_mail_raw" if with_raw else "pipeline_run_mail"),
                                {"id": email_id})
+            # the steps' own reads (``StepSpec.read_ahead``) in the same transaction
+            read_ahead = {spec.step: spec.read_ahead(cur, Mail.from_row(row), self.services)
+                          for spec in here if spec.read_ahead is not None and row is not None}
         email = Mail.from_row(row) if row else None
         raw = row.pop("raw", None) if row else None
         mailbox_name = None if row is None or row["mailbox_name"] is None \
@@ -123,7 +127,7 @@ class PipelineRunner:
                 group = []
             ctx = StepContext(self.services, email, job, spec.step, dict(confirmed),
                               raw=bytes(raw) if spec.needs_raw and raw is not None else None,
-                              mailbox_name=mailbox_name)
+                              mailbox_name=mailbox_name, read_ahead=read_ahead.pop(spec.step, None))
             if spec.needs_raw:
                 raw = None  # the step has it; nothing later holds the raw mail
             try:
@@ -148,19 +152,20 @@ class PipelineRunner:
         self.checkpoint(job, worker, email, group, finish=True)
         return FINISHED
 
-    def _runs_raw_step(self, confirmed: dict[str, JsonValue], job: Job) -> bool:
-        """Whether a step that needs the raw mail (``StepSpec.needs_raw``) runs in this run,
-        in this process (before the first hand-off)."""
+    def _runs_here(self, confirmed: dict[str, JsonValue], job: Job) -> list[StepSpec]:
+        """The steps this run will run in this process (before the first hand-off), unless
+        one stops the mail: whose raw mail (``StepSpec.needs_raw``) and own reads
+        (``StepSpec.read_ahead``) are read with the mail."""
         default_q, vector_q = queues(self.services.settings)
+        here = []
         for spec in self.pipeline:
             target = vector_q if spec.needs_vectors else default_q
             if self.skips(spec, confirmed, target, job):
                 continue
             if target != job.queue and target not in self.also_runs:
-                return False
-            if spec.needs_raw:
-                return True
-        return False
+                break
+            here.append(spec)
+        return here
 
     def checkpoint(self, job: Job, worker: str, email: Mail,
                    group: list[StepDone], finish: bool = False,

@@ -221,3 +221,17 @@ def test_an_undecided_mail_goes_to_the_llm_with_the_nearest_examples(team):
     assert prompt.index("<examples-") < prompt.index("<mail-")
     sources = json.loads(row["classification_sources"])
     assert "llm" in {sources[f]["source"] for f in ("category", "priority", "needs_reply")}
+
+
+def test_the_examples_state_refused_by_the_server_leaves_the_llm_to_decide(team):
+    """GIVEN the examples' table cannot be read (the server refuses the examples' state: here
+    the table is gone) WHEN a mail's job runs THEN the examples' state read with the mail
+    fails nothing: the classify step goes on without the team's history (the LLM decides)
+    and the mail gets its draft."""
+    team.db.execute("RENAME TABLE labelled_examples TO labelled_examples_away")
+    try:
+        row = team.one("gone1", *BILLING[0])
+    finally:
+        team.db.execute("RENAME TABLE labelled_examples_away TO labelled_examples")
+    assert row["status"] == "draft_ready", row["status_reason"]
+    assert team.classify_calls() == 1

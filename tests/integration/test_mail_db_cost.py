@@ -29,7 +29,10 @@ from tests.integration.test_sending import runner as send_runner
 
 # (statements, commits)
 POLL = (14, 6)  # the first poll of a mailbox that stores one new mail with its job
-JOB = (24, 7)  # that mail's job, claim to draft, one process owning the vector store
+# that mail's job, claim to draft, one process owning the vector store (classify's examples
+# state and index's sent replies are read in the run's first read transaction: no commit of
+# their own)
+JOB = (24, 5)
 RETRIEVE = (4, 1)  # the retrieve step's reads: lexical, thread, sent replies, sender history
 # a history mail's index job alone: claim, look for companions, read, parse, index, status
 # and finish, examples
@@ -185,3 +188,25 @@ def test_an_approval_and_its_send_cost_their_pinned_statements_and_commits(setti
         finally:
             svc.close()
     assert len(sent.messages) == 1
+
+
+def test_the_examples_state_is_read_with_the_mail_only_by_the_run_that_classifies(path):
+    """GIVEN a mail's job run by a worker without the vector store (parse, classify, then a
+    hand-off), the vector owner (index, retrieve, hand-back) and the first worker again
+    (draft) WHEN each run starts THEN only the first run reads the examples' state, in its
+    first read transaction (before its first commit), and no step reads it again."""
+    path.deliver(mail(4, subject="Rechnung doppelt", body="Die Rechnung kam doppelt."))
+    path.poll()
+    (job,) = path.db.fetchall("SELECT id FROM jobs WHERE kind = 'process_email'")
+    plain = JobRunner(path.svc, "w-plain", vector_owner=False)
+    reads = []
+    for runner in (plain, path.runner, plain):
+        listing = Listing(path.db)
+        result = runner.run(job["id"])
+        listing.figures()
+        names = [n for _, n, _ in listing.lines]
+        first = names[:names.index("COMMIT", names.index(next(
+            n for n in names if n.startswith("pipeline_run_mail"))))]
+        reads.append(("examples_state" in first, names.count("examples_state")))
+    assert result == "done"
+    assert reads == [(True, 1), (False, 0), (False, 0)]
