@@ -115,22 +115,31 @@ def test_the_retrieve_step_reads_in_one_transaction_and_asks_for_sent_replies_on
     assert [t.sent_reply for t in got.thread] == ["We are looking into it."]
 
 
+def split_runs(path, n: int) -> tuple[list[list[str]], str]:
+    """Mail ``n``'s job run by a worker without the vector store (parse, classify, then a
+    hand-off), the vector owner (index, retrieve, hand-back) and the first worker again
+    (draft): the statement names (and COMMITs) of each run, and the last run's result."""
+    path.deliver(mail(n, subject="Rechnung doppelt", body="Die Rechnung kam doppelt."))
+    path.poll()
+    (job,) = path.db.fetchall("SELECT id FROM jobs WHERE kind = 'process_email'")
+    plain = JobRunner(path.svc, "w-plain", vector_owner=False)
+    runs, result = [], ""
+    for runner in (plain, path.runner, plain):
+        listing = Listing(path.db)
+        result = runner.run(job["id"])
+        listing.figures()
+        runs.append([name for _, name, _ in listing.lines])
+    return runs, result
+
+
 def test_the_raw_mail_is_read_with_the_mail_only_by_the_run_that_parses_it(path):
     """GIVEN a mail's job run by a worker without the vector store (parse, classify, then a
     hand-off), the vector owner (index, retrieve, hand-back) and the first worker again
     (draft) WHEN each run reads the mail THEN only the first read includes the raw source
     (in the same statement: the parse step reads nothing itself), the others do not."""
-    path.deliver(mail(2, subject="Rechnung doppelt", body="Die Rechnung kam doppelt."))
-    path.poll()
-    (job,) = path.db.fetchall("SELECT id FROM jobs WHERE kind = 'process_email'")
-    plain = JobRunner(path.svc, "w-plain", vector_owner=False)
-    reads = []
-    for runner in (plain, path.runner, plain):
-        listing = Listing(path.db)
-        result = runner.run(job["id"])
-        listing.figures()
-        reads.append([n for _, n, _ in listing.lines if n.startswith(("pipeline_run_mail",
-                                                                       "ingest_email_raw"))])
+    runs, result = split_runs(path, 2)
+    reads = [[n for n in names if n.startswith(("pipeline_run_mail", "ingest_email_raw"))]
+             for names in runs]
     assert result == "done"
     assert reads == [["pipeline_run_mail_raw"], ["pipeline_run_mail"], ["pipeline_run_mail"]]
 
@@ -195,16 +204,9 @@ def test_the_examples_state_is_read_with_the_mail_only_by_the_run_that_classifie
     hand-off), the vector owner (index, retrieve, hand-back) and the first worker again
     (draft) WHEN each run starts THEN only the first run reads the examples' state, in its
     first read transaction (before its first commit), and no step reads it again."""
-    path.deliver(mail(4, subject="Rechnung doppelt", body="Die Rechnung kam doppelt."))
-    path.poll()
-    (job,) = path.db.fetchall("SELECT id FROM jobs WHERE kind = 'process_email'")
-    plain = JobRunner(path.svc, "w-plain", vector_owner=False)
+    runs, result = split_runs(path, 4)
     reads = []
-    for runner in (plain, path.runner, plain):
-        listing = Listing(path.db)
-        result = runner.run(job["id"])
-        listing.figures()
-        names = [n for _, n, _ in listing.lines]
+    for names in runs:
         first = names[:names.index("COMMIT", names.index(next(
             n for n in names if n.startswith("pipeline_run_mail"))))]
         reads.append(("examples_state" in first, names.count("examples_state")))

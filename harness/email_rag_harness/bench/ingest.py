@@ -12,8 +12,9 @@ fresh database and an empty Redis db:
   per batch (the baseline of the target);
 - bare same I/O: the same fetch plus the statements and commits the poller makes
   per batch, without its logic: one transaction with the lease renewal, the dedup
-  lookup of the batch's keys, the mail rows and the job rows (each an executemany
-  of a one-row ``INSERT ... RETURNING id``), both audit rows per mail (the mail
+  lookup of the batch's keys, the mail rows and the job rows (the poller's own
+  ``ingest_insert_emails`` and ``jobs_insert``, each an executemany of its one-row
+  form), both audit rows per mail (the mail
   received, its job queued) in one executemany, the cursor and the previous
   batch's ``enqueued_at``; then one RQ pipeline per batch (the last batch's
   ``enqueued_at`` after the loop, as the poller) - for context: RQ's enqueue alone
@@ -68,7 +69,14 @@ RSS_GROWTH_TARGET = 1.2
 AUDIT_DETAIL = json.dumps({"mailbox": "u1", "folder": "INBOX", "uid": 1234, "uidvalidity": 1796029741,
                            "size": 1500, "dedup": "message_id", "kind": "normal", "job_id": 1234,
                            "queue": "email-rag"})
-# the columns of ``bench_bare_insert_email`` that are the same for every bare mail
+# the columns of the poller's ``ingest_insert_emails``, in its order
+EMAIL_COLUMNS = ("mailbox_id", "dedup_key", "content_hash", "message_id", "folder", "uidvalidity",
+                 "uid", "thread_key", "in_reply_to", "references_header", "from_addr",
+                 "from_name", "to_addrs", "cc_addrs", "reply_addr", "reply_rule", "subject",
+                 "sent_at", "raw", "raw_size", "parse_status", "parse_error", "auto_reason",
+                 "status", "status_reason", "body_text", "body_html", "attachments",
+                 "attachment_text", "index_status", "direction", "answered_via")
+# those that are the same for every bare mail
 BARE_EMAIL = {"mailbox_id": 1, "folder": "INBOX", "uidvalidity": 1, "in_reply_to": None,
               "references_header": None, "from_addr": "kunde@example.org", "from_name": None,
               "to_addrs": "support@example.com", "cc_addrs": None, "sent_at": None,
@@ -167,8 +175,9 @@ def bare(user: DovecotUser, db: Database, batch: int, queue: JobQueue | None,
                 with phases("store"), db.transaction() as cur:
                     cur.execute(sql("bench_bare_lease"))
                     cur.fetchall(sql("bench_bare_existing", keys=len(keys)), slot_params(keys=keys))
-                    ids = [int(r["id"]) for r in cur.fetchall_many(sql("bench_bare_insert_email"),
-                                                                   rows)]
+                    ids = [int(r["id"]) for r in cur.fetchall_many(  # the poller's statement
+                        sql("ingest_insert_emails", rows=(1, len(EMAIL_COLUMNS))),
+                        [slot_params(rows=[tuple(r[c] for c in EMAIL_COLUMNS)]) for r in rows])]
                     jobs = [int(r["id"]) for r in cur.fetchall_many(  # the poller's statement
                         sql("jobs_insert", rows=(1, 6)),
                         [slot_params(rows=[("process_email", f"process_email:{k}", k, None,

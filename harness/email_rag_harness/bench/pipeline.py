@@ -314,6 +314,21 @@ class BareRun:
         return self.mails / self.seconds if self.seconds > 0 else 0.0
 
 
+def bare_samples(db: Database, jobs: list[int], enqueue: Any, done_before: int,
+                 procs: list[Proc]) -> dict[int, float]:
+    """Latency samples of a bare worker: one job at a time enqueued (``enqueue(job)``) into
+    the idle worker and awaited by its final row; returns job -> enqueue time."""
+    sent: dict[int, float] = {}
+    for job in jobs:
+        sent[job] = time.time()
+        enqueue(job)
+        want = done_before + len(sent)
+        wait_until(lambda want=want: int((db.fetchone(sql("bench_rows_done")) or {}).get("n")
+                                         or 0) >= want, 60, f"bare latency sample {job}",
+                   interval=0.005, procs=procs)
+    return sent
+
+
 def run_bare(ws: Workspace, mails: int, k: int, samples: int, commits: int, rows: int,
              timeout: float, **settings: Any) -> BareRun:
     """``k`` bare RQ workers, ``mails`` jobs of ``commits`` transactions / ``rows`` inserts."""
@@ -340,17 +355,8 @@ def run_bare(ws: Workspace, mails: int, k: int, samples: int, commits: int, rows
 
         wait_until(finished, timeout, f"{mails} bare jobs", interval=0.1, procs=procs)
         t_end = float(state["last"])
-        sent: dict[int, float] = {}
-
-        def done_count() -> int:
-            return int((db.fetchone(sql("bench_rows_done")) or {}).get("n") or 0)
-
-        for job in probe:
-            sent[job] = time.time()
-            bare.enqueue(q, BARE_QUEUE, [job], commits, rows)
-            want = mails + len(sent)
-            wait_until(lambda want=want: done_count() >= want, 60,
-                       f"bare latency sample {job}", interval=0.005, procs=procs)
+        sent = bare_samples(db, probe, lambda job: bare.enqueue(q, BARE_QUEUE, [job], commits,
+                                                                 rows), mails, procs)
         q.close()
     finally:
         stop(procs)
@@ -429,13 +435,9 @@ def run_bare_same_io(ws: Workspace, llm: LLMServerProcess, raws: list[bytes], ma
                    interval=0.1, procs=procs)
         t_end = float(state["last"])
         cpu = cpu_seconds(procs) - cpu0
-        sent: dict[int, float] = {}
-        for job, email_id in probe:
-            sent[job] = time.time()
-            bare.enqueue_same_io(q, BARE_QUEUE, [(job, email_id)], plan)
-            want = mails + len(sent)
-            wait_until(lambda want=want: done_count() >= want, 60,
-                       f"bare same-I/O latency sample {job}", interval=0.005, procs=procs)
+        emails = dict(probe)
+        sent = bare_samples(db, list(emails), lambda job: bare.enqueue_same_io(
+            q, BARE_QUEUE, [(job, emails[job])], plan), mails, procs)
         q.close()
     finally:
         stop(procs)

@@ -124,23 +124,6 @@ SELECT * FROM emails ORDER BY id;
 -- The bare script's stand-in for the poller's lease renewal (same write, no logic).
 UPDATE mailboxes SET lease_until = NOW(6) WHERE id = 1;
 
--- name: bench_bare_insert_email
--- The columns of the poller's ingest_insert_emails, one row (executemany), the same RETURNING.
-INSERT IGNORE INTO emails
-  (mailbox_id, dedup_key, content_hash, message_id, folder, uidvalidity, uid, thread_key,
-   in_reply_to, references_header, from_addr, from_name, to_addrs, cc_addrs, reply_addr,
-   reply_rule, subject, sent_at, raw, raw_size, parse_status, parse_error, auto_reason, status,
-   status_reason, body_text, body_html, attachments, attachment_text, index_status,
-   direction, answered_via)
-VALUES (%(mailbox_id)s, %(dedup_key)s, %(content_hash)s, %(message_id)s, %(folder)s,
-        %(uidvalidity)s, %(uid)s, %(thread_key)s, %(in_reply_to)s, %(references_header)s,
-        %(from_addr)s, %(from_name)s, %(to_addrs)s, %(cc_addrs)s, %(reply_addr)s,
-        %(reply_rule)s, %(subject)s, %(sent_at)s, %(raw)s, %(raw_size)s, %(parse_status)s,
-        %(parse_error)s, %(auto_reason)s, %(status)s, %(status_reason)s, %(body_text)s,
-        %(body_html)s, %(attachments)s, %(attachment_text)s, %(index_status)s, %(direction)s,
-        %(answered_via)s)
-RETURNING id, dedup_key, content_hash;
-
 -- name: bench_bare_existing
 -- The poller's dedup lookup before its insert (same shape: the batch's keys).
 SELECT id, dedup_key, content_hash FROM emails WHERE mailbox_id = 1 AND dedup_key IN ({keys})
