@@ -100,10 +100,10 @@ class PipelineRunner:
             with_raw = any(spec.needs_raw for spec in here)
             row = cur.fetchone(sql("pipeline_run_mail_raw" if with_raw else "pipeline_run_mail"),
                                {"id": email_id})
+            email = Mail.from_row(row) if row else None
             # the steps' own reads (``StepSpec.read_ahead``) in the same transaction
-            read_ahead = {spec.step: spec.read_ahead(cur, Mail.from_row(row), self.services)
-                          for spec in here if spec.read_ahead is not None and row is not None}
-        email = Mail.from_row(row) if row else None
+            read_ahead = {spec.step: spec.read_ahead(cur, email, self.services)
+                          for spec in here if spec.read_ahead is not None and email is not None}
         raw = row.pop("raw", None) if row else None
         mailbox_name = None if row is None or row["mailbox_name"] is None \
             else str(row["mailbox_name"])
