@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from email_rag.adapters.llm import LLMClient
+from email_rag.classification.task import classification_task
 from email_rag.db.audit import AuditEvent
 from email_rag.llm.policy import PolicyLimits, TaskResult, run_task
-from email_rag.pipeline.classify import classification_task
 
 # client timeout in tests: a stalled answer costs TIMEOUT s. Every healthy answer must come
 # within it too, so it is far above what a busy 2-core CI machine can stall a thread for

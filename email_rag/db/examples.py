@@ -17,7 +17,7 @@ replaces a person's). A history example is not a person's confirmation: our repl
 the mail needed one, nothing tells its category or priority, so both are NULL (unknown);
 it is stored without vector and embedded once its index job parsed the mail
 (``embed_for_mail``; else ``embed_missing``). How the classifier weighs it:
-``email_rag.llm.examples`` (docs/history.md). The vector is the mail's
+``email_rag.classification.history_model`` (docs/history.md). The vector is the mail's
 vector by the configured embedder (``mail_vectors``: the mean of its sentences' embeddings;
 float32 BLOB, with ``vector_name``).
 

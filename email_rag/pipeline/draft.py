@@ -30,12 +30,12 @@ from collections.abc import Callable
 from email.utils import formataddr
 from typing import Any
 
+from ..classification.values import LANGUAGE_NAMES, Language
 from ..core.errors import LLMInvalidOutputError
 from ..core.states import Actor, MailStatus, Step
 from ..db import sql
 from ..llm import draft_checks
 from ..llm.budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
-from ..llm.classification import LANGUAGE_NAMES, Language
 from ..llm.policy import LLMTask, PolicyLimits, TaskOutcome, run_task
 from ..llm.prompts import load_prompt, mail_block, set_version
 from ..llm.reply_frame import FORMAL, INFORMAL, ReplyFrame, strip_frame

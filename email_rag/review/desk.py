@@ -545,7 +545,7 @@ def _at(value: Any, zone: Any = None) -> str:
 # --- classification corrected by a human ---
 
 def classification_choices() -> dict[str, list[str]]:
-    from ..llm.classification import Category, Language, Priority
+    from ..classification.values import Category, Language, Priority
 
     return {"categories": [c.value for c in Category], "languages": [c.value for c in Language],
             "priorities": [c.value for c in Priority]}

@@ -55,7 +55,7 @@ LABELS: dict[str, str] = {
     "send_unknown": N_("send unknown"),
     "retrying": N_("retrying"),
     "partially_indexed": N_("partially indexed"),
-    # categories (llm.classification.Category)
+    # categories (classification.values.Category)
     "billing": N_("billing"),
     "order": N_("order"),
     "technical": N_("technical"),
@@ -65,7 +65,7 @@ LABELS: dict[str, str] = {
     "notification": N_("notification"),
     "spam": N_("spam"),
     "other": N_("other"),
-    # priorities (llm.classification.Priority)
+    # priorities (classification.values.Priority)
     "low": N_("low"),
     "normal": N_("normal"),
     "high": N_("high"),

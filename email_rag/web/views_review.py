@@ -20,11 +20,11 @@ from babel.numbers import format_decimal
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
+from ..classification.history_model import describe_sources
 from ..core.errors import BadInputError, DraftConflictError, DraftNotFoundError, StateRefused
 from ..core.records import Draft
 from ..core.states import DraftStatus
 from ..db import examples
-from ..llm.examples import describe_sources
 from ..review import answers, assignment, desk, no_reply, notes, saved_views
 from ..review.console import review_filters
 from ..review.desk import QueueQuery

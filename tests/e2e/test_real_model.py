@@ -13,11 +13,12 @@ import json
 import pytest
 
 from email_rag.adapters.llm import LLMClient
+from email_rag.classification import values as cl
+from email_rag.classification.rules import no_reply_outcome
+from email_rag.classification.task import classification_task
 from email_rag.core.states import MailStatus
-from email_rag.llm import classification as cl
 from email_rag.llm.local_server import LocalLLMServer
 from email_rag.llm.policy import PolicyLimits, TaskOutcome, run_task
-from email_rag.pipeline.classify import classification_task, no_reply_outcome
 from tests.helpers import run_cli
 from tests.llm_support import INJECTION, event
 

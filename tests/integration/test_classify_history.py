@@ -201,7 +201,7 @@ def test_a_confident_history_decision_makes_no_llm_call(team):
         team.svc.settings.history_category_threshold
     assert row["status"] == "draft_ready"  # the draft step still ran
     line = examples.mail_labels(team.db, row["id"])
-    from email_rag.llm.examples import describe_sources
+    from email_rag.classification.history_model import describe_sources
 
     text = describe_sources(line, line["classification_sources"])
     assert "category billing — from 12 team examples" in text

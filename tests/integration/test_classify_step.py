@@ -11,12 +11,13 @@ from datetime import datetime
 import pytest
 from email_rag_harness.testing.llm_server import ScriptedLLMServer
 
+from email_rag.classification import values as cl
+from email_rag.classification.history import TeamHistory, TeamView
 from email_rag.core.errors import LLMError, LLMRequestRejectedError
 from email_rag.core.records import Job, Mail
 from email_rag.core.states import JobKind, JobState, MailStatus, Step
 from email_rag.db import sql
 from email_rag.db.audit import events_for, write_events
-from email_rag.llm import classification as cl
 from email_rag.pipeline import classify
 from email_rag.pipeline.contract import StepContext, StepOutcome
 from email_rag.wiring.services import Services
@@ -262,10 +263,10 @@ def test_a_model_that_obeys_the_injection_is_refused_by_the_validator(db, servic
     assert set(out.email_updates) == set(cl.EMAIL_COLUMNS)
 
 
-def _team_sure_of_category_and_priority() -> classify.TeamView:
-    from email_rag.llm.examples import FieldVote, HistoryDecision
+def _team_sure_of_category_and_priority() -> TeamView:
+    from email_rag.classification.history_model import FieldVote, HistoryDecision
 
-    return classify.TeamView(HistoryDecision({
+    return TeamView(HistoryDecision({
         "category": FieldVote("billing", 0.9, True),
         "priority": FieldVote("normal", 0.8, True),
         "needs_reply": FieldVote(True, 0.55, False)}, 30), [], 0.8)
@@ -275,7 +276,8 @@ def test_a_loop_guard_mail_the_history_knows_needs_no_llm_call(db, services, srv
     """GIVEN the team's examples are sure of category and priority but not of needs_reply
     WHEN an auto-submitted mail comes in THEN the loop guard decides needs_reply (no reply):
     no LLM call, every field's source recorded (history, history, rules)."""
-    monkeypatch.setattr(classify, "team_view", lambda ctx: _team_sure_of_category_and_priority())
+    monkeypatch.setattr(TeamHistory, "view",
+                        lambda self, mail, known=None: _team_sure_of_category_and_priority())
     eid = make_email(db, *BILLING, auto_reason="auto-submitted")
     out = classify.run(context(services, eid))
     assert srv.stats()["calls"] == {}
@@ -292,7 +294,8 @@ def test_a_loop_guard_mail_the_history_knows_needs_no_llm_call(db, services, srv
 
 def test_without_the_loop_guard_an_unsure_field_still_goes_to_the_llm(db, services, srv,
                                                                      monkeypatch):
-    monkeypatch.setattr(classify, "team_view", lambda ctx: _team_sure_of_category_and_priority())
+    monkeypatch.setattr(TeamHistory, "view",
+                        lambda self, mail, known=None: _team_sure_of_category_and_priority())
     eid = make_email(db, *BILLING)
     out = classify.run(context(services, eid))
     assert srv.stats()["calls"] != {}

@@ -8,6 +8,7 @@ import time
 import pytest
 from email_rag_harness.testing.llm_server import ScriptedLLMServer
 
+from email_rag.classification.values import Category, default_classification
 from email_rag.core.errors import (
     LLMError,
     LLMRateLimitedError,
@@ -15,7 +16,6 @@ from email_rag.core.errors import (
     LLMTimeoutError,
 )
 from email_rag.core.retry import RetryPolicy
-from email_rag.llm.classification import Category, default_classification
 from email_rag.llm.policy import PolicyLimits, TaskOutcome
 from tests.llm_support import BILLING, STALL, TIMEOUT, Recorder, attempts, classify, client
 

@@ -19,7 +19,7 @@ import os
 import pytest
 
 from email_rag.adapters.llm import LLMClient
-from email_rag.llm.classification import Classification
+from email_rag.classification.values import Classification
 from email_rag.llm.policy import PolicyLimits, TaskOutcome
 from tests.llm_support import BILLING, INJECTION, NEWSLETTER, attempts, classify
 

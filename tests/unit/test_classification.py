@@ -9,8 +9,8 @@ from email.utils import format_datetime
 import pytest
 
 from email_rag.adapters.llm import LLMClient, parse_retry_after
+from email_rag.classification import values as cl
 from email_rag.core.errors import ConfigError, LLMInvalidOutputError, PromptNotFoundError
-from email_rag.llm import classification as cl
 from email_rag.llm.prompts import load_prompt, mail_block, parse_mail_block, set_version
 
 VALID = {"category": "billing", "priority": "high", "language": "de",
@@ -177,7 +177,7 @@ def test_classify_prompt_defines_every_value_and_has_no_example_answer_to_copy()
     """GIVEN the classification prompt as sent WHEN a small model reads it THEN every category
     and priority comes with what it means, and there is no example JSON answer (models of
     0.5B and less copied the example's values for every mail)."""
-    from email_rag.pipeline.classify import classification_task
+    from email_rag.classification.task import classification_task
 
     system = classification_task("s", "a@b.c", "body").messages(None)[0]["content"]
     for c in cl.Category:

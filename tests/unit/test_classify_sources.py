@@ -7,11 +7,11 @@ import json
 
 import numpy as np
 
+from email_rag.classification import values as cl
+from email_rag.classification.history_model import Shot, describe_sources, shots_block
+from email_rag.classification.rules import language_decision
 from email_rag.db.examples import pack
-from email_rag.llm import classification as cl
 from email_rag.llm import draft_checks as dc
-from email_rag.llm.examples import Shot, describe_sources, shots_block
-from email_rag.pipeline.classify import language_decision
 
 GERMAN = "Guten Tag, meine Bestellung ist nicht angekommen. Können Sie bitte nachsehen?"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from email_rag.pipeline.classify import closing_thanks
+from email_rag.classification.rules import closing_thanks
 
 ENDS = [
     "Thanks, that worked!",

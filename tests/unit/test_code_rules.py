@@ -256,9 +256,10 @@ LAYERS = [
     "mail",  # reading mail: headers, MIME, addresses, attachments (pure)
     "db",  # MariaDB: connection, named queries (sql/), migrations, audit log, status stores
     "adapters",  # one module per outside system (IMAP, SMTP, LLM, queue, vectors, graph)
-    "llm",  # policy, budget, call slots, local server, prompts, classification, draft checks
+    "llm",  # policy, budget, call slots, local server, prompts, what it reads of a mail, draft checks
     "jobs",  # JobStore, dispatch (the outbox), what a job handler returns
     "indexing",  # stage: chunk, embed, store, retrieve, the periodic sync
+    "classification",  # values, rules, the team's history model, the LLM task, the classifier
     "ingest",  # stage: poll / IDLE a mailbox, store new mail and its job in one transaction
     "pipeline",  # stage: the steps of one mail (parse, classify, index, retrieve, draft)
     "sending",  # stage: review decisions, compose, send exactly once, reconcile

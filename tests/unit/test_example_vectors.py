@@ -55,9 +55,9 @@ def test_fifty_examples_decide_half_the_categories_right_on_unseen_training_mail
     from email_rag_harness.bench import quality_curve
 
     from email_rag.adapters.embeddings import build_embedder
+    from email_rag.classification.history import history_limits, meaning_anchors
+    from email_rag.classification.history_model import Example, HistoryModel
     from email_rag.core.settings import Settings
-    from email_rag.llm.examples import Example, HistoryModel
-    from email_rag.pipeline.classify import history_limits, meaning_anchors
 
     settings = Settings(embedding_backend="local")
     train, _ = quality_curve.split()

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from email_rag.llm.examples import (
+from email_rag.classification.history_model import (
     HISTORY_WEIGHT,
     Anchor,
     Example,
@@ -267,7 +267,7 @@ def test_the_source_line_says_a_field_followed_the_category():
 
 
 def test_the_stored_source_and_the_audit_say_the_field_followed_the_category():
-    from email_rag.pipeline.classify import TeamView
+    from email_rag.classification.history import TeamView
 
     model = HistoryModel(_mixed_billing(), Thresholds(priority=0.999, needs_reply=0.999))
     view = TeamView(model.decide(_near("technical")), [], 0.9)

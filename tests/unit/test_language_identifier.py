@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from email_rag.llm.classification import Language
+from email_rag.classification.values import Language
 from email_rag.mail.language import OTHER, SUPPORTED, identify, written_in
 
 

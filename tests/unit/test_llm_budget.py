@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from email_rag.classification.task import classification_task
 from email_rag.llm.budget import Fitted, prompt_tokens
-from email_rag.pipeline.classify import classification_task
 from email_rag.pipeline.draft import draft_task
 
 SOURCES = [{"subject": f"case {i}", "snippet": "x " * 500, "reply": "y " * 500, "score": 0.9}

@@ -10,7 +10,7 @@ import pytest
 from email_rag_harness.testing import llm_rules
 from email_rag_harness.testing.llm_server import _Plan, normalise_plan
 
-from email_rag.llm.classification import Classification, json_schema
+from email_rag.classification.values import Classification, json_schema
 
 
 @pytest.mark.parametrize("subject, body, category, priority, language, needs_reply", [

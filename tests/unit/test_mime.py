@@ -182,7 +182,7 @@ def test_attachments_without_text_are_named_even_when_the_body_fills_the_budget(
     import json
 
     from email_rag.core.records import Mail
-    from email_rag.pipeline.mail_input import mail_content
+    from email_rag.llm.mail_input import mail_content
 
     atts = json.dumps([{"filename": "scan.png", "content_type": "image/png", "size": 2048,
                         "text_chars": 0, "text_status": "no text: image/png (an image or scan"},

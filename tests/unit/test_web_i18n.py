@@ -191,6 +191,7 @@ def test_every_state_category_priority_and_failure_kind_has_a_german_label():
     """The values the desk shows from the database (states, categories, priorities, queue
     entries, failure kinds, roles) are shown through ``label``: each has a label, and in
     German none is left as the English label or the stored value."""
+    from email_rag.classification.values import Category, Priority
     from email_rag.core.states import (
         DraftStatus,
         JobKind,
@@ -199,7 +200,6 @@ def test_every_state_category_priority_and_failure_kind_has_a_german_label():
         SendStatus,
         UserRole,
     )
-    from email_rag.llm.classification import Category, Priority
     from email_rag.review.console import KINDS
     from email_rag.web.labels import LABELS, label
 

@@ -36,10 +36,11 @@ from collections import Counter
 from contextlib import ExitStack
 from typing import Any
 
+from email_rag.classification.rules import no_reply_outcome
+from email_rag.classification.task import classification_task
 from email_rag.core.settings import Settings
 from email_rag.db.audit import AuditEvent
 from email_rag.llm.policy import PolicyLimits, TaskOutcome, run_task
-from email_rag.pipeline.classify import classification_task, no_reply_outcome
 from email_rag.pipeline.draft import draft_task
 
 from . import quality_curve

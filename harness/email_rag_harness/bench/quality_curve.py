@@ -6,7 +6,7 @@ into the held-out mails (``HELD_OUT``, 120: scored, never learned from) and the 
 part (212), shuffled once with a fixed seed: its first N mails are the labelled examples
 staff would have made by correcting or approving (N = 0, 25, 50, 100; each point's examples
 include the previous point's, as staff corrections accumulate). For every held-out mail the
-product's own decision runs, as the classify step makes it (email_rag.pipeline.classify):
+product's own decision runs, as the classifier makes it (email_rag.classification.classifier):
 
 - the mail is embedded with the configured embedder (``mail_vectors``: the mean of its
   sentences' embeddings), one mail at a time, as the worker does;
@@ -40,20 +40,14 @@ from typing import Any
 
 import numpy as np
 
+from email_rag.classification.history import TeamView, history_limits, meaning_anchors, view_of
+from email_rag.classification.history_model import Example, HistoryModel
+from email_rag.classification.rules import language_decision, no_reply_rule
+from email_rag.classification.task import classification_task
 from email_rag.core.settings import Settings
 from email_rag.db.audit import AuditEvent
 from email_rag.db.examples import mail_vectors
-from email_rag.llm.examples import Example, HistoryModel
 from email_rag.llm.policy import PolicyLimits, run_task
-from email_rag.pipeline.classify import (
-    TeamView,
-    classification_task,
-    history_limits,
-    language_decision,
-    meaning_anchors,
-    no_reply_rule,
-    view_of,
-)
 
 from .common import percentile
 from .quality_corpus import MAILS

@@ -22,12 +22,12 @@ from statistics import median
 from typing import Any
 
 from email_rag.adapters.llm import LLMClient
+from email_rag.classification.task import classification_task
 from email_rag.core.errors import LocalLLMStartError
 from email_rag.core.settings import Settings
 from email_rag.db.audit import AuditEvent
 from email_rag.llm.local_server import SAFE_ARGS, LocalLLMServer, LocalModel
 from email_rag.llm.policy import PolicyLimits, run_task
-from email_rag.pipeline.classify import classification_task
 from email_rag.pipeline.draft import draft_task
 
 from .common import Report

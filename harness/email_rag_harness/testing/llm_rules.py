@@ -14,7 +14,7 @@ import re
 import struct
 from typing import Any
 
-from email_rag.llm.classification import Category, Language, Priority
+from email_rag.classification.values import Category, Language, Priority
 
 # The double's own crude language guess (a stand-in for an LLM's answer; the product
 # takes the language from email_rag.mail.language).
@@ -74,7 +74,7 @@ def _has(text: str, words: tuple[str, ...]) -> bool:
 
 
 def classify(subject: str, body: str) -> dict[str, Any]:
-    """A classification dict (valid for ``email_rag.llm.classification.Classification``)."""
+    """A classification dict (valid for ``email_rag.classification.values.Classification``)."""
     text = f"{subject}\n{body}".lower()
     category = next((c for c, words in CATEGORY_KEYWORDS if _has(text, words)), Category.OTHER)
     if category is Category.FEEDBACK and "?" in text:
@@ -117,7 +117,7 @@ DRAFT_TEMPLATES = {
 def asked_language(prompt: str) -> Language | None:
     """The language the draft prompt asks for ("Write the whole reply in German."), as a
     model follows its instructions; None when the prompt names none."""
-    from email_rag.llm.classification import LANGUAGE_NAMES
+    from email_rag.classification.values import LANGUAGE_NAMES
 
     m = re.search(r"Write the whole reply in ([A-Za-z ]+?)\.", prompt)
     if m:

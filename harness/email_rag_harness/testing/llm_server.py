@@ -91,7 +91,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlparse
 
-from email_rag.llm.classification import SCHEMA_NAME
+from email_rag.classification.values import SCHEMA_NAME
 from email_rag.llm.prompts import parse_mail_block
 
 from . import llm_rules

@@ -17,7 +17,7 @@ import functools
 import json
 import re
 from enum import StrEnum
-from typing import Any
+from typing import Any, Required, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -66,6 +66,16 @@ SCHEMA_NAME = "email_classification"
 EMAIL_COLUMNS = ("category", "priority", "language", "summary", "needs_reply",
                  "classification_defaulted", "classification_prompt_version",
                  "classification_sources")
+
+
+class FieldSource(TypedDict, total=False):
+    """Where one classification field came from (``classification_sources``, JSON)."""
+
+    source: Required[str]  # history, llm, default, rules, identifier
+    confidence: Required[float | None]
+    examples: int  # history: the mailbox's labelled examples
+    via: str  # history: "category" when the field followed the decided category
+    identifier: list[str | float]  # llm as tie-breaker: the identifier's unsure guess
 
 
 class Classification(BaseModel):

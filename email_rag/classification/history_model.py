@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .classification import CATEGORY_MEANING, PRIORITY_MEANING, Category
+from .values import CATEGORY_MEANING, PRIORITY_MEANING, Category
 
 FIELDS = ("category", "priority", "needs_reply")
 
