@@ -41,16 +41,10 @@ from ..classification.history import TeamHistory
 from ..core.records import Mail
 from ..db import examples as stored_examples
 from ..db import figures
-from ..llm import mail_input
 from .contract import StepContext, StepOutcome
 
 if TYPE_CHECKING:
     from ..db.connection import Cursor
-
-
-def mail_content(ctx: StepContext) -> mail_input.MailContent:
-    """Subject, sender, text and loop-guard reason of the mail (``mail_input``)."""
-    return mail_input.mail_content(ctx.email, ctx.services.settings.llm_max_input_chars)
 
 
 def examples_state(cur: Cursor, mail: Mail, deps: ClassifierDeps

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from email.utils import formataddr
 from typing import Any
 
@@ -36,11 +37,11 @@ from ..core.states import Actor, MailStatus, Step
 from ..db import sql
 from ..llm import draft_checks
 from ..llm.budget import DEFAULT_CONTEXT, SAFETY, Fitted, context_tokens, estimate_tokens
+from ..llm.mail_input import mail_content
 from ..llm.policy import LLMTask, PolicyLimits, TaskOutcome, run_task
 from ..llm.prompts import load_prompt, mail_block, set_version
 from ..llm.reply_frame import FORMAL, INFORMAL, ReplyFrame, strip_frame
 from ..mail.addresses import stored_reply
-from .classify import mail_content
 from .contract import StepContext, StepOutcome
 
 MAX_REPLY_CHARS = 5000
@@ -152,16 +153,41 @@ def reference_block(sources: list[dict[str, Any]], thread: list[dict[str, Any]])
             + "\n\n".join(parts) + "\n</reference>")
 
 
+@dataclass(frozen=True)
+class DraftRequest:
+    """The draft's LLM task and what the step needs of it besides the answer."""
+
+    task: LLMTask[str]
+    frame: ReplyFrame  # greeting and sign-off (a draft stored FLAGGED gets them too)
+    sources: list[dict[str, Any]]  # the references, in the order the prompt has them
+    fitted: Fitted  # the prompt fitted to the context: which references made it in
+
+    @property
+    def kept_sources(self) -> list[dict[str, Any]]:
+        """The references the last prompt held (the budget may have dropped the last)."""
+        return self.sources[:self.fitted.refs]
+
+
 def draft_task(subject: str, sender: str, body: str, language: str,
                sources: list[dict[str, Any]], thread: list[dict[str, Any]],
                max_chars: int = 8000, context: int = DEFAULT_CONTEXT,
                instruction: str | None = None, frame: ReplyFrame | None = None,
                own: str | None = None, shared: str | None = None) -> LLMTask[str]:
-    """The draft as an LLM task. References, thread and body are trimmed to fit
-    ``context`` tokens (least similar case first, then the oldest thread mail, then the
-    body's end); what was cut is in ``task.trimmed``. The model writes the body; ``frame``
-    (default: from the mail, the default signature) adds greeting and sign-off;
-    ``own``/``shared``: the claim check's evidence (default: ``evidence(...)``)."""
+    """The draft as an LLM task (``draft_request``'s task)."""
+    return draft_request(subject, sender, body, language, sources, thread, max_chars, context,
+                         instruction, frame, own, shared).task
+
+
+def draft_request(subject: str, sender: str, body: str, language: str,
+                  sources: list[dict[str, Any]], thread: list[dict[str, Any]],
+                  max_chars: int = 8000, context: int = DEFAULT_CONTEXT,
+                  instruction: str | None = None, frame: ReplyFrame | None = None,
+                  own: str | None = None, shared: str | None = None) -> DraftRequest:
+    """The draft as an LLM task, with its frame and references. References, thread and body
+    are trimmed to fit ``context`` tokens (least similar case first, then the oldest thread
+    mail, then the body's end); what was cut is in ``task.trimmed``. The model writes the
+    body; ``frame`` (default: from the mail, the default signature) adds greeting and
+    sign-off; ``own``/``shared``: the claim check's evidence (default: ``evidence(...)``)."""
     system, task, retry = load_prompt("system"), load_prompt("draft"), load_prompt("draft_retry")
     lang = language or "other"
     name = LANGUAGE_NAMES.get(Language(lang) if lang in Language.__members__.values() else
@@ -207,10 +233,7 @@ def draft_task(subject: str, sender: str, body: str, language: str,
                     max_tokens=DRAFT_MAX_TOKENS, max_tokens_cap=DRAFT_MAX_TOKENS_CAP,
                     shrink=fitted.shrink, trimmed=fitted.trimmed,
                     prefill=opening(frame, lang, sources))
-    task_.kept = fitted  # type: ignore[attr-defined]  # which references made it in
-    task_.frame = frame  # type: ignore[attr-defined]  # for a draft stored FLAGGED
-    task_.sources = sources  # type: ignore[attr-defined]  # in the order the prompt has them
-    return task_
+    return DraftRequest(task_, frame, sources, fitted)
 
 
 def opening(frame: ReplyFrame, language: str, sources: list[dict[str, Any]]) -> str | None:
@@ -256,7 +279,7 @@ def run(ctx: StepContext) -> StepOutcome:
         reason = f"no draft: {address.rule}; a human decides what to do with it"
         return StepOutcome(detail={"skipped": reason}, mail_status=MailStatus.MANUAL,
                            status_reason=reason, stop=True)
-    content = mail_content(ctx)
+    content = mail_content(mail, s.llm_max_input_chars)
     retrieved = ctx.confirmed.get(str(Step.RETRIEVE), {})
     sources = list(retrieved.get("similar") or [])
     thread = list(retrieved.get("thread") or [])
@@ -267,23 +290,23 @@ def run(ctx: StepContext) -> StepOutcome:
     # name was written as the customer (draft_checks.signed_as_customer)
     sender = formataddr((mail.from_name or "", content.sender)) if content.sender \
         else content.sender
-    task = draft_task(content.subject, sender, content.body, language, sources, thread,
-                      s.llm_max_input_chars, context_tokens(s, ctx.services.llm),
-                      mail.draft_instruction, frame_of(ctx, content.body, sender, language),
-                      own, shared)
+    request = draft_request(content.subject, sender, content.body, language, sources, thread,
+                            s.llm_max_input_chars, context_tokens(s, ctx.services.llm),
+                            mail.draft_instruction,
+                            frame_of(ctx, content.body, sender, language), own, shared)
+    task = request.task
     result = run_task(ctx.services.llm, task, PolicyLimits.from_settings(s),
                       event=lambda name, detail: ctx.event(name, detail), audit=ctx.services.audit)
-    kept = task.kept  # type: ignore[attr-defined]
     detail = {"outcome": str(result.outcome), "attempts": result.attempts, "model": result.model,
               "duration_ms": round(result.duration * 1000, 1),
-              "prompt_version": result.prompt_version, "sources": kept.refs,
+              "prompt_version": result.prompt_version, "sources": request.fitted.refs,
               **({"trimmed": dict(task.trimmed)} if task.trimmed else {})}
     flags = None
     if result.outcome is TaskOutcome.INVALID and (result.last_text or "").strip():
         # unusable twice, but there is text: staff get it FLAGGED with the reason (never as
         # a normal draft) - better a start they can fix than a blank manual case
         flags = f"{result.last_kind}: {result.last_error}"[:1000]
-        reply = task.frame.compose(result.last_text)[:MAX_REPLY_CHARS]  # type: ignore[attr-defined]
+        reply = request.frame.compose(result.last_text)[:MAX_REPLY_CHARS]
     elif result.outcome is not TaskOutcome.OK or result.value is None:
         reason = result.reason or "the LLM gave no usable draft twice; write the reply by hand"
         return StepOutcome(detail=detail, mail_status=MailStatus.MANUAL, status_reason=reason,
@@ -291,7 +314,7 @@ def run(ctx: StepContext) -> StepOutcome:
     else:
         reply = result.value
     subject = content.subject
-    stored_sources = task.sources[:kept.refs]  # type: ignore[attr-defined]
+    stored_sources = request.kept_sources
 
     def write(cur: Any) -> None:
         version = cur.fetchone(sql("drafts_next_version"), {"email_id": ctx.email_id})["v"]

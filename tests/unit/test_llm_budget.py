@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from email_rag.classification.task import classification_task
 from email_rag.llm.budget import Fitted, prompt_tokens
-from email_rag.pipeline.draft import draft_task
+from email_rag.pipeline.draft import draft_request, draft_task
 
 SOURCES = [{"subject": f"case {i}", "snippet": "x " * 500, "reply": "y " * 500, "score": 0.9}
            for i in range(5)]
@@ -35,6 +35,15 @@ def test_shrink_drops_one_more_part_and_says_what():
     assert task.shrink() == "one reference case" and task.trimmed["references_dropped"] == 1
     assert task.shrink() == "one reference case"
     assert task.shrink() is None  # a short body: nothing left to drop
+
+
+def test_the_draft_request_says_which_references_the_prompt_kept():
+    """GIVEN three references, the least similar last WHEN the prompt shrinks by one THEN
+    the request's kept sources are the first two (what the draft stores as its sources)."""
+    request = draft_request("Parcel", "a@b.c", "short", "en", SOURCES[:3], [], context=8192)
+    assert request.kept_sources == SOURCES[:3]
+    assert request.task.shrink() == "one reference case"
+    assert request.kept_sources == SOURCES[:2] and request.fitted.refs == 2
 
 
 def test_classification_cuts_a_huge_mail_to_the_context():
