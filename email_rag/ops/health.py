@@ -59,14 +59,14 @@ def check_redis(svc: Services) -> Check:
 
 def check_imap(svc: Services) -> list[Check]:
     checks = []
-    for mb in svc.settings.mailboxes:
+    for mb in svc.mailboxes.active():
         def probe(mb=mb) -> tuple[str, str]:
             with svc.imap_mailbox(mb, 5) as imap:  # its own login (password or OAuth2)
                 greeting = imap.greeting
             return greeting[:80], f"{mb.host}:{mb.port} as {mb.username}"
         checks.append(_timed(f"imap:{mb.name}", False, probe))
     if not checks:
-        checks.append(Check("imap", False, False, detail="no mailboxes configured (EMAIL_RAG_MAILBOXES)"))
+        checks.append(Check("imap", False, False, detail="no mailbox polled (add one: web admin or `email-rag mailboxes add`)"))
     return checks
 
 

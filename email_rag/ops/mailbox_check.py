@@ -172,7 +172,7 @@ def check_imap(svc: Services, mb: MailboxConfig, steps: list[Step]) -> None:
 
 
 def check_smtp(svc: Services, mb: MailboxConfig, steps: list[Step]) -> None:
-    sender = svc.mail_sender_for(mb.name)
+    sender = svc.mail_sender_of(mb)
     config = sender.config
     where = "own" if mb.smtp is not None else "global relay"
     if not _network(steps, "smtp ", config.host, config.port):
@@ -203,12 +203,13 @@ def check_smtp(svc: Services, mb: MailboxConfig, steps: list[Step]) -> None:
           f"; size limit {report['size_limit'] or 'none announced'}", smtp=report)
 
 
+def check_config(svc: Services, mb: MailboxConfig) -> MailboxReport:
+    """The check of these settings (a mailbox being added or changed: not saved yet)."""
+    steps: list[Step] = []
+    check_imap(svc, mb, steps)
+    check_smtp(svc, mb, steps)
+    return MailboxReport(mb.name, steps)
+
+
 def check_mailboxes(svc: Services, names: list[str]) -> list[MailboxReport]:
-    reports = []
-    for name in names:
-        mb = svc.settings.mailbox(name)
-        steps: list[Step] = []
-        check_imap(svc, mb, steps)
-        check_smtp(svc, mb, steps)
-        reports.append(MailboxReport(name, steps))
-    return reports
+    return [check_config(svc, svc.mailbox(name)) for name in names]

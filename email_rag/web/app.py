@@ -88,7 +88,8 @@ def _service_levels_changed(pool: ServicesPool) -> None:
     """Due times computed under a mailbox's earlier service level are computed again (the
     desk computes missing ones before each read). MariaDB away: the next start does it."""
     try:
-        service_levels.forget_changed(pool.get().db, pool.settings.mailboxes)
+        svc = pool.get()
+        service_levels.forget_changed(svc.db, svc.mailboxes.configs())
     except EmailRagError as e:
         log.warning("service levels not checked at start: %s", redact_text(str(e)))
 
