@@ -26,9 +26,12 @@ from ..core import mailbox_fields as mf
 from ..core.actors import command_line
 from ..core.errors import BadInputError
 from ..db.mailbox_configs import DATABASE
+from ..ingest import history_import
 from ..ops import mailbox_admin
 from .output import ExitCode, Outcome, table
 
+HISTORY_COLUMNS = ["mailbox", "state", "done", "total", "percent", "errors", "rate_per_s",
+                   "seconds_left"]
 LIST_COLUMNS = ["name", "source", "state", "host", "username", "auth", "last_check", "problem"]
 
 
@@ -61,6 +64,15 @@ def register(msub, common) -> None:
         p.add_argument("--reason", default="", help="why (audited)")
         p.add_argument("--by", help="who (audited; default: your login)")
         p.set_defaults(handler=run_state, action=action)
+    h = msub.add_parser("history", parents=[common], help="the history import of each "
+                        "mailbox: mails indexed of the total, rate, time left, errors; "
+                        "pause, resume or restart it")
+    h.add_argument("name", nargs="?", help="one mailbox (default: all)")
+    h.add_argument("action", nargs="?", choices=["pause", "resume", "restart"],
+                   help="pause: its waiting index entries wait; resume; restart: its "
+                   "failed entries again, then resume")
+    h.add_argument("--by", help="who (audited; default: your login)")
+    h.set_defaults(handler=run_history)
 
 
 def _setting_flags(p: argparse.ArgumentParser) -> None:
@@ -161,6 +173,34 @@ def run_state(args, svc) -> Outcome:
     return Outcome(ExitCode.OK, f"Mailbox {args.name} {args.action}d: {state}"
                    f"{'' if changed else ' (it already was)'}. Audited.",
                    {"mailbox": args.name, "enabled": enabled, "changed": changed})
+
+
+def run_history(args, svc) -> Outcome:
+    from ..jobs.dispatch import redispatch
+
+    did = ""
+    if args.action:
+        if not args.name:
+            return Outcome(ExitCode.ERROR, f"Say which mailbox to {args.action}.")
+        actor = command_line(args.by)
+        if args.action == "pause":
+            n = history_import.pause(svc.db, args.name, actor)
+            did = f"History import of {args.name} paused ({n} waiting entries parked). "
+        else:
+            n = (history_import.resume(svc.db, args.name, actor) if args.action == "resume"
+                 else history_import.restart(svc.db, svc.jobs, args.name, actor))
+            redispatch(svc)
+            did = (f"History import of {args.name} {args.action}ed ({n} entries "
+                   f"{'due again' if args.action == 'resume' else 'with errors restarted'}). ")
+    shown = [p for p in history_import.progress(svc.db) if not args.name or p.mailbox ==
+             args.name]
+    rows = [p.as_dict() for p in shown]
+    left = sum(p.left for p in shown)
+    message = did + (f"{sum(p.done for p in shown)} of {sum(p.total for p in shown)} history "
+                     f"mails indexed, {left} left, {sum(p.errors for p in shown)} error(s). "
+                     "Audited." if args.action else "")
+    return Outcome(ExitCode.OK, message.strip() or "No history import yet.",
+                   {"imports": rows}, table(rows, HISTORY_COLUMNS))
 
 
 def report_lines(r) -> list[str]:

@@ -15,6 +15,7 @@ to a log or an audit entry; ``public`` shows only whether each is set.
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from dataclasses import dataclass
@@ -88,6 +89,18 @@ def _fields(model: type[BaseModel], prefix: str = "") -> list[FieldSpec]:
 FIELDS: tuple[FieldSpec, ...] = tuple(_fields(MailboxConfig))
 BY_KEY = {f.key: f for f in FIELDS}
 SECRET_KEYS = tuple(f.key for f in FIELDS if f.secret)
+
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+RESERVED_NAMES = {"new", "check"}  # pages of the web admin
+
+
+def check_name(name: str) -> str:
+    """A mailbox's name: letters, digits, '.', '_', '-' (it is part of addresses)."""
+    if not NAME.match(name or "") or name.lower() in RESERVED_NAMES:
+        raise ConfigError(f"mailbox name {name!r}: use 1-64 letters, digits, '.', '_' or '-' "
+                          f"(not {', '.join(sorted(RESERVED_NAMES))})")
+    return name
 
 
 def parse(spec: FieldSpec, text: str) -> Any:

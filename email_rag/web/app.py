@@ -35,6 +35,7 @@ from . import (
     views_admin,
     views_answers,
     views_casework,
+    views_mailboxes,
     views_main,
     views_privacy,
     views_review,
@@ -76,6 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(views_main.router)
     app.include_router(views_review.router)
     app.include_router(views_admin.router)
+    app.include_router(views_mailboxes.router)
     app.include_router(views_privacy.router)
     app.include_router(views_answers.router)
     app.include_router(views_casework.router)

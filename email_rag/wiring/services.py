@@ -132,7 +132,6 @@ class Services:
     def mail_sender_for(self, mailbox_name: str) -> MailSender:
         """The SMTP server a mailbox's replies leave through: its own (``smtp`` in its
         settings: host, security, auth, OAuth2 token) or else the global relay."""
-        from ..adapters.smtp import SmtpConfig, SmtpSender
 
         try:
             mb = self.mailbox(mailbox_name)

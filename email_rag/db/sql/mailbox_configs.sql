@@ -44,3 +44,8 @@ UPDATE mailbox_configs
 UPDATE mailbox_configs
    SET check_ok = %(ok)s, check_summary = %(summary)s, checked_at = NOW(6)
  WHERE name = %(name)s;
+
+-- After a new OAuth2 consent: the mailbox is polled at the next poll, not after its backoff.
+-- name: mailbox_backoff_clear
+UPDATE mailboxes SET backoff_until = NULL
+ WHERE name = %(name)s AND backoff_until IS NOT NULL;
