@@ -40,6 +40,7 @@ from . import (
     views_privacy,
     views_review,
     views_search,
+    views_setup,
 )
 from .limits import BodyLimit
 from .pool import ServicesPool
@@ -82,6 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(views_answers.router)
     app.include_router(views_casework.router)
     app.include_router(views_search.router)
+    app.include_router(views_setup.router)
     _handlers(app)
     return app
 

@@ -72,6 +72,28 @@ class FormField:
     placeholder: str = ""
     secret_set: bool = False
 
+    @property
+    def secret(self) -> bool:
+        return self.kind == "secret"
+
+    @property
+    def numeric(self) -> bool:
+        return self.kind in ("int", "float")
+
+    @property
+    def multiline(self) -> bool:
+        return self.key == "signature"
+
+
+SIGN_IN = {"microsoft365": N_("Sign in with Microsoft"), "gmail": N_("Sign in with Google")}
+
+
+def sign_in_label(config: Any) -> str | None:
+    """The sign-in button's text of a mailbox a person consents for (None: no button)."""
+    if config is None or config.oauth is None or config.oauth.grant != "refresh_token":
+        return None
+    return SIGN_IN.get(config.provider, N_("Sign in with the OAuth2 provider"))
+
 
 def sections(raw: dict[str, Any], secrets_set: set[str] | tuple[str, ...] = ()) -> list[
         tuple[str, list[FormField]]]:

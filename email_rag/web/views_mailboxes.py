@@ -32,6 +32,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from ..adapters import oauth2
+from ..adapters.queue import enqueue_poll
 from ..core import mailbox_fields as mf
 from ..core.errors import ConfigError, EmailRagError, PermanentError
 from ..core.redact import redact_text
@@ -42,6 +43,7 @@ from ..ingest.mailbox_state import poll_soon
 from ..jobs.dispatch import redispatch
 from ..ops import health, mailbox_admin
 from ..ops.mailbox_check import check_config
+from ..sending.outcome import N_
 from . import mailbox_form
 from .render import page
 from .render import tr as _tr
@@ -49,6 +51,11 @@ from .security import AdminUser, FormStr, flash
 
 router = APIRouter(prefix="/admin")
 PENDING_S = 900  # a sign-in started longer ago than this is refused at the callback
+ENABLED = N_("Mailbox %(name)s is polled from the next poll.")
+DISABLED = N_("Mailbox %(name)s is no longer polled (from the next poll). Its mail and "
+              "queued work stay.")
+POLL_ASKED = N_("A worker polls the mailboxes now; the progress shows here.")
+POLL_WAITING = N_("A poll is already waiting for a worker; the progress shows here.")
 
 
 def _svc(request: Request):
@@ -62,8 +69,9 @@ def mailboxes(request: Request, user: AdminUser):
     tokens = {t.mailbox: t for t in token_health(svc.db)}
     imports = {p.mailbox: p for p in history_import.progress(svc.db)}
     polls = {m.name: m for m in health.poll_health(svc)}
+    consent = {e.name for e in entries if mailbox_form.sign_in_label(e.config)}
     return page(request, "mailboxes.html", entries=entries, tokens=tokens, imports=imports,
-                polls=polls)
+                polls=polls, consent=consent)
 
 
 @router.get("/mailboxes/new")
@@ -102,9 +110,8 @@ def mailbox_state(request: Request, user: AdminUser, name: str, action: FormStr)
         return RedirectResponse("/admin/mailboxes", status_code=303)
     enabled = action == "enable"
     store.set_enabled(name, enabled, user.actor, "web admin")
-    flash(request, "ok", _tr(request, user, "Mailbox %(name)s is polled from the next poll."
-                             if enabled else "Mailbox %(name)s is no longer polled (from the "
-                             "next poll). Its mail and queued work stay.", name=name))
+    said = ENABLED if enabled else DISABLED
+    flash(request, "ok", _tr(request, user, said, name=name))
     return RedirectResponse(f"/admin/mailboxes/{name}", status_code=303)
 
 
@@ -123,6 +130,18 @@ def mailbox_history(request: Request, user: AdminUser, name: str, action: FormSt
         redispatch(svc)
         flash(request, "ok", _tr(request, user, "History import of %(name)s runs again.",
                                  name=name))
+    return RedirectResponse(f"/admin/mailboxes/{name}#history", status_code=303)
+
+
+@router.post("/mailboxes/{name}/poll")
+def poll_now(request: Request, user: AdminUser, name: str):
+    """Ask a worker to poll now (the first poll starts the history import)."""
+    svc = _svc(request)
+    _entry(svc, name)
+    poll_soon(svc.db, name, user.actor, "poll asked for in the web admin")
+    asked = enqueue_poll(svc.queue, svc.settings.queue_name)
+    flash(request, "ok" if asked else "info", _tr(request, user, POLL_ASKED if asked
+                                                  else POLL_WAITING))
     return RedirectResponse(f"/admin/mailboxes/{name}#history", status_code=303)
 
 
@@ -207,7 +226,9 @@ def _form(request: Request, entry: Any, raw: dict[str, Any], secrets_set: Any,
     poll = next((m for m in health.poll_health(svc) if m.name == name), None) if name else None
     return page(request, "mailbox.html", status_code, entry=entry, name=name,
                 sections=mailbox_form.sections(raw, set(secrets_set)), report=report,
-                error=error, token=token, progress=progress, poll=poll)
+                error=error, token=token, progress=progress, poll=poll,
+                sign_in=mailbox_form.sign_in_label(entry.config if entry else None),
+                callback=str(request.url_for("oauth_callback")))
 
 
 def _save(request: Request, user: Any, form: dict[str, Any], name: str | None) -> Response:
