@@ -79,6 +79,7 @@ class StoredMailbox(FromRow):
     version: int = 1
     check_ok: bool | None = None
     check_summary: str | None = None
+    check_report: str | None = None  # the last check's steps (JSON of MailboxReport)
     checked_at: datetime | None = None
     created_by: str = ""
     updated_by: str = ""
@@ -94,6 +95,10 @@ class StoredMailbox(FromRow):
     @property
     def raw(self) -> dict[str, Any]:
         return json.loads(self.settings or "{}")
+
+    @property
+    def last_report(self) -> dict[str, Any] | None:
+        return json.loads(self.check_report) if self.check_report else None
 
 
 @dataclass(frozen=True)
@@ -229,11 +234,14 @@ class MailboxConfigStore:
                 "enabled" if stored.enabled else "disabled", "removed",
                 detail={"mail_kept": True})])
 
-    def record_check(self, name: str, ok: bool | None, summary: str) -> None:
-        """The last check of its settings (None: saved without one)."""
+    def record_check(self, name: str, ok: bool | None, summary: str,
+                     report: dict[str, Any] | None = None) -> None:
+        """The last check of its settings (None: saved without one): its one-line summary
+        and its steps (already redacted by the check)."""
         self.db.execute(sql("mailbox_configs_checked"), {
             "name": name, "ok": None if ok is None else int(ok),
-            "summary": redact_text(summary)[:2000]})
+            "summary": redact_text(summary)[:2000],
+            "report": json.dumps(report, default=str) if report else None})
 
     def _current(self, cur: Any, name: str) -> StoredMailbox:
         row = cur.fetchone(sql("mailbox_configs_get_for_update"), {"name": name})
@@ -308,8 +316,8 @@ class MailboxDirectory:
         for stored in self.store.rows():
             before = known.get((DATABASE, stored.name))
             if before is not None and before.version == stored.version and (
-                    before.config is not None):
-                entry = before
+                    before.config is not None):  # the same settings object: caches keep
+                entry = replace(before, stored=stored, problem=None)
             else:
                 entry = self._entry(stored)
             if stored.name in env_names:

@@ -76,7 +76,7 @@ EXPECTED: dict[str, set[str]] = {
     "saved_views": {"id", "user_id", "name", "query", "created_at"},
     "privacy_requests": {"address_hash", "address", "reason", "requested_by", "requested_at"},
     "mailbox_configs": {"name", "settings", "secrets", "enabled", "removed_at", "version",
-                        "check_ok", "check_summary", "checked_at", "created_by", "updated_by",
+                        "check_ok", "check_summary", "check_report", "checked_at", "created_by", "updated_by",
                         "created_at", "updated_at"},
     "setup_tokens": {"token_hash", "created_at", "expires_at", "used_at", "used_by"},
 }

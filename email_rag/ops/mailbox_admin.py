@@ -95,7 +95,8 @@ def save(svc: Services, name: str, changes: dict[str, Any], actor: str, *, new: 
         changed = store.edit(name, changes, actor, version)[1]
         if disabled:
             store.set_enabled(name, False, actor, "saved disabled: " + summary(report))
-    store.record_check(name, report.ok if report else None, summary(report))
+    store.record_check(name, report.ok if report else None, summary(report),
+                       report.as_dict() if report else None)
     if any(k.startswith("service_level") for k in changed):
         service_levels.forget_changed(svc.db, svc.mailboxes.configs(fresh=True))
     entry = svc.mailboxes.entry(name, fresh=True)

@@ -192,7 +192,8 @@ def oauth_callback(request: Request, user: AdminUser, state: str = "", code: str
     poll_soon(svc.db, name, user.actor, "OAuth2 consent given")
     report = check_config(svc, mb)
     if svc.mailboxes.entry(name).source == DATABASE:
-        svc.mailboxes.store.record_check(name, report.ok, mailbox_admin.summary(report))
+        svc.mailboxes.store.record_check(name, report.ok, mailbox_admin.summary(report),
+                                         report.as_dict())
     flash(request, "ok" if report.ok else "warn", _tr(
         request, user, "Signed in: the tokens of %(name)s are stored encrypted; polling uses "
         "them from the next poll. Check: %(result)s", name=name,

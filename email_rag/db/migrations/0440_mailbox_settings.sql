@@ -13,6 +13,7 @@ CREATE TABLE IF NOT EXISTS mailbox_configs (
   version INT NOT NULL DEFAULT 1,
   check_ok TINYINT(1) NULL,
   check_summary VARCHAR(2000) NULL,
+  check_report MEDIUMTEXT NULL,
   checked_at DATETIME(6) NULL,
   created_by VARCHAR(190) NOT NULL,
   updated_by VARCHAR(190) NOT NULL,

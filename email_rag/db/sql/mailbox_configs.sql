@@ -3,12 +3,12 @@
 
 -- name: mailbox_configs_all
 SELECT name, settings, secrets, enabled, removed_at, version, check_ok, check_summary,
-       checked_at, created_by, updated_by, created_at, updated_at
+       check_report, checked_at, created_by, updated_by, created_at, updated_at
   FROM mailbox_configs ORDER BY name;
 
 -- name: mailbox_configs_get_for_update
 SELECT name, settings, secrets, enabled, removed_at, version, check_ok, check_summary,
-       checked_at, created_by, updated_by, created_at, updated_at
+       check_report, checked_at, created_by, updated_by, created_at, updated_at
   FROM mailbox_configs WHERE name = %(name)s FOR UPDATE;
 
 -- name: mailbox_configs_insert
@@ -19,7 +19,7 @@ VALUES (%(name)s, %(settings)s, %(secrets)s, %(enabled)s, %(actor)s, %(actor)s);
 -- name: mailbox_configs_revive
 UPDATE mailbox_configs
    SET settings = %(settings)s, secrets = %(secrets)s, enabled = %(enabled)s,
-       removed_at = NULL, version = version + 1, check_ok = NULL, check_summary = NULL,
+       removed_at = NULL, version = version + 1, check_ok = NULL, check_summary = NULL, check_report = NULL,
        checked_at = NULL, updated_by = %(actor)s
  WHERE name = %(name)s AND removed_at IS NOT NULL;
 
@@ -42,7 +42,8 @@ UPDATE mailbox_configs
 -- The last `mailboxes check` of its settings (no version change: nothing to pick up).
 -- name: mailbox_configs_checked
 UPDATE mailbox_configs
-   SET check_ok = %(ok)s, check_summary = %(summary)s, checked_at = NOW(6)
+   SET check_ok = %(ok)s, check_summary = %(summary)s, check_report = %(report)s,
+       checked_at = NOW(6)
  WHERE name = %(name)s;
 
 -- After a new OAuth2 consent: the mailbox is polled at the next poll, not after its backoff.
