@@ -109,8 +109,9 @@ def _network(steps: list[Step], prefix: str, host: str, port: int) -> bool:
 
 def _auth_hint(mb: MailboxConfig, error: Exception) -> str:
     if isinstance(error, (ImapOAuthError, OAuthGrantError)) or "OAuth2" in str(error):
-        return (f"the OAuth2 consent is missing, revoked or expired: run `email-rag mailboxes "
-                f"authorize {mb.name}` (Microsoft: AADSTS700082 = unused for 90 days; "
+        return (f"the OAuth2 consent is missing, revoked or expired: sign in on the mailbox's "
+                f"page of the web admin, or run `email-rag mailboxes authorize {mb.name}` "
+                "(Microsoft: AADSTS700082 = unused for 90 days; "
                 "an expired client secret needs a new one in the app registration)")
     if mb.auth == "password" and mb.provider:
         return (f"{mb.provider} refuses passwords for IMAP/SMTP: set auth xoauth2 and the "

@@ -9,7 +9,7 @@ and a consent given again restores polling.
 
 Real processes: `email-rag web`, `worker --with-vectors`, `scheduler`; real MariaDB, Redis,
 Dovecot, SMTP relay double, node oidc-provider. Screenshots go to test-output/, and to
-docs/images/ when EMAIL_RAG_DOC_SCREENSHOTS=1 (docs/mailboxes.md shows them).
+docs/images/ when DOC_SCREENSHOTS=1 (docs/mailboxes.md shows them).
 """
 
 from __future__ import annotations
@@ -118,11 +118,14 @@ def page(browser):
     context.close()
 
 
-def shot(page, name: str) -> None:
+def shot(page, name: str, part: str = "") -> None:
     OUT.mkdir(exist_ok=True)
     page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
-    if os.environ.get("EMAIL_RAG_DOC_SCREENSHOTS") == "1":
-        page.screenshot(path=str(DOC_IMAGES / f"{name}.png"), full_page=True)
+    if os.environ.get("DOC_SCREENSHOTS") == "1":  # one screen, from ``part`` of the page
+        if part:
+            page.evaluate(f"window.scrollTo(0, document.querySelector('{part}')"
+                          ".getBoundingClientRect().top + window.scrollY - 90)")
+        page.screenshot(path=str(DOC_IMAGES / f"admin-{name}.png"))
 
 
 def fill(page, values: dict[str, str]) -> None:
@@ -207,7 +210,7 @@ def test_first_day_set_up_mailboxes_sign_in_import_history_and_a_drafted_mail(
     page.click("#poll-now")
     wait_for(lambda: "12 of 12 mails (100" in history_of(page, base, "support"), 240,
              what="the history import to reach 100 %")
-    shot(page, "history-import")
+    shot(page, "history-import", "#polling")
 
     # 4. the OAuth2 mailbox against the real authorization server: saved disabled (no
     # consent yet), signed in in the browser, checked, enabled
@@ -225,11 +228,11 @@ def test_first_day_set_up_mailboxes_sign_in_import_history_and_a_drafted_mail(
     page.click("#save")
     assert page.locator('#check-report tr[data-step="imap login"]').get_attribute(
         "data-ok") == "False"
-    assert "authorize" in page.inner_text('#check-report tr[data-step="imap login"]')
+    assert "sign in" in page.inner_text('#check-report tr[data-step="imap login"]')
     fill(page, {"oauth.client_secret": stack.idp.client_secret})  # never shown back
     page.click("#save-disabled")
     page.wait_for_url("**/admin/mailboxes/sales")
-    shot(page, "mailbox-oauth")
+    shot(page, "mailbox-oauth", "#polling")
     page.click("#oauth-sign-in")
     consent(page, sales.username)
     page.wait_for_url("**/admin/mailboxes/sales*")
@@ -239,7 +242,7 @@ def test_first_day_set_up_mailboxes_sign_in_import_history_and_a_drafted_mail(
     page.wait_for_url("**/admin/mailboxes/sales")
     wait_for(lambda: "5 of 5 mails (100" in history_of(page, base, "sales"), 240,
              what="the OAuth2 mailbox's history import")
-    shot(page, "mailbox-oauth-signed-in")
+    shot(page, "mailbox-oauth-signed-in", "#polling")
 
     # 5. a new mail is drafted
     support.append(new_mail("first-new", support.username))
