@@ -162,6 +162,12 @@ def apply(raw: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def clean(raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` without the keys whose value is None (not set), sections included."""
+    out = {k: clean(v) if isinstance(v, dict) else v for k, v in raw.items() if v is not None}
+    return {k: v for k, v in out.items() if v != {}}
+
+
 def get(raw: dict[str, Any], key: str) -> Any:
     section, _, leaf = key.rpartition(".")
     holder = raw.get(section) if section else raw

@@ -170,6 +170,7 @@ class MailboxConfigStore:
             raise MailboxExistsError(f"mailbox {name} is defined in EMAIL_RAG_MAILBOXES: "
                                      "choose another name (the environment's definitions are "
                                      "read-only here)")
+        raw = mf.clean(raw)
         config = mf.build(mf.check_name(name), raw)
         public, secrets = mf.split_secrets(raw)
         values = {"name": name, "settings": json.dumps(public, sort_keys=True),
