@@ -29,15 +29,10 @@ from email_rag_harness.testing.oidc_server import OIDC_DIR, OidcServer
 from email_rag_harness.testing.smtp_server import FaultSmtpServer
 
 from email_rag.db.oauth_tokens import TokenCipher
+from tests.e2e.test_web_browser import CHROMIUM, OUT, browser  # noqa: F401 - the fixture
 from tests.helpers import ROOT, run_cli, spawn, wait_for
 from tests.webutil import serve_web
 
-playwright = pytest.importorskip("playwright.sync_api")
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"]
-OUT = ROOT / "test-output"
 DOC_IMAGES = ROOT / "docs" / "images"
 KEY = "first-day-token-key-0123456789abcdef"
 ADMIN_PASSWORD = "first admin 2026!"
@@ -99,14 +94,6 @@ def stack(env, tmp_path, db):
             oidc.stop()
             llm.stop()
             relay.stop()
-
-
-@pytest.fixture
-def browser():
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture
@@ -200,7 +187,7 @@ def test_first_day_set_up_mailboxes_sign_in_import_history_and_a_drafted_mail(
     page.click("#save")
     page.wait_for_url("**/admin/mailboxes/support")
     steps = {r.get_attribute("data-step"): r.get_attribute("data-ok")
-             for r in page.locator("#check-report tr.step").all()}
+             for r in page.locator(".check-report tr.step").all()}
     assert steps["imap login"] == "True" and steps["folders"] == "True"
     assert steps["smtp"] == "True" and "False" not in steps.values(), steps
     assert support.password not in page.content()
@@ -226,9 +213,9 @@ def test_first_day_set_up_mailboxes_sign_in_import_history_and_a_drafted_mail(
                 "smtp.host": "127.0.0.1", "smtp.port": str(stack.smtp.port),
                 "smtp.security": "plain", "smtp.auth": "password"})
     page.click("#save")
-    assert page.locator('#check-report tr[data-step="imap login"]').get_attribute(
+    assert page.locator('.check-report tr[data-step="imap login"]').get_attribute(
         "data-ok") == "False"
-    assert "sign in" in page.inner_text('#check-report tr[data-step="imap login"]')
+    assert "sign in" in page.inner_text('.check-report tr[data-step="imap login"]')
     fill(page, {"oauth.client_secret": stack.idp.client_secret})  # never shown back
     page.click("#save-disabled")
     page.wait_for_url("**/admin/mailboxes/sales")

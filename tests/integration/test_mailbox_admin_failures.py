@@ -19,16 +19,8 @@ from email_rag.db.oauth_tokens import TokenCipher
 from email_rag.ingest import history_import
 from email_rag.review import first_start
 from email_rag.wiring.services import Services
+from tests.integration.test_mailbox_settings import KEY, keyed  # noqa: F401 - the fixture
 from tests.webutil import browsers, web_app
-
-KEY = "test-key-for-mailbox-secrets-0123456789"
-
-
-@pytest.fixture
-def keyed(env, monkeypatch):
-    monkeypatch.setenv("EMAIL_RAG_OAUTH_TOKEN_KEY", KEY)
-    get_settings.cache_clear()
-    return env
 
 
 def raw_of(box, **more) -> dict:
