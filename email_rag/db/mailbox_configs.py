@@ -51,6 +51,7 @@ from .connection import Database
 from .oauth_tokens import TokenCipher
 from .queries import sql
 
+MISS_REREAD_S = 1.0  # an unknown name re-reads the database at most this often
 ENVIRONMENT = "environment"
 DATABASE = "database"
 
@@ -301,8 +302,10 @@ class MailboxDirectory:
         run with them); KeyError when unknown or unusable."""
         try:
             found = self.entry(name)
-        except KeyError:
-            found = self.entry(name, fresh=True)  # added since the last read
+        except KeyError:  # added since the last read? (at most one read a second for misses)
+            if self.clock() - self._read_at < MISS_REREAD_S:
+                raise
+            found = self.entry(name, fresh=True)
         if found.config is None:
             raise KeyError(name)
         return found.config

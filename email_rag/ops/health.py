@@ -62,7 +62,12 @@ def check_redis(svc: Services) -> Check:
 
 def check_imap(svc: Services) -> list[Check]:
     checks = []
-    for mb in svc.mailboxes.active():
+    try:
+        polled = svc.mailboxes.active()
+    except EmailRagError as e:  # the mailboxes are kept in MariaDB
+        return [Check("imap", False, False, detail=redact_text(
+            f"mailboxes unknown: {type(e).__name__}: {e}"))]
+    for mb in polled:
         def probe(mb=mb) -> tuple[str, str]:
             with svc.imap_mailbox(mb, 5) as imap:  # its own login (password or OAuth2)
                 greeting = imap.greeting

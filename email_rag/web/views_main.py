@@ -41,7 +41,11 @@ def home() -> RedirectResponse:
 
 @router.get("/login")
 def login_form(request: Request, next: str = "/queue"):
-    if first_start.needs_setup(_svc(request).db):  # an empty database: the set-up page
+    try:
+        empty = first_start.needs_setup(_svc(request).db)
+    except EmailRagError:  # MariaDB away: the login page says so when it is used
+        empty = False
+    if empty:  # an empty database: the set-up page
         return RedirectResponse("/setup", status_code=303)
     return page(request, "login.html", next=safe_next(next), name="", error=None)
 
