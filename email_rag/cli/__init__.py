@@ -40,6 +40,7 @@ COMMAND_MODULES = [
     "email_rag.cli.idle",
     "email_rag.cli.mailboxes",
     "email_rag.cli.privacy",
+    "email_rag.cli.setup",
 ]
 
 # name -> (module run as ``python -m``, help): programs of the test harness, a distribution of

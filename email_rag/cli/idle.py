@@ -1,11 +1,14 @@
 """``email-rag idle``: IMAP IDLE on every configured folder; a mail is ingested on arrival.
 
-Runs until SIGTERM/SIGINT. One process per mailbox holds it (the poll lease); a second
+Runs until SIGTERM/SIGINT, also while no mailbox is polled yet: the mailboxes are read
+again every ``poll_interval_seconds`` (one added in the web admin gets its watcher, a
+disabled or removed one's stops). One process per mailbox holds it (the poll lease); a second
 ``idle`` process waits and takes over when the first is gone. Servers without IDLE are
 polled every ``poll_interval_seconds`` by the same process. Keep the scheduler running:
 its poll job is the safety net while no ``idle`` process holds a mailbox.
 
-Exit codes: 0 stopped on request; 1 configuration refused (nothing was done).
+Exit codes: 0 stopped on request; 1 configuration refused or a named mailbox unknown
+(nothing was done).
 """
 
 from __future__ import annotations
@@ -30,21 +33,15 @@ def register(sub, common) -> None:
 
 
 def run(args, svc) -> Outcome:
-    settings = svc.settings
-    if not settings.mailboxes:
-        return Outcome(ExitCode.ERROR, "No mailbox configured: set EMAIL_RAG_MAILBOXES (see the "
-                       "README section 'Polling a mailbox'). Nothing was done.",
-                       {"error": "no_mailboxes"})
     stop = threading.Event()
     restore = _install_signal_handlers(stop)
     try:
-        stats = watch(settings, args.mailbox, stop, services=svc)
+        stats = watch(svc.settings, args.mailbox, stop, services=svc)
     finally:
         restore()
-    names = args.mailbox or [c.name for c in settings.mailboxes]
     rows = [{"mailbox": n, **{k: v for k, v in asdict(st).items() if k != "polls"}}
-            for n, st in zip(names, stats, strict=False)]
-    new = sum(st.new for st in stats)
+            for n, st in stats.items()]
+    new = sum(st.new for st in stats.values())
     return Outcome(ExitCode.OK, f"IDLE stopped on request; {new} new mail(s) stored while it ran. "
                    "State is safe: every batch was committed with its cursor; the lease is "
                    "released and the scheduled poll or another idle process continues.",

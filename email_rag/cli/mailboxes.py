@@ -11,6 +11,9 @@ on its next try, nothing lost (``email-rag poll --force NAME`` to try at once).
 
 ``mailboxes check [NAME]``: see ``email_rag/ops/mailbox_check.py``.
 
+``mailboxes add|edit|list|disable|enable|remove`` and ``mailboxes history``: see
+``email_rag/cli/mailbox_settings.py``.
+
 ``mailboxes cutoff NAME DATE``: the mailbox's history cut-off (mail sent before it is
 history: stored and indexed, never drafted; ``email_rag/ingest/history.py``), audited;
 it applies to mail stored from then on.
@@ -23,18 +26,21 @@ import sys
 
 from ..core.actors import command_line
 from ..core.errors import ConfigError, EmailRagError
+from . import mailbox_settings
+from .mailbox_settings import report_lines
 from .output import ExitCode, Outcome
 
 
 def register(sub, common) -> None:
-    p = sub.add_parser("mailboxes", parents=[common], help="mailbox logins: OAuth2 "
-                       "authorization, connection checks")
+    p = sub.add_parser("mailboxes", parents=[common], help="mailboxes: add, edit, list, "
+                       "disable, remove; OAuth2 authorization, connection checks, history "
+                       "import")
     msub = p.add_subparsers(dest="mailboxes_command", metavar="ACTION")
     msub.required = True
     a = msub.add_parser("authorize", parents=[common],
                         help="consent once to OAuth2 access for a mailbox (stores its "
                         "refresh token, encrypted)")
-    a.add_argument("name", help="the mailbox's name in EMAIL_RAG_MAILBOXES")
+    a.add_argument("name", help="the mailbox's name")
     a.add_argument("--device", action="store_true",
                    help="device-code flow: type a code at the provider's page")
     a.set_defaults(handler=run_authorize)
@@ -47,10 +53,11 @@ def register(sub, common) -> None:
     h = msub.add_parser("cutoff", parents=[common],
                         help="set the history cut-off: mail sent before DATE is history "
                         "(indexed, never drafted); audited")
-    h.add_argument("name", help="the mailbox's name in EMAIL_RAG_MAILBOXES")
+    h.add_argument("name", help="the mailbox's name")
     h.add_argument("date", help="ISO date or time, e.g. 2026-11-01 or 2026-11-01T08:00+01:00 "
                    "(no zone: UTC)")
     h.set_defaults(handler=run_cutoff)
+    mailbox_settings.register(msub, common)
 
 
 def run_cutoff(args, svc) -> Outcome:
@@ -60,9 +67,9 @@ def run_cutoff(args, svc) -> Outcome:
     from ..ingest.mailbox_state import ensure_mailbox
 
     try:
-        config = svc.settings.mailbox(args.name)
+        config = svc.mailbox(args.name)
     except KeyError:
-        raise ConfigError(f"no mailbox named {args.name} in EMAIL_RAG_MAILBOXES") from None
+        raise ConfigError(f"no mailbox named {args.name} (`email-rag mailboxes list`)") from None
     try:
         when = datetime.fromisoformat(args.date)
     except ValueError:
@@ -78,9 +85,9 @@ def _oauth_client(svc, name: str):
     from ..adapters.oauth2 import OAuthClient
 
     try:
-        mb = svc.settings.mailbox(name)
+        mb = svc.mailbox(name)
     except KeyError:
-        raise ConfigError(f"no mailbox named {name} in EMAIL_RAG_MAILBOXES") from None
+        raise ConfigError(f"no mailbox named {name} (`email-rag mailboxes list`)") from None
     if mb.oauth is None:
         raise ConfigError(f"mailbox {name} has no 'oauth' settings: it logs in with a "
                           "password; nothing to authorize")
@@ -143,24 +150,20 @@ def _now() -> float:
 def run_check(args, svc) -> Outcome:
     from ..ops.mailbox_check import check_mailboxes
 
-    names = [args.name] if args.name else [m.name for m in svc.settings.mailboxes]
+    names = [args.name] if args.name else [m.name for m in svc.mailboxes.active(fresh=True)]
     if not names:
-        return Outcome(ExitCode.ERROR, "No mailboxes configured (EMAIL_RAG_MAILBOXES).")
+        return Outcome(ExitCode.ERROR, "No mailbox is polled (add one: web admin or "
+                       "`email-rag mailboxes add`; or EMAIL_RAG_MAILBOXES).")
     try:
         reports = check_mailboxes(svc, names)
     except KeyError as e:
-        raise EmailRagError(f"no mailbox named {e.args[0]} in EMAIL_RAG_MAILBOXES") from None
+        raise EmailRagError(f"no mailbox named {e.args[0]} (`email-rag mailboxes "
+                            "list`)") from None
     worst = max((r.exit_code for r in reports), default=0)
-    lines = []
-    for r in reports:
-        lines.append(f"mailbox {r.mailbox}: {'ok' if r.ok else 'FAILED'}")
-        for step in r.steps:
-            mark = "ok  " if step.ok else ("--  " if step.ok is None else "FAIL")
-            lines.append(f"  {mark} {step.name:<12} {step.detail}")
-            if step.hint:
-                lines.append(f"       -> {step.hint}")
+    lines = [line for r in reports for line in report_lines(r)]
     message = ("All mailbox checks passed." if worst == 0 else
                "A login or certificate was refused: the configuration must change (see "
                "the hints)." if worst == 3 else "A check failed (see the hints).")
     return Outcome(ExitCode(worst), message, {"mailboxes": [r.as_dict() for r in reports]},
                    "\n".join(lines))
+

@@ -2,7 +2,9 @@
 
 ``--once`` polls every mailbox once and exits; without it the command polls
 every ``poll_interval_seconds`` until SIGTERM/SIGINT, finishing the batch in
-hand first (a batch is one transaction: stopping never leaves half a batch).
+hand first (a batch is one transaction: stopping never leaves half a batch). It reads
+the mailboxes again every cycle: one added, changed, disabled or removed (web admin,
+``email-rag mailboxes``) is polled - or no longer - from the next cycle, without a restart.
 
 Exit codes: 0 every mailbox polled; 2 partly done: some mails could not be parsed
 (stored raw with the reason, status failed) or some mailboxes could not be polled while
@@ -40,11 +42,14 @@ def register(sub, common) -> None:
     p.set_defaults(handler=run)
 
 
+NO_MAILBOX = ("No mailbox is polled: add one in the web admin (/admin/mailboxes) or with "
+              "`email-rag mailboxes add`, or set EMAIL_RAG_MAILBOXES (docs/mailboxes.md).")
+
+
 def run(args, svc) -> Outcome:
-    if not svc.settings.mailboxes:
-        return Outcome(ExitCode.ERROR, "No mailbox configured: set EMAIL_RAG_MAILBOXES to a JSON "
-                       "list of mailboxes (see the README section 'Polling a mailbox'). "
-                       "Nothing was done.", {"error": "no_mailboxes"})
+    if args.once and not svc.mailboxes.active(fresh=True):
+        return Outcome(ExitCode.ERROR, NO_MAILBOX + " Nothing was done.",
+                       {"error": "no_mailboxes"})
     stop = threading.Event()
     restore = _install_signal_handlers(stop)
     try:

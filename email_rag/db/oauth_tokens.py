@@ -73,6 +73,59 @@ class StoredToken(FromRow):
     failed_at: Any = None
 
 
+@dataclass(frozen=True)
+class TokenHealth(FromRow):
+    """A mailbox's OAuth2 sign-in as the status and mailbox pages show it (no token)."""
+
+    mailbox: str
+    status: str = TokenStatus.NEEDS_AUTHORIZATION
+    access_expires_at: float | None = None
+    generation: int = 0
+    last_error: str | None = None
+    authorized_at: Any = None
+    refreshed_at: Any = None
+    failed_at: Any = None
+
+    @property
+    def alarm(self) -> bool:
+        return self.status != TokenStatus.AUTHORIZED
+
+    @property
+    def expires(self) -> Any:
+        """When the access token in hand expires (UTC; None: none in hand)."""
+        from datetime import UTC, datetime
+
+        if not self.access_expires_at:
+            return None
+        return datetime.fromtimestamp(float(self.access_expires_at), UTC).replace(tzinfo=None)
+
+    @property
+    def error_code(self) -> str | None:
+        """The provider's error code in the last error (invalid_grant, invalid_client ...)."""
+        text = self.last_error or ""
+        return next((code for code in sorted(GRANT_CODES) if code in text), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"mailbox": self.mailbox, "status": self.status, "alarm": self.alarm,
+                "authorized_at": _iso(self.authorized_at), "refreshed_at": _iso(
+                    self.refreshed_at), "access_expires_at": _iso(self.expires),
+                "failed_at": _iso(self.failed_at), "last_error": self.last_error,
+                "error_code": self.error_code}
+
+
+GRANT_CODES = {"invalid_grant", "invalid_client", "unauthorized_client", "invalid_scope",
+               "access_denied", "expired_token", "consent_required", "interaction_required"}
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def token_health(db: Database) -> list[TokenHealth]:
+    """Every mailbox's OAuth2 sign-in state, without tokens (needs no token key)."""
+    return TokenHealth.from_rows(db.fetchall(sql("oauth_all")))
+
+
 class TokenCipher:
     """Fernet under a key derived (SHA-256) from the configured secret."""
 

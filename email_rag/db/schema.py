@@ -14,7 +14,7 @@ EXPECTED: dict[str, set[str]] = {
     "mailboxes": {
         "id", "name", "address", "consecutive_failures", "backoff_until", "failing_since",
         "last_error", "last_error_at", "needs_attention", "last_success_at", "lease_owner",
-        "lease_until", "created_at", "updated_at",
+        "lease_until", "created_at", "updated_at", "history_paused",
     },
     "mailbox_cursors": {"mailbox_id", "folder", "uidvalidity", "last_uid", "updated_at"},
     "emails": {
@@ -75,6 +75,10 @@ EXPECTED: dict[str, set[str]] = {
     "mail_snoozes": {"email_id", "until_at", "snoozed_by", "snoozed_at"},
     "saved_views": {"id", "user_id", "name", "query", "created_at"},
     "privacy_requests": {"address_hash", "address", "reason", "requested_by", "requested_at"},
+    "mailbox_configs": {"name", "settings", "secrets", "enabled", "removed_at", "version",
+                        "check_ok", "check_summary", "check_report", "checked_at", "created_by", "updated_by",
+                        "created_at", "updated_at"},
+    "setup_tokens": {"token_hash", "created_at", "expires_at", "used_at", "used_by"},
 }
 
 

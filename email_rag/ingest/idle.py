@@ -286,34 +286,78 @@ class IdleWatcher:
                     self.config.name, redact_text(str(error)), failures, delay)
 
 
-def watch(settings: Settings, names: list[str] | None, stop: threading.Event,
-          services: Services) -> list[IdleStats]:
-    """Watch the named mailboxes (default: all), one thread each with its own services of
-    the caller's kind (``services`` serves the first)."""
-    check(settings)
-    configs = settings.mailboxes
-    if names:
-        unknown = sorted(set(names) - {c.name for c in configs})
-        if unknown:
-            raise EmailRagError(f"no mailbox named {', '.join(unknown)} in EMAIL_RAG_MAILBOXES")
-        configs = [c for c in configs if c.name in names]
-    if len(configs) == 1:
-        return [IdleWatcher(services, configs[0], stop=stop).run()]
-    results: list[IdleStats] = [IdleStats() for _ in configs]
-    make = type(services)
+@dataclass
+class _Watched:
+    config: MailboxConfig
+    stop: threading.Event
+    thread: threading.Thread | None = None
+    stats: IdleStats = field(default_factory=IdleStats)
 
-    def one(i: int, config: MailboxConfig) -> None:
+
+def watch(settings: Settings, names: list[str] | None, stop: threading.Event,
+          services: Services) -> dict[str, IdleStats]:
+    """Watch the polled mailboxes (only ``names``, when given), one thread each with its
+    own services of the caller's kind, until ``stop``. The mailboxes are read again every
+    ``poll_interval_seconds``: an added mailbox gets its watcher, a disabled or removed one's
+    watcher stops (its lease released), a changed one's starts again with the new settings.
+    Returns each mailbox's stats (of its last watcher)."""
+    check(settings)
+    wanted = _wanted(services, names)
+    if names:
+        unknown = sorted(set(names) - set(wanted))
+        if unknown:
+            raise EmailRagError(f"no mailbox named {', '.join(unknown)} is polled "
+                                "(`email-rag mailboxes list` shows every mailbox)")
+    running: dict[str, _Watched] = {}
+    stats: dict[str, IdleStats] = {}
+    make = type(services)
+    try:
+        while True:
+            for name, w in list(running.items()):  # gone, disabled or changed: stop it
+                if wanted.get(name) is not w.config:
+                    _end(w, stats, name)
+                    del running[name]
+                    if name not in wanted:
+                        log.info("mailbox %s: no longer polled; its IDLE watcher stopped", name)
+            for name, config in wanted.items():
+                if name not in running:
+                    running[name] = _start(make, settings, config)
+            if stop.wait(settings.poll_interval_seconds):
+                break
+            try:
+                wanted = _wanted(services, names)
+            except EmailRagError as e:  # MariaDB away: keep the watchers, read again later
+                log.error("IDLE: the mailboxes could not be read again (%s); the watchers "
+                          "run on", redact_text(str(e)))
+    finally:
+        for name, w in running.items():
+            _end(w, stats, name)
+    return stats
+
+
+def _wanted(services: Services, names: list[str] | None) -> dict[str, MailboxConfig]:
+    return {c.name: c for c in services.mailboxes.active(fresh=True)
+            if not names or c.name in names}
+
+
+def _start(make: Callable[[Settings], Services], settings: Settings,
+           config: MailboxConfig) -> _Watched:
+    w = _Watched(config, threading.Event())
+
+    def one() -> None:
         svc = make(settings)
         try:
-            results[i] = IdleWatcher(svc, config, stop=stop).run()
+            w.stats = IdleWatcher(svc, config, stop=w.stop).run()
         finally:
             svc.close()
 
-    threads = [threading.Thread(target=one, args=(i, c), name=f"idle-{c.name}", daemon=True)
-               for i, c in enumerate(configs)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        while t.is_alive():
-            t.join(0.5)
-    return results
+    w.thread = threading.Thread(target=one, name=f"idle-{config.name}", daemon=True)
+    w.thread.start()
+    return w
+
+
+def _end(w: _Watched, stats: dict[str, IdleStats], name: str) -> None:
+    w.stop.set()
+    while w.thread is not None and w.thread.is_alive():
+        w.thread.join(0.5)
+    stats[name] = w.stats

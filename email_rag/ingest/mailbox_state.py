@@ -282,3 +282,14 @@ def record_success(db: Database, mailbox: Mailbox, release_owner: str | None = N
                 detail={"after_failures": mailbox.consecutive_failures,
                         "failing_since": None if mailbox.failing_since is None
                         else str(mailbox.failing_since)})])
+
+
+def poll_soon(db: Database, name: str, actor: str, why: str) -> bool:
+    """End the mailbox's backoff (a new OAuth2 consent): the next poll tries at once;
+    audited. False when it was not in backoff."""
+    with db.transaction() as cur:
+        cleared = cur.execute(sql("mailbox_backoff_clear"), {"name": name}) == 1
+        if cleared:
+            write_events(cur, [AuditEvent(actor, "mailbox", name, "poll_backoff_cleared",
+                                          detail={"why": why})])
+    return cleared

@@ -158,13 +158,13 @@ class Poller:
         """Poll the configured mailboxes (only ``names``, when given). ``recount``: count each
         polled mailbox's mail rows and entries in MariaDB before and after, under its lease
         (``MailboxResult.recounted``), to check the reported figures against."""
-        configs = self.settings.mailboxes
+        configs = self.svc.mailboxes.active(fresh=True)
         if names is not None:
             wanted = list(names)
             unknown = [n for n in wanted if n not in {c.name for c in configs}]
             if unknown:
-                raise EmailRagError(f"no mailbox named {', '.join(unknown)} in "
-                                    "EMAIL_RAG_MAILBOXES")
+                raise EmailRagError(f"no mailbox named {', '.join(unknown)} is polled "
+                                    "(`email-rag mailboxes list` shows every mailbox)")
             configs = [c for c in configs if c.name in wanted]
         self._redis_down = None
         result = PollResult()

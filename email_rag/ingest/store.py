@@ -500,6 +500,10 @@ def _insert_jobs(cur: Cursor, t: BatchTarget, result: BatchResult,
     if not wanted:
         return
     result.jobs = create_jobs(cur, wanted, actor=Actor.POLLER, event="queued", events=events)
+    history = [j.id for j in result.jobs if j.kind == JobKind.INDEX_HISTORY]
+    if history:  # they wait while the mailbox's history import is paused
+        cur.execute(sql("history_import_park_new", ids=len(history)),
+                    {"mailbox_id": t.mailbox_id, **slot_params(ids=history)})
     if len(result.jobs) != len(wanted):  # a job row already existed: kept, none created
         log.warning("%d job row(s) already existed for new mails",
                     len(wanted) - len(result.jobs))

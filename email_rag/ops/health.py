@@ -17,8 +17,11 @@ from ..core.redact import redact_text
 from ..core.rows import FromRow, Row, set_field
 from ..db import figures, sql
 from ..db.figures import Figures
+from ..db.oauth_tokens import TokenHealth, token_health
+from ..ingest import history_import
 from ..ingest.history import Progress
 from ..ingest.history import progress as history_progress
+from ..ingest.history_import import ImportProgress
 from ..wiring.services import Services
 
 
@@ -59,14 +62,19 @@ def check_redis(svc: Services) -> Check:
 
 def check_imap(svc: Services) -> list[Check]:
     checks = []
-    for mb in svc.settings.mailboxes:
+    try:
+        polled = svc.mailboxes.active()
+    except EmailRagError as e:  # the mailboxes are kept in MariaDB
+        return [Check("imap", False, False, detail=redact_text(
+            f"mailboxes unknown: {type(e).__name__}: {e}"))]
+    for mb in polled:
         def probe(mb=mb) -> tuple[str, str]:
             with svc.imap_mailbox(mb, 5) as imap:  # its own login (password or OAuth2)
                 greeting = imap.greeting
             return greeting[:80], f"{mb.host}:{mb.port} as {mb.username}"
         checks.append(_timed(f"imap:{mb.name}", False, probe))
     if not checks:
-        checks.append(Check("imap", False, False, detail="no mailboxes configured (EMAIL_RAG_MAILBOXES)"))
+        checks.append(Check("imap", False, False, detail="no mailbox polled (add one: web admin or `email-rag mailboxes add`)"))
     return checks
 
 
@@ -216,6 +224,8 @@ class Counts:
     sends: dict[str | None, int]
     mailboxes: list[MailboxHealth]
     history: Progress | None = None  # the history import (email_rag/ingest/history.py)
+    oauth: list[TokenHealth] = field(default_factory=list)  # OAuth2 sign-ins per mailbox
+    imports: list[ImportProgress] = field(default_factory=list)  # history import per mailbox
     reviews: list[Figures] = field(default_factory=list)  # per mailbox, category and week
 
     def as_dict(self) -> JsonObject:
@@ -223,7 +233,15 @@ class Counts:
                 "index": _labelled(self.index), "sends": _labelled(self.sends),
                 "mailboxes": [m.as_dict() for m in self.mailboxes],
                 "history": self.history.as_dict() if self.history else None,
+                "oauth": [t.as_dict() for t in self.oauth],
+                "imports": [p.as_dict() for p in self.imports],
                 "reviews": [f.as_dict() for f in self.reviews]}
+
+
+def poll_health(svc: Services) -> list[MailboxHealth]:
+    """Every polled-before mailbox's poll health (``health_mailboxes``)."""
+    return MailboxHealth.from_rows(svc.db.fetchall(
+        sql("health_mailboxes"), {"alarm_after": svc.settings.imap_alarm_after_seconds}))
 
 
 def counts(svc: Services) -> Counts:
@@ -233,8 +251,7 @@ def counts(svc: Services) -> Counts:
         mails=tally(db.fetchall(sql("web_metrics_mails"))),
         index=tally(db.fetchall(sql("web_metrics_index"))),
         sends=tally(db.fetchall(sql("web_metrics_sends"))),
-        mailboxes=MailboxHealth.from_rows(db.fetchall(
-            sql("health_mailboxes"), {"alarm_after": svc.settings.imap_alarm_after_seconds})),
+        mailboxes=poll_health(svc), oauth=token_health(db), imports=history_import.progress(db),
         history=history_progress(db), reviews=figures.by_week(db, REVIEW_WEEKS))
 
 

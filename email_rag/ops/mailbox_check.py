@@ -109,8 +109,9 @@ def _network(steps: list[Step], prefix: str, host: str, port: int) -> bool:
 
 def _auth_hint(mb: MailboxConfig, error: Exception) -> str:
     if isinstance(error, (ImapOAuthError, OAuthGrantError)) or "OAuth2" in str(error):
-        return (f"the OAuth2 consent is missing, revoked or expired: run `email-rag mailboxes "
-                f"authorize {mb.name}` (Microsoft: AADSTS700082 = unused for 90 days; "
+        return (f"the OAuth2 consent is missing, revoked or expired: sign in on the mailbox's "
+                f"page of the web admin, or run `email-rag mailboxes authorize {mb.name}` "
+                "(Microsoft: AADSTS700082 = unused for 90 days; "
                 "an expired client secret needs a new one in the app registration)")
     if mb.auth == "password" and mb.provider:
         return (f"{mb.provider} refuses passwords for IMAP/SMTP: set auth xoauth2 and the "
@@ -172,7 +173,7 @@ def check_imap(svc: Services, mb: MailboxConfig, steps: list[Step]) -> None:
 
 
 def check_smtp(svc: Services, mb: MailboxConfig, steps: list[Step]) -> None:
-    sender = svc.mail_sender_for(mb.name)
+    sender = svc.mail_sender_of(mb)
     config = sender.config
     where = "own" if mb.smtp is not None else "global relay"
     if not _network(steps, "smtp ", config.host, config.port):
@@ -203,12 +204,13 @@ def check_smtp(svc: Services, mb: MailboxConfig, steps: list[Step]) -> None:
           f"; size limit {report['size_limit'] or 'none announced'}", smtp=report)
 
 
+def check_config(svc: Services, mb: MailboxConfig) -> MailboxReport:
+    """The check of these settings (a mailbox being added or changed: not saved yet)."""
+    steps: list[Step] = []
+    check_imap(svc, mb, steps)
+    check_smtp(svc, mb, steps)
+    return MailboxReport(mb.name, steps)
+
+
 def check_mailboxes(svc: Services, names: list[str]) -> list[MailboxReport]:
-    reports = []
-    for name in names:
-        mb = svc.settings.mailbox(name)
-        steps: list[Step] = []
-        check_imap(svc, mb, steps)
-        check_smtp(svc, mb, steps)
-        reports.append(MailboxReport(name, steps))
-    return reports
+    return [check_config(svc, svc.mailbox(name)) for name in names]

@@ -23,6 +23,10 @@ LLM task names and outcomes: never mail content, addresses or subjects.
 | email_rag_mailbox_needs_attention | gauge | mailbox | poll health |
 | email_rag_mailbox_last_success_timestamp_seconds | gauge | mailbox | last successful poll (absent: never) |
 | email_rag_audit_spooled_events | gauge | | audit events waiting in the local spool (MariaDB was down) |
+| email_rag_history_import_mails | gauge | mailbox, state | a mailbox's history import: total (stored), done (indexed), left, errors (dead index entries) |
+| email_rag_history_import_rate_per_second | gauge | mailbox | history mails indexed per second over the last 10 minutes |
+| email_rag_history_import_seconds_left | gauge | mailbox | the time left at that rate (absent: unknown, paused or no rate) |
+| email_rag_history_import_paused | gauge | mailbox | 1 while an admin paused the import |
 | email_rag_review_drafts_total | counter | mailbox, category, outcome | drafts staff decided: unchanged, light_edit, rewritten (approved), rejected, regenerated (``draft_reviews``) |
 | email_rag_review_edit_distance | summary | mailbox, category | normalised edit distance generated -> approved text, of the approved drafts (_sum, _count) |
 | email_rag_classified_mails_total | counter | mailbox, category | mails the classify step classified (the category it gave; ``classified_mails``) |
@@ -43,6 +47,7 @@ from ..core.errors import EmailRagError
 from ..core.rows import FromRow
 from ..db import figures, sql
 from ..db.figures import Figures
+from ..ingest import history_import
 from ..wiring.services import Services
 from .health import Tally
 
@@ -172,6 +177,7 @@ def collect(svc: Services) -> str:
     out.sample("email_rag_database_up", 1 if data is not None else 0)
     if data is not None:
         _database(data, out)
+        _history(svc, out)
     _redis(svc, out)
     out.declare("email_rag_audit_spooled_events", "gauge",
                 "Audit events in the local spool, waiting for MariaDB.")
@@ -180,6 +186,31 @@ def collect(svc: Services) -> str:
     except OSError:
         pass
     return out.text()
+
+
+def _history(svc: Services, out: Exposition) -> None:
+    """The history import per mailbox (``ingest.history_import.progress``)."""
+    try:
+        imports = history_import.progress(svc.db)
+    except EmailRagError:
+        return
+    out.declare("email_rag_history_import_mails", "gauge",
+                "History mails of a mailbox's import by state: total, done, left, errors.")
+    for p in imports:
+        for state, n in (("total", p.total), ("done", p.done), ("left", p.left),
+                         ("errors", p.errors)):
+            out.sample("email_rag_history_import_mails", n, mailbox=p.mailbox, state=state)
+    out.declare("email_rag_history_import_rate_per_second", "gauge",
+                "History mails indexed per second (last 10 minutes).")
+    out.declare("email_rag_history_import_seconds_left", "gauge",
+                "Seconds left at the current rate (absent: unknown).")
+    out.declare("email_rag_history_import_paused", "gauge", "1 while the import is paused.")
+    for p in imports:
+        out.sample("email_rag_history_import_rate_per_second", p.rate_per_s, mailbox=p.mailbox)
+        if p.seconds_left is not None:
+            out.sample("email_rag_history_import_seconds_left", p.seconds_left,
+                       mailbox=p.mailbox)
+        out.sample("email_rag_history_import_paused", int(p.paused), mailbox=p.mailbox)
 
 
 def _fetch(svc: Services) -> Snapshot:

@@ -256,7 +256,7 @@ def frame_of(ctx: StepContext, body: str, sender: str, language: str) -> ReplyFr
     signature = team = ""
     if name is not None:
         try:
-            mb = ctx.services.settings.mailbox(name)
+            mb = ctx.services.mailbox(name)
             signature, team = mb.signature, mb.team_name
         except KeyError:
             pass

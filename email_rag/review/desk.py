@@ -257,7 +257,7 @@ def _count(svc: Services, plan: _Plan, params: dict[str, Any], at_key: bytes | N
 def queue_page(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
                after: str | None = None, before: str | None = None,
                limit: int = PAGE_SIZE) -> QueuePage:
-    service_levels.compute(svc.db, svc.settings.mailboxes)
+    service_levels.compute(svc.db, svc.mailboxes.configs())
     params = query.params(scope)
     plan, counted = _plan(svc, params)
     start, end = parse_cursor(after), parse_cursor(before)
@@ -310,7 +310,7 @@ def position(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
     """Where a draft stands in the filtered, sorted queue, and its neighbours: "Next"
     goes on from here (not back to the oldest); after the last one it wraps to the first.
     Index reads only (review_queue_keys)."""
-    service_levels.compute(svc.db, svc.settings.mailboxes)
+    service_levels.compute(svc.db, svc.mailboxes.configs())
     params = query.params(scope)
     plan, _ = _plan(svc, params)
     found = svc.db.fetchone(sql("desk_queue_key"), {"sort": query.sort, "id": draft_id})

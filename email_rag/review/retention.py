@@ -102,11 +102,11 @@ def run(svc: Services, *, clock: Callable[[], datetime] = utcnow, dry_run: bool 
     now = clock()
     ids = {r["name"]: int(r["id"]) for r in svc.db.fetchall(sql("retention_mailboxes"))}
     result = RetentionResult("planned" if dry_run else "done")
-    on = {b.name: b for b in svc.settings.mailboxes if b.retention_days > 0}
+    on = {b.name: b for b in svc.mailboxes.configs() if b.retention_days > 0}
     if not dry_run:  # retention switched off after a crashed pass began some erasures
         for name in sorted(set(ids) - set(on)):
             _release_all(svc, name, ids[name], actor)
-    for box in svc.settings.mailboxes:
+    for box in svc.mailboxes.configs():
         if box.name not in on or box.name not in ids:
             continue
         cutoff = now - timedelta(days=box.retention_days)
@@ -200,7 +200,7 @@ def erased_in(svc: Services, email_id: int) -> list[AuditEntry]:
 
 def schedule(services: Services) -> dict[str, Any]:
     """The periodic job: arm one pass when a mailbox has retention. Opens no store."""
-    if not any(b.retention_days > 0 for b in services.settings.mailboxes) and not (
+    if not any(b.retention_days > 0 for b in services.mailboxes.configs(fresh=True)) and not (
             services.db.fetchone(sql("retention_any_marked"))):
         return {}
     queue = queues(services.settings)[1]

@@ -36,9 +36,11 @@ def periodic_jobs(services: Services) -> list[tuple[str, int, Callable[[], Any]]
 
     s = services.settings
     jobs: list[tuple[str, int, Callable[[], Any]]] = [
-        # the poll itself runs in a worker; the mailbox lease keeps polls from overlapping
+        # the poll itself runs in a worker; the mailbox lease keeps polls from overlapping;
+        # the mailboxes are read every time (one added in the web admin is polled next)
         ("poll", s.poll_interval_seconds,
-         lambda: enqueue_poll(services.queue, s.queue_name) if s.mailboxes else False),
+         lambda: enqueue_poll(services.queue, s.queue_name)
+         if services.mailboxes.active(fresh=True) else False),
         ("redispatch", s.redispatch_interval_seconds, lambda: redispatch(services)),
         ("cleanup_stuck", s.cleanup_interval_seconds, lambda: maintenance.cleanup_stuck(services)),
         ("flush_audit_spool", s.redispatch_interval_seconds,
@@ -53,7 +55,8 @@ def periodic_jobs(services: Services) -> list[tuple[str, int, Callable[[], Any]]
         ("wake_snoozed", s.redispatch_interval_seconds,
          lambda: snooze.wake_due(services, Actor.SCHEDULER)),
         ("oauth_renew_idle", s.oauth_renew_check_seconds, lambda: renew_idle_refresh_tokens(
-            [services.token_source(m.name) for m in s.mailboxes], s.oauth_renew_idle_days * 86400)),
+            [services.token_source_of(m) for m in services.mailboxes.active(fresh=True)],
+            s.oauth_renew_idle_days * 86400)),
     ]
     return jobs
 

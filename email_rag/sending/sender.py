@@ -176,7 +176,7 @@ class SendService:
             raise PermanentError(f"draft {draft_id} has no send attempt")
         name, address = mailbox or (f"#{mail.mailbox_id}", None)
         try:
-            from_addr = self.settings.mailbox(name).reply_address
+            from_addr = self.services.mailbox(name).reply_address
         except KeyError:
             from_addr = address
         if not from_addr:

@@ -35,10 +35,12 @@ from . import (
     views_admin,
     views_answers,
     views_casework,
+    views_mailboxes,
     views_main,
     views_privacy,
     views_review,
     views_search,
+    views_setup,
 )
 from .limits import BodyLimit
 from .pool import ServicesPool
@@ -76,10 +78,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(views_main.router)
     app.include_router(views_review.router)
     app.include_router(views_admin.router)
+    app.include_router(views_mailboxes.router)
     app.include_router(views_privacy.router)
     app.include_router(views_answers.router)
     app.include_router(views_casework.router)
     app.include_router(views_search.router)
+    app.include_router(views_setup.router)
     _handlers(app)
     return app
 
@@ -88,7 +92,8 @@ def _service_levels_changed(pool: ServicesPool) -> None:
     """Due times computed under a mailbox's earlier service level are computed again (the
     desk computes missing ones before each read). MariaDB away: the next start does it."""
     try:
-        service_levels.forget_changed(pool.get().db, pool.settings.mailboxes)
+        svc = pool.get()
+        service_levels.forget_changed(svc.db, svc.mailboxes.configs())
     except EmailRagError as e:
         log.warning("service levels not checked at start: %s", redact_text(str(e)))
 

@@ -36,6 +36,9 @@ LABELS: dict[str, str] = {
     "processing": N_("processing"),
     "done": N_("done"),
     "dead": N_("dead"),
+    # a mailbox's history import (ingest/history_import.py)
+    "running": N_("running"),
+    "paused": N_("paused"),
     "process_email": N_("process mail"),
     "send_draft": N_("send reply"),
     "index_sync": N_("index sync"),

@@ -117,7 +117,7 @@ def mailbox_check(request: Request, user: AdminUser):
     """``email-rag mailboxes check`` for every configured mailbox, on demand (it connects to
     the servers with the real settings: seconds, not a page to load on every visit)."""
     svc = _svc(request)
-    reports = check_mailboxes(svc, [mb.name for mb in svc.settings.mailboxes])
+    reports = check_mailboxes(svc, [mb.name for mb in svc.mailboxes.active(fresh=True)])
     return page(request, "mailbox_check.html", reports=reports)
 
 

@@ -13,7 +13,7 @@ from fastapi.responses import PlainTextResponse, RedirectResponse
 from ..core.errors import EmailRagError
 from ..db import figures
 from ..ops import health, metrics
-from ..review import users
+from ..review import first_start, users
 from . import i18n
 from .render import language, page
 from .security import (
@@ -41,6 +41,12 @@ def home() -> RedirectResponse:
 
 @router.get("/login")
 def login_form(request: Request, next: str = "/queue"):
+    try:
+        empty = first_start.needs_setup(_svc(request).db)
+    except EmailRagError:  # MariaDB away: the login page says so when it is used
+        empty = False
+    if empty:  # an empty database: the set-up page
+        return RedirectResponse("/setup", status_code=303)
     return page(request, "login.html", next=safe_next(next), name="", error=None)
 
 

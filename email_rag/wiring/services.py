@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..adapters.oauth2 import TokenSource
     from ..core.ports import MailSender, SentFolder
     from ..core.settings import MailboxConfig
+    from ..db.mailbox_configs import MailboxDirectory
     from ..db.oauth_tokens import TokenStore
     from ..db.stores import Stores
     from ..ingest.poller import Poller
@@ -37,6 +38,21 @@ class Services:
     @cached_property
     def db(self) -> Database:
         return Database.from_settings(self.settings)
+
+    @cached_property
+    def mailboxes(self) -> MailboxDirectory:
+        """The mailboxes: EMAIL_RAG_MAILBOXES (read-only) and those added in the web admin or
+        the CLI (MariaDB), re-read within a poll interval (db/mailbox_configs.py)."""
+        from ..db.mailbox_configs import MailboxConfigStore, MailboxDirectory
+        from ..db.oauth_tokens import TokenCipher
+
+        s = self.settings
+        store = MailboxConfigStore(self.db, lambda: TokenCipher.from_settings(s))
+        return MailboxDirectory(s.mailboxes, store, max_age=min(30.0, s.poll_interval_seconds))
+
+    def mailbox(self, name: str) -> MailboxConfig:
+        """A mailbox's settings by name, polled or not (KeyError when unknown)."""
+        return self.mailboxes.get(name)
 
     @cached_property
     def audit(self) -> AuditLog:
@@ -116,46 +132,52 @@ class Services:
     def mail_sender_for(self, mailbox_name: str) -> MailSender:
         """The SMTP server a mailbox's replies leave through: its own (``smtp`` in its
         settings: host, security, auth, OAuth2 token) or else the global relay."""
-        from ..adapters.smtp import SmtpConfig, SmtpSender
 
         try:
-            mb = self.settings.mailbox(mailbox_name)
+            mb = self.mailbox(mailbox_name)
         except KeyError:
             return self.mail_sender
+        return self.mail_sender_of(mb)
+
+    def mail_sender_of(self, mb: MailboxConfig) -> MailSender:
+        """``mail_sender_for`` of these settings (a mailbox not saved yet: its check)."""
+        from ..adapters.smtp import SmtpConfig, SmtpSender
+
         if mb.smtp is None:
             return self.mail_sender
         senders = self.__dict__.setdefault("_smtp_senders", {})
-        if mailbox_name not in senders:
+        cached = senders.get(mb.name)
+        if cached is None or cached[0] is not mb:  # settings changed: a new sender
             ident, s = mb.smtp, self.settings
             auth = ident.auth or mb.auth
             user = ident.username or (mb.username if auth != "password" else "")
-            senders[mailbox_name] = SmtpSender(SmtpConfig(
+            cached = senders[mb.name] = (mb, SmtpSender(SmtpConfig(
                 ident.host, ident.port, user, ident.password.get_secret_value(),
                 timeout=s.smtp_timeout, security=ident.security, ca_file=ident.ca_file,
-                auth=auth, tokens=self.token_source(mailbox_name) if auth != "password"
-                else None))
-        return senders[mailbox_name]
+                auth=auth, tokens=self.token_source_of(mb) if auth != "password"
+                else None)))
+        return cached[1]
 
     def sent_folder(self, mailbox_name: str) -> SentFolder:
         """A new IMAP connection to a mailbox's Sent folder (``SentFolder`` port); the
         send job keeps one per mailbox."""
         from ..adapters.imap import sent_folder
 
-        return sent_folder(self.settings.mailbox(mailbox_name), self.settings.imap_timeout,
-                           self.token_source(mailbox_name))
+        mb = self.mailbox(mailbox_name)
+        return sent_folder(mb, self.settings.imap_timeout, self.token_source_of(mb))
 
     def imap_mailbox(self, config: MailboxConfig, timeout: float | None = None) -> ImapMailbox:
         """An IMAP connection (not yet open) to a mailbox, with its OAuth2 token source."""
         from ..adapters.imap import ImapMailbox
 
         return ImapMailbox(config, self.settings.imap_timeout if timeout is None else timeout,
-                           self.token_source(config.name))
+                           self.token_source_of(config))
 
     def idle_session(self, config: MailboxConfig, folder: str, timeout: float) -> IdleSession:
         """An IDLE connection to one folder of a mailbox, with its OAuth2 token source."""
         from ..adapters.imap import IdleSession
 
-        return IdleSession(config, folder, timeout, self.token_source(config.name))
+        return IdleSession(config, folder, timeout, self.token_source_of(config))
 
     # --- OAuth2 ---
     @cached_property
@@ -168,6 +190,14 @@ class Services:
     def token_source(self, mailbox_name: str) -> TokenSource | None:
         """The mailbox's OAuth2 access tokens (one source per mailbox and process, so its
         token is reused across polls and sends); None for a password mailbox."""
+        try:
+            mb = self.mailbox(mailbox_name)
+        except KeyError:
+            return None
+        return self.token_source_of(mb)
+
+    def token_source_of(self, mb: MailboxConfig) -> TokenSource | None:
+        """``token_source`` of these settings (kept while the settings are the same)."""
         from ..adapters.oauth2 import (
             ClientCredentialsSource,
             OAuthClient,
@@ -175,17 +205,14 @@ class Services:
             RefreshTokenSource,
         )
 
-        try:
-            mb = self.settings.mailbox(mailbox_name)
-        except KeyError:
-            return None
         uses_oauth = mb.auth != "password" or (mb.smtp is not None and mb.smtp.auth not in
                                                 ("", "password"))
         if mb.oauth is None or not uses_oauth:
             return None
+        mailbox_name = mb.name
         sources = self.__dict__.setdefault("_token_sources", {})
-        if mailbox_name in sources:
-            return sources[mailbox_name]
+        if mailbox_name in sources and sources[mailbox_name][0] is mb:
+            return sources[mailbox_name][1]
         s, o = self.settings, mb.oauth
         client = OAuthClient(o.token_url, o.client_id, o.secret(), tuple(o.scopes),
                              s.oauth_timeout)
@@ -202,7 +229,7 @@ class Services:
                                      store.cipher.decrypt)
             source = RefreshTokenSource(mailbox_name, client, store, journal,
                                         s.oauth_refresh_skew_seconds, seed)
-        sources[mailbox_name] = source
+        sources[mailbox_name] = (mb, source)
         return source
 
     @cached_property

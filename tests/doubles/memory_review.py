@@ -46,10 +46,10 @@ def memory_services(rows: MemoryDatabase | None = None, journal_dir: Any = "/non
         db=rows, stores=rows.stores, jobs=JobStore.over(rows, RetryPolicy()),
         queue=MemoryQueue(),
         audit=MemoryAudit(rows), mail_sender=mail_sender, mail_sender_for=lambda _mailbox: mail_sender,
+        mailbox=_no_configured_mailbox,
         settings=SimpleNamespace(message_id_domain="test.invalid", queue_name="default",
                                  send_journal_dir=journal_dir, reconcile_sent_folder=False,
-                                 reconcile_again_after_seconds=0,
-                                 mailbox=_no_configured_mailbox),
+                                 reconcile_again_after_seconds=0),
         rows=rows)
 
 
