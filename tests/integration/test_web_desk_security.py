@@ -223,6 +223,35 @@ def test_one_address_trying_many_names_is_locked_and_keeps_the_throttle_small(db
     assert rows <= 21, rows
 
 
+def test_a_successful_login_does_not_reset_the_address_failure_count(db):
+    """GIVEN 20 failures per address allowed WHEN an attacker at one address guesses names
+    nobody has and, between guesses, logs in with one account of its own THEN the address
+    counter keeps every failure (a success clears only that account's own bucket): after 20
+    failures in all the address is locked, the attacker's own account included."""
+    make_user(db, "eve", "staff")
+    reasons = []
+    for i in range(25):
+        reasons.append(auth(db, f"guess{i}", "nope", "10.0.0.66").reason)
+        if i % 4 == 3:  # the attacker's valid account, logged into now and then
+            reasons.append(auth(db, "eve", PASSWORD, "10.0.0.66").reason)
+    assert reasons.count("unknown_user") == 19, reasons
+    assert reasons[-1] == "locked"
+    assert auth(db, "eve", PASSWORD, "10.0.0.66").reason == "locked"
+    assert auth(db, "eve", PASSWORD, "10.0.0.1").reason == "ok"  # another address is not
+
+
+def test_a_successful_login_clears_the_account_bucket_of_its_address(db):
+    """GIVEN anna failed twice from her address (3 allowed per account) WHEN she then logs in
+    THEN her own bucket starts again: two more failures do not lock her."""
+    make_user(db, "anna", "staff")
+    for i in range(2):
+        assert auth(db, "anna", f"typo{i}", "10.0.0.5").reason == "bad_password"
+    assert auth(db, "anna", PASSWORD, "10.0.0.5").reason == "ok"
+    for i in range(2):
+        assert auth(db, "anna", f"again{i}", "10.0.0.5").reason == "bad_password"
+    assert auth(db, "anna", PASSWORD, "10.0.0.5").reason == "ok"
+
+
 def test_stale_throttle_rows_are_pruned(db):
     """GIVEN 2,000 throttle rows of names tried long ago from many addresses (older than
     the longest lock, not locked) WHEN an address gets locked THEN the stale rows are gone:
