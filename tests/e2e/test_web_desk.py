@@ -308,6 +308,31 @@ def test_a_right_to_left_override_cannot_mirror_names_on_the_draft_page(web, db,
     expect(sender).to_contain_text("Alice <U+202E>Kunde")
 
 
+
+@needs_chromium
+def test_a_right_to_left_override_in_a_subject_and_body_is_a_visible_marker(web, db, browser):
+    """GIVEN a mail with the subject "Rechnung<U+202E>fdp.exe" and the same override in its
+    text WHEN anna opens the queue and the draft in Chromium THEN the queue row and the
+    draft's heading read "Rechnung<U+202E>fdp.exe" in logical order (the marker visible, never
+    "Rechnung exe.pdf"), and so does the line of the mail's text."""
+    make_user(db, "anna")
+    mail = make_email(db, make_mailbox(db), subject="Rechnung\u202efdp.exe",
+                      body="Anbei die Datei Rechnung\u202efdp.exe von heute.")
+    draft = make_draft(db, mail)
+    page = open_as(browser, web, "anna")
+    row = page.locator(f"#draft-{draft} td.subject a")
+    expect(row).to_have_text("Rechnung<U+202E>fdp.exe")
+    assert reads_in_logical_order(row)
+    page.goto(f"{web}/drafts/{draft}")
+    heading = page.locator("h1.subject")
+    expect(heading).to_have_text("Rechnung<U+202E>fdp.exe")
+    assert reads_in_logical_order(heading)
+    assert heading.locator("span.bidi-control").count() == 1  # styled as a marker
+    text = page.locator("section.mail pre.mailtext")
+    expect(text).to_have_text("Anbei die Datei Rechnung<U+202E>fdp.exe von heute.")
+    assert reads_in_logical_order(text)
+    assert "exe.pdf" not in page.inner_text("body")
+
 def test_the_real_server_refuses_a_300_mb_login_post_without_reading_it(web):
     """GIVEN the real `email-rag web` WHEN an anonymous client sends the headers of a 300 MB
     login POST and no body THEN the answer is 413 at once (the server does not wait for the
