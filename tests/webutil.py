@@ -19,6 +19,9 @@ from email_rag.db import Database
 from email_rag.review import users
 
 PASSWORD = "correct horse 42"
+# the browser of the in-process tests: on this machine, so a plain-http login is allowed
+# (EMAIL_RAG_WEB_HTTPS=auto; tests/integration/test_web_transport.py tests the rule)
+LOOPBACK = ("127.0.0.1", 50000)
 XSS_SUBJECT = '<script>alert("subject")</script> Drucker <img src=x onerror=alert(1)>'
 XSS_BODY = ('Hallo,\n<script>alert("body")</script>\n<img src=x onerror="alert(2)">\n'
             '<a href="javascript:alert(3)">klick</a>\n')
@@ -55,7 +58,7 @@ def browsers(app, log_in: bool) -> Iterator:
     opened: list[TestClient] = []
 
     def new(name: str = "anna") -> TestClient:
-        c = TestClient(app, base_url="http://testserver")
+        c = TestClient(app, base_url="http://testserver", client=LOOPBACK)
         c.__enter__()
         opened.append(c)
         if log_in:

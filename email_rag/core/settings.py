@@ -542,8 +542,17 @@ class Settings(BaseSettings):
         description="Session signing key; empty = a random key per process (sessions end on "
         "restart; a warning is logged).",
     )
-    web_cookie_secure: bool = Field(
-        False, description="Send the session cookie only over https (set true behind TLS)."
+    web_https: str = Field(
+        "auto", description="How the web UI treats plain http (docs/web.md, Security). "
+        "'auto': a login over plain http is refused unless the browser is on this machine "
+        "(a loopback client address, after EMAIL_RAG_WEB_TRUSTED_PROXIES); 'required': the "
+        "deployment is behind HTTPS, every login over plain http is refused and the session "
+        "cookie is always Secure; 'off': plain http is allowed from anywhere (a test lab). "
+        "Requests that came over https always get a Secure cookie and HSTS."
+    )
+    web_hsts_seconds: int = Field(
+        31536000, ge=0, description="Strict-Transport-Security max-age sent with every answer "
+        "to an https request (365 days); 0 = no HSTS header."
     )
     web_session_max_age_seconds: int = Field(
         43200, description="A login (session cookie) expires after this many seconds."
@@ -648,6 +657,13 @@ class Settings(BaseSettings):
             raise ValueError("llm_prefill must be 'auto', 'on' or 'off'")
         return v
 
+    @field_validator("web_https")
+    @classmethod
+    def _web_https(cls, v: str) -> str:
+        if v not in ("auto", "required", "off"):
+            raise ValueError("web_https must be 'auto', 'required' or 'off'")
+        return v
+
     @field_validator("worker_class")
     @classmethod
     def _worker_class(cls, v: str) -> str:
@@ -729,6 +745,8 @@ RETIRED = {
     "EMAIL_RAG_SAFEGUARDS": "idempotency, claims, dedup, approval locks and reconciliation "
     "are always on; the chaos harness (`email-rag chaos`) starts its counter-check column "
     "with its own processes",
+    "EMAIL_RAG_WEB_COOKIE_SECURE": "the session cookie is Secure on every request that came "
+    "over https, and always with EMAIL_RAG_WEB_HTTPS=required (docs/web.md, Security)",
 }
 
 

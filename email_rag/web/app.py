@@ -46,7 +46,16 @@ from .limits import BodyLimit
 from .pool import ServicesPool
 from .render import STATIC, page
 from .render import tr as _tr
-from .security import CsrfError, Forbidden, NotLoggedIn, SecurityHeaders, check_csrf, session_secret
+from .security import (
+    PLAIN_HTTP,
+    CsrfError,
+    Forbidden,
+    NotLoggedIn,
+    SecurityHeaders,
+    check_csrf,
+    plain_http_login,
+    session_secret,
+)
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +80,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(SessionMiddleware,
                        secret_key=session_secret(settings.web_secret_key.get_secret_value()),
                        session_cookie="email_rag_session",
-                       max_age=settings.web_session_max_age_seconds, same_site="lax",
-                       https_only=settings.web_cookie_secure)
-    app.add_middleware(SecurityHeaders)
+                       max_age=settings.web_session_max_age_seconds, same_site="lax")
+    # outermost: it sees every response, the session cookie included (Secure over https)
+    app.add_middleware(SecurityHeaders, https_mode=settings.web_https,
+                       hsts_seconds=settings.web_hsts_seconds)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.include_router(views_main.router)
     app.include_router(views_review.router)
@@ -114,6 +124,11 @@ def _handlers(app: FastAPI) -> None:
 
     @app.exception_handler(CsrfError)
     async def csrf_failed(request: Request, exc: CsrfError):
+        if request.url.path == "/login" and plain_http_login(request):
+            # with EMAIL_RAG_WEB_HTTPS=required the Secure cookie never came back over http:
+            # the reason is the connection, not an old form
+            return page(request, "login.html", 403, next="/queue", name="",
+                        error=_tr(request, None, PLAIN_HTTP))
         return page(request, "error.html", 403, title=_tr(request, None, "Form expired"),
                     message=_tr(request, None, "This form was not accepted (its security token "
                                 "is missing or old, e.g. after a new login or from another "

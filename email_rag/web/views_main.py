@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -16,6 +17,7 @@ from ..ops import health, metrics
 from ..review import first_start, users
 from . import i18n
 from .render import language, page
+from .render import tr as _tr
 from .security import (
     AdminUser,
     FormStr,
@@ -24,9 +26,12 @@ from .security import (
     current_user,
     flash,
     login_session,
+    PLAIN_HTTP,
+    plain_http_login,
     safe_next,
 )
 
+log = logging.getLogger(__name__)
 router = APIRouter()
 
 
@@ -47,7 +52,8 @@ def login_form(request: Request, next: str = "/queue"):
         empty = False
     if empty:  # an empty database: the set-up page
         return RedirectResponse("/setup", status_code=303)
-    return page(request, "login.html", next=safe_next(next), name="", error=None)
+    error = _tr(request, None, PLAIN_HTTP) if plain_http_login(request) else None
+    return page(request, "login.html", next=safe_next(next), name="", error=error)
 
 
 # Logins checked at once by this process; the others wait here without holding one of the
@@ -60,6 +66,10 @@ async def login(request: Request, name: FormStr = "", password: FormStr = "",
                 next: FormStr = "/queue"):
     s = request.app.state.settings
     client = request.client.host if request.client else ""
+    if plain_http_login(request):
+        log.warning("login over plain http refused (EMAIL_RAG_WEB_HTTPS=%s)", s.web_https)
+        return page(request, "login.html", 403, next=safe_next(next), name=name[:100],
+                    error=_tr(request, None, PLAIN_HTTP))
 
     def check() -> users.LoginResult:
         return users.authenticate(_svc(request).db, name, password, s.web_login_max_failures,

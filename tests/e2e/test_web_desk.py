@@ -27,10 +27,13 @@ def web_env(env, tmp_path):
 
 
 def failed_login_client(base: str, db, forwarded_for: str) -> str:
+    # a TLS proxy's headers (https: a remote browser may log in), the cookie carried by hand
+    headers = {"X-Forwarded-For": forwarded_for, "X-Forwarded-Proto": "https"}
     with httpx.Client(base_url=base) as c:
-        token = csrf_of(c.get("/login").text)
-        r = c.post("/login", data={"name": "anna", "password": "wrong-one", "csrf_token": token},
-                   headers={"X-Forwarded-For": forwarded_for})
+        form = c.get("/login", headers=headers)
+        r = c.post("/login", data={"name": "anna", "password": "wrong-one",
+                                   "csrf_token": csrf_of(form.text)},
+                   headers={**headers, "Cookie": form.headers["set-cookie"].split(";")[0]})
         assert r.status_code == 401
     return db.fetchone("SELECT JSON_VALUE(detail, '$.client') AS client FROM audit_log "
                        "WHERE event = 'login_failed' ORDER BY id DESC LIMIT 1")["client"]
@@ -47,6 +50,36 @@ def test_forwarded_for_is_believed_only_from_configured_proxies(web_env, db, tmp
     with serve_web(trusted, tmp_path) as base:
         assert failed_login_client(base, db, "203.0.113.9") == "203.0.113.9"
 
+
+
+def proxied_login(base: str, proto: str) -> httpx.Response:
+    """A login through a TLS proxy on this machine that forwards ``proto`` and a browser's
+    address on another machine (the session cookie carried by hand: a Secure cookie is not
+    sent back over the proxy's plain-http hop by a cookie jar)."""
+    headers = {"X-Forwarded-Proto": proto, "X-Forwarded-For": "203.0.113.9"}
+    with httpx.Client(base_url=base) as c:
+        form = c.get("/login", headers=headers)
+        cookie = form.headers["set-cookie"].split(";")[0]
+        return c.post("/login", data={"name": "anna", "password": PASSWORD,
+                                      "csrf_token": csrf_of(form.text)},
+                      headers={**headers, "Cookie": cookie})
+
+
+def test_behind_a_trusted_tls_proxy_the_cookie_is_secure_and_plain_http_is_refused(
+        web_env, db, tmp_path: Path):
+    """GIVEN the real `email-rag web` behind a proxy it trusts (EMAIL_RAG_WEB_TRUSTED_PROXIES)
+    and no other setting WHEN a remote browser logs in through it over https THEN the cookie
+    is Secure and HSTS is sent; WHEN the proxy forwards plain http THEN the login is refused
+    with the reason."""
+    make_user(db, "anna")
+    trusted = {**web_env, "EMAIL_RAG_WEB_TRUSTED_PROXIES": "127.0.0.1"}
+    with serve_web(trusted, tmp_path) as base:
+        ok = proxied_login(base, "https")
+        assert ok.status_code == 303, ok.text
+        assert "; secure" in ok.headers["set-cookie"].lower()
+        assert ok.headers["strict-transport-security"].startswith("max-age=")
+        refused = proxied_login(base, "http")
+        assert refused.status_code == 403 and "not encrypted" in refused.text
 
 # --- the staff workflow in Chromium ---
 

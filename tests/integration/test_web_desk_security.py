@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from email_rag.review import users
 from email_rag.web import create_app
 from tests.factories import make_draft, make_email, make_mailbox
-from tests.webutil import PASSWORD, browsers, csrf_of, login, make_user, web_app
+from tests.webutil import LOOPBACK, PASSWORD, browsers, csrf_of, login, make_user, web_app
 
 
 @pytest.fixture
@@ -130,7 +130,7 @@ def test_a_hung_database_gives_a_503_page_within_seconds(settings, db):
         settings.web_db_timeout_seconds = 2
         settings.web_secret_key = type(settings.web_secret_key)("test-secret")
         make_user(db, "anna", "staff")
-        with TestClient(create_app(settings)) as c:
+        with TestClient(create_app(settings), client=LOOPBACK) as c:
             login(c)
             proxy.silence()  # connections stay open, the server's answers are held
             started = time.monotonic()
@@ -157,7 +157,7 @@ def test_the_503_page_is_in_the_users_language_while_the_database_is_away(settin
         settings.web_secret_key = type(settings.web_secret_key)("test-secret")
         user_id = make_user(db, "anna", "staff")
         users.set_prefs(db, users.active_user(db, user_id), "Europe/Berlin", "de")
-        with TestClient(create_app(settings)) as c:
+        with TestClient(create_app(settings), client=LOOPBACK) as c:
             login(c)
             assert "Prüfliste" in c.get("/queue").text
             proxy.silence()
