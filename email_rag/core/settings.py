@@ -9,6 +9,7 @@ they never show in ``repr``, logs, audit entries or error messages.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import logging
 import os
@@ -599,6 +600,15 @@ class Settings(BaseSettings):
         True, description="Staff without any mailbox assignment (`email-rag users assign`) "
         "see every mailbox; false = they see none until an admin assigns mailboxes."
     )
+    web_metrics_token: SecretStr = Field(
+        SecretStr(""), description="Bearer token a scraper sends to read /metrics from any "
+        "address (`Authorization: Bearer TOKEN`); empty = only web_metrics_allow opens it."
+    )
+    web_metrics_allow: str = Field(
+        "127.0.0.0/8,::1/128", description="Comma-separated networks (CIDR) whose clients "
+        "read /metrics without the token (the client address after the trusted proxies); "
+        "empty = none. /metrics names the mailboxes: everyone else gets 403."
+    )
     web_metrics_cache_seconds: float = Field(
         5.0, description="/metrics answers from a cache this fresh (s); 0 = always recompute."
     )
@@ -662,6 +672,12 @@ class Settings(BaseSettings):
     def _web_https(cls, v: str) -> str:
         if v not in ("auto", "required", "off"):
             raise ValueError("web_https must be 'auto', 'required' or 'off'")
+        return v
+
+    @field_validator("web_metrics_allow")
+    @classmethod
+    def _web_metrics_allow(cls, v: str) -> str:
+        networks(v, "web_metrics_allow")
         return v
 
     @field_validator("worker_class")
@@ -736,6 +752,15 @@ class Settings(BaseSettings):
     history_shots: int = Field(
         4, description="Most similar labelled examples put into the LLM's classification "
         "prompt (0 = none).")
+
+
+def networks(text: str, name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """A comma-separated list of networks (``10.0.0.0/8``, an address alone is one host)."""
+    try:
+        return tuple(ipaddress.ip_network(part.strip(), strict=False)
+                     for part in text.split(",") if part.strip())
+    except ValueError as e:
+        raise ValueError(f"{name}: {e} (comma-separated networks like 127.0.0.0/8)") from None
 
 
 # Variables that were settings once. Like every unknown EMAIL_RAG_* variable they are

@@ -34,6 +34,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Form, Request
 
+from ..core.settings import Settings, networks
 from ..review.users import User, active_user
 from ..sending.outcome import N_
 
@@ -79,6 +80,24 @@ def plain_http_login(request: Request) -> bool:
     """A login on this request would be refused: plain http where it is not allowed."""
     return plain_http_refused(request.url.scheme, request.client.host if request.client
                               else None, request.app.state.settings.web_https)
+
+
+def metrics_allowed(request: Request, settings: Settings) -> bool:
+    """/metrics for a scraper that sends the token (``Authorization: Bearer``, compared in
+    constant time) or whose address (after the trusted proxies) is in
+    ``web_metrics_allow``."""
+    token = settings.web_metrics_token.get_secret_value()
+    scheme, _, sent = request.headers.get("authorization", "").partition(" ")
+    if token and scheme.lower() == "bearer" and hmac.compare_digest(sent.strip().encode(),
+                                                                   token.encode()):
+        return True
+    try:
+        client = ipaddress.ip_address((request.client.host if request.client else "")
+                                      .split("%")[0])
+    except ValueError:
+        return False
+    return any(client in net for net in networks(settings.web_metrics_allow,
+                                                   "web_metrics_allow"))
 
 
 class NotLoggedIn(Exception):

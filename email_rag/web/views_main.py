@@ -25,6 +25,7 @@ from .security import (
     StaffUser,
     current_user,
     flash,
+    metrics_allowed,
     login_session,
     PLAIN_HTTP,
     plain_http_login,
@@ -170,8 +171,14 @@ def healthz(request: Request) -> PlainTextResponse:
 
 @router.get("/metrics")
 def metrics_page(request: Request) -> PlainTextResponse:
-    """Prometheus scrape endpoint (no login; counts only, no mail content)."""
+    """Prometheus scrape endpoint (no login; counts only, no mail content, but mailbox names
+    in its labels): for the token or an allowed address only (``metrics_allowed``)."""
     state = request.app.state
+    if not metrics_allowed(request, state.settings):
+        return PlainTextResponse(
+            "403 /metrics: send the scrape token (Authorization: Bearer, "
+            "EMAIL_RAG_WEB_METRICS_TOKEN) or scrape from an address in "
+            "EMAIL_RAG_WEB_METRICS_ALLOW (docs/web.md, Metrics)\n", status_code=403)
     ttl = state.settings.web_metrics_cache_seconds
     cached = state.metrics_cache
     now = time.monotonic()
