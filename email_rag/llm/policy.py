@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from ..core.catalog import N_
 from ..core.errors import (
     LLMContextOverflowError,
     LLMError,
@@ -138,13 +139,15 @@ def _call(llm: ChatModel, task: LLMTask[Any], messages: list[dict[str, str]],
     return llm.chat_text(messages, **kw)
 
 
+CUT_AT_MAX_TOKENS = N_("the answer was cut off at max_tokens %(max)s (finish_reason length): "
+                       "incomplete")
+
+
 def cut_off(answer: LLMResult, max_tokens: int | None) -> LLMInvalidOutputError | None:
     """A cut-off answer (``finish_reason: length``) is never a valid answer."""
     if answer.finish_reason != "length":
         return None
-    return LLMInvalidOutputError(
-        f"the answer was cut off at max_tokens {max_tokens} (finish_reason length): "
-        "incomplete", kind="length")
+    return LLMInvalidOutputError(CUT_AT_MAX_TOKENS % {"max": max_tokens}, kind="length")
 
 
 def run_task(llm: ChatModel, task: LLMTask[T], limits: PolicyLimits, *, event: EventFactory,

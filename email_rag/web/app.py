@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
 from ..core.errors import (
+    MISSING,
     AttachmentNotFoundError,
     DatabaseUnavailableError,
     DraftNotFoundError,
@@ -31,6 +32,7 @@ from ..core.redact import redact_text
 from ..core.settings import Settings, get_settings
 from ..review import service_levels
 from ..sending.outcome import N_
+from ..sending.rules import REFUSALS
 from . import (
     views_admin,
     views_answers,
@@ -44,7 +46,7 @@ from . import (
 )
 from .limits import BodyLimit
 from .pool import ServicesPool
-from .render import STATIC, page
+from .render import STATIC, page, tr_known
 from .render import tr as _tr
 from .security import (
     PLAIN_HTTP,
@@ -139,7 +141,7 @@ def _handlers(app: FastAPI) -> None:
     @app.exception_handler(AttachmentNotFoundError)
     async def draft_missing(request: Request, exc: Exception):
         return page(request, "error.html", 404, title=_tr(request, None, "Not found"),
-                    message=str(exc))
+                    message=tr_known(request, str(exc), MISSING))
 
     def unavailable(request: Request, title: str, first: str) -> Response:
         """503 with Retry-After: what is known, that stored work is safe, what to do."""
@@ -180,7 +182,8 @@ def _handlers(app: FastAPI) -> None:
     async def domain_error(request: Request, exc: EmailRagError):
         return page(request, "error.html", 400, title=_tr(request, None, "Not possible"),
                     message=_tr(request, None, "%(why)s Nothing was changed.",
-                                why=redact_text(str(exc))))
+                                why=tr_known(request, redact_text(str(exc)),
+                                             (*MISSING, *REFUSALS))))
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError):

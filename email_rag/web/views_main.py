@@ -19,15 +19,15 @@ from . import i18n
 from .render import language, page
 from .render import tr as _tr
 from .security import (
+    PLAIN_HTTP,
     AdminUser,
     FormStr,
     NotLoggedIn,
     StaffUser,
     current_user,
     flash,
-    metrics_allowed,
     login_session,
-    PLAIN_HTTP,
+    metrics_allowed,
     plain_http_login,
     safe_next,
 )
@@ -81,13 +81,13 @@ async def login(request: Request, name: FormStr = "", password: FormStr = "",
     result = await anyio.to_thread.run_sync(check, limiter=LOGIN_SLOTS)
     if result.user is None:
         if result.reason == "locked":
-            error = i18n.translate(s.web_language, "Too many failed logins with this name from "
-                                   "your address: try again in %(minutes)s minute(s). Ask an "
-                                   "admin if you forgot your password.",
-                                   minutes=-(-result.locked_for_s // 60))
+            error = _tr(request, None, "Too many failed logins with this name from "
+                        "your address: try again in %(minutes)s minute(s). Ask an "
+                        "admin if you forgot your password.",
+                        minutes=-(-result.locked_for_s // 60))
         else:
-            error = i18n.translate(s.web_language, "Wrong user name or password (or the account "
-                                   "is disabled).")
+            error = _tr(request, None, "Wrong user name or password (or the account "
+                        "is disabled).")
         return page(request, "login.html", 401, next=safe_next(next), name=name[:100],
                     error=error)
     login_session(request, result.user)
@@ -116,7 +116,7 @@ COMMON_ZONES = ("Europe/Berlin", "Europe/Vienna", "Europe/Zurich", "Europe/Londo
 def preferences(request: Request, user: StaffUser):
     s = request.app.state.settings
     return page(request, "me.html", zone=user.time_zone or s.web_time_zone,
-                chosen=user.ui_language or s.web_language, zones=COMMON_ZONES)
+                chosen=language(request, user), zones=COMMON_ZONES)
 
 
 @router.post("/me")
