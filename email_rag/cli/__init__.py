@@ -41,6 +41,7 @@ COMMAND_MODULES = [
     "email_rag.cli.mailboxes",
     "email_rag.cli.privacy",
     "email_rag.cli.setup",
+    "email_rag.cli.config",
 ]
 
 # name -> (module run as ``python -m``, help): programs of the test harness, a distribution of
@@ -123,7 +124,8 @@ def main(argv: list[str] | None = None, services_class: type[Services] | None = 
         settings = get_settings()
     except Exception as e:  # noqa: BLE001 - pydantic ValidationError: broken configuration
         return Outcome(ExitCode.ERROR, f"Configuration is invalid: {redact_text(str(e))}\n"
-                       "Nothing was done. Fix the EMAIL_RAG_* variables or .env and run again.",
+                       "Nothing was done. Fix the EMAIL_RAG_* variables, .env or the settings "
+                       "file (EMAIL_RAG_CONFIG_FILE, email-rag.toml) and run again.",
                        {"error": "config"}).render(as_json)
     logging.basicConfig(level=settings.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

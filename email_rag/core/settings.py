@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from .config_file import FileSource, config_file
 from .errors import ConfigError
 from .service_levels import BusinessHours
 from .tls_policy import resolve_security
@@ -285,9 +286,23 @@ class MailboxConfig(BaseModel):
 
 
 class Settings(BaseSettings):
+    """Every setting, from (highest first) the environment, ``.env``, the settings file
+    (``EMAIL_RAG_CONFIG_FILE`` or ``email-rag.toml``: ``core/config_file.py``), the
+    default here; ``email-rag config show`` prints each with where it came from."""
+
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_file=".env", env_file_encoding="utf-8", extra="ignore"
     )
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings],
+                                   init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, dotenv_settings,
+                FileSource(settings_cls, config_file()), file_secret_settings)
 
     # --- MariaDB (source of truth) ---
     db_host: str = Field("127.0.0.1", description="MariaDB host.")
