@@ -58,7 +58,10 @@ PROGRAMS = {
 }
 # client libraries whose DEBUG output traces the protocol: whole mails, prompts, tokens
 PROTOCOL_TRACERS = ("imapclient", "openai", "httpcore", "httpx", "urllib3", "arango")
-HARNESS = "harness"  # the folder of the harness's distribution in a source checkout
+HARNESS = "harness"
+# the processes that write the send journal, the OAuth journal or the audit spool: they
+# refuse to start when those are not on the persistent volume (runtime/persistence.py)
+JOURNAL_WRITERS = frozenset({"worker", "scheduler", "idle", "poll"})  # the folder of the harness's distribution in a source checkout
 
 
 def build_parser(commands: list[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
@@ -136,6 +139,10 @@ def main(argv: list[str] | None = None, services_class: type[Services] | None = 
 
     services = (services_class or Services)(settings)
     try:
+        if args.command in JOURNAL_WRITERS:
+            from ..runtime.persistence import check
+
+            check(settings)  # the journals on the image's volume, or no start
         outcome = args.handler(args, services)
     except EmailRagError as e:
         outcome = Outcome(

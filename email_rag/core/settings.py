@@ -545,6 +545,13 @@ class Settings(BaseSettings):
         Path("var/send-journal"), description="The relay's 250 is written here (fsync) before "
         "MariaDB records it, so an acceptance survives a MariaDB outage at that moment.",
     )
+    persistent_dir: str = Field(
+        "", description="The volume the local journals must live on (the image sets its "
+        "VOLUME, /var/lib/email-rag): the worker, scheduler, idle and poll refuse to start "
+        "when the send journal, the OAuth journal or the audit spool is not inside it, it is "
+        "not a mount point, or it is memory-backed (email_rag/runtime/persistence.py); empty "
+        "= no check (outside an image).",
+    )
     bounce_match_days: int = Field(
         14, ge=1, description="A bounce without the original Message-ID is matched to the "
         "newest send to its recipient within this many days.",
