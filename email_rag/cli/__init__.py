@@ -42,6 +42,7 @@ COMMAND_MODULES = [
     "email_rag.cli.privacy",
     "email_rag.cli.setup",
     "email_rag.cli.config",
+    "email_rag.cli.llm",
 ]
 
 # name -> (module run as ``python -m``, help): programs of the test harness, a distribution of

@@ -54,6 +54,7 @@ KEPT_DETAIL_KEYS = frozenset({
     "matched_by", "store", "stores", "missing", "state", "status", "dedup", "category",
     "priority", "language", "needs_reply", "defaulted", "prompt_version", "model", "mailbox",
     "folder", "next", "resume", "scope", "cause", "outcome", "verified_by", "retry_in_s",
+    "runtime",
 })
 
 
