@@ -104,3 +104,4 @@ def test_stop_while_serving_stops_the_server_and_starts_nothing_more():
     served, server, backoffs, _ = supervise([("up", 1)])
     assert served.starts == 1 and served.deaths == 0 and backoffs == []
     assert server.stopped >= 1 and server.proc is None
+
