@@ -59,10 +59,10 @@ PROGRAMS = {
 }
 # client libraries whose DEBUG output traces the protocol: whole mails, prompts, tokens
 PROTOCOL_TRACERS = ("imapclient", "openai", "httpcore", "httpx", "urllib3", "arango")
-HARNESS = "harness"
+HARNESS = "harness"  # the folder of the harness's distribution in a source checkout
 # the processes that write the send journal, the OAuth journal or the audit spool: they
 # refuse to start when those are not on the persistent volume (runtime/persistence.py)
-JOURNAL_WRITERS = frozenset({"worker", "scheduler", "idle", "poll"})  # the folder of the harness's distribution in a source checkout
+JOURNAL_WRITERS = frozenset({"worker", "scheduler", "idle", "poll"})
 
 
 def build_parser(commands: list[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
