@@ -126,11 +126,11 @@ def _handlers(app: FastAPI) -> None:
 
     @app.exception_handler(CsrfError)
     async def csrf_failed(request: Request, exc: CsrfError):
-        if request.url.path == "/login" and plain_http_login(request):
+        if request.url.path in ("/login", "/setup") and plain_http_login(request):
             # with EMAIL_RAG_WEB_HTTPS=required the Secure cookie never came back over http:
             # the reason is the connection, not an old form
-            return page(request, "login.html", 403, next="/queue", name="",
-                        error=_tr(request, None, PLAIN_HTTP))
+            return page(request, "error.html", 403, title=_tr(request, None, "Not encrypted"),
+                        message=_tr(request, None, PLAIN_HTTP))
         return page(request, "error.html", 403, title=_tr(request, None, "Form expired"),
                     message=_tr(request, None, "This form was not accepted (its security token "
                                 "is missing or old, e.g. after a new login or from another "

@@ -88,6 +88,31 @@ def test_https_off_allows_plain_http_and_hsts_can_be_switched_off(settings, db):
         assert r.status_code == 303 and "strict-transport-security" not in r.headers
 
 
+def test_the_first_admins_password_is_refused_over_plain_http_from_another_machine(settings,
+                                                                                 db):
+    """GIVEN an empty database and the set-up link WHEN a browser on another machine creates
+    the first admin over plain http THEN it is refused (403, the reason on the page) and no
+    account exists; over https it is created."""
+    from email_rag.review import first_start
+    from email_rag.web import create_app
+
+    token = first_start.new_link(db)
+    app = create_app(settings)
+    form = {"token": token, "name": "root", "password": PASSWORD, "again": PASSWORD}
+    with open_client(app, "http", REMOTE) as c:
+        assert "not encrypted" in c.get(f"/setup?token={token}").text
+        r = c.post("/setup", data={**form, "csrf_token": csrf_of(c.get(f"/setup?token={token}")
+                                                                   .text)})
+        assert r.status_code == 403 and "not encrypted" in r.text
+    assert first_start.needs_setup(db)
+    with open_client(app, "https", REMOTE) as c:
+        r = c.post("/setup", data={**form, "csrf_token": csrf_of(c.get(f"/setup?token={token}")
+                                                                   .text)},
+                   follow_redirects=False)
+        assert r.status_code == 303
+    assert not first_start.needs_setup(db)
+
+
 @pytest.mark.parametrize("value", ["yes", "", "HTTPS"])
 def test_an_unknown_https_mode_is_refused_when_the_settings_are_read(monkeypatch, value):
     from email_rag.core.settings import Settings
