@@ -10,6 +10,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -19,6 +20,9 @@ from email_rag.db import Database
 from email_rag.review import users
 
 PASSWORD = "correct horse 42"
+# the browser of the in-process tests: on this machine, so a plain-http login is allowed
+# (EMAIL_RAG_WEB_HTTPS=auto; tests/integration/test_web_transport.py tests the rule)
+LOOPBACK = ("127.0.0.1", 50000)
 XSS_SUBJECT = '<script>alert("subject")</script> Drucker <img src=x onerror=alert(1)>'
 XSS_BODY = ('Hallo,\n<script>alert("body")</script>\n<img src=x onerror="alert(2)">\n'
             '<a href="javascript:alert(3)">klick</a>\n')
@@ -55,7 +59,7 @@ def browsers(app, log_in: bool) -> Iterator:
     opened: list[TestClient] = []
 
     def new(name: str = "anna") -> TestClient:
-        c = TestClient(app, base_url="http://testserver")
+        c = TestClient(app, base_url="http://testserver", client=LOOPBACK)
         c.__enter__()
         opened.append(c)
         if log_in:
@@ -166,3 +170,77 @@ def serve_web(env: dict, cwd: Path) -> Iterator[str]:
             proc.kill()
             proc.wait()
         log.close()
+
+
+FIELDS = re.compile(r"%\(\w+\)s|%s|\{\w*\}")
+
+
+@cache
+def english_texts() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The UI's English texts whose German differs (from the German catalog): the pieces of
+    several words between their placeholders, and the one-word texts."""
+    from babel.messages.pofile import read_po
+
+    from email_rag.web import i18n
+
+    with i18n.catalog_path("de").open("rb") as f:
+        catalog = read_po(f, locale="de")
+    phrases, words = set(), set()
+    for message in catalog:
+        if not message.id:
+            continue
+        ids = message.id if isinstance(message.id, (list, tuple)) else (message.id,)
+        german = " ".join(message.string if isinstance(message.string, (list, tuple))
+                          else (message.string,))
+        for english in ids:
+            for piece in FIELDS.split(english):
+                piece = piece.strip(" .,:;()–—·-")
+                if not piece or piece in german or not re.search(r"[A-Za-z]{2}", piece):
+                    continue
+                if " " in piece:
+                    phrases.add(piece)
+                elif piece == english.strip(" .,:;()…"):
+                    words.add(piece)
+    return tuple(sorted(phrases)), tuple(sorted(words))
+
+
+def english_in(shown: str, data_words: tuple[str, ...] = ()) -> list[str]:
+    """The UI's English texts in ``shown`` (a page's text as a reader sees it), each with
+    some context; ``data_words`` are the page's data that happen to spell such a word."""
+    phrases, words = english_texts()
+    found = [re.escape(p) for p in phrases if p in shown]
+    found += [rf"(?<![\w-]){re.escape(w)}(?![\w-])" for w in words  # Reply-To is no "To"
+              if w not in data_words]
+    return [shown[max(m.start() - 30, 0):m.end() + 30] for pattern in found  # with context
+            for m in re.finditer(pattern, shown)]
+
+
+class _Shown(HTMLParser):
+    """A page's text as a reader sees it: its text (not scripts, styles or the editor's
+    content, which is the reply) and its placeholders, tooltips and screen-reader labels."""
+
+    SKIP = {"script", "style", "textarea"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self.skipping = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.SKIP:
+            self.skipping += 1
+        self.parts += [v for k, v in attrs if k in ("placeholder", "title", "aria-label") and v]
+
+    def handle_endtag(self, tag):
+        if tag in self.SKIP and self.skipping:
+            self.skipping -= 1
+
+    def handle_data(self, data):
+        if not self.skipping:
+            self.parts.append(data)
+
+
+def shown_text(html: str) -> str:
+    parser = _Shown()
+    parser.feed(html)
+    return "\n".join(" ".join(p.split()) for p in parser.parts if p.strip())

@@ -311,6 +311,8 @@ class LLMClient:
             usage=counts,
             finish_reason=first.get("finish_reason"),
             waited=waited,
+            timings=_timings(completion.get("timings")),
+            runtime=str(completion.get("system_fingerprint") or "")[:100],
         )
 
     def embed(self, texts: list[str], model: str | None = None,
@@ -330,6 +332,18 @@ class LLMClient:
     # --- error translation ---
     def _translated(self, mode: str) -> _Translate:
         return _Translate(self, mode)
+
+
+TIMINGS = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "cache_n")
+
+
+def _timings(value: Any) -> dict[str, float]:
+    """The numbers of llama.cpp's ``timings`` that say how fast it read and wrote (any other
+    endpoint sends none: empty); a malformed one is left out, never an error."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: float(value[k]) for k in TIMINGS
+            if isinstance(value.get(k), int | float) and not isinstance(value.get(k), bool)}
 
 
 class _Connection:

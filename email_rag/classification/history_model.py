@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.catalog import N_, Parts
 from .values import CATEGORY_MEANING, PRIORITY_MEANING, Category
 
 FIELDS = ("category", "priority", "needs_reply")
@@ -273,33 +274,49 @@ def shots_block(shots: Sequence[Shot], body_chars: int = 400) -> str:
             f"<examples-{tag}>\n{content}\n</examples-{tag}>")
 
 
-_SOURCE_WORDS = {"llm": "from the model", "rules": "from the headers/rules",
-                 "default": "default (model answer unusable)"}
+# Where a classification field came from, in words staff read (the web UI translates them)
+FROM_CATEGORY = N_("%(field)s %(value)s — as all team examples of its category, %(p)s %% sure")
+FROM_HISTORY = N_("%(field)s %(value)s — from %(n)s team examples, %(p)s %% sure")
+FROM_IDENTIFIER = N_("%(field)s %(value)s — language identifier, %(p)s %% sure")
+FROM_SOURCE = {"llm": N_("%(field)s %(value)s — from the model"),
+               "rules": N_("%(field)s %(value)s — from the headers/rules"),
+               "default": N_("%(field)s %(value)s — default (model answer unusable)")}
+FROM_OTHER = "%(field)s %(value)s — %(how)s"  # a source of no known kind, as stored
+FIELD_NAMES = {"category": N_("category"), "priority": N_("priority"),
+               "needs_reply": N_("needs reply"), "language": N_("language")}
+YES_NO = (N_("no"), N_("yes"))
 
 
-def describe_sources(labels: dict[str, Any], sources: Any) -> str | None:
-    """One line for staff saying where each classification field came from, e.g.
-    ``category billing — from 12 team examples, 93 % sure``. None when unknown."""
+def source_parts(labels: dict[str, Any], sources: Any) -> list[Parts]:
+    """Where each classification field came from, as wordings and values (``field``: a
+    name of ``FIELD_NAMES``, ``value``: the stored value, needs_reply as yes / no)."""
     if isinstance(sources, str | bytes):
         sources = json.loads(sources)
-    if not isinstance(sources, dict) or not sources:
-        return None
-    parts = []
+    if not isinstance(sources, dict):
+        return []
+    parts: list[Parts] = []
     for name in ("category", "priority", "needs_reply", "language"):
         src = sources.get(name)
         if not isinstance(src, dict):
             continue
         value = labels.get(name)
-        if name == "needs_reply":
-            value = "yes" if value else "no"
-        kind, p = src.get("source"), src.get("confidence")
+        values = {"field": FIELD_NAMES[name], "value": str(
+            YES_NO[bool(value)] if name == "needs_reply" else value),
+            "p": str(round(100 * (src.get("confidence") or 0)))}
+        kind = src.get("source")
         if kind == "history" and src.get("via") == "category":
-            how = f"as all team examples of its category, {round(100 * (p or 0))} % sure"
+            parts.append((FROM_CATEGORY, values))
         elif kind == "history":
-            how = f"from {src.get('examples', '?')} team examples, {round(100 * (p or 0))} % sure"
+            parts.append((FROM_HISTORY, {**values, "n": str(src.get("examples", "?"))}))
         elif kind == "identifier":
-            how = f"language identifier, {round(100 * (p or 0))} % sure"
+            parts.append((FROM_IDENTIFIER, values))
         else:
-            how = _SOURCE_WORDS.get(str(kind), str(kind))
-        parts.append(f"{name.replace('_', ' ')} {value} — {how}")
-    return " · ".join(parts) or None
+            parts.append((FROM_SOURCE.get(str(kind), FROM_OTHER), {**values, "how": str(kind)}))
+    return parts
+
+
+def describe_sources(labels: dict[str, Any], sources: Any) -> str | None:
+    """One line for staff saying where each classification field came from, e.g.
+    ``category billing — from 12 team examples, 93 % sure``. None when unknown."""
+    parts = source_parts(labels, sources)
+    return " · ".join(wording % values for wording, values in parts) or None

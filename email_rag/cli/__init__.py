@@ -41,6 +41,8 @@ COMMAND_MODULES = [
     "email_rag.cli.mailboxes",
     "email_rag.cli.privacy",
     "email_rag.cli.setup",
+    "email_rag.cli.config",
+    "email_rag.cli.llm",
 ]
 
 # name -> (module run as ``python -m``, help): programs of the test harness, a distribution of
@@ -58,6 +60,9 @@ PROGRAMS = {
 # client libraries whose DEBUG output traces the protocol: whole mails, prompts, tokens
 PROTOCOL_TRACERS = ("imapclient", "openai", "httpcore", "httpx", "urllib3", "arango")
 HARNESS = "harness"  # the folder of the harness's distribution in a source checkout
+# the processes that write the send journal, the OAuth journal or the audit spool: they
+# refuse to start when those are not on the persistent volume (runtime/persistence.py)
+JOURNAL_WRITERS = frozenset({"worker", "scheduler", "idle", "poll"})
 
 
 def build_parser(commands: list[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
@@ -123,7 +128,8 @@ def main(argv: list[str] | None = None, services_class: type[Services] | None = 
         settings = get_settings()
     except Exception as e:  # noqa: BLE001 - pydantic ValidationError: broken configuration
         return Outcome(ExitCode.ERROR, f"Configuration is invalid: {redact_text(str(e))}\n"
-                       "Nothing was done. Fix the EMAIL_RAG_* variables or .env and run again.",
+                       "Nothing was done. Fix the EMAIL_RAG_* variables, .env or the settings "
+                       "file (EMAIL_RAG_CONFIG_FILE, email-rag.toml) and run again.",
                        {"error": "config"}).render(as_json)
     logging.basicConfig(level=settings.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -134,6 +140,10 @@ def main(argv: list[str] | None = None, services_class: type[Services] | None = 
 
     services = (services_class or Services)(settings)
     try:
+        if args.command in JOURNAL_WRITERS:
+            from ..runtime.persistence import check
+
+            check(settings)  # the journals on the image's volume, or no start
         outcome = args.handler(args, services)
     except EmailRagError as e:
         outcome = Outcome(

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from ..ops.health import report
+from ..ops.llm_status import ModelStatus
 from .output import ExitCode, Outcome, table
 
 
@@ -44,6 +45,8 @@ def run(args, svc) -> Outcome:
                          f"{held}")
     elif got.counts_error:
         lines.append(f"\ncounts unavailable: {got.counts_error} (run `email-rag migrate`?)")
+    if got.model is not None:
+        lines.append("model:         " + model_line(got.model))
     if got.queues is not None:
         lines.append("redis queues:  " + _fmt(got.queues))
     if got.ok:
@@ -54,6 +57,16 @@ def run(args, svc) -> Outcome:
     msg = (f"Required dependency down: {', '.join(got.down) or 'schema'}. Work already stored in "
            "MariaDB is safe; workers wait and resume when it is back. Check the detail column.")
     return Outcome(ExitCode.ERROR, msg, data, "\n".join(lines))
+
+
+def model_line(m: ModelStatus) -> str:
+    """Which model and build answer, how fast, the last error (of its last calls)."""
+    speed = (f"reading {m.read_per_s} tokens/s, writing {m.write_per_s} tokens/s over "
+             f"{m.measured} timed call(s)" if m.measured else "no timings sent (not llama.cpp?)")
+    error = (f"; last error {_iso(m.last_error_at)}: {m.last_error}" if m.last_error
+             else "; no error")
+    return (f"{m.model or '?'} ({m.runtime or 'runtime unknown'}): {speed}; {m.ok} of the "
+            f"last {m.calls} call(s) ok, the last {_iso(m.last_call_at)}{error}")
 
 
 def _iso(v: datetime | None) -> str | None:

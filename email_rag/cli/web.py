@@ -2,7 +2,8 @@
 
 One process; FastAPI runs each request in a thread with its own MariaDB
 connection. Put it behind a TLS-terminating proxy in production and set
-EMAIL_RAG_WEB_COOKIE_SECURE=true and EMAIL_RAG_WEB_SECRET_KEY.
+EMAIL_RAG_WEB_TRUSTED_PROXIES (the proxy's address), EMAIL_RAG_WEB_HTTPS=required and
+EMAIL_RAG_WEB_SECRET_KEY (docs/web.md, Security).
 """
 
 from __future__ import annotations

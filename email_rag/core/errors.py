@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .catalog import N_
+
 if TYPE_CHECKING:
     from .records import Draft
 
@@ -173,6 +175,22 @@ class BadInputError(PermanentError):
 # --- Records, jobs, mailboxes and the local runtime ---
 class DraftNotFoundError(PermanentError):
     """No draft with this id."""
+
+
+# What a missing thing is called where staff read it (the web UI translates the message by
+# reading it back with ``core.catalog.read_back``)
+DRAFT_MISSING = N_("draft %(id)s does not exist")
+MAIL_MISSING = N_("mail %(id)s does not exist")
+MAIL_OF_DRAFT_MISSING = N_("mail %(mail)s of draft %(id)s does not exist")
+NO_ATTACHMENT = N_("mail %(mail)s has no attachment %(n)s")
+ATTACHMENT_NOT_STORED = N_("attachment %(n)s of mail %(mail)s is not in the stored mail "
+                           "(headers only?)")
+ATTACHMENT_CHANGED = N_("attachment %(n)s of mail %(mail)s does not match the recorded "
+                        "checksum; not served")
+NO_SOURCE = N_("mail %(id)s has no stored source")
+NO_SEND_ATTEMPT = N_("draft %(id)s has no send attempt")
+MISSING = (DRAFT_MISSING, MAIL_MISSING, MAIL_OF_DRAFT_MISSING, NO_ATTACHMENT,
+           ATTACHMENT_NOT_STORED, ATTACHMENT_CHANGED, NO_SOURCE, NO_SEND_ATTEMPT)
 
 
 class DraftConflictError(StateRefused):

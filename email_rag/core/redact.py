@@ -7,7 +7,7 @@ from functools import lru_cache
 from typing import Any
 
 _SECRET_KEYS = re.compile(r"pass(word)?|secret|token|api[_-]?key|authorization|cookie", re.I)
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+(:[^/@\s]*)?@", re.I)
+_URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]*(:[^/@\s]*)?@", re.I)
 _BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", re.I)
 MASK = "***"
 
@@ -54,6 +54,7 @@ KEPT_DETAIL_KEYS = frozenset({
     "matched_by", "store", "stores", "missing", "state", "status", "dedup", "category",
     "priority", "language", "needs_reply", "defaulted", "prompt_version", "model", "mailbox",
     "folder", "next", "resume", "scope", "cause", "outcome", "verified_by", "retry_in_s",
+    "runtime",
 })
 
 

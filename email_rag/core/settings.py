@@ -9,6 +9,7 @@ they never show in ``repr``, logs, audit entries or error messages.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import logging
 import os
@@ -19,8 +20,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from .config_file import FileSource, config_file
 from .errors import ConfigError
 from .service_levels import BusinessHours
 from .tls_policy import resolve_security
@@ -284,9 +286,23 @@ class MailboxConfig(BaseModel):
 
 
 class Settings(BaseSettings):
+    """Every setting, from (highest first) the environment, ``.env``, the settings file
+    (``EMAIL_RAG_CONFIG_FILE`` or ``email-rag.toml``: ``core/config_file.py``), the
+    default here; ``email-rag config show`` prints each with where it came from."""
+
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_file=".env", env_file_encoding="utf-8", extra="ignore"
     )
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings],
+                                   init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, dotenv_settings,
+                FileSource(settings_cls, config_file()), file_secret_settings)
 
     # --- MariaDB (source of truth) ---
     db_host: str = Field("127.0.0.1", description="MariaDB host.")
@@ -529,6 +545,13 @@ class Settings(BaseSettings):
         Path("var/send-journal"), description="The relay's 250 is written here (fsync) before "
         "MariaDB records it, so an acceptance survives a MariaDB outage at that moment.",
     )
+    persistent_dir: str = Field(
+        "", description="The volume the local journals must live on (the image sets its "
+        "VOLUME, /var/lib/email-rag): the worker, scheduler, idle and poll refuse to start "
+        "when the send journal, the OAuth journal or the audit spool is not inside it, it is "
+        "not a mount point, or it is memory-backed (email_rag/runtime/persistence.py); empty "
+        "= no check (outside an image).",
+    )
     bounce_match_days: int = Field(
         14, ge=1, description="A bounce without the original Message-ID is matched to the "
         "newest send to its recipient within this many days.",
@@ -542,8 +565,17 @@ class Settings(BaseSettings):
         description="Session signing key; empty = a random key per process (sessions end on "
         "restart; a warning is logged).",
     )
-    web_cookie_secure: bool = Field(
-        False, description="Send the session cookie only over https (set true behind TLS)."
+    web_https: str = Field(
+        "auto", description="How the web UI treats plain http (docs/web.md, Security). "
+        "'auto': a login over plain http is refused unless the browser is on this machine "
+        "(a loopback client address, after EMAIL_RAG_WEB_TRUSTED_PROXIES); 'required': the "
+        "deployment is behind HTTPS, every login over plain http is refused and the session "
+        "cookie is always Secure; 'off': plain http is allowed from anywhere (a test lab). "
+        "Requests that came over https always get a Secure cookie and HSTS."
+    )
+    web_hsts_seconds: int = Field(
+        31536000, ge=0, description="Strict-Transport-Security max-age sent with every answer "
+        "to an https request (365 days); 0 = no HSTS header."
     )
     web_session_max_age_seconds: int = Field(
         43200, description="A login (session cookie) expires after this many seconds."
@@ -589,6 +621,15 @@ class Settings(BaseSettings):
     web_staff_see_unassigned: bool = Field(
         True, description="Staff without any mailbox assignment (`email-rag users assign`) "
         "see every mailbox; false = they see none until an admin assigns mailboxes."
+    )
+    web_metrics_token: SecretStr = Field(
+        SecretStr(""), description="Bearer token a scraper sends to read /metrics from any "
+        "address (`Authorization: Bearer TOKEN`); empty = only web_metrics_allow opens it."
+    )
+    web_metrics_allow: str = Field(
+        "127.0.0.0/8,::1/128", description="Comma-separated networks (CIDR) whose clients "
+        "read /metrics without the token (the client address after the trusted proxies); "
+        "empty = none. /metrics names the mailboxes: everyone else gets 403."
     )
     web_metrics_cache_seconds: float = Field(
         5.0, description="/metrics answers from a cache this fresh (s); 0 = always recompute."
@@ -646,6 +687,19 @@ class Settings(BaseSettings):
     def _llm_prefill(cls, v: str) -> str:
         if v not in ("auto", "on", "off"):
             raise ValueError("llm_prefill must be 'auto', 'on' or 'off'")
+        return v
+
+    @field_validator("web_https")
+    @classmethod
+    def _web_https(cls, v: str) -> str:
+        if v not in ("auto", "required", "off"):
+            raise ValueError("web_https must be 'auto', 'required' or 'off'")
+        return v
+
+    @field_validator("web_metrics_allow")
+    @classmethod
+    def _web_metrics_allow(cls, v: str) -> str:
+        networks(v, "web_metrics_allow")
         return v
 
     @field_validator("worker_class")
@@ -722,6 +776,15 @@ class Settings(BaseSettings):
         "prompt (0 = none).")
 
 
+def networks(text: str, name: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """A comma-separated list of networks (``10.0.0.0/8``, an address alone is one host)."""
+    try:
+        return tuple(ipaddress.ip_network(part.strip(), strict=False)
+                     for part in text.split(",") if part.strip())
+    except ValueError as e:
+        raise ValueError(f"{name}: {e} (comma-separated networks like 127.0.0.0/8)") from None
+
+
 # Variables that were settings once. Like every unknown EMAIL_RAG_* variable they are
 # ignored (``extra="ignore"``), but a leftover one is reported: whoever set it expects an
 # effect it no longer has.
@@ -729,6 +792,8 @@ RETIRED = {
     "EMAIL_RAG_SAFEGUARDS": "idempotency, claims, dedup, approval locks and reconciliation "
     "are always on; the chaos harness (`email-rag chaos`) starts its counter-check column "
     "with its own processes",
+    "EMAIL_RAG_WEB_COOKIE_SECURE": "the session cookie is Secure on every request that came "
+    "over https, and always with EMAIL_RAG_WEB_HTTPS=required (docs/web.md, Security)",
 }
 
 

@@ -30,7 +30,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from ..core.catalog import N_
 
 _MONTHS = {
     1: "january jan januar janvier enero gennaio januari janeiro",
@@ -211,6 +214,22 @@ POLICY = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[^\d\s][.!?])\s+|(?<=[?!])\s+|\n+")
+
+
+# a claim's kind as staff read it (the web UI translates it: ``shown``)
+KIND_NAMES = {"amount": N_("amount"), "date": N_("date"), "deadline": N_("deadline"),
+              "reference": N_("reference"), "done": N_("said to be done"), "promised": N_("promised"),
+              "policy": N_("policy")}
+
+
+def shown(claims: str, gettext: Callable[[str], str]) -> str:
+    """Claims as ``str(Claim)`` wrote them (``amount '49,90 EUR'; done 'erstattet'``) with
+    each kind in the reader's language (``gettext``); anything else as it is."""
+    out = []
+    for claim in claims.split("; "):
+        kind, sep, text = claim.partition(" ")
+        out.append(f"{gettext(KIND_NAMES[kind])}{sep}{text}" if kind in KIND_NAMES else claim)
+    return "; ".join(out)
 
 
 @dataclass(frozen=True)

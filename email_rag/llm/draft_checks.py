@@ -28,10 +28,43 @@ from __future__ import annotations
 import re
 from email.utils import parseaddr
 
+from ..core.catalog import N_, Parts, read_back_list
 from ..mail.language import OTHER, identify, written_in
 from . import claims as claim_check
+from .policy import CUT_AT_MAX_TOKENS
 from .reply_frame import FORMAL, INFORMAL
 from .reply_frame import register as register_of
+
+# What each check says, in words staff read (stored with a FLAGGED draft in English; the
+# web UI reads the stored text back with ``flag_parts`` and shows it in the reader's language)
+CUT_OFF = N_("the draft stops mid-sentence (\"...%(end)s\"): it looks cut off")
+PLACEHOLDER_FOUND = N_("the draft contains the placeholder %(found)s")
+REFUSAL_FOUND = N_("the draft is a refusal or talks about itself (%(found)s)")
+ECHOED = N_("the draft repeats the customer's mail (%(share)s of its phrases are copied from "
+            "it) instead of answering it")
+WRONG_LANGUAGE = N_("the draft is written in '%(found)s', the mail in '%(expected)s'")
+SIGNED_AS_CUSTOMER = N_("the draft is signed with the customer's own name (%(line)s)")
+REFERRAL_FOUND = N_("the draft sends the customer to customer service (%(found)s), which is us")
+CUSTOMER_VOICE_FOUND = N_("the draft speaks as the customer (%(found)s)")
+CUSTOMER_SENTENCE = N_("the draft repeats the customer's own sentence as ours (%(sentence)s)")
+FAMILIAR_FORM = N_("the customer writes formally and the draft uses the familiar form "
+                   "(%(found)s)")
+FORMAL_FORM = N_("the customer writes informally and the draft uses the formal form")
+UNSUPPORTED = N_("the draft states what nothing in this mail, this customer's history or the "
+                 "team's replies supports: %(claims)s")
+FINDINGS = (CUT_OFF, PLACEHOLDER_FOUND, REFUSAL_FOUND, ECHOED, WRONG_LANGUAGE, SIGNED_AS_CUSTOMER,
+            REFERRAL_FOUND, CUSTOMER_VOICE_FOUND, CUSTOMER_SENTENCE, FAMILIAR_FORM, FORMAL_FORM,
+            UNSUPPORTED, CUT_AT_MAX_TOKENS)
+_FLAG_KIND = re.compile(r"\w+: ")
+
+
+def flag_parts(flags: str) -> list[Parts] | None:
+    """A FLAGGED draft's stored findings (``kind: finding; finding; ...``, as the draft step
+    writes them) read back as wordings and values; None when a finding has no wording (a
+    flag of an older version, or another error): shown as stored then."""
+    m = _FLAG_KIND.match(flags or "")
+    return read_back_list(flags[m.end():], FINDINGS) if m else None
+
 
 PLACEHOLDER = re.compile(
     r"\[(?![^\]\n]*\]\()[^\]\n\d@/:]{2,60}\]"  # [Name], [Your Support Team], [Datum]
@@ -118,18 +151,18 @@ ENDS_CLEANLY = re.compile(r"[.!?…)\]\"'»“”:]\s*$|^\s*\S.{0,60}$")
 def cut_off(draft: str) -> str | None:
     last = (draft or "").rstrip().splitlines()[-1] if (draft or "").strip() else ""
     if last and not ENDS_CLEANLY.search(last) and len(draft) > 200:
-        return f"the draft stops mid-sentence (\"...{last[-40:]}\"): it looks cut off"
+        return CUT_OFF % {"end": last[-40:]}
     return None
 
 
 def placeholder(draft: str) -> str | None:
     m = PLACEHOLDER.search(draft or "")
-    return f"the draft contains the placeholder {m.group(0)!r}" if m else None
+    return PLACEHOLDER_FOUND % {"found": repr(m.group(0))} if m else None
 
 
 def refusal(draft: str) -> str | None:
     m = REFUSAL.search(draft or "")
-    return f"the draft is a refusal or talks about itself ({m.group(0)!r})" if m else None
+    return REFUSAL_FOUND % {"found": repr(m.group(0))} if m else None
 
 
 def _grams(text: str, n: int = 3) -> list[tuple[str, ...]]:
@@ -144,8 +177,7 @@ def echo(draft: str, mail_body: str) -> str | None:
     mail = set(_grams(mail_body))
     share = sum(1 for g in grams if g in mail) / len(grams)
     if share >= ECHO_SHARE:
-        return (f"the draft repeats the customer's mail ({share:.0%} of its phrases are "
-                "copied from it) instead of answering it")
+        return ECHOED % {"share": f"{share:.0%}"}
     return None
 
 
@@ -155,7 +187,7 @@ def language(draft: str, expected: str | None) -> str | None:
     found = identify(draft)
     if not found.sure or found.code in (OTHER, expected):
         return None
-    return f"the draft is written in '{found.code}', the mail in '{expected}'"
+    return WRONG_LANGUAGE % {"found": found.code, "expected": expected}
 
 
 def signed_as_customer(draft: str, sender: str | None) -> str | None:
@@ -163,14 +195,13 @@ def signed_as_customer(draft: str, sender: str | None) -> str | None:
     name = " ".join(parseaddr(sender or "")[0].split()).lower()
     lines = [ln.strip().lower() for ln in (draft or "").splitlines() if ln.strip()]
     if len(name) >= 3 and lines and name in lines[-1]:
-        return f"the draft is signed with the customer's own name ({lines[-1][:60]!r})"
+        return SIGNED_AS_CUSTOMER % {"line": repr(lines[-1][:60])}
     return None
 
 
 def referral(draft: str) -> str | None:
     m = REFERRAL.search(draft or "")
-    return (f"the draft sends the customer to customer service ({m.group(0)!r}), "
-            "which is us" if m else None)
+    return REFERRAL_FOUND % {"found": repr(m.group(0))} if m else None
 
 
 def _ui_label(text: str, start: int, end: int) -> bool:
@@ -189,7 +220,7 @@ def customer_voice(draft: str, mail_body: str, others: str = "") -> str | None:
     in the reference material) repeated (most of its words) as ours."""
     for m in CUSTOMER_VOICE.finditer(draft or ""):
         if not _ui_label(draft, m.start(), m.end()):
-            return f"the draft speaks as the customer ({m.group(0)!r})"
+            return CUSTOMER_VOICE_FOUND % {"found": repr(m.group(0))}
 
     def customers(sentence: str) -> bool:
         return bool(FIRST_PERSON.search(sentence) or REQUEST.search(sentence))
@@ -202,8 +233,7 @@ def customer_voice(draft: str, mail_body: str, others: str = "") -> str | None:
             continue
         for mail_words in mail_sentences:
             if len(words & mail_words) >= 0.7 * len(words):
-                return (f"the draft repeats the customer's own sentence as ours "
-                        f"({sentence[:60]!r})")
+                return CUSTOMER_SENTENCE % {"sentence": repr(sentence[:60])}
     return None
 
 
@@ -215,11 +245,10 @@ def register(draft: str, mail_body: str, expected_language: str | None) -> str |
     if wanted == FORMAL and familiar is not None:
         m = familiar.search(draft or "")
         if m:
-            return (f"the customer writes formally and the draft uses the familiar form "
-                    f"({m.group(0)!r})")
+            return FAMILIAR_FORM % {"found": repr(m.group(0))}
     if wanted == INFORMAL and polite is not None and familiar is not None:
         if polite.search(draft or "") and not familiar.search(draft or ""):
-            return "the customer writes informally and the draft uses the formal form"
+            return FORMAL_FORM
     return None
 
 
@@ -227,8 +256,7 @@ def claim(draft: str, own: str, shared: str = "") -> str | None:
     found = claim_check.unsupported(draft, own, shared)
     if not found:
         return None
-    return ("the draft states what nothing in this mail, this customer's history or the "
-            "team's replies supports: " + "; ".join(str(c) for c in found[:4]))
+    return UNSUPPORTED % {"claims": "; ".join(str(c) for c in found[:4])}
 
 
 def problems(draft: str, mail_body: str, expected_language: str | None,

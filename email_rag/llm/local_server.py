@@ -177,13 +177,15 @@ class LocalLLMServer:
 
     def __init__(self, local: LocalModel | None = None, port: int = 0, context: int = 8192,
                  parallel: int = 2, threads: int | None = None, log: Path | None = None,
-                 start_timeout: float = 180.0, args: tuple[str, ...] | None = None) -> None:
+                 start_timeout: float = 180.0, args: tuple[str, ...] | None = None,
+                 host: str = "127.0.0.1") -> None:
         self.local = local or LocalModel.installed()
         # explicit flags are tried as given (a probe); otherwise the ones proven on this
         # CPU, with one more start on the safe flags if the server dies while starting
         self.args = self.local.args if args is None else args
         self.fallback = args is None
         self.fell_back = False  # died with the recorded flags, started on the safe ones
+        self.host = host  # the address it listens on (0.0.0.0: every interface)
         self.port = port or free_port()
         self.context, self.parallel = context, parallel
         self.threads = threads or max(1, os.cpu_count() or 1)
@@ -193,8 +195,14 @@ class LocalLLMServer:
         self.started_in = 0.0
 
     @property
+    def base(self) -> str:
+        """Where this machine reaches it (loopback when it listens on every interface)."""
+        near = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        return f"http://{f'[{near}]' if ':' in near else near}:{self.port}"
+
+    @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.base}/v1"
 
     @property
     def model_id(self) -> str:
@@ -209,7 +217,7 @@ class LocalLLMServer:
 
     def command(self) -> list[str]:
         return [str(self.local.server), "--model", str(self.local.model),
-                "--alias", self.local.model_id, "--host", "127.0.0.1", "--port", str(self.port),
+                "--alias", self.local.model_id, "--host", self.host, "--port", str(self.port),
                 "--ctx-size", str(self.context), "--parallel", str(self.parallel),
                 "--threads", str(self.threads), "--no-webui", *self.args]
 
@@ -256,18 +264,18 @@ class LocalLLMServer:
             if self.proc.poll() is not None:
                 code, self.proc = self.proc.returncode, None
                 raise LocalLLMStartError(f"llama-server exited with {code} while starting "
-                                         f"({_flags(self.args)}): {self._log_tail()}", died=True)
+                                         f"({_flags(self.args)}): {self.log_tail()}", died=True)
             if self.healthy():
                 self.started_in = time.monotonic() - started
                 return self
             time.sleep(0.25)
         self.stop()
         raise LocalLLMStartError(f"llama-server not healthy after {self.start_timeout:g} s: "
-                                 f"{self._log_tail()}")
+                                 f"{self.log_tail()}")
 
     def healthy(self) -> bool:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as r:
+            with urllib.request.urlopen(f"{self.base}/health", timeout=2) as r:
                 return r.status == 200
         except (urllib.error.URLError, OSError, ValueError):
             return False
@@ -293,10 +301,10 @@ class LocalLLMServer:
         return answer
 
     def props(self) -> JsonObject:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/props", timeout=5) as r:
+        with urllib.request.urlopen(f"{self.base}/props", timeout=5) as r:
             return json.loads(r.read().decode())
 
-    def _log_tail(self, lines: int = 15) -> str:
+    def log_tail(self, lines: int = 15) -> str:
         try:
             return " | ".join(self.log.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
@@ -341,7 +349,7 @@ def probe(local: LocalModel, args: tuple[str, ...], log: Path,
                 pass
         what = f"exited with {code} while answering" if code is not None else \
             f"no valid answer ({type(e).__name__}: {str(e)[:200]})"
-        return ProbeResult(args, False, f"{what}: {srv._log_tail(5)}",
+        return ProbeResult(args, False, f"{what}: {srv.log_tail(5)}",
                            time.monotonic() - started)
     finally:
         srv.stop()

@@ -5,9 +5,10 @@ a slow, rate-limited, failing or wrong endpoint.
 returns a ``TaskResult`` (outcome ok / defaulted / invalid / manual) or raises
 for the job retry cycle. Every attempt yields an ``llm_attempt`` audit event
 (task, try, prompt, prompt version, model, duration_ms, outcome, fallback,
-error, usage). Returned events belong in the step's ``StepOutcome.events`` so
-they commit with the checkpoint; before raising, the events so far are written
-at once with ``audit.record`` (they must survive the failed attempt).
+error, usage; for an answered call the server's timings and build). Returned events
+belong in the step's ``StepOutcome.events`` so they commit with the checkpoint; before
+raising, the events so far are written at once with ``audit.record`` (they must survive
+the failed attempt).
 
 Failure table (one task run; counters are per run):
 
@@ -48,6 +49,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from ..core.catalog import N_
 from ..core.errors import (
     LLMContextOverflowError,
     LLMError,
@@ -138,13 +140,21 @@ def _call(llm: ChatModel, task: LLMTask[Any], messages: list[dict[str, str]],
     return llm.chat_text(messages, **kw)
 
 
+CUT_AT_MAX_TOKENS = N_("the answer was cut off at max_tokens %(max)s (finish_reason length): "
+                       "incomplete")
+
+
+def measured(answer: LLMResult) -> dict[str, Any]:
+    """What an answered attempt records of the server's own measure (the status page's
+    model speed): its timings and the build that answered, when the endpoint sent them."""
+    return {"timings": dict(answer.timings) or None, "runtime": answer.runtime or None}
+
+
 def cut_off(answer: LLMResult, max_tokens: int | None) -> LLMInvalidOutputError | None:
     """A cut-off answer (``finish_reason: length``) is never a valid answer."""
     if answer.finish_reason != "length":
         return None
-    return LLMInvalidOutputError(
-        f"the answer was cut off at max_tokens {max_tokens} (finish_reason length): "
-        "incomplete", kind="length")
+    return LLMInvalidOutputError(CUT_AT_MAX_TOKENS % {"max": max_tokens}, kind="length")
 
 
 def run_task(llm: ChatModel, task: LLMTask[T], limits: PolicyLimits, *, event: EventFactory,
@@ -261,16 +271,19 @@ def run_task(llm: ChatModel, task: LLMTask[T], limits: PolicyLimits, *, event: E
                     elif task.shrink is not None and task.shrink():
                         fix = "retry_less_context"
                 attempt(kind, fix, started, error=str(e)[:300], usage=usage,
-                        finish_reason=answer.finish_reason, slot_wait_s=waited, prefill=ours)
+                        finish_reason=answer.finish_reason, slot_wait_s=waited, prefill=ours,
+                        **measured(answer))
                 error_for_prompt = str(e)
                 continue
             if task.default is None:
                 attempt(kind, "invalid", started, error=str(e)[:300], usage=usage,
-                        finish_reason=answer.finish_reason, slot_wait_s=waited, prefill=ours)
+                        finish_reason=answer.finish_reason, slot_wait_s=waited, prefill=ours,
+                        **measured(answer))
                 result.outcome = TaskOutcome.INVALID
                 result.reason = f"LLM {task.name}: output unusable {invalids} times ({e})"
                 return result
-            attempt(kind, "defaults", started, error=str(e)[:300], usage=usage)
+            attempt(kind, "defaults", started, error=str(e)[:300], usage=usage,
+                    **measured(answer))
             result.outcome = TaskOutcome.DEFAULTED
             result.value = task.default()
             result.reason = (f"LLM {task.name}: output unusable {invalids} times, default "
@@ -280,6 +293,7 @@ def run_task(llm: ChatModel, task: LLMTask[T], limits: PolicyLimits, *, event: E
                 "prompt_version": task.prompt_version}))
             return result
         attempt("ok", "none", started, usage=usage, finish_reason=answer.finish_reason,
-                answered_by=answer.model or None, slot_wait_s=waited, prefill=ours)
+                answered_by=answer.model or None, slot_wait_s=waited, prefill=ours,
+                **measured(answer))
         result.value = value
         return result

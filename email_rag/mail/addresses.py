@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..core.catalog import N_
+from ..core.catalog import N_, read_back
 
 _ENCODED_WORD = re.compile(r"=\?[^?\s]+\?[bBqQ]\?[^?]*\?=")
 _VALID = re.compile(r"^[^\s@<>()\[\],;:\"\\]+@[^\s@<>()\[\],;:\"\\]+\.[^\s@<>()\[\],;:\"\\]+$")
@@ -78,27 +78,10 @@ RULES = (NOT_USED_NO_ADDRESS, NOT_USED_INVALID, NOT_USED_OURS, NOT_USED_NO_REPLY
          NO_SENDER, SEVERAL_SENDERS, SEVERAL_REPLY_TO, SAME_ADDRESS, REPLY_TO,
          INVALID_SENDER_WHY, INVALID_SENDER, NO_REPLY_FROM, NO_REPLY_FROM_WHY, FROM_WHY,
          FROM_NO_REPLY_TO, FROM_BEFORE_RULE)
-_FIELD = re.compile(r"%\((\w+)\)s")
-
-
-def _pattern(wording: str) -> re.Pattern[str]:
-    """The stored rules of one wording: its text, each value any text."""
-    pieces = _FIELD.split(wording)  # text, name, text, name, ..., text
-    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)"
-                              for i, p in enumerate(pieces)), re.S)
-
-
-_PATTERNS = [(w, _pattern(w)) for w in RULES]
-
-
 def rule_parts(rule: str) -> tuple[str, dict[str, str]] | None:
     """A stored rule read back as its wording and values (``wording % values == rule``);
     None when it has none of the wordings (a rule stored by an older version)."""
-    for wording, pattern in _PATTERNS:
-        m = pattern.fullmatch(rule or "")
-        if m:
-            return wording, m.groupdict()
-    return None
+    return read_back(rule, RULES)
 
 
 _SIMPLE = re.compile(r"^\s*(?:([^\"<>,;:@()\\=]*?)\s*<([^<>\s,;:\"()\\]+@[^<>\s,;:\"()\\]+)>"

@@ -23,6 +23,7 @@ from ..ingest.history import Progress
 from ..ingest.history import progress as history_progress
 from ..ingest.history_import import ImportProgress
 from ..wiring.services import Services
+from .llm_status import ModelStatus, model_status
 
 
 @dataclass
@@ -268,6 +269,7 @@ class Status:
     counts_error: str | None = None  # MariaDB answered but the counts failed (schema?)
     queues: dict[str, int] | None = None  # waiting entries per queue
     queues_error: str | None = None
+    model: ModelStatus | None = None  # the model's last calls (MariaDB up, calls made)
 
     @property
     def ok(self) -> bool:
@@ -286,7 +288,8 @@ class Status:
         """The JSON of ``email-rag status --json`` and of the web status page."""
         out: JsonObject = {"ok": self.ok, "dependencies": [c.as_dict() for c in self.checks],
                                "counts": self.counts.as_dict() if self.counts else None,
-                               "queues": self.queues}
+                               "queues": self.queues,
+                               "model": self.model.as_dict() if self.model else None}
         if self.counts_error is not None:
             out["counts_error"] = self.counts_error
         if self.queues_error is not None:
@@ -297,10 +300,11 @@ class Status:
 def report(svc: Services) -> Status:
     checks = [check_mariadb(svc), check_redis(svc), *check_imap(svc), check_smtp(svc),
               check_llm(svc), check_qdrant(svc), check_vector_owner(svc), check_arango(svc)]
-    found_counts, counts_error, queues, queues_error = None, None, None, None
+    found_counts, counts_error, queues, queues_error, model = None, None, None, None, None
     if checks[0].ok:
         try:
             found_counts = counts(svc)
+            model = model_status(svc.db)
         except EmailRagError as e:
             counts_error = redact_text(str(e))
     if checks[1].ok:
@@ -309,7 +313,7 @@ def report(svc: Services) -> Status:
             queues = svc.queue.depths([s.queue_name, s.vector_queue_name])
         except EmailRagError as e:
             queues_error = str(e)
-    return Status(checks, found_counts, counts_error, queues, queues_error)
+    return Status(checks, found_counts, counts_error, queues, queues_error, model)
 
 
 def status(svc: Services) -> JsonObject:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.actors import person
-from ..core.errors import BadInputError, DraftNotFoundError, StateRefused
+from ..core.errors import DRAFT_MISSING, BadInputError, DraftNotFoundError, StateRefused
 from ..core.states import DraftStatus, MailStatus, ReviewOutcome
 from ..sending import review
 from ..sending.rules import OPEN
@@ -53,7 +53,7 @@ def mark_no_reply(svc: Services, draft_id: int, by: str) -> str:
     with svc.db.transaction() as cur:
         draft = stores.drafts.locked(cur, draft_id)
         if draft is None:
-            raise DraftNotFoundError(f"draft {draft_id} does not exist")
+            raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
         if draft.status == DraftStatus.REJECTED and draft.reject_reason == NO_REPLY_REASON:
             return "unchanged"
         if draft.status not in OPEN:
@@ -78,7 +78,7 @@ def _one(svc: Services, scope: frozenset[int] | None, by: str, action: str, draf
         return Outcome(draft_id, mark_no_reply(svc, draft_id, by))
     state = desk.draft_state(svc, draft_id)
     if state is None:
-        raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
     if state.status not in OPEN:
         raise StateRefused(f"draft {draft_id} is {state.status}, not waiting for review")
     before, after = assignment.assign(svc, state.email_id, desk.draft_mailbox(svc, draft_id) or 0,

@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..core.actors import shown
 from ..core.catalog import N_
-from ..core.errors import DraftNotFoundError
+from ..core.errors import DRAFT_MISSING, MAIL_MISSING, NO_SOURCE, DraftNotFoundError
 from ..core.records import Draft, ReplyMail
 from ..core.rows import FromRow
 from ..core.states import DraftStatus
@@ -381,12 +381,12 @@ def require_draft(svc: Services, scope: frozenset[int] | None, draft_id: int) ->
     """The draft exists and its mailbox is in the user's scope; otherwise "not found"
     (a staff member does not learn that drafts of other mailboxes exist)."""
     if not in_scope(scope, _mailbox_of(svc, "desk_draft_mailbox", draft_id)):
-        raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
 
 
 def require_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> None:
     if not in_scope(scope, _mailbox_of(svc, "desk_mail_mailbox", email_id)):
-        raise DraftNotFoundError(f"mail {email_id} does not exist")
+        raise DraftNotFoundError(MAIL_MISSING % {"id": email_id})
 
 
 def in_scope(scope: frozenset[int] | None, mailbox_id: int | None) -> bool:
@@ -437,7 +437,7 @@ def read_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> Mai
     require_mail(svc, scope, email_id)
     row = svc.db.fetchone(sql("desk_mail_read"), {"id": email_id})
     if row is None:
-        raise DraftNotFoundError(f"mail {email_id} does not exist")
+        raise DraftNotFoundError(MAIL_MISSING % {"id": email_id})
     mail = MailView.from_row(row)
     return replace(mail, attachments=listed_attachments(mail.attachments))
 
@@ -448,7 +448,7 @@ def raw_source(svc: Services, scope: frozenset[int] | None, email_id: int, actor
     require_mail(svc, scope, email_id)
     row = svc.db.fetchone(sql("desk_mail_raw"), {"id": email_id})
     if row is None or row["raw"] is None:
-        raise DraftNotFoundError(f"mail {email_id} has no stored source")
+        raise DraftNotFoundError(NO_SOURCE % {"id": email_id})
     raw = bytes(row["raw"])
     svc.audit.record(AuditEvent(actor, "email", email_id, "raw_source_viewed",
                                 detail={"size": len(raw)}))
@@ -568,7 +568,7 @@ def correct_classification(svc: Services, draft_id: int, by: str, category: str,
     with svc.db.transaction() as cur:
         mail = cur.fetchone(sql("desk_classification_for_update"), {"draft_id": draft_id})
         if mail is None:
-            raise DraftNotFoundError(f"draft {draft_id} does not exist")
+            raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
         changes = {k: [mail[k], v] for k, v in new.items() if mail[k] != v}
         if changes:
             cur.execute(sql("desk_classification_set"), {"id": mail["id"], **new})

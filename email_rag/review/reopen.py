@@ -18,7 +18,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.actors import person
-from ..core.errors import BadInputError, DraftNotFoundError, PermanentError, StateRefused
+from ..core.errors import (
+    MAIL_MISSING,
+    BadInputError,
+    DraftNotFoundError,
+    PermanentError,
+    StateRefused,
+)
 from ..core.states import MAIL_REOPENABLE, MailStatus
 
 if TYPE_CHECKING:
@@ -47,7 +53,7 @@ def reopen(svc: Services, email_id: int, by: str, reason: str) -> str:
         try:
             mail = svc.stores.mails.get(cur, email_id)
         except PermanentError:
-            raise DraftNotFoundError(f"mail {email_id} does not exist") from None
+            raise DraftNotFoundError(MAIL_MISSING % {"id": email_id}) from None
         if mail.status not in MAIL_REOPENABLE:
             raise StateRefused(f"mail {email_id} is {mail.status}, not closed; only a sent, "
                                "rejected, resolved or no-reply case is reopened")

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from ..core.actors import person
-from ..core.errors import BadInputError, DraftNotFoundError, StateRefused
+from ..core.errors import MAIL_MISSING, BadInputError, DraftNotFoundError, StateRefused
 from ..core.rows import FromRow
 from ..core.states import MailStatus
 from ..db import sql
@@ -88,7 +88,7 @@ def snooze(svc: Services, email_id: int, until: datetime, by: str) -> Snooze:
     with svc.db.transaction() as cur:
         mail = svc.stores.rows_of(cur).reply_mail(email_id, lock=True)
         if mail is None:
-            raise DraftNotFoundError(f"mail {email_id} does not exist")
+            raise DraftNotFoundError(MAIL_MISSING % {"id": email_id})
         if mail.status not in SNOOZABLE:
             raise StateRefused(f"mail {email_id} is {mail.status}; only a mail waiting for "
                                "staff (draft ready or manual) can be put aside")

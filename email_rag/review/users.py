@@ -16,7 +16,7 @@ one address cannot lock a user out everywhere, and an unknown name behaves like 
 | (account, client) or client locked | after the lock expires | yes: refused without checking the password, same message for unknown names | audited login_refused (locked); other addresses can still log in |
 | user disabled | no | yes: refused, counted like a wrong password | audited login_failed (disabled); an admin enables the user |
 | MariaDB down | yes, later | yes: nothing changed | the page says so (503); nothing is recorded |
-| success | - | yes: throttle rows of (account, client) and of the client cleared, last_login_at | audited login under the account |
+| success | - | yes: the (account, client) row cleared, last_login_at; the client's own row keeps its failures (one valid account must not reset the address's count) | audited login under the account |
 
 At most ``VERIFY_SLOTS`` logins are checked at once per process (argon2id: 64 MiB each);
 the check, the password and the record of one login run in one slot, the password check
@@ -239,8 +239,10 @@ def authenticate(db: Database, name: str, password: str, max_failures: int, lock
             db.execute(sql("web_throttle_prune"), {"keep_s": max(lockout_max_s, lockout_s)})
             return LoginResult(None, "locked", lock)
         with db.transaction() as cur:
+            # the account's own bucket only: the address's failures stay counted (they age
+            # out after lockout_s), so logging into one account between guesses at others
+            # never resets the address limit
             cur.execute(sql("web_throttle_clear"), key)
-            cur.execute(sql("web_throttle_clear"), address)  # not locked: checked above
             cur.execute(sql("web_user_login_ok"), {"id": row.id})
             if _hasher.check_needs_rehash(row.password_hash):
                 cur.execute(sql("web_user_set_password"),

@@ -21,6 +21,9 @@ def new_message_id(draft_id: int, domain: str) -> str:
 # they make a text read differently from its characters (``Rechnung<U+202E>fdp.exe`` shows
 # as ``Rechnungexe.pdf``). The marks (LRM, RLM, ALM) only place neutral characters.
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# LRM, RLM, ALM: invisible, yet they move the neutral characters around them (a dot, an
+# extension's separator); the desk shows them as markers like the controls above
+BIDI_MARKS = frozenset("\u200e\u200f\u061c")
 _NO_BIDI = {ord(c): None for c in BIDI_CONTROLS}
 
 

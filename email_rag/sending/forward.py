@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person
-from ..core.errors import BadInputError, DraftNotFoundError
+from ..core.errors import MAIL_MISSING, BadInputError, DraftNotFoundError
 from ..core.rows import FromRow
 from ..db import sql
 from ..db.audit import AuditEvent
@@ -88,7 +88,7 @@ def forward(svc: Services, email_id: int, by: str, typed_to: str, note: str = ""
     with svc.db.transaction() as cur:
         row = cur.fetchone(sql("forward_mail"), {"id": email_id})  # locked: one at a time
         if row is None:
-            raise DraftNotFoundError(f"mail {email_id} does not exist")
+            raise DraftNotFoundError(MAIL_MISSING % {"id": email_id})
         mail = QuotedMail.from_row(row)
         body = forward_text(note, mail)
         again = cur.fetchone(sql("forward_recent"), {

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.actors import person
-from ..core.errors import BadInputError, DraftNotFoundError, StateRefused
+from ..core.errors import MAIL_MISSING, BadInputError, DraftNotFoundError, StateRefused
 from ..core.states import MailStatus
 from ..db import sql
 from ..db.audit import AuditEvent
@@ -83,7 +83,7 @@ def write(svc: Services, email_id: int, by: str, typed_to: str, body: str) -> Wr
         rows = stores.rows_of(cur)
         mail = rows.reply_mail(email_id, lock=True)
         if mail is None:
-            raise DraftNotFoundError(f"mail {email_id} does not exist")
+            raise DraftNotFoundError(MAIL_MISSING % {"id": email_id})
         if mail.status not in WRITABLE:
             raise StateRefused(
                 f"mail {email_id} is {mail.status}; a reply by hand is written "

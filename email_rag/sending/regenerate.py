@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.actors import person
-from ..core.errors import DraftNotFoundError
+from ..core.errors import DRAFT_MISSING, DraftNotFoundError
 from ..core.routing import job_key
 from ..core.states import JobKind, JobState, MailStatus, ReviewOutcome
 from ..db import sql
@@ -52,7 +52,7 @@ def regenerate(svc: Services, draft_id: int, by: str, note: str = "") -> Regener
     with svc.db.transaction() as cur:
         draft = stores.drafts.locked(cur, draft_id)
         if draft is None:
-            raise DraftNotFoundError(f"draft {draft_id} does not exist")
+            raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
         email_id = draft.email_id
         job = cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": _job_key(email_id)})
         job_state, job_id = (JobState(job["state"]), int(job["id"])) if job else (None, None)

@@ -23,6 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person
 from ..core.errors import (
+    ATTACHMENT_CHANGED,
+    ATTACHMENT_NOT_STORED,
+    DRAFT_MISSING,
+    MAIL_OF_DRAFT_MISSING,
+    NO_ATTACHMENT,
+    NO_SEND_ATTEMPT,
     AttachmentNotFoundError,
     DraftNotFoundError,
 )
@@ -141,11 +147,11 @@ def show(svc: Services, draft_id: int) -> DraftView:
     rows = svc.stores.rows_of(db)
     draft = rows.draft(draft_id)
     if draft is None:
-        raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
     found = db.fetchone(sql("drafts_show_mail"), {"id": draft.email_id})
     reply_mail = rows.reply_mail(draft.email_id)
     if found is None or reply_mail is None:
-        raise DraftNotFoundError(f"mail {draft.email_id} of draft {draft_id} does not exist")
+        raise DraftNotFoundError(MAIL_OF_DRAFT_MISSING % {"mail": draft.email_id, "id": draft_id})
     thread = ThreadMail.from_rows(db.fetchall(sql("emails_thread_others"), {
         "mailbox_id": reply_mail.mailbox_id, "thread_key": reply_mail.thread_key,
         "id": reply_mail.id})) if reply_mail.thread_key else []
@@ -173,20 +179,18 @@ def attachment(svc: Services, draft_id: int, n: int, by: str) -> tuple[ListedAtt
     (``attachment_downloaded``)."""
     found = svc.db.fetchone(sql("drafts_mail_attachments"), {"id": draft_id})
     if found is None:
-        raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
     mail = AttachmentSource.from_row(found)
     listed = listed_attachments(mail.attachments)
     if not 1 <= n <= len(listed):
-        raise AttachmentNotFoundError(f"mail {mail.id} has no attachment {n}")
+        raise AttachmentNotFoundError(NO_ATTACHMENT % {"mail": mail.id, "n": n})
     info = listed[n - 1]
     part = find_part(bytes(mail.raw or b""), info.part)
     if part is None:
-        raise AttachmentNotFoundError(f"attachment {n} of mail {mail.id} is not in the "
-                                      "stored mail (headers only?)")
+        raise AttachmentNotFoundError(ATTACHMENT_NOT_STORED % {"n": n, "mail": mail.id})
     data = attachment_bytes(part)
     if info.sha256 and hashlib.sha256(data).hexdigest() != info.sha256:
-        raise AttachmentNotFoundError(f"attachment {n} of mail {mail.id} does not match the "
-                                      "recorded checksum; not served")
+        raise AttachmentNotFoundError(ATTACHMENT_CHANGED % {"n": n, "mail": mail.id})
     _downloaded(svc, mail.id, draft_id, n, info, len(data), by)
     return info, data
 
@@ -225,11 +229,11 @@ def download(current: Callable[[], Services], draft_id: int, n: int, by: str,
     svc = current()
     found = svc.db.fetchone(sql("drafts_mail_attachment_list"), {"id": draft_id})
     if found is None:
-        raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
     mail = AttachmentListing.from_row(found)
     listed = listed_attachments(mail.attachments)
     if not 1 <= n <= len(listed):
-        raise AttachmentNotFoundError(f"mail {mail.id} has no attachment {n}")
+        raise AttachmentNotFoundError(NO_ATTACHMENT % {"mail": mail.id, "n": n})
     info = listed[n - 1]
 
     def read(offset: int, length: int) -> bytes:
@@ -273,7 +277,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
         rows = stores.rows_of(cur)
         draft = stores.drafts.locked(cur, draft_id)
         if draft is None:
-            raise DraftNotFoundError(f"draft {draft_id} does not exist")
+            raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
         if rules.already_approved(draft, seen,
                                   stores.drafts.allowed(draft.status, DraftStatus.APPROVED)):
             send = rows.send_of_draft(draft_id)
@@ -282,7 +286,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
                                 detail={"approved_by": draft.approved_by})
         mail = rows.reply_mail(draft.email_id, lock=True)
         if mail is None:
-            raise DraftNotFoundError(f"mail {draft.email_id} of draft {draft_id} does not exist")
+            raise DraftNotFoundError(MAIL_OF_DRAFT_MISSING % {"mail": draft.email_id, "id": draft_id})
         ok = rules.approval(draft, rules.reply_choice(mail), edited_body)
         mailbox = rows.mailbox(mail.mailbox_id)
         events: list[AuditEvent] = []  # written in one round trip before the commit
@@ -318,7 +322,7 @@ def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str,
     created = sends.create(cur, draft_id, message_id, recipient)
     send = svc.stores.rows_of(cur).send_of_draft(draft_id, lock=True)
     if send is None:
-        raise DraftNotFoundError(f"draft {draft_id} has no send attempt")
+        raise DraftNotFoundError(NO_SEND_ATTEMPT % {"id": draft_id})
     again = rules.rearm(send)
     if again is None:
         return send, created
@@ -348,7 +352,7 @@ def reject(svc: Services, draft_id: int, by: str, reason: str,
     with svc.db.transaction() as cur:
         draft = stores.drafts.locked(cur, draft_id)
         if draft is None:
-            raise DraftNotFoundError(f"draft {draft_id} does not exist")
+            raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
         if rules.already_rejected(draft, seen, reason):
             return ReviewResult(draft_id, "already_rejected", draft.status)
         stores.drafts.move(cur, draft_id, DraftStatus.REJECTED, actor=by, event="rejected",

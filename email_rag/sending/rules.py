@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import Levenshtein
 
+from ..core.catalog import N_
 from ..core.errors import (
     BadInputError,
     DeliveryEvidenceError,
@@ -61,6 +62,24 @@ class Approval:
         return edit_outcome(self.distance)
 
 
+# Why a decision on a draft is refused, in words staff read (the web UI translates them:
+# ``REFUSALS`` read back with ``core.catalog.read_back``)
+NOT_APPROVABLE = N_("draft %(id)s is %(status)s; only a pending or stale draft can be approved")
+NOT_REJECTABLE = N_("draft %(id)s is %(status)s; only a pending or stale draft can be rejected")
+NOT_REGENERABLE = N_("draft %(id)s is %(status)s; only a pending or stale draft can be "
+                     "regenerated")
+NOBODY_TO_ANSWER = N_("nobody to send the reply to (%(rule)s); nothing approved")
+EMPTY_REPLY = N_("the reply text is empty; nothing approved")
+FLAGGED_UNCHANGED = N_("draft %(id)s is FLAGGED by the automatic checks (their findings are "
+                       "on its page and in `email-rag drafts show`); it cannot be approved "
+                       "unchanged: edit the reply (or regenerate or reject it)")
+NO_REASON = N_("a reason is required to reject a draft")
+BEING_PROCESSED = N_("mail %(mail)s is being processed right now (job %(job)s); nothing "
+                     "changed, try again in a moment")
+REFUSALS = (NOT_APPROVABLE, NOT_REJECTABLE, NOT_REGENERABLE, NOBODY_TO_ANSWER, EMPTY_REPLY,
+            FLAGGED_UNCHANGED, NO_REASON, BEING_PROCESSED)
+
+
 def already_approved(draft: Draft, seen: str | None, allowed: bool) -> bool:
     """True: approved (or sent) already, nothing to do; False: approve it. ``allowed``: the
     draft store's transition table allows pending/stale -> approved
@@ -71,22 +90,19 @@ def already_approved(draft: Draft, seen: str | None, allowed: bool) -> bool:
         return False
     if draft.status in (DraftStatus.APPROVED, DraftStatus.SENT):
         return True
-    raise StateRefused(f"draft {draft.id} is {draft.status}; only a pending or stale draft "
-                       "can be approved")
+    raise StateRefused(NOT_APPROVABLE % {"id": draft.id, "status": draft.status})
 
 
 def approval(draft: Draft, reply: ReplyChoice, edited_body: str | None) -> Approval:
     """What an approval writes: the final text, its diff and the recipient."""
     if not reply.ok:
-        raise BadInputError(f"nobody to send the reply to ({reply.rule}); nothing approved")
+        raise BadInputError(NOBODY_TO_ANSWER % {"rule": reply.rule})
     body_final = draft.body_draft if edited_body is None else edited_body
     if not body_final.strip():
-        raise BadInputError("the reply text is empty; nothing approved")
+        raise BadInputError(EMPTY_REPLY)
     diff = edit_diff(draft.body_draft, body_final)
     if draft.check_flags and not diff:
-        raise StateRefused(
-            f"draft {draft.id} is FLAGGED ({draft.check_flags[:200]}); it cannot be "
-            "approved unchanged: edit the reply (or regenerate or reject it)")
+        raise StateRefused(FLAGGED_UNCHANGED % {"id": draft.id})
     return Approval(body_final, diff, reply.addr or "",
                     edit_distance(draft.body_draft, body_final))
 
@@ -146,13 +162,12 @@ def rearm(send: SendAttempt) -> Rearm | None:
 # --- reject, regenerate ---
 def already_rejected(draft: Draft, seen: str | None, reason: str) -> bool:
     if not reason.strip():
-        raise BadInputError("a reason is required to reject a draft")
+        raise BadInputError(NO_REASON)
     check_seen(draft, seen)
     if draft.status == DraftStatus.REJECTED:
         return True
     if draft.status not in OPEN:
-        raise StateRefused(f"draft {draft.id} is {draft.status}; only a pending or stale "
-                           "draft can be rejected")
+        raise StateRefused(NOT_REJECTABLE % {"id": draft.id, "status": draft.status})
     return False
 
 
@@ -161,11 +176,9 @@ def already_superseded(draft: Draft, job_state: JobState | None, job_id: int | N
     if draft.status == DraftStatus.SUPERSEDED:
         return True
     if draft.status not in OPEN:
-        raise StateRefused(f"draft {draft.id} is {draft.status}; only a pending or stale "
-                           "draft can be regenerated")
+        raise StateRefused(NOT_REGENERABLE % {"id": draft.id, "status": draft.status})
     if job_state == JobState.PROCESSING:
-        raise StateRefused(f"mail {draft.email_id} is being processed right now (job "
-                           f"{job_id}); nothing changed, try again in a moment")
+        raise StateRefused(BEING_PROCESSED % {"mail": draft.email_id, "job": job_id})
     return False
 
 

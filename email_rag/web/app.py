@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
 from ..core.errors import (
+    MISSING,
     AttachmentNotFoundError,
     DatabaseUnavailableError,
     DraftNotFoundError,
@@ -31,6 +32,7 @@ from ..core.redact import redact_text
 from ..core.settings import Settings, get_settings
 from ..review import service_levels
 from ..sending.outcome import N_
+from ..sending.rules import REFUSALS
 from . import (
     views_admin,
     views_answers,
@@ -44,9 +46,18 @@ from . import (
 )
 from .limits import BodyLimit
 from .pool import ServicesPool
-from .render import STATIC, page
+from .render import STATIC, page, tr_known
 from .render import tr as _tr
-from .security import CsrfError, Forbidden, NotLoggedIn, SecurityHeaders, check_csrf, session_secret
+from .security import (
+    PLAIN_HTTP,
+    CsrfError,
+    Forbidden,
+    NotLoggedIn,
+    SecurityHeaders,
+    check_csrf,
+    plain_http_login,
+    session_secret,
+)
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +82,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(SessionMiddleware,
                        secret_key=session_secret(settings.web_secret_key.get_secret_value()),
                        session_cookie="email_rag_session",
-                       max_age=settings.web_session_max_age_seconds, same_site="lax",
-                       https_only=settings.web_cookie_secure)
-    app.add_middleware(SecurityHeaders)
+                       max_age=settings.web_session_max_age_seconds, same_site="lax")
+    # outermost: it sees every response, the session cookie included (Secure over https)
+    app.add_middleware(SecurityHeaders, https_mode=settings.web_https,
+                       hsts_seconds=settings.web_hsts_seconds)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.include_router(views_main.router)
     app.include_router(views_review.router)
@@ -114,6 +126,11 @@ def _handlers(app: FastAPI) -> None:
 
     @app.exception_handler(CsrfError)
     async def csrf_failed(request: Request, exc: CsrfError):
+        if request.url.path in ("/login", "/setup") and plain_http_login(request):
+            # with EMAIL_RAG_WEB_HTTPS=required the Secure cookie never came back over http:
+            # the reason is the connection, not an old form
+            return page(request, "error.html", 403, title=_tr(request, None, "Not encrypted"),
+                        message=_tr(request, None, PLAIN_HTTP))
         return page(request, "error.html", 403, title=_tr(request, None, "Form expired"),
                     message=_tr(request, None, "This form was not accepted (its security token "
                                 "is missing or old, e.g. after a new login or from another "
@@ -124,7 +141,7 @@ def _handlers(app: FastAPI) -> None:
     @app.exception_handler(AttachmentNotFoundError)
     async def draft_missing(request: Request, exc: Exception):
         return page(request, "error.html", 404, title=_tr(request, None, "Not found"),
-                    message=str(exc))
+                    message=tr_known(request, str(exc), MISSING))
 
     def unavailable(request: Request, title: str, first: str) -> Response:
         """503 with Retry-After: what is known, that stored work is safe, what to do."""
@@ -165,7 +182,8 @@ def _handlers(app: FastAPI) -> None:
     async def domain_error(request: Request, exc: EmailRagError):
         return page(request, "error.html", 400, title=_tr(request, None, "Not possible"),
                     message=_tr(request, None, "%(why)s Nothing was changed.",
-                                why=redact_text(str(exc))))
+                                why=tr_known(request, redact_text(str(exc)),
+                                             (*MISSING, *REFUSALS))))
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError):

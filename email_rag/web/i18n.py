@@ -86,6 +86,27 @@ class using:  # noqa: N801 - used as ``with using(lang):``
             _current.reset(self._token)
 
 
+def from_accept_language(header: str | None) -> str | None:
+    """The first of ``LANGUAGES`` a browser's Accept-Language asks for, by its weights
+    (``de-DE,de;q=0.9,en;q=0.8`` -> de; ``fr,en;q=0.5`` -> en); None when it names none of
+    them (or is missing or malformed)."""
+    wanted: list[tuple[float, int, str]] = []
+    for i, part in enumerate((header or "").split(",")[:32]):
+        tag, _, params = part.strip().partition(";")
+        q = 1.0
+        for param in params.split(";"):
+            name, _, value = param.strip().partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        primary = tag.strip().lower().split("-")[0]
+        if primary in LANGUAGES and q > 0:
+            wanted.append((-q, i, primary))
+    return min(wanted)[2] if wanted else None
+
+
 def translate(language: str | None, message: str, **values: object) -> str:
     """``message`` (a msgid with ``%(name)s`` fields) in ``language``: for texts made in
     Python, such as the messages shown after an action."""

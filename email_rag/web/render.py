@@ -10,6 +10,8 @@ rel="noopener noreferrer nofollow". The CSP header is a second wall.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,10 +25,12 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
 from ..core.actors import shown
+from ..core.catalog import Parts, read_back
 from ..core.errors import EmailRagError
+from ..llm import claims, draft_checks
 from ..mail.addresses import rule_parts
 from ..review import notes
-from ..sending.compose import BIDI_CONTROLS, reply_subject
+from ..sending.compose import BIDI_CONTROLS, BIDI_MARKS, reply_subject
 from ..sending.outcome import send_outcome
 from . import i18n
 from .labels import label
@@ -56,15 +60,41 @@ def safe_mail_html(html: str | None) -> Markup:
     return Markup(cleaned)  # noqa: S704 - output of the sanitiser
 
 
+# Every bidi embedding, override, isolate and mark: no page hands one to the browser.
+BIDI = re.compile("[" + "".join(sorted(BIDI_CONTROLS | BIDI_MARKS)) + "]")
+
+
+def _marker(match: re.Match[str]) -> str:
+    return f"&lt;U+{ord(match.group()):04X}&gt;"
+
+
+def _styled_marker(match: re.Match[str]) -> str:
+    return f'<span class="bidi-control">{_marker(match)}</span>'
+
+
+def marked(value: Any) -> Markup:
+    """Mail text (a subject, a body, a snippet) escaped, with every bidi control and mark
+    shown as what it is (``<U+202E>``, styled): nothing in it can reorder what staff read."""
+    return Markup(BIDI.sub(_styled_marker, str(escape("" if value is None else value))))  # noqa: S704 - escaped above
+
+
 def isolated(value: Any) -> Markup:
-    """A piece of mail-derived text shown inline (a sender, an address, a file name, an
-    event's detail): isolated in ``<bdi>`` so it cannot reorder what stands around it, and
-    its bidi embeddings, overrides and isolates shown as what they are (``<U+202E>``), so
-    ``Rechnung<U+202E>fdp.exe`` never reads as ``Rechnungexe.pdf``."""
-    text = str(escape("" if value is None else value))
-    for c in BIDI_CONTROLS & set(text):
-        text = text.replace(c, f'<span class="bidi-control">&lt;U+{ord(c):04X}&gt;</span>')
-    return Markup(f"<bdi>{text}</bdi>")  # noqa: S704 - escaped above
+    """A piece of mail-derived text shown inline (a subject, a sender, an address, a file
+    name, an event's detail): ``marked`` and isolated in ``<bdi>`` so its right-to-left
+    letters cannot reorder what stands around it; ``Rechnung<U+202E>fdp.exe`` never reads as
+    ``Rechnungexe.pdf``."""
+    return Markup(f"<bdi>{marked(value)}</bdi>")  # noqa: S704 - escaped by marked
+
+
+def no_bidi_controls(value: Any) -> Any:
+    """The environment's ``finalize``: every printed value, wherever it stands (text, an
+    attribute, a textarea, the page title), leaves no bidi control or mark to the browser -
+    each becomes the text ``<U+202E>`` (the filters above style it where they are used)."""
+    if isinstance(value, str) and BIDI.search(value):
+        if isinstance(value, Markup):  # already escaped (a filter's output): the marker as text
+            return Markup(BIDI.sub(_marker, value))  # noqa: S704 - only markers added
+        return Markup(BIDI.sub(_marker, str(escape(value))))  # noqa: S704 - escaped first
+    return value
 
 
 def age(seconds: Any) -> str:
@@ -155,15 +185,56 @@ def reply_rule(rule: str | None) -> str:
     return text % values if values else text
 
 
+def translated(parts: Iterable[Parts], sep: str = "; ") -> str:
+    """Texts read back as wordings and values (``core.catalog``) in the page's language."""
+    out = []
+    for wording, values in parts:
+        text = i18n.gettext(wording)
+        out.append(text % values if values else text)
+    return sep.join(out)
+
+
+def known(message: str, wordings: Iterable[str]) -> str:
+    """A text made in English from one of ``wordings`` (a stored rule, a raised "does not
+    exist", a refused decision) in the page's language, its stored values too (a ``status``
+    by its label, a reply ``rule``); a text of none of them as it is."""
+    parts = read_back(message or "", wordings)
+    if parts is None:
+        return message
+    wording, values = parts
+    shown = {"status": label, "rule": reply_rule}
+    return translated([(wording, {k: shown[k](v) if k in shown else v
+                                  for k, v in values.items()})])
+
+
+def tr_known(request: Request, message: str, wordings: Iterable[str]) -> str:
+    """``known`` in the language of this request's pages (outside a page's rendering)."""
+    with i18n.using(language(request)):
+        return known(message, wordings)
+
+
+def check_flags(flags: str | None) -> str:
+    """A FLAGGED draft's findings (stored in English by the draft step) in the page's
+    language, the kinds of its unsupported claims too; findings of no known wording as
+    stored."""
+    parts = draft_checks.flag_parts(flags or "")
+    if parts is None:
+        return flags or ""
+    return translated([(w, {**v, "claims": claims.shown(v["claims"], i18n.gettext)})
+                       if w == draft_checks.UNSUPPORTED else (w, v) for w, v in parts])
+
+
 def build_env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True,
-                             lstrip_blocks=True, extensions=["jinja2.ext.i18n"])
+                             lstrip_blocks=True, extensions=["jinja2.ext.i18n"],
+                             finalize=no_bidi_controls)
     env.policies["ext.i18n.trimmed"] = True
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
     env.filters.update(age=age, when=when, as_json=as_json, mail_html=safe_mail_html,
                        reply_subject=reply_subject, who=who, send_outcome=outcome, num=num,
-                       iso=isolated, label=label, rule=reply_rule)
+                       iso=isolated, marked=marked, label=label, rule=reply_rule,
+                       check_flags=check_flags)
     return env
 
 
@@ -171,11 +242,12 @@ ENV = build_env()
 
 
 def language(request: Request, user: Any = None) -> str | None:
-    """The language of the pages and messages for this request: the user's choice, else
-    the one the session last saw (the user row may be out of reach: a 503 page), else the
-    configured default."""
+    """The language of the pages and messages for this request: the user's choice (on /me),
+    else the one the session last saw (the user row may be out of reach: a 503 page), else
+    the browser's (Accept-Language), else the configured default."""
     user = user or getattr(request.state, "user", None)
     return (getattr(user, "ui_language", None) or (request.scope.get("session") or {}).get("lang")
+            or i18n.from_accept_language(request.headers.get("accept-language"))
             or request.app.state.settings.web_language)
 
 

@@ -1,7 +1,7 @@
 """Sessions, CSRF, roles and response headers of the web UI.
 
 - Session: Starlette's signed cookie (itsdangerous), HttpOnly, SameSite=Lax,
-  Secure when ``web_cookie_secure``; it holds the user id, a CSRF token and
+  Secure over https (below); it holds the user id, a CSRF token and
   flash messages and the user's language (for a page made while the user row cannot be
   read), never a password. The user row is read on every request, so
   a disabled user is out at the next click; the session also carries the user's
@@ -15,11 +15,17 @@
 - Headers: a strict Content-Security-Policy (no inline script or style, no
   remote content, no framing), X-Frame-Options DENY, no referrer, nosniff,
   and no caching of pages (they show mail content).
+- HTTPS (``web_https``): an answer to a request that came over https (TLS here, or
+  X-Forwarded-Proto from a trusted proxy) sets its cookies Secure and carries HSTS
+  (``web_hsts_seconds``); with ``required`` every cookie is Secure. A login over plain
+  http is refused (``plain_http_refused``) with ``required``, and with ``auto`` unless
+  the browser is on this machine (a loopback client address).
 """
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import logging
 import secrets
 import time
@@ -28,7 +34,9 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Form, Request
 
+from ..core.settings import Settings, networks
 from ..review.users import User, active_user
+from ..sending.outcome import N_
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +51,53 @@ SECURITY_HEADERS = [
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
 ]
+
+
+def _loopback(host: str | None) -> bool:
+    try:
+        return ipaddress.ip_address((host or "").split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def plain_http_refused(scheme: str, client: str | None, mode: str) -> bool:
+    """Whether a login on this connection is refused because the password would travel
+    unencrypted: never over https or with ``off``; always over http with ``required``; with
+    ``auto`` over http unless the client address (after the trusted proxies) is loopback."""
+    if scheme == "https" or mode == "off":
+        return False
+    return mode == "required" or not _loopback(client)
+
+
+PLAIN_HTTP = N_("This connection is not encrypted (plain http): a password typed here would "
+                "cross the network readable by anyone on the way, so logging in over it is "
+                "refused. Open the desk with https://. Admins: put a TLS proxy in front of "
+                "the desk and set EMAIL_RAG_WEB_TRUSTED_PROXIES to its address (the rule is "
+                "EMAIL_RAG_WEB_HTTPS; docs/web.md, Security).")
+
+
+def plain_http_login(request: Request) -> bool:
+    """A login on this request would be refused: plain http where it is not allowed."""
+    return plain_http_refused(request.url.scheme, request.client.host if request.client
+                              else None, request.app.state.settings.web_https)
+
+
+def metrics_allowed(request: Request, settings: Settings) -> bool:
+    """/metrics for a scraper that sends the token (``Authorization: Bearer``, compared in
+    constant time) or whose address (after the trusted proxies) is in
+    ``web_metrics_allow``."""
+    token = settings.web_metrics_token.get_secret_value()
+    scheme, _, sent = request.headers.get("authorization", "").partition(" ")
+    if token and scheme.lower() == "bearer" and hmac.compare_digest(sent.strip().encode(),
+                                                                   token.encode()):
+        return True
+    try:
+        client = ipaddress.ip_address((request.client.host if request.client else "")
+                                      .split("%")[0])
+    except ValueError:
+        return False
+    return any(client in net for net in networks(settings.web_metrics_allow,
+                                                   "web_metrics_allow"))
 
 
 class NotLoggedIn(Exception):
@@ -144,16 +199,23 @@ def safe_next(target: str | None) -> str:
 
 
 class SecurityHeaders:
-    """Pure ASGI middleware adding the security headers to every response."""
+    """Pure ASGI middleware adding the security headers to every response; over https (or
+    with ``https_mode`` ``required``) every cookie it sets is Secure, and over https HSTS is
+    sent (``hsts_seconds``, 0: none)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, https_mode: str = "auto", hsts_seconds: int = 0) -> None:
         self.app = app
+        self.always_secure = https_mode == "required"
+        self.hsts = (b"strict-transport-security", f"max-age={hsts_seconds}".encode()) \
+            if hsts_seconds > 0 else None
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         static = scope.get("path", "").startswith("/static/")
+        https = scope.get("scheme") == "https"
+        secure_cookies = https or self.always_secure
         started = time.perf_counter()
 
         async def wrapped(message: dict) -> None:
@@ -161,6 +223,10 @@ class SecurityHeaders:
                 headers = [h for h in message.get("headers", [])
                            if h[0].lower() not in {k for k, _ in SECURITY_HEADERS}]
                 headers += SECURITY_HEADERS
+                if secure_cookies:
+                    headers = [_secure(h) for h in headers]
+                if https and self.hsts is not None:
+                    headers.append(self.hsts)
                 if dict(headers).get(b"content-type", b"").startswith(b"text/plain"):
                     # a mail's raw source and other text: never a document that can act
                     headers.append((b"content-security-policy", b"sandbox"))
@@ -173,3 +239,11 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, wrapped)
+
+
+def _secure(header: tuple[bytes, bytes]) -> tuple[bytes, bytes]:
+    """A Set-Cookie header with the Secure attribute (the others as they are)."""
+    name, value = header
+    if name.lower() != b"set-cookie" or b"; secure" in value.lower():
+        return header
+    return name, value + b"; secure"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -16,7 +17,9 @@ from ..ops import health, metrics
 from ..review import first_start, users
 from . import i18n
 from .render import language, page
+from .render import tr as _tr
 from .security import (
+    PLAIN_HTTP,
     AdminUser,
     FormStr,
     NotLoggedIn,
@@ -24,9 +27,12 @@ from .security import (
     current_user,
     flash,
     login_session,
+    metrics_allowed,
+    plain_http_login,
     safe_next,
 )
 
+log = logging.getLogger(__name__)
 router = APIRouter()
 
 
@@ -47,7 +53,8 @@ def login_form(request: Request, next: str = "/queue"):
         empty = False
     if empty:  # an empty database: the set-up page
         return RedirectResponse("/setup", status_code=303)
-    return page(request, "login.html", next=safe_next(next), name="", error=None)
+    error = _tr(request, None, PLAIN_HTTP) if plain_http_login(request) else None
+    return page(request, "login.html", next=safe_next(next), name="", error=error)
 
 
 # Logins checked at once by this process; the others wait here without holding one of the
@@ -60,6 +67,10 @@ async def login(request: Request, name: FormStr = "", password: FormStr = "",
                 next: FormStr = "/queue"):
     s = request.app.state.settings
     client = request.client.host if request.client else ""
+    if plain_http_login(request):
+        log.warning("login over plain http refused (EMAIL_RAG_WEB_HTTPS=%s)", s.web_https)
+        return page(request, "login.html", 403, next=safe_next(next), name=name[:100],
+                    error=_tr(request, None, PLAIN_HTTP))
 
     def check() -> users.LoginResult:
         return users.authenticate(_svc(request).db, name, password, s.web_login_max_failures,
@@ -70,13 +81,13 @@ async def login(request: Request, name: FormStr = "", password: FormStr = "",
     result = await anyio.to_thread.run_sync(check, limiter=LOGIN_SLOTS)
     if result.user is None:
         if result.reason == "locked":
-            error = i18n.translate(s.web_language, "Too many failed logins with this name from "
-                                   "your address: try again in %(minutes)s minute(s). Ask an "
-                                   "admin if you forgot your password.",
-                                   minutes=-(-result.locked_for_s // 60))
+            error = _tr(request, None, "Too many failed logins with this name from "
+                        "your address: try again in %(minutes)s minute(s). Ask an "
+                        "admin if you forgot your password.",
+                        minutes=-(-result.locked_for_s // 60))
         else:
-            error = i18n.translate(s.web_language, "Wrong user name or password (or the account "
-                                   "is disabled).")
+            error = _tr(request, None, "Wrong user name or password (or the account "
+                        "is disabled).")
         return page(request, "login.html", 401, next=safe_next(next), name=name[:100],
                     error=error)
     login_session(request, result.user)
@@ -105,7 +116,7 @@ COMMON_ZONES = ("Europe/Berlin", "Europe/Vienna", "Europe/Zurich", "Europe/Londo
 def preferences(request: Request, user: StaffUser):
     s = request.app.state.settings
     return page(request, "me.html", zone=user.time_zone or s.web_time_zone,
-                chosen=user.ui_language or s.web_language, zones=COMMON_ZONES)
+                chosen=language(request, user), zones=COMMON_ZONES)
 
 
 @router.post("/me")
@@ -160,8 +171,14 @@ def healthz(request: Request) -> PlainTextResponse:
 
 @router.get("/metrics")
 def metrics_page(request: Request) -> PlainTextResponse:
-    """Prometheus scrape endpoint (no login; counts only, no mail content)."""
+    """Prometheus scrape endpoint (no login; counts only, no mail content, but mailbox names
+    in its labels): for the token or an allowed address only (``metrics_allowed``)."""
     state = request.app.state
+    if not metrics_allowed(request, state.settings):
+        return PlainTextResponse(
+            "403 /metrics: send the scrape token (Authorization: Bearer, "
+            "EMAIL_RAG_WEB_METRICS_TOKEN) or scrape from an address in "
+            "EMAIL_RAG_WEB_METRICS_ALLOW (docs/web.md, Metrics)\n", status_code=403)
     ttl = state.settings.web_metrics_cache_seconds
     cached = state.metrics_cache
     now = time.monotonic()

@@ -20,8 +20,14 @@ from babel.numbers import format_decimal
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
-from ..classification.history_model import describe_sources
-from ..core.errors import BadInputError, DraftConflictError, DraftNotFoundError, StateRefused
+from ..classification.history_model import source_parts
+from ..core.errors import (
+    DRAFT_MISSING,
+    BadInputError,
+    DraftConflictError,
+    DraftNotFoundError,
+    StateRefused,
+)
 from ..core.records import Draft
 from ..core.states import DraftStatus
 from ..db import examples
@@ -32,10 +38,11 @@ from ..sending import handwrite, review
 from ..sending import regenerate as regen
 from ..sending.outcome import local_text, send_outcome
 from ..sending.review import seen_token
-from ..sending.rules import OPEN, reply_choice
+from ..sending.rules import OPEN, REFUSALS, reply_choice
 from . import views_casework
+from .labels import LABELS
 from .queue_filters import QueueFilters, with_filters
-from .render import language, page, user_zone
+from .render import language, page, tr_known, user_zone
 from .render import tr as _tr
 from .security import FormStr, StaffUser, flash
 
@@ -152,7 +159,7 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, query: QueueFil
                 listed=where.listed, next_id=where.next_id,
                 prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level,
                 due_at=where.due_at, due_s=desk.due_in(where.due_at), refresh=_refresh(request),
-                decision=decision_line(svc, draft.email_id),
+                decision=decision_line(request, user, svc, draft.email_id),
                 **views_casework.context(svc, draft.email_id, shown.reply_mail.status))
 
 
@@ -165,7 +172,7 @@ def assign(request: Request, user: StaffUser, draft_id: int, query: QueueFilters
     desk.require_draft(svc, user.mailbox_ids, draft_id)
     state = desk.draft_state(svc, draft_id)
     if state is None:
-        raise DraftNotFoundError(f"draft {draft_id} does not exist")
+        raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
     try:
         before, after = assignment.assign(svc, state.email_id,
                                           desk.draft_mailbox(svc, draft_id) or 0,
@@ -186,9 +193,15 @@ def assign(request: Request, user: StaffUser, draft_id: int, query: QueueFilters
     return RedirectResponse(with_filters(f"/drafts/{draft_id}", query), status_code=303)
 
 
-def decision_line(svc: Any, email_id: int) -> str | None:
+def decision_line(request: Request, user, svc: Any, email_id: int) -> str | None:
+    """Where each classification field came from, in the user's language (the field's name,
+    the category or priority by its label)."""
     labels = examples.mail_labels(svc.db, email_id)
-    return describe_sources(labels, labels.get("classification_sources"))
+    parts = source_parts(labels, labels.get("classification_sources"))
+    return " · ".join(_tr(request, user, wording, **{
+        **values, "field": _tr(request, user, values["field"]),
+        "value": _tr(request, user, LABELS.get(values["value"], values["value"]))})
+        for wording, values in parts) or None
 
 
 # Attachments this process reads whole out of their stored mail at once (those the piece
@@ -266,8 +279,8 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr,
     except (StateRefused, BadInputError) as e:
         desk.save_edit(svc, draft_id, user.id, edited)
         return _back_to_draft(request, draft_id, "error", _tr(
-            request, user, "Draft #%(id)s was not approved: %(why)s", id=draft_id, why=e),
-            query)
+            request, user, "Draft #%(id)s was not approved: %(why)s", id=draft_id,
+            why=tr_known(request, str(e), REFUSALS)), query)
     # what is said about the sending is read from the attempt's state (never "sent" before
     # the relay answered): email_rag/sending/outcome.py
     reply = _tr(request, user, "Reply: %(outcome)s.", outcome=_outcome(request, user, svc,
@@ -300,7 +313,8 @@ def reject(request: Request, user: StaffUser, draft_id: int, query: QueueFilters
         return _conflict(request, svc, user, e, draft_id, None, query)
     except (StateRefused, BadInputError) as e:
         return _back_to_draft(request, draft_id, "error", _tr(
-            request, user, "Draft #%(id)s was not rejected: %(why)s", id=draft_id, why=e),
+            request, user, "Draft #%(id)s was not rejected: %(why)s", id=draft_id,
+            why=tr_known(request, str(e), REFUSALS)),
             query)
     if r.action == "already_rejected":
         return _back_to_draft(request, draft_id, "warn", _tr(
@@ -372,7 +386,8 @@ def regenerate(request: Request, user: StaffUser, draft_id: int, query: QueueFil
         r = regen.regenerate(svc, draft_id, user.name, note)
     except (StateRefused, BadInputError) as e:
         return _back_to_draft(request, draft_id, "error", _tr(
-            request, user, "Draft #%(id)s was not regenerated: %(why)s", id=draft_id, why=e),
+            request, user, "Draft #%(id)s was not regenerated: %(why)s", id=draft_id,
+            why=tr_known(request, str(e), REFUSALS)),
             query)
     if r.action == "already_superseded":
         flash(request, "warn", _tr(request, user, "Draft #%(id)s was already replaced; a new "

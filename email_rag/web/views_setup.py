@@ -13,7 +13,7 @@ from ..ingest import history_import
 from ..review import first_start, users
 from .render import page
 from .render import tr as _tr
-from .security import AdminUser, FormStr, flash, login_session
+from .security import PLAIN_HTTP, AdminUser, FormStr, flash, login_session, plain_http_login
 
 router = APIRouter()
 COMMAND = "email-rag setup"  # prints the one-time link
@@ -29,7 +29,8 @@ def setup(request: Request, token: str = ""):
     if not first_start.needs_setup(db):
         return RedirectResponse("/login", status_code=303)
     return page(request, "setup.html", token=token, valid=first_start.link_valid(db, token),
-                error=None, name="", command=COMMAND)
+                error=_tr(request, None, PLAIN_HTTP) if plain_http_login(request) else None,
+                name="", command=COMMAND)
 
 
 @router.post("/setup")
@@ -38,6 +39,10 @@ def create_admin(request: Request, token: FormStr = "", name: FormStr = "",
     db = _db(request)
     if not first_start.needs_setup(db):
         return RedirectResponse("/login", status_code=303)
+    if plain_http_login(request):  # the first admin's password: the login's rule
+        return page(request, "setup.html", 403, token=token, command=COMMAND,
+                    valid=first_start.link_valid(db, token), name=name[:100],
+                    error=_tr(request, None, PLAIN_HTTP))
     try:
         if password != again:
             raise BadInputError(_tr(request, None, "The two passwords differ."))

@@ -138,7 +138,7 @@ def test_the_web_status_page_shows_a_vector_owner_that_cannot_start(venv, db, se
     from fastapi.testclient import TestClient
 
     from email_rag.web.app import create_app
-    from tests.webutil import login, make_user
+    from tests.webutil import LOOPBACK, login, make_user
 
     squatter = QdrantStore(path=venv["EMAIL_RAG_QDRANT_PATH"])
     squatter.open()
@@ -150,7 +150,7 @@ def test_the_web_status_page_shows_a_vector_owner_that_cannot_start(venv, db, se
         squatter.close()
     settings.web_secret_key = type(settings.web_secret_key)("test-secret")
     make_user(db, "root", "admin")
-    with TestClient(create_app(settings), base_url="http://testserver") as admin:
+    with TestClient(create_app(settings), base_url="http://testserver", client=LOOPBACK) as admin:
         login(admin, "root")
         page = admin.get("/status").text
     assert "vector owner" in page and "ALARM" in page and "failed start" in page

@@ -27,10 +27,13 @@ def web_env(env, tmp_path):
 
 
 def failed_login_client(base: str, db, forwarded_for: str) -> str:
+    # a TLS proxy's headers (https: a remote browser may log in), the cookie carried by hand
+    headers = {"X-Forwarded-For": forwarded_for, "X-Forwarded-Proto": "https"}
     with httpx.Client(base_url=base) as c:
-        token = csrf_of(c.get("/login").text)
-        r = c.post("/login", data={"name": "anna", "password": "wrong-one", "csrf_token": token},
-                   headers={"X-Forwarded-For": forwarded_for})
+        form = c.get("/login", headers=headers)
+        r = c.post("/login", data={"name": "anna", "password": "wrong-one",
+                                   "csrf_token": csrf_of(form.text)},
+                   headers={**headers, "Cookie": form.headers["set-cookie"].split(";")[0]})
         assert r.status_code == 401
     return db.fetchone("SELECT JSON_VALUE(detail, '$.client') AS client FROM audit_log "
                        "WHERE event = 'login_failed' ORDER BY id DESC LIMIT 1")["client"]
@@ -47,6 +50,36 @@ def test_forwarded_for_is_believed_only_from_configured_proxies(web_env, db, tmp
     with serve_web(trusted, tmp_path) as base:
         assert failed_login_client(base, db, "203.0.113.9") == "203.0.113.9"
 
+
+
+def proxied_login(base: str, proto: str) -> httpx.Response:
+    """A login through a TLS proxy on this machine that forwards ``proto`` and a browser's
+    address on another machine (the session cookie carried by hand: a Secure cookie is not
+    sent back over the proxy's plain-http hop by a cookie jar)."""
+    headers = {"X-Forwarded-Proto": proto, "X-Forwarded-For": "203.0.113.9"}
+    with httpx.Client(base_url=base) as c:
+        form = c.get("/login", headers=headers)
+        cookie = form.headers["set-cookie"].split(";")[0]
+        return c.post("/login", data={"name": "anna", "password": PASSWORD,
+                                      "csrf_token": csrf_of(form.text)},
+                      headers={**headers, "Cookie": cookie})
+
+
+def test_behind_a_trusted_tls_proxy_the_cookie_is_secure_and_plain_http_is_refused(
+        web_env, db, tmp_path: Path):
+    """GIVEN the real `email-rag web` behind a proxy it trusts (EMAIL_RAG_WEB_TRUSTED_PROXIES)
+    and no other setting WHEN a remote browser logs in through it over https THEN the cookie
+    is Secure and HSTS is sent; WHEN the proxy forwards plain http THEN the login is refused
+    with the reason."""
+    make_user(db, "anna")
+    trusted = {**web_env, "EMAIL_RAG_WEB_TRUSTED_PROXIES": "127.0.0.1"}
+    with serve_web(trusted, tmp_path) as base:
+        ok = proxied_login(base, "https")
+        assert ok.status_code == 303, ok.text
+        assert "; secure" in ok.headers["set-cookie"].lower()
+        assert ok.headers["strict-transport-security"].startswith("max-age=")
+        refused = proxied_login(base, "http")
+        assert refused.status_code == 403 and "not encrypted" in refused.text
 
 # --- the staff workflow in Chromium ---
 
@@ -308,6 +341,31 @@ def test_a_right_to_left_override_cannot_mirror_names_on_the_draft_page(web, db,
     expect(sender).to_contain_text("Alice <U+202E>Kunde")
 
 
+
+@needs_chromium
+def test_a_right_to_left_override_in_a_subject_and_body_is_a_visible_marker(web, db, browser):
+    """GIVEN a mail with the subject "Rechnung<U+202E>fdp.exe" and the same override in its
+    text WHEN anna opens the queue and the draft in Chromium THEN the queue row and the
+    draft's heading read "Rechnung<U+202E>fdp.exe" in logical order (the marker visible, never
+    "Rechnung exe.pdf"), and so does the line of the mail's text."""
+    make_user(db, "anna")
+    mail = make_email(db, make_mailbox(db), subject="Rechnung\u202efdp.exe",
+                      body="Anbei die Datei Rechnung\u202efdp.exe von heute.")
+    draft = make_draft(db, mail)
+    page = open_as(browser, web, "anna")
+    row = page.locator(f"#draft-{draft} td.subject a")
+    expect(row).to_have_text("Rechnung<U+202E>fdp.exe")
+    assert reads_in_logical_order(row)
+    page.goto(f"{web}/drafts/{draft}")
+    heading = page.locator("h1.subject")
+    expect(heading).to_have_text("Rechnung<U+202E>fdp.exe")
+    assert reads_in_logical_order(heading)
+    assert heading.locator("span.bidi-control").count() == 1  # styled as a marker
+    text = page.locator("section.mail pre.mailtext")
+    expect(text).to_have_text("Anbei die Datei Rechnung<U+202E>fdp.exe von heute.")
+    assert reads_in_logical_order(text)
+    assert "exe.pdf" not in page.inner_text("body")
+
 def test_the_real_server_refuses_a_300_mb_login_post_without_reading_it(web):
     """GIVEN the real `email-rag web` WHEN an anonymous client sends the headers of a 300 MB
     login POST and no body THEN the answer is 413 at once (the server does not wait for the
@@ -344,11 +402,14 @@ def test_a_login_flood_from_40_clients_keeps_the_web_process_small(web_env, db, 
     with serve_web(env, tmp_path) as base:
 
         def client(i: int) -> list[int]:
+            # through the TLS proxy (https: remote logins are checked), cookie carried by hand
+            headers = {"X-Forwarded-For": f"198.51.100.{i}", "X-Forwarded-Proto": "https"}
             with httpx.Client(base_url=base, timeout=120) as c:
-                token = csrf_of(c.get("/login").text)
+                form = c.get("/login", headers=headers)
+                headers["Cookie"] = form.headers["set-cookie"].split(";")[0]
                 return [c.post("/login", data={"name": secrets.token_hex(8), "password": "x",
-                                               "csrf_token": token},
-                               headers={"X-Forwarded-For": f"198.51.100.{i}"}).status_code
+                                               "csrf_token": csrf_of(form.text)},
+                               headers=headers).status_code
                         for _ in range(3)]
 
         with ThreadPoolExecutor(40) as pool:
@@ -423,6 +484,57 @@ def test_the_queue_and_the_draft_page_fit_a_390_px_phone(web, db, browser):
     page.screenshot(path=str(OUT / "desk-draft-390.png"), full_page=False)
     assert page.evaluate(PAGE_WIDTH) <= 390, page.evaluate(PAGE_WIDTH)
 
+
+# a box's place in the page (document coordinates, CSS px) and in the viewport
+BOX = "el => { const r = el.getBoundingClientRect();" \
+      " return {top: r.top + window.scrollY, view_top: r.top, view_bottom: r.bottom}; }"
+
+
+@needs_chromium
+def test_on_a_390_px_phone_the_first_mail_and_the_reply_actions_are_in_reach(web, db, browser):
+    """GIVEN a queue with a saved view and 63 drafts WHEN anna opens it on a 390 x 844 phone
+    THEN the first mail's row starts within the first screen (the filters are folded behind
+    one button; search stays), and opening the filters shows them; on a draft page the
+    Approve button is on the screen at once and stays there while she scrolls through the
+    mail, and it approves the draft."""
+    make_user(db, "anna")
+    data = desk_data(db)
+    page = open_as(browser, web, "anna", width=390, height=844)
+    first = page.locator("table.queue tbody tr").first
+    row = first.evaluate(BOX)
+    print(f"390x844 queue: first mail's row at {row['top']:.0f} px")
+    assert row["top"] < 844 - 40, row  # the row itself on the first screen
+    expect(page.locator("#search")).to_be_visible()
+    state = page.locator("#filter-state")
+    expect(state).to_be_hidden()
+    page.click("label[for=queue-tools]")
+    expect(state).to_be_visible()
+    expect(page.locator("#bulk-action")).to_be_visible()
+    page.select_option("#filter-state", "pending_review")
+    page.click("form.filters button[type=submit]")
+    expect(page.locator("table.queue tbody tr")).to_have_count(50)
+
+    draft = data["others"][3]
+    page.goto(f"{web}/drafts/{draft}")
+    bar = page.locator("#bar-approve")
+    at_load = bar.evaluate(BOX)
+    approve = page.locator("#approve").evaluate(BOX)
+    print(f"390x844 draft: Approve of the bar at {at_load['view_top']:.0f}-"
+          f"{at_load['view_bottom']:.0f} px of the screen; the form's own button at "
+          f"{approve['top']:.0f} px in the page")
+    assert 0 <= at_load["view_top"] and at_load["view_bottom"] <= 844, at_load
+    page.locator("section.mail pre.mailtext").scroll_into_view_if_needed()
+    page.mouse.wheel(0, 900)
+    scrolled = bar.evaluate(BOX)
+    assert page.evaluate("window.scrollY") > 300
+    assert 0 <= scrolled["view_top"] and scrolled["view_bottom"] <= 844, scrolled
+    page.screenshot(path=str(OUT / "desk-draft-390-actions.png"), full_page=False)
+    bar.click()
+    page.wait_for_url(f"**/drafts/{data['others'][4]}*")
+    assert db.fetchone("SELECT status FROM drafts WHERE id = %s", (draft,))["status"] == \
+        "approved"
+    page.set_viewport_size({"width": 1440, "height": 1000})  # a desktop shows no bar
+    expect(page.locator("#bar-approve")).to_be_hidden()
 
 @needs_chromium
 def test_a_german_agent_reads_the_editor_and_states_in_german(web, db, browser):

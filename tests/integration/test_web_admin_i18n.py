@@ -114,10 +114,10 @@ def test_a_mails_timeline_in_german_with_times_in_the_admins_zone(admins, mails)
     unknown = karl.get(f"/admin/mails/{mails['unknown']}").text
     assert "1 Versuch" in unknown
     assert "unbekannt — ein Mensch entscheidet. Bekannt: timeout after DATA" in unknown
-    missing = karl.get("/admin/mails/99999")  # the domain's reason, in a German frame
+    missing = karl.get("/admin/mails/99999")  # the domain's reason, in German too
     assert missing.status_code == 400
-    assert "Nicht möglich" in missing.text and "mail 99999 does not exist Nichts wurde geändert." \
-        in missing.text
+    assert "Nicht möglich" in missing.text and "Mail #99999 gibt es nicht Nichts wurde " \
+        "geändert." in missing.text
     english = root.get(f"/admin/mails/{mails['dead']}").text
     assert "received 2026-11-30 09:00" in english and "3 attempts" in english
     assert "1 try" in root.get(f"/admin/mails/{mails['unknown']}").text

@@ -56,4 +56,5 @@ def test_times_in_the_users_zone_and_the_ui_in_german(client, db):
 def test_a_right_to_left_override_stays_in_its_cell(client, db):
     make_draft(db, make_email(db, make_mailbox(db), subject="\u202eFDP.exe Rechnung"))
     page = client().get("/queue").text
-    assert "<bdi>\u202eFDP.exe Rechnung</bdi>" in page
+    assert '<bdi><span class="bidi-control">&lt;U+202E&gt;</span>FDP.exe Rechnung</bdi>' in page
+    assert "\u202e" not in page  # shown as its marker, never handed to the browser

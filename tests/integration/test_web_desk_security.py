@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from email_rag.review import users
 from email_rag.web import create_app
 from tests.factories import make_draft, make_email, make_mailbox
-from tests.webutil import PASSWORD, browsers, csrf_of, login, make_user, web_app
+from tests.webutil import LOOPBACK, PASSWORD, browsers, csrf_of, login, make_user, web_app
 
 
 @pytest.fixture
@@ -130,7 +130,7 @@ def test_a_hung_database_gives_a_503_page_within_seconds(settings, db):
         settings.web_db_timeout_seconds = 2
         settings.web_secret_key = type(settings.web_secret_key)("test-secret")
         make_user(db, "anna", "staff")
-        with TestClient(create_app(settings)) as c:
+        with TestClient(create_app(settings), client=LOOPBACK) as c:
             login(c)
             proxy.silence()  # connections stay open, the server's answers are held
             started = time.monotonic()
@@ -157,7 +157,7 @@ def test_the_503_page_is_in_the_users_language_while_the_database_is_away(settin
         settings.web_secret_key = type(settings.web_secret_key)("test-secret")
         user_id = make_user(db, "anna", "staff")
         users.set_prefs(db, users.active_user(db, user_id), "Europe/Berlin", "de")
-        with TestClient(create_app(settings)) as c:
+        with TestClient(create_app(settings), client=LOOPBACK) as c:
             login(c)
             assert "Prüfliste" in c.get("/queue").text
             proxy.silence()
@@ -221,6 +221,35 @@ def test_one_address_trying_many_names_is_locked_and_keeps_the_throttle_small(db
     assert auth(db, "eve", PASSWORD, "10.0.0.1").reason == "ok"
     rows = db.fetchone("SELECT COUNT(*) AS n FROM login_throttle")["n"]
     assert rows <= 21, rows
+
+
+def test_a_successful_login_does_not_reset_the_address_failure_count(db):
+    """GIVEN 20 failures per address allowed WHEN an attacker at one address guesses names
+    nobody has and, between guesses, logs in with one account of its own THEN the address
+    counter keeps every failure (a success clears only that account's own bucket): after 20
+    failures in all the address is locked, the attacker's own account included."""
+    make_user(db, "eve", "staff")
+    reasons = []
+    for i in range(25):
+        reasons.append(auth(db, f"guess{i}", "nope", "10.0.0.66").reason)
+        if i % 4 == 3:  # the attacker's valid account, logged into now and then
+            reasons.append(auth(db, "eve", PASSWORD, "10.0.0.66").reason)
+    assert reasons.count("unknown_user") == 19, reasons
+    assert reasons[-1] == "locked"
+    assert auth(db, "eve", PASSWORD, "10.0.0.66").reason == "locked"
+    assert auth(db, "eve", PASSWORD, "10.0.0.1").reason == "ok"  # another address is not
+
+
+def test_a_successful_login_clears_the_account_bucket_of_its_address(db):
+    """GIVEN anna failed twice from her address (3 allowed per account) WHEN she then logs in
+    THEN her own bucket starts again: two more failures do not lock her."""
+    make_user(db, "anna", "staff")
+    for i in range(2):
+        assert auth(db, "anna", f"typo{i}", "10.0.0.5").reason == "bad_password"
+    assert auth(db, "anna", PASSWORD, "10.0.0.5").reason == "ok"
+    for i in range(2):
+        assert auth(db, "anna", f"again{i}", "10.0.0.5").reason == "bad_password"
+    assert auth(db, "anna", PASSWORD, "10.0.0.5").reason == "ok"
 
 
 def test_stale_throttle_rows_are_pruned(db):

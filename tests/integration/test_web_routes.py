@@ -20,6 +20,7 @@ from email_rag.review import users
 from email_rag.web import create_app
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.webutil import (
+    LOOPBACK,
     PASSWORD,
     XSS_BODY,
     XSS_HTML,
@@ -74,7 +75,6 @@ def test_session_cookie_is_httponly_samesite_and_signed(client, settings):
 
 
 def test_secure_cookie_behind_https(settings, db):
-    settings.web_cookie_secure = True
     make_user(db, "anna")
     with TestClient(create_app(settings), base_url="https://testserver") as c:
         r = c.post("/login", data={"name": "anna", "password": PASSWORD,
@@ -465,7 +465,7 @@ def test_mariadb_down_gives_503_pages_and_metrics_say_so(settings, redis_url):
     safe, /healthz is 503 and /metrics still answers with email_rag_database_up 0."""
     settings.db_port = 1  # nothing listens there
     settings.web_metrics_cache_seconds = 0
-    with TestClient(create_app(settings)) as c:
+    with TestClient(create_app(settings), client=LOOPBACK) as c:
         r = c.post("/login", data={"name": "anna", "password": PASSWORD,
                                    "csrf_token": csrf_of(c.get("/login").text)})
         assert r.status_code == 503 and "Stored work is safe" in r.text

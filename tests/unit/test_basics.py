@@ -63,6 +63,12 @@ def test_redact_masks_secret_keys_and_url_credentials():
     assert redact_text("Authorization: Bearer xyz") == "Authorization: Bearer ***"
 
 
+def test_redact_masks_a_password_without_a_user_name_in_a_url():
+    """Redis writes its password alone: redis://:PASSWORD@host."""
+    assert redact_text("redis://:s3cret@cache:6379/2") == "redis://***@cache:6379/2"
+    assert redact_text("see https://example.com/a?b=c@d") == "see https://example.com/a?b=c@d"
+
+
 def test_settings_read_env_and_hide_secrets(monkeypatch):
     monkeypatch.setenv("EMAIL_RAG_DB_PASSWORD", "s3cret")
     monkeypatch.setenv("EMAIL_RAG_RETRY_DELAYS", "[1, 2, 3]")

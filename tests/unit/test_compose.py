@@ -61,3 +61,54 @@ def test_the_harness_is_not_in_the_product_wheel_or_image():
     assert "COPY . " not in dockerfile
     harness = tomllib.loads((ROOT / "harness" / "pyproject.toml").read_text())
     assert harness["tool"]["setuptools"]["packages"]["find"]["include"] == ["email_rag_harness*"]
+
+
+def dockerfile_env() -> dict[str, str]:
+    """The image's ENV values (``ENV A=x \\`` continuation lines joined)."""
+    import shlex
+
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    env: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith("ENV "):
+            env.update(part.split("=", 1) for part in shlex.split(line[4:]) if "=" in part)
+    return env
+
+
+def test_the_journals_live_on_the_volume_every_app_service_mounts():
+    """GIVEN the image and the compose file THEN the image's VOLUME is its persistent dir, the
+    send journal, the OAuth journal and the audit spool are inside it, and every app service
+    of the compose file mounts the named volume there (a replaced container keeps them)."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    volume = next(line.split()[1] for line in dockerfile.splitlines()
+                  if line.startswith("VOLUME "))
+    env = dockerfile_env()
+    assert env["EMAIL_RAG_PERSISTENT_DIR"] == volume
+    for name in ("EMAIL_RAG_SEND_JOURNAL_DIR", "EMAIL_RAG_OAUTH_JOURNAL_DIR",
+                 "EMAIL_RAG_AUDIT_SPOOL_PATH"):
+        assert env[name].startswith(volume + "/"), name
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    named = set(compose["volumes"])
+    for name in ("worker", "scheduler", "idle", "web", "migrate"):
+        mounts = dict(v.split(":", 1)[::-1] for v in compose["services"][name]["volumes"])
+        assert mounts.get(volume) in named, (name, mounts)
+
+
+def test_the_local_model_service_runs_llm_serve_from_its_own_image_stage():
+    """GIVEN the compose file THEN its `llm` service runs `email-rag llm serve` on 8089 on
+    every interface from the Dockerfile's `llm` stage (which installs the model with the
+    install script and serves it with the same command), and the app services reach it
+    unless .env names another endpoint."""
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    llm = compose["services"]["llm"]
+    command = ["llm", "serve", "--host", "0.0.0.0", "--port", "8089"]
+    assert llm["command"] == command and llm["build"] == {"context": ".", "target": "llm"}
+    assert "8089/health" in " ".join(llm["healthcheck"]["test"])
+    stages = (ROOT / "Dockerfile").read_text().split("\nFROM ")
+    [stage] = [s for s in stages if s.startswith("base AS llm")]
+    assert "bash scripts/local-llm/install.sh" in stage
+    assert f"CMD {str(command).replace(chr(39), chr(34))}" in stage
+    assert stages[-1].startswith("base AS app")  # `build: .` builds the app's image
+    for name in ("worker", "scheduler", "idle", "web"):
+        url = compose["services"][name]["environment"]["EMAIL_RAG_LLM_BASE_URL"]
+        assert url == "${EMAIL_RAG_LLM_BASE_URL:-http://llm:8089/v1}"

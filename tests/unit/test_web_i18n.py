@@ -82,7 +82,7 @@ NOT_TEXT = {"email-rag", "email-rag · email-rag", "user:anna", "English", "Deut
 IDENTIFIERS = {"ok", "bad", "none", "email", "draft", "ours", "sent", "admin", "info", "stale",
                "partially_indexed", "waiting", "priority", "mailbox", "due", "agent", "week", "en", "de", "version",
                "detail", "mails", "index", "jobs", "sends", "last_error", "counts_error",
-               "queues_error"}
+               "queues_error", "model"}
 GETTEXT = {"_", "gettext", "ngettext"}
 
 

@@ -26,3 +26,19 @@ GROUP BY entity_id, JSON_VALUE(detail, '$.task')
 -- The start of the raw mail, for the header check of a "no reply" classification
 -- (List-Id / List-Unsubscribe): read only then, never sent to the LLM.
 SELECT LEFT(raw, 65536) AS head FROM emails WHERE id = %(id)s
+
+-- name: llm_recent_calls
+-- The last LLM attempts, newest first (ix_audit_event backwards: bounded by limit): which
+-- model and build answered, the outcome and error, and the server's own timings (the status
+-- page's model speed). params: limit.
+SELECT at, JSON_VALUE(detail, '$.task') AS task, JSON_VALUE(detail, '$.outcome') AS outcome,
+       JSON_VALUE(detail, '$.model') AS model, JSON_VALUE(detail, '$.answered_by') AS answered_by,
+       JSON_VALUE(detail, '$.runtime') AS runtime, JSON_VALUE(detail, '$.error') AS error,
+       CAST(JSON_VALUE(detail, '$.timings.prompt_n') AS DOUBLE) AS prompt_n,
+       CAST(JSON_VALUE(detail, '$.timings.prompt_ms') AS DOUBLE) AS prompt_ms,
+       CAST(JSON_VALUE(detail, '$.timings.predicted_n') AS DOUBLE) AS predicted_n,
+       CAST(JSON_VALUE(detail, '$.timings.predicted_ms') AS DOUBLE) AS predicted_ms
+FROM audit_log
+WHERE event = 'llm_attempt'
+ORDER BY at DESC, id DESC
+LIMIT %(limit)s
