@@ -524,9 +524,9 @@ def test_on_a_390_px_phone_the_first_mail_and_the_reply_actions_are_in_reach(web
           f"{approve['top']:.0f} px in the page")
     assert 0 <= at_load["view_top"] and at_load["view_bottom"] <= 844, at_load
     page.locator("section.mail pre.mailtext").scroll_into_view_if_needed()
-    page.mouse.wheel(0, 900)
+    page.evaluate("window.scrollBy(0, 900)")
+    page.wait_for_function("window.scrollY > 300")  # scrolling may finish after the call
     scrolled = bar.evaluate(BOX)
-    assert page.evaluate("window.scrollY") > 300
     assert 0 <= scrolled["view_top"] and scrolled["view_bottom"] <= 844, scrolled
     page.screenshot(path=str(OUT / "desk-draft-390-actions.png"), full_page=False)
     bar.click()
