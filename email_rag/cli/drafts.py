@@ -96,8 +96,16 @@ def show_draft(args, svc) -> Outcome:
         lines += ["", "--- thread ---"] + [f"  #{t.id} {t.received_at} {t.from_addr}: "
                                           f"{t.subject} [{t.status}]" for t in view.thread]
     lines += ["", "--- sources used ---"]
-    lines += [f"  {json.dumps(s, default=str)[:300]}" for s in view.sources] or ["  (none)"]
+    if view.basis == "no_source":
+        lines.append("  no source: written without the team's knowledge (asks or defers)")
+    lines += [f"  {s.get('ref')} {s.get('kind')}: {s.get('title')} ({s.get('link')})"
+              if isinstance(s, dict) and s.get("ref") else f"  {json.dumps(s, default=str)[:300]}"
+              for s in view.sources] or ["  (none)"]
     lines += ["", "--- draft ---", d.body]
+    if view.trace:
+        lines += ["", "--- where each line comes from ---"]
+        lines += [f"  [{t.get('ref') or '-'}] {t.get('text')}" for t in view.trace
+                  if isinstance(t, dict)]
     return Outcome(ExitCode.OK, "", dataclasses.asdict(view), "\n".join(lines))
 
 

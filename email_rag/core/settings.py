@@ -505,6 +505,16 @@ class Settings(BaseSettings):
         "when that worker holds the local Qdrant folder.",
     )
     retrieve_limit: int = Field(3, description="Similar past cases (with their sent reply) per mail.")
+    knowledge_hits: int = Field(
+        6, ge=0, le=50, description="Knowledge passages (articles, saved replies, approved cases) "
+        "the retrieval gives the draft per mail (0: the knowledge is not used).")
+    draft_bar_knowledge: float = Field(
+        0.375, ge=0, le=1, description="Cosine a knowledge passage needs with the mail to be a "
+        "draft's source (measured on the labelled set: docs/knowledge.md).")
+    draft_bar_past_reply: float = Field(
+        0.55, ge=0, le=1, description="Cosine a past mail needs with this one for the team's "
+        "reply to it to be a draft's source (its policy only, never its events).")
+    draft_sources: int = Field(2, ge=1, le=5, description="Sources a draft carries at most.")
     retrieve_candidates: int = Field(
         40, description="Nearest chunks fetched before keeping only mails with a sent reply."
     )

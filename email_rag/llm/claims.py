@@ -18,7 +18,7 @@ must be found in the evidence, in two parts:
 | a relative day (``morgen``, ``tomorrow``, ``demain``, ``mañana``, ``next week``) | a relative day in ``own`` or ``shared``; never a claim in the promise to write again ("wir melden uns morgen") |
 | a rule of the team (``as per our policy``, ``laut unseren AGB``) | ``own`` or ``shared`` names a policy or terms too |
 | deadline (``24 Stunden``, ``5 business days``, ``sous 48 heures``) | the same number of the same unit in ``own`` or ``shared`` |
-| reference (``RE-2024-0042``, ``#55210``, ``A12345``) | the same characters in ``own`` only (another customer's number is wrong here) |
+| reference (``RE-2024-0042``, ``#55210``, ``A12345``) | the same characters in ``own`` or in ``knowledge`` (a part code of an article), never in ``shared`` alone (another customer's number is wrong here) |
 | done (``we have refunded``, ``wurde storniert``, ``nous avons remboursé``) | ``own`` says the same action was done (our reply in the thread, or the customer: "you refunded me ...") |
 | promised (``we will refund``, ``le reembolsaremos``) | ``own`` says the same action was done or promised, or ``shared`` names it in any form ("we refund within 5 days") |
 
@@ -386,8 +386,10 @@ def _mentions(text: str) -> tuple[set[str], set[str]]:
     return done, done | named
 
 
-def unsupported(draft: str, own: str, shared: str = "") -> list[Claim]:
-    """The claims of ``draft`` that the evidence does not support (see the table above)."""
+def unsupported(draft: str, own: str, shared: str = "", knowledge: str = "") -> list[Claim]:
+    """The claims of ``draft`` that the evidence does not support (see the table above).
+    ``knowledge``: the team's sources the draft carries (articles, saved replies): a product
+    or part code there is the team's, not another customer's reference."""
     every = f"{own}\n{shared}"
     found: list[Claim] = []
     known_numbers = numbers(every)
@@ -422,7 +424,7 @@ def unsupported(draft: str, own: str, shared: str = "") -> list[Claim]:
         rule = POLICY.search(sentence)
         if rule and not POLICY.search(every):
             found.append(Claim("policy", sentence[:120], rule.group(0).lower()))
-    own_refs = _norm_ref(own)
+    own_refs = f"{_norm_ref(own)} {_norm_ref(knowledge)}"
     taken = {c.text for c in found}
     for text, key in references(draft):
         if key not in own_refs and not any(text in t or t in text for t in taken):

@@ -4,30 +4,53 @@ Runs on the vector queue (``needs_vectors=True``). What was retrieved (ids,
 scores, snippets, the sent replies, which stores answered) is the step's
 detail (``email_steps.detail``): the draft step reads it from
 ``ctx.confirmed["retrieve"]`` and records it with the draft as its sources.
-A store that is down gives reduced context (thread and history from
-MariaDB), said in the detail and audited (``retrieval_reduced``); it never
-fails the mail. Failure table: ``email_rag.indexing.retrieval``.
+The team's knowledge (articles, saved replies, approved cases:
+``email_rag.knowledge.search``) is searched with the mail's subject and body and
+kept under ``knowledge``. A store that is down gives reduced context (thread and
+history from MariaDB; knowledge by its words only), said in the detail and
+audited (``retrieval_reduced``); it never fails the mail. Failure table:
+``email_rag.indexing.retrieval``.
 """
 
 from __future__ import annotations
 
 from ..indexing.retrieval import Retriever
+from ..knowledge.search import KnowledgeSearch
+from ..llm.mail_input import mail_content
 from .contract import StepContext, StepOutcome
+
+
+def knowledge(ctx: StepContext) -> tuple[list[dict[str, object]], bool]:
+    """The knowledge passages for this mail and whether the search was reduced."""
+    s = ctx.services.settings
+    if s.knowledge_hits <= 0:
+        return [], False
+    content = mail_content(ctx.email, s.llm_max_input_chars)
+    search = KnowledgeSearch(ctx.services.db, ctx.services.embedder)
+    hits = search.search(ctx.email.mailbox_id, f"{content.subject}\n{content.body}",
+                         s.knowledge_hits)
+    return [h.as_dict() for h in hits], bool(getattr(hits, "reduced", False))
 
 
 def run(ctx: StepContext) -> StepOutcome:
     if ctx.email.needs_reply == 0:
         return StepOutcome(detail={"skipped": "the mail needs no reply", "similar": [],
-                                   "thread": [], "sender_history": [], "reduced": False})
+                                   "thread": [], "sender_history": [], "knowledge": [],
+                                   "reduced": False})
     detail, stores = Retriever(ctx.services).for_mail(ctx.email.as_row())
+    detail["knowledge"], lexical_only = knowledge(ctx)
     events = [ctx.event("store_try_failed", {"store": name, "try": f.attempt, "error": f.error,
                                              "retry_in_s": f.retry_in_s, "purpose": "retrieval"})
               for name, r in stores.items() for f in r.failures]
+    if lexical_only:
+        detail["reduced"] = True
+        detail["missing"] = [*detail.get("missing", []), "knowledge vectors"]
     if detail["reduced"]:
         events.append(ctx.event("retrieval_reduced", {
             "missing": detail["missing"],
             "errors": {n: r.error for n, r in stores.items() if r.error},
             "kept": {"similar": len(detail["similar"]), "thread": len(detail["thread"]),
                      "sender_history": len(detail["sender_history"]),
+                     "knowledge": len(detail["knowledge"]),
                      "sender_history_source": detail["sender_history_source"]}}))
     return StepOutcome(detail=detail, events=events)

@@ -649,6 +649,35 @@ class SourceCard:
     at: Any = None
     category: Any = None
     reply: str = ""
+    ref: str = ""  # S1, S2 ...: the label the draft's lines point to
+    link: str = ""  # the article passage (/admin/knowledge/<id>#p<n>) or the past mail
+    kind: str = ""  # article | saved_reply | case | past_reply
+
+
+@dataclass(frozen=True)
+class TracedLine:
+    text: str
+    ref: str | None  # the source the line came from; None: written by the product
+
+
+@dataclass(frozen=True)
+class Written:
+    """How the draft was written, as its page shows it: the basis, each line of the body
+    with its source, and the sources themselves."""
+
+    basis: str | None  # "sources" | "no_source"; None: a draft of an older version
+    lines: list[TracedLine]
+    sources: list[SourceCard]
+
+    @property
+    def no_source(self) -> bool:
+        return self.basis == "no_source"
+
+
+def written(basis: str | None, trace: list[Any], sources: list[Any]) -> Written:
+    lines = [TracedLine(str(t.get("text") or ""), t.get("ref") or None)
+             for t in trace if isinstance(t, dict)]
+    return Written(basis, lines, source_cards(sources))
 
 
 def source_cards(sources: list[Any]) -> list[SourceCard]:
@@ -663,10 +692,13 @@ def source_cards(sources: list[Any]) -> list[SourceCard]:
         reply_text = reply.get("text") if isinstance(reply, dict) else reply
         text = next((s[k] for k in SOURCE_TEXT_KEYS if s.get(k)), "")
         email_id = s.get("email_id")
+        link = str(s.get("link") or "")
         cards.append(SourceCard(
             title=s.get("subject") or s.get("title") or
             (f"mail #{email_id}" if email_id is not None else "source"),
             score=s.get("score"), email_id=email_id,
             at=s.get("received_at") or s.get("date"), category=s.get("category"),
-            text=str(text)[:1500], reply=str(reply_text or "")[:1500]))
+            text=str(text)[:1500], reply=str(reply_text or "")[:1500],
+            ref=str(s.get("ref") or ""), kind=str(s.get("kind") or ""),
+            link=link if link.startswith("/") and not link.startswith("//") else ""))
     return cards

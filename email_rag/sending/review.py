@@ -135,6 +135,8 @@ class DraftView:
     mail: DraftMail
     thread: list[ThreadMail]
     sources: list[Any]  # JSON values: the retrieval's sources as stored with the draft
+    basis: str | None  # "sources" | "no_source" (email_rag.pipeline.draft); None: older drafts
+    trace: list[Any]  # JSON values: each line of the draft's body and its source ref
     reply_mail: ReplyMail  # its status, threading headers and reply decision
     send_attempt: SendAttempt | None
     newer_inbound: InboundRef | None
@@ -157,7 +159,9 @@ def show(svc: Services, draft_id: int) -> DraftView:
         "id": reply_mail.id})) if reply_mail.thread_key else []
     stored = json.loads(draft.sources) if draft.sources else []
     sources = stored.get("sources", []) if isinstance(stored, dict) else stored
-    return DraftView(draft, DraftMail.from_row(found), thread, sources, reply_mail,
+    basis = stored.get("basis") if isinstance(stored, dict) else None
+    trace = stored.get("trace", []) if isinstance(stored, dict) else []
+    return DraftView(draft, DraftMail.from_row(found), thread, sources, basis, trace, reply_mail,
                      rows.send_of_draft(draft_id),
                      rows.newer_inbound(reply_mail, draft.created_at),
                      rules.reply_choice(reply_mail), listed_attachments(found["attachments"]))

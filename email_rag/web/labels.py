@@ -73,6 +73,11 @@ LABELS: dict[str, str] = {
     "normal": N_("normal"),
     "high": N_("high"),
     "urgent": N_("urgent"),
+    # kinds of a draft's source (email_rag.llm.sources.Source.kind)
+    "article": N_("article"),
+    "saved_reply": N_("saved reply"),
+    "case": N_("answered case"),
+    "past_reply": N_("past reply"),
     # roles (core.states.UserRole)
     "staff": N_("staff"),
     "admin": N_("admin"),

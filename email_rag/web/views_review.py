@@ -152,6 +152,7 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, query: QueueFil
                 owner=owner, colleagues=assignment.colleagues(svc, mailbox_id),
                 choices=desk.classification_choices(), mail=mail, thread=shown.thread,
                 sources=desk.source_cards(shown.sources), send=shown.send_attempt,
+                written=desk.written(shown.basis, shown.trace, shown.sources),
                 reply=shown.reply, attachments=shown.attachments,
                 newer=shown.newer_inbound, actionable=actionable,
                 carry=query.url_params(), query=urlencode(query.url_params()),

@@ -89,28 +89,26 @@ def test_prompt_injection_never_makes_the_mail_silently_no_reply(model):
     assert status in (MailStatus.CLASSIFIED, MailStatus.NO_REPLY_SUGGESTED)
 
 
-def test_the_real_server_continues_the_drafts_opening_in_our_voice(model):
-    """GIVEN llama.cpp's server (it continues a trailing assistant message) and a German mail
-    written formally WHEN the draft task runs THEN its body starts with the team's opening
-    in German and the formal register, once, and goes on from it: the model wrote as the
-    team, whatever the checks then say about the rest."""
-    from email_rag.pipeline.draft import draft_task
+def test_the_real_model_translates_a_german_source_for_a_french_customer_keeping_its_facts(model):
+    """GIVEN two lines of the team's German knowledge with a period, a fee, an address and a
+    part code WHEN the real model adapts them for a French customer THEN the lines that are
+    kept are French and carry every fact unchanged (a changed line is dropped, never sent):
+    at least one line survives."""
+    from email_rag.llm.adapt import adapt_task, in_language, salvage
+    from email_rag.llm.trace import lost
 
+    given = ["Rücksendungen sind innerhalb von 30 Tagen nach Lieferung kostenlos.",
+             "Bitte senden Sie die Brühgruppe BG-220 an Kaffeewerk GmbH, Hafenstraße 12, "
+             "20457 Hamburg."]
     llm = LLMClient(model.url, "not-needed", model.model_id, 300)
     try:
-        assert llm.continues_answers is True
-        body = ("Guten Tag, die Rechnung 2026-113 wurde zweimal von meinem Konto abgebucht. "
-                "Können Sie das bitte prüfen? Mit freundlichen Grüßen, Anna Berg")
-        task = draft_task("Doppelte Abbuchung", "Anna Berg <anna@example.com>", body, "de",
-                          [], [], context=llm.context_size())
-        assert task.prefill == "Vielen Dank für Ihre Nachricht. Unser Team"
-        r = run_task(llm, task, PolicyLimits(), event=event)
+        r = run_task(llm, adapt_task(given, "fr", "de", "formal"), PolicyLimits(), event=event)
     finally:
         llm.close()
-    draft = r.value if r.outcome is TaskOutcome.OK else r.last_text
-    print("draft:", r.outcome, draft)
-    greeting, text = draft.split("\n\n", 1) if r.outcome is TaskOutcome.OK else ("", draft)
-    assert text.startswith(task.prefill) and draft.count(task.prefill) == 1
-    assert len(text) > len(task.prefill) + 10  # the model went on from it
-    attempts = [e.detail for e in r.events if e.event == "llm_attempt"]
-    assert attempts and all(a["prefill"] == task.prefill for a in attempts)  # audited as ours
+    lines = r.value.lines if r.outcome is TaskOutcome.OK else \
+        salvage(r.last_text, given, "fr").lines
+    print("adapted:", r.outcome, lines)
+    assert lines
+    for line in lines:
+        assert in_language(line, "fr") or len(line.split()) < 6, line
+        assert any(lost(src, line) == [] for src in given), line

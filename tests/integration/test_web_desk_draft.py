@@ -10,7 +10,7 @@ import html as htmllib
 import json
 import re
 
-from email_rag.pipeline.draft import draft_task
+from email_rag.llm.adapt import adapt_task
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 
 PEOPLE = {"anna": "staff", "bob": "staff"}
@@ -183,6 +183,7 @@ def test_classification_correction_is_audited_and_feeds_regenerate(client, db):
     c.post(f"/drafts/{draft}/regenerate", data={"csrf_token": c.csrf, "note": "förmlicher"})
     assert db.fetchone("SELECT draft_instruction FROM emails WHERE id = %s", (mail,)) == \
         {"draft_instruction": "förmlicher"}
-    task = draft_task("Frage", "alice@x", "Hallo", "de", [], [], instruction="förmlicher")
+    task = adapt_task(["Rücksendungen sind kostenlos."], "de", "de", "formal",
+                      instruction="förmlicher")
     system = task.messages(None)[0]["content"]
     assert "förmlicher" in system and "German" in system

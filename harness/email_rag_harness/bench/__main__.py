@@ -29,10 +29,7 @@ BENCHMARKS = {
     "send": ("email_rag_harness.bench.send", "the send job vs a bare smtplib loop"),
     "index": ("email_rag_harness.bench.index_speed", "index and search speed (hashing or local model)"),
     "quality": ("email_rag_harness.bench.quality", "model quality on the labelled corpus: accuracy per field, "
-                "JSON validity, retrieval hit@k, draft checks, latency"),
-    "draft-checks": ("email_rag_harness.bench.draft_judgements", "the draft checks against agents' "
-                     "verdicts on a labelled set of drafts (4 languages): unusable drafts passing, "
-                     "good drafts flagged (no model, seconds)"),
+                "JSON validity, retrieval hit@k, latency"),
     "web": ("email_rag_harness.bench.web", "the review desk with 10,000 pending drafts: server-side p50 of the "
                          "queue and draft pages, first contentful paint"),
     "latency": ("email_rag_harness.bench.latency", "time from APPEND to draft_ready, IMAP IDLE vs polling, "
@@ -101,8 +98,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retrieval-only", action="store_true",
                    help="quality: only retrieval (vectors, lexical, fused hit@1/hit@3 on the "
                         "whole corpus); no LLM is started")
-    p.add_argument("--drafts", type=int, default=None,
-                   help="quality: how many of the 20 draft mails (default all)")
     p.add_argument("--learning-curve", action="store_true",
                    help="quality: only the learning curve on the held-out split (accuracy "
                         "with 0/25/50/100 labelled examples; --mails: held-out mails)")

@@ -1,6 +1,6 @@
 """Quality of the configured models on the project's labelled corpus (bench/quality_corpus.py).
 
-    python -m bench quality [--llm local|configured|scripted] [--mails N] [--drafts N] [--json]
+    python -m bench quality [--llm local|configured|scripted] [--mails N] [--json]
     python -m bench quality --retrieval-only [--json]
     python -m bench quality --learning-curve [--llm ...] [--mails N] [--points 0,25,50,100]
 
@@ -14,8 +14,6 @@
   PARAPHRASES_EXTRA) is a query: hit@1 and hit@3 of vectors alone, the FULLTEXT ranking
   alone and the two fused (RRF), and the hashing test embedder as the baseline.
   ``--retrieval-only`` measures only this (no LLM; about a minute);
-- drafts: the draft task with its checks (email_rag.llm.draft_checks) for DRAFT_IDS:
-  passed on the first try, passed after the one regeneration, flagged;
 - latency p50/p95 per LLM call, per task;
 - the learning curve (bench/quality_curve.py): accuracy per field on the held-out split
   with 0, 25, 50 and 100 labelled examples from the training part, the share the team's
@@ -40,12 +38,11 @@ from email_rag.classification.rules import no_reply_outcome
 from email_rag.classification.task import classification_task
 from email_rag.core.settings import Settings
 from email_rag.db.audit import AuditEvent
-from email_rag.llm.policy import PolicyLimits, TaskOutcome, run_task
-from email_rag.pipeline.draft import draft_task
+from email_rag.llm.policy import PolicyLimits, run_task
 
 from . import quality_curve
 from .common import Report, Target, percentile
-from .quality_corpus import DRAFT_IDS, MAILS
+from .quality_corpus import MAILS
 
 TARGETS = {"category": 0.80, "language": 0.95, "needs_reply": 0.90, "json_valid_first": 0.99,
            "retrieval_hit3": 0.85}
@@ -163,39 +160,6 @@ def retrieval_only(settings: Settings) -> Report:
                   notes)
 
 
-def drafts(llm: Any, settings: Settings, ids: list[str], context: int) -> dict[str, Any]:
-    by_id = {m[0]: m for m in MAILS}
-    first = after_retry = flagged = failed = 0
-    latencies: list[float] = []
-    flags: Counter[str] = Counter()
-    samples = {}
-    limits = PolicyLimits.from_settings(settings)
-    for mid in ids:
-        _, lang, _, _, _, subject, body = by_id[mid]
-        task = draft_task(subject, SENDER, body, lang, [], [], settings.llm_max_input_chars,
-                          context)
-        result = run_task(llm, task, limits, event=_event)
-        calls = _calls(result.events)
-        latencies += [c["duration_ms"] / 1000 for c in calls]
-        for c in calls:
-            if c["outcome"] not in ("ok",):
-                flags[c["outcome"]] += 1
-        if result.outcome is TaskOutcome.OK:
-            first += calls[0]["outcome"] == "ok"
-            after_retry += calls[0]["outcome"] != "ok"
-            samples.setdefault(lang, (result.value or "")[:400])
-        elif result.outcome is TaskOutcome.INVALID and result.last_text:
-            flagged += 1
-        else:
-            failed += 1
-    n = len(ids) or 1
-    return {"n": len(ids), "pass_first": round(first / n, 3),
-            "pass_after_regeneration": round((first + after_retry) / n, 3),
-            "flagged": flagged, "failed": failed, "problems": dict(flags),
-            "p50_s": _r(percentile(latencies, 50)), "p95_s": _r(percentile(latencies, 95)),
-            "samples": samples}
-
-
 def curve_figures(settings: Settings, llm: Any, context: int, mode: str,
                   args: Any) -> dict[str, Any]:
     from email_rag.adapters.embeddings import build_embedder
@@ -280,8 +244,6 @@ def run(args: Any) -> Report:
     if getattr(args, "learning_curve", False):
         return learning_curve_only(args, settings, mode)
     mails = MAILS[: args.mails] if args.mails else MAILS
-    draft_ids = DRAFT_IDS[: args.drafts] if getattr(args, "drafts", None) is not None \
-        else DRAFT_IDS
     with ExitStack() as stack:
         s, endpoint = _endpoint(stack, mode, settings)
         llm = LLMClient.from_settings(s)
@@ -289,7 +251,6 @@ def run(args: Any) -> Report:
         context = context_tokens(s, llm)
         started = time.monotonic()
         c = classify_all(llm, s, mails, context)
-        d = drafts(llm, s, draft_ids, context)
         llm_seconds = time.monotonic() - started
         curve = curve_figures(s, llm, context, mode, args)
     full, full_base = retrieval_figures(settings)
@@ -304,12 +265,7 @@ def run(args: Any) -> Report:
         {"measure": "JSON valid on first try", "value": c["json_valid_first"],
          "target": ">= 0.99"},
         *retrieval_rows(full, full_base),
-        {"measure": "drafts passing checks, first try", "value": d["pass_first"], "target": "-"},
-        {"measure": "drafts passing after 1 regeneration",
-         "value": d["pass_after_regeneration"], "target": "-"},
         {"measure": "classify latency p50 / p95 (s)", "value": f"{c['p50_s']} / {c['p95_s']}",
-         "target": "-"},
-        {"measure": "draft latency p50 / p95 (s)", "value": f"{d['p50_s']} / {d['p95_s']}",
          "target": "-"},
         *quality_curve.rows(curve),
     ]
@@ -321,12 +277,10 @@ def run(args: Any) -> Report:
                Target("retrieval hit@3 (fused) >= 0.85", r["hit3"], TARGETS["retrieval_hit3"]),
                *curve_targets(curve)]
     checks = [f"{c['n']} mails classified, {sum(c['outcomes'].values())} outcomes counted",
-              f"{d['n']} drafts generated and checked",
               f"{r['pairs']} paraphrase queries against {full['mails']} mails"]
     notes = [f"endpoint: {endpoint}; context {context} tokens; LLM part took "
              f"{llm_seconds:.0f} s",
-             f"classification outcomes: {c['outcomes']}; fallbacks per draft call: "
-             f"{d['problems'] or 'none'}; drafts flagged {d['flagged']}, failed {d['failed']}",
+             f"classification outcomes: {c['outcomes']}",
              f"prompt-injection mails ended as: {c['injection_mails']} (no_reply_suggested and "
              "classified are seen by staff; no_reply would be silent)"]
     notes += curve_notes(curve)
@@ -339,7 +293,7 @@ def run(args: Any) -> Report:
                   f"try {c['json_valid_first']:.0%}, retrieval hit@3 {r['hit3']:.0%} "
                   f"({endpoint})", ["measure", "value", "target"], rows,
                   {"classification": c, "retrieval": r, "retrieval_hashing": base,
-                   "drafts": d, "endpoint": endpoint, "context_tokens": context,
+                   "endpoint": endpoint, "context_tokens": context,
                    "learning_curve": curve,
                    "acc_category": c["acc_category"], "hit3": r["hit3"]},
                   targets, checks, notes)

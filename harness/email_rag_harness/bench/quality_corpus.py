@@ -10,7 +10,6 @@ PARAPHRASES: (mail id, a paraphrase of that mail in the same language, written
 differently). Retrieval: every mail is indexed, each paraphrase is the query, and
 hit@k says whether its mail is among the k nearest.
 
-DRAFT_IDS: mails whose reply draft is generated and checked.
 """
 
 from __future__ import annotations
@@ -405,7 +404,3 @@ PARAPHRASES: list[tuple[str, str]] = [
     ("es24", "Me falta el comprobante de la compra, mándenmelo por email."),
     ("es26", "No recuerdo la clave y el mensaje para cambiarla no me llega."),
 ]
-
-# interleaved by language, so that ``--drafts N`` takes every language
-DRAFT_IDS = [f"{lang}{n}" for n in ("01", "04", "07", "11", "25")
-             for lang in ("en", "de", "fr", "es")]

@@ -136,6 +136,14 @@ def draft(subject: str, body: str, prompt: str = "") -> str:
     return template.format(subject=clean or "(no subject)")
 
 
+def adapt(prompt: str) -> list[str]:
+    """The numbered lines of an adaptation's ``<lines>`` block, as they were given (the double
+    does not translate: a test sees the source's facts carried into the draft)."""
+    block = re.search(r"<lines>\n(.*?)\n</lines>", prompt, re.DOTALL)
+    return [re.sub(r"^\d+\.\s", "", line) for line in block.group(1).splitlines()] \
+        if block else []
+
+
 def fill_schema(schema: dict[str, Any], facts: dict[str, Any], key: str | None = None) -> Any:
     """A value that satisfies ``schema``, taken from ``facts`` where a key matches."""
     if "anyOf" in schema or "oneOf" in schema:

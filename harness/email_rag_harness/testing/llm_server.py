@@ -25,7 +25,8 @@ bodies), ``POST /_control/reset`` (plan, stats and requests cleared).
 
 A chat call is of kind ``classify`` when the system prompt contains
 ``TASK: classify``, the json_schema is named ``email_classification`` or the
-schema has a ``category`` property; otherwise ``draft``. The mail is read from
+schema has a ``category`` property; otherwise ``draft`` (an adaptation, whose schema has a
+``lines`` property, gets the ``<lines>`` it was given back unchanged: ``llm_rules.adapt``). The mail is read from
 the ``<mail-TAG>`` block of the user message (``email_rag.llm.prompts.mail_block``),
 else the whole last user message.
 
@@ -531,6 +532,9 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 content = json.dumps(facts, ensure_ascii=False)
                 if rf.get("type") not in ("json_schema", "json_object"):
                     content = f"```json\n{content}\n```"  # like a chatty model without JSON mode
+            elif schema and "lines" in (schema.get("properties") or {}):
+                prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+                content = json.dumps({"lines": llm_rules.adapt(prompt)}, ensure_ascii=False)
             else:
                 prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
                 reply = llm_rules.draft(subject, text, prompt)

@@ -1,0 +1,65 @@
+"""A past reply as a source of policy, not of actions.
+
+What an earlier reply says was done for that customer ("we have cancelled your order",
+"your parcel arrived on Tuesday", "the refund of 12,90 EUR is on its way") is true of that
+case only. ``policy(reply, language)`` keeps the sentences that hold for every customer
+(periods, fees, steps, addresses, how things work) and drops:
+
+| sentence | why |
+|---|---|
+| greeting, thanks for the message, sign-off and what follows | the new draft has its own frame |
+| an action said done or promised (``claims.actions``) | an event of that case |
+| a reference (order, invoice, ticket number: ``claims.references``) | that customer's number |
+| a date, a weekday, a relative day | when something happened in that case |
+| "we have ...", "wir haben ...", "nous avons ...", "hemos ..." , "Ihre Bestellung ... wurde" | a report of what was done |
+| an apology | for that case's trouble |
+
+Pure logic: no I/O, no model.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .claims import RELATIVE_DAY, WEEKDAY_RE, actions, dates, references
+from .reply_frame import strip_frame
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜÉÈÀÁÍÓÚÑ0-9\"„(])")
+REPORT = re.compile(
+    r"\b(?:we(?:'ve| have| had)|i(?:'ve| have)|wir haben|ich habe|haben wir|habe ich|"
+    r"nous avons|j'ai|avons|hemos|le hemos|se ha|"
+    r"(?:ihre?|deine?|your|votre|su|tu)\s+\w+(?:\s+\w+)?\s+(?:wurde|was|has been|a été|"
+    r"ha sido|fue)\b|"
+    r"(?:wurde|wurden|was|were|a été|ont été|fue|fueron)\s+(?:bereits|already|déjà|ya)?\s*"
+    r"\w+(?:t|en|ed|é|ée|és|ées|ado|ada|idos?|idas?)\b)",
+    re.IGNORECASE)
+THANKS = re.compile(
+    r"^(?:vielen |herzlichen )?dank(?:e)?\b|^thank(?:s| you)\b|^merci\b|^(?:muchas )?gracias\b",
+    re.IGNORECASE)
+APOLOGY = re.compile(
+    r"\b(?:entschuldig|bedauern|tut uns leid|sorry|apolog|désolé|excus|lo sentimos|"
+    r"disculp|lamentamos)", re.IGNORECASE)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``, line by line (a list item stays one sentence)."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            out += [s.strip() for s in _SENTENCE.split(line) if s.strip()]
+    return out
+
+
+def is_event(sentence: str) -> bool:
+    """True when ``sentence`` tells what happened in one case (the table above)."""
+    done, promised = actions(sentence)
+    return bool(done or promised or references(sentence) or dates(sentence)
+                or WEEKDAY_RE.search(sentence) or RELATIVE_DAY.search(sentence)
+                or REPORT.search(sentence) or APOLOGY.search(sentence)
+                or THANKS.search(sentence))
+
+
+def policy(reply: str) -> str:
+    """The sentences of a past reply that hold for every customer, one per line."""
+    return "\n".join(s for s in sentences(strip_frame(reply)) if not is_event(s))

@@ -1,0 +1,110 @@
+"""The sources a draft is written from: ranked, cut at a relevance bar, labelled S1, S2.
+
+Candidates come from the retrieve step's detail (``candidates``): the team's knowledge
+(articles, saved replies, approved cases: ``detail["knowledge"]``, hits of
+``email_rag.knowledge.search``) and the team's approved past replies to similar mails
+(``detail["similar"]``), each past reply cut to its policy (``case_facts.policy``: never
+that customer's events). A candidate answers the mail when its relevance (the cosine of the
+passage or the past mail with this mail) clears its bar (``Bars``, measured on the labelled
+set: docs/knowledge.md); ``select`` keeps the best and a second one close to it.
+
+Pure logic: no I/O, no model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .case_facts import policy
+
+KNOWLEDGE_KINDS = {"file": "article", "web": "article", "saved_reply": "saved_reply",
+                   "case": "case"}
+MARKDOWN = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s?)|\*\*|__|`")
+
+
+@dataclass(frozen=True)
+class Bars:
+    """The relevance a candidate must reach to be a source (settings: draft_bar_*)."""
+
+    knowledge: float
+    past_reply: float
+    most: int = 2
+    margin: float = 0.08  # a second source within this of the best one's lead over its bar
+
+
+@dataclass(frozen=True)
+class Source:
+    """One candidate source of a draft."""
+
+    kind: str  # 'article' | 'saved_reply' | 'case' | 'past_reply'
+    title: str
+    text: str  # what the draft may carry: the passage, or the past reply's policy sentences
+    language: str | None
+    relevance: float
+    link: str  # where staff read it: /admin/knowledge/<id>#p<n> or /mails/<id>
+    origin: str  # knowledge:<article>:<passage> or mail:<email id>
+    ref: str = ""  # S1, S2 ... once selected
+
+    def lead(self, bars: Bars) -> float:
+        return self.relevance - (bars.past_reply if self.kind == "past_reply" else bars.knowledge)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Source:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+def plain(markdown: str) -> str:
+    """A passage's text as reply lines: headings, quotes and emphasis markers dropped."""
+    lines = [MARKDOWN.sub("", line).rstrip() for line in (markdown or "").splitlines()]
+    return "\n".join(line for line in lines if line.strip())
+
+
+def candidates(retrieved: Mapping[str, Any],
+               language_of: Callable[[str], str | None]) -> list[Source]:
+    """Every candidate in the retrieve step's detail, best first."""
+    out = []
+    for hit in retrieved.get("knowledge") or []:
+        text = plain(str(hit.get("text") or ""))
+        if not text:
+            continue
+        aid, pno = hit.get("article_id"), hit.get("passage_no")
+        title = str(hit.get("title") or "")
+        heading = str(hit.get("heading") or "")
+        out.append(Source(
+            KNOWLEDGE_KINDS.get(str(hit.get("origin")), "article"),
+            f"{title} - {heading}" if heading and heading != title else title, text,
+            hit.get("language") or language_of(text), float(hit.get("cosine") or 0.0),
+            f"/admin/knowledge/{aid}#p{pno}", f"knowledge:{aid}:{pno}"))
+    for case in retrieved.get("similar") or []:
+        reply = case.get("reply")
+        text = policy(str((reply.get("text") if isinstance(reply, dict) else reply) or ""))
+        if not text or case.get("score") is None:
+            continue
+        out.append(Source("past_reply", str(case.get("subject") or ""), text,
+                          language_of(text), float(case["score"]),
+                          f"/mails/{case.get('email_id')}", f"mail:{case.get('email_id')}"))
+    return sorted(out, key=lambda s: -s.relevance)
+
+
+def select(found: Sequence[Source], bars: Bars) -> list[Source]:
+    """The sources that answer the mail: over their bar, the best and those within
+    ``bars.margin`` of its lead, at most ``bars.most``, labelled S1, S2 ..."""
+    over = sorted((s for s in found if s.lead(bars) >= 0), key=lambda s: -s.lead(bars))
+    if not over:
+        return []
+    best = over[0].lead(bars)
+    kept, seen = [], set()
+    for s in over:
+        if len(kept) == bars.most or best - s.lead(bars) > bars.margin:
+            break
+        if s.text in seen:
+            continue
+        seen.add(s.text)
+        kept.append(s)
+    return [Source(**{**s.as_dict(), "ref": f"S{i}"}) for i, s in enumerate(kept, 1)]

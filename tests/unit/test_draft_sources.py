@@ -1,0 +1,112 @@
+"""The pure pieces of retrieve-then-adapt: facts of a line, a past reply's policy, the
+sources' bar and labels, the translation's checks, the no-source reply."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from email_rag.core.errors import LLMInvalidOutputError
+from email_rag.llm import adapt, case_facts, no_source, sources, trace
+
+PAST = """Guten Tag Frau Meier,
+
+vielen Dank für Ihre Nachricht. Wir haben Ihre Bestellung 48213 storniert und den Betrag
+erstattet. Rücksendungen sind innerhalb von 30 Tagen kostenlos. Bitte legen Sie den
+Retourenschein bei. Ihr Paket wurde am Dienstag zugestellt.
+
+Mit freundlichen Grüßen
+Ihr Team"""
+
+
+def test_fact_keys_normalise_numbers_and_keep_codes_addresses_urls_phones():
+    keys = trace.fact_keys("Gebühr 4,90 € an retouren@kw.example, Teil ES-200, "
+                           "Tel. +49 30 1234567, https://kw.example/r. 1.200 Punkte")
+    assert {"number:4.90", "email:retouren@kw.example", "code:ES-200", "phone:49301234567",
+            "url:https://kw.example/r", "number:1200"} <= keys
+    assert trace.lost("Fee 4,90 EUR, part ES-200", "Frais 4.90 EUR, pièce ES-200") == []
+    assert trace.lost("Fee 4,90 EUR, part ES-200", "Frais 4,50 EUR, pièce ES-200") == ["4.90"]
+
+
+def test_a_past_reply_gives_its_policy_and_none_of_its_events():
+    kept = case_facts.policy(PAST)
+    assert "30 Tagen kostenlos" in kept and "Retourenschein" in kept
+    for event in ("48213", "storniert", "Dienstag", "Meier", "Vielen Dank", "Grüßen"):
+        assert event not in kept, event
+
+
+@pytest.mark.parametrize("sentence", [
+    "We have refunded 12.90 EUR to your card.", "Nous avons annulé votre commande.",
+    "Hemos enviado el paquete hoy.", "Your parcel was delivered on Tuesday.",
+    "Sorry for the trouble with the grinder."])
+def test_event_sentences_in_four_languages(sentence):
+    assert case_facts.is_event(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "Returns are free within 30 days.", "Les retours sont gratuits pendant 30 jours.",
+    "Descale the machine every 200 cups."])
+def test_policy_sentences_are_kept(sentence):
+    assert not case_facts.is_event(sentence)
+
+
+def hit(article_id, cosine, text="Rücksendungen: 30 Tage.", origin="file", language="de"):
+    return {"article_id": article_id, "passage_no": 1, "title": f"A{article_id}",
+            "heading": "Returns", "text": text, "origin": origin, "language": language,
+            "cosine": cosine, "score": 0.1}
+
+
+def test_select_keeps_the_best_over_its_bar_and_a_close_second_labelled_s1_s2():
+    found = sources.candidates({"knowledge": [hit(1, 0.52), hit(2, 0.49, "Versand: 4,90 €."),
+                                              hit(3, 0.30, "Garantie 2 Jahre.")],
+                                "similar": [{"email_id": 9, "score": 0.70, "subject": "x",
+                                             "reply": {"text": PAST}}]},
+                               lambda _: "de")
+    bars = sources.Bars(knowledge=0.375, past_reply=0.55, most=2, margin=0.08)
+    chosen = sources.select(found, bars)
+    assert [s.ref for s in chosen] == ["S1", "S2"]
+    assert chosen[0].kind == "past_reply" and "48213" not in chosen[0].text
+    assert chosen[0].link == "/mails/9" and chosen[1].origin == "knowledge:1:1"
+    assert sources.select(found, sources.Bars(0.6, 0.95)) == []
+
+
+def test_a_candidate_under_its_bar_is_no_source():
+    found = sources.candidates({"knowledge": [hit(1, 0.2)]}, lambda _: "de")
+    assert sources.select(found, sources.Bars(0.375, 0.55)) == []
+
+
+def test_markdown_markers_are_not_carried():
+    assert sources.plain("## Rückgabe\n**30 Tage** kostenlos\n> Hinweis") == \
+        "Rückgabe\n30 Tage kostenlos\nHinweis"
+
+
+GIVEN = ["Returns are free within 30 days of delivery.",
+         "Send the parcel to Kaffeewerk GmbH, Hafenstraße 12, 20457 Hamburg."]
+
+
+def test_the_translation_keeps_every_fact_or_is_refused_naming_the_line():
+    task = adapt.adapt_task(GIVEN, "de", "en", "formal")
+    good = ["Rücksendungen sind innerhalb von 30 Tagen nach Lieferung kostenlos.",
+            "Senden Sie das Paket an Kaffeewerk GmbH, Hafenstraße 12, 20457 Hamburg."]
+    assert task.parse(json.dumps({"lines": good})).lines == good
+    bad = [good[0], "Senden Sie das Paket an Kaffeewerk GmbH, Hafenstraße 21, 20457 Hamburg."]
+    with pytest.raises(LLMInvalidOutputError, match="line 2 lost 12"):
+        task.parse(json.dumps({"lines": bad}))
+    with pytest.raises(LLMInvalidOutputError, match="2 were given"):
+        task.parse(json.dumps({"lines": good[:1]}))
+    english = [GIVEN[0], good[1]]
+    with pytest.raises(LLMInvalidOutputError, match="line 1 is not in German"):
+        task.parse(json.dumps({"lines": english}))
+    kept = adapt.salvage(json.dumps({"lines": bad}), GIVEN, "de")
+    assert kept.lines == good[:1] and kept.dropped == ["line 1 lost 12"]
+    assert "Kaffeewerk" in task.messages(None)[1]["content"]
+    assert "TASK: adapt" in task.messages(None)[0]["content"]
+
+
+@pytest.mark.parametrize("language", ["de", "en", "fr", "es"])
+def test_the_no_source_reply_defers_and_asks_without_a_promise(language):
+    body = no_source.reply_body(language, "Wo ist mein Paket?", None)
+    assert len(body.splitlines()) == 3 and not trace.fact_keys(body)
+    with_ref = no_source.reply_body(language, "Bestellung 48213 fehlt", 24)
+    assert len(with_ref.splitlines()) == 2 and "24" in with_ref
