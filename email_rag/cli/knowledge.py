@@ -3,7 +3,9 @@
 ``import PATH [--mailbox NAME]``: a folder (recursively) or one file; exit 0 completed, 2 some
 files failed (listed; the same command tries them again), 1 interrupted (SIGTERM/SIGINT: run
 the same command again) or nothing done. ``list``, ``show ID``, ``disable ID``, ``enable ID``,
-``delete ID``, ``search TEXT [--mailbox NAME]``, ``sync-saved-replies``.
+``delete ID``, ``search TEXT [--mailbox NAME]``, ``sync-saved-replies``; ``candidates
+[list|show ID|approve ID|edit ID|drop ID]``: sent replies proposed as knowledge (list first
+proposes the sent replies that have none yet).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..core.actors import command_line
 from ..core.errors import BadInputError
 from ..db import sql
 from ..knowledge.articles import ArticleStatus, ArticleStore
+from ..knowledge.candidates import Candidates, CandidateStatus
 from ..knowledge.importer import Importer, ImportStatus
 from ..knowledge.saved_replies import SavedReplySync
 from ..knowledge.search import KnowledgeSearch
@@ -54,6 +57,7 @@ def register(sub, common) -> None:
     s.add_argument("--mailbox", help="a mailbox's view (its own and the global articles)")
     s.add_argument("--limit", type=int, default=8)
     s.set_defaults(handler=run_search)
+    register_candidates(ksub, common)
     sync = ksub.add_parser("sync-saved-replies", parents=[common],
                            help="bring the saved replies' articles in line (idempotent)")
     sync.add_argument("--by", default=None)
@@ -158,3 +162,57 @@ def run_sync(args, svc) -> Outcome:
     counts = SavedReplySync(svc.db, svc.embedder).sync_all(command_line(args.by))
     return Outcome(ExitCode.OK, f"Saved replies as knowledge: {counts['synced']} in step, "
                    f"{counts['removed']} article(s) of deleted replies removed.", counts)
+
+
+def register_candidates(ksub, common) -> None:
+    c = ksub.add_parser("candidates", parents=[common],
+                        help="sent replies proposed as knowledge: list, show, approve, edit, drop")
+    csub = c.add_subparsers(dest="candidates_command", metavar="ACTION")
+    c.set_defaults(handler=run_candidates, candidates_command="list", status="pending")
+    ls = csub.add_parser("list", parents=[common], help="the candidates (default: pending)")
+    ls.add_argument("--status", default="pending",
+                    choices=[str(s) for s in CandidateStatus])
+    for name, what in (("show", "a candidate's question and answer"),
+                       ("approve", "make it an article of its mailbox (origin case)"),
+                       ("drop", "not knowledge: drop it")):
+        a = csub.add_parser(name, parents=[common], help=what)
+        a.add_argument("id", type=int)
+        a.add_argument("--by", default=None, help="who decides (audited)")
+    e = csub.add_parser("edit", parents=[common], help="change its title, question or answer")
+    e.add_argument("id", type=int)
+    e.add_argument("--title")
+    e.add_argument("--question")
+    e.add_argument("--answer")
+    e.add_argument("--by", default=None, help="who edits (audited)")
+
+
+def run_candidates(args, svc) -> Outcome:
+    candidates = Candidates(svc.db, svc.embedder)
+    action = args.candidates_command
+    actor = command_line(getattr(args, "by", None))
+    if action == "list":
+        proposed = candidates.collect(actor)
+        found = candidates.list(CandidateStatus(args.status))
+        rows = [{"id": c.id, "mailbox_id": c.mailbox_id, "language": c.language,
+                 "title": c.title} for c in found]
+        return Outcome(ExitCode.OK, f"{len(rows)} {args.status} candidate(s)"
+                       + (f" ({proposed} newly proposed from sent replies)." if proposed
+                          else "."), {"proposed": proposed,
+                                      "candidates": [c.as_dict() for c in found]},
+                       table(rows, ["id", "mailbox_id", "language", "title"], fit=("title",)))
+    if action == "show":
+        c = candidates.get(args.id)
+        return Outcome(ExitCode.OK, f"Candidate {c.id} ({c.status}): {c.title}", c.as_dict(),
+                       f"Question:\n{c.question}\n\nAnswer:\n{c.answer}")
+    if action == "edit":
+        c = candidates.get(args.id)
+        candidates.edit(args.id, args.title or c.title, args.question or c.question,
+                        args.answer or c.answer, actor)
+        return Outcome(ExitCode.OK, f"Candidate {args.id} edited; approve it to make it "
+                       "knowledge.", {"id": args.id})
+    if action == "approve":
+        article_id = candidates.approve(args.id, actor)
+        return Outcome(ExitCode.OK, f"Candidate {args.id} approved: article {article_id}.",
+                       {"id": args.id, "article_id": article_id})
+    candidates.drop(args.id, actor)
+    return Outcome(ExitCode.OK, f"Candidate {args.id} dropped.", {"id": args.id})

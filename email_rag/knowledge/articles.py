@@ -11,7 +11,8 @@ sees an article whole, in one version, or not at all.
 
 Every change is one transaction with its audit event (``knowledge_article_created``,
 ``_updated``, ``_disabled``, ``_enabled``, ``_deleted``) naming the article's id, title,
-version, origin and scope, never its text.
+version, origin and scope, never its text (a saved reply's article: no title either, as the
+saved reply's own events).
 
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
@@ -311,6 +312,10 @@ class ArticleStore:
 
 def _event(actor: str, article_id: int, event: str, title: str, version: int, origin: Origin,
            mailbox_id: int | None, **states: str) -> AuditEvent:
-    return AuditEvent(actor, "knowledge_article", article_id, event, **states,
-                      detail={"title": title, "version": version, "origin": str(origin),
-                              "mailbox_id": mailbox_id})
+    """The audit event of a change: id, title, version, origin, scope. A saved reply's title
+    stays out, as in the saved reply's own audit (review/answers.py: it may quote customers)."""
+    detail: dict[str, str | int | None] = {"version": version, "origin": str(origin),
+                                           "mailbox_id": mailbox_id}
+    if origin != Origin.SAVED_REPLY:
+        detail["title"] = title
+    return AuditEvent(actor, "knowledge_article", article_id, event, **states, detail=detail)

@@ -316,8 +316,14 @@ def test_saved_replies_are_sources_kept_in_step_with_every_change(services, db):
     assert found()[0][2] == "Every invoice is in your customer account as a PDF download."
     assert [h for h in search.search(None, "invoice PDF account") if h.origin == "saved_reply"] \
         == []  # a mailbox's reply is not global
+    article_id = [h.article_id for h in search.search(support, "invoice PDF account")][0]
     answers.delete(services, reply_id, "user:root")
     assert found() == []
+    events = events_for(db, "knowledge_article", article_id)
+    assert [e["event"] for e in events] == ["knowledge_article_created",
+                                           "knowledge_article_updated",
+                                           "knowledge_article_deleted"]
+    assert "Invoice" not in str(events) and "invoice" not in str(events)  # as the reply's own
     assert SavedReplySyncCounts(services) == {"synced": 0, "removed": 0}
 
 
@@ -432,3 +438,65 @@ def test_show_and_list_from_the_command_line(env, db, kb, capsys):
     assert main(["knowledge", "delete", str(first)]) == 0
     assert main(["knowledge", "show", str(first)]) == 1
 
+
+
+def sent_case(db, mailbox_id: int) -> int:
+    from tests.factories import make_draft, make_email
+
+    email_id = make_email(db, mailbox_id, subject="Re: Rücksendung Bestellung 4711",
+                          body="Hallo, wie lange kann ich die Bestellung 4711 zurückschicken? "
+                               "Alice Example", from_name="Alice Example")
+    draft_id = make_draft(db, email_id, body="Hallo Alice Example,\n\nSie können jede Bestellung "
+                          "innerhalb von 30 Tagen zurückschicken.\n\nViele Grüße\nAnna\n",
+                          status="sent")
+    return draft_id
+
+
+def test_a_sent_reply_becomes_a_candidate_and_knowledge_only_after_an_admins_yes(db):
+    from email_rag.knowledge.candidates import Candidates, CandidateStatus
+
+    support = make_mailbox(db, "support")
+    draft_id = sent_case(db, support)
+    candidates = Candidates(db, HashingEmbedder())
+    assert candidates.collect("cli:test") == 1
+    assert candidates.collect("cli:test") == 0  # one candidate per sent reply
+    [c] = candidates.list()
+    assert c.draft_id == draft_id and c.status == CandidateStatus.PENDING
+    assert "Alice" not in c.question + c.answer + c.title and "4711" not in c.title
+    assert "30 Tagen" in c.answer and "Anna" not in c.answer
+    search = KnowledgeSearch(db, HashingEmbedder())
+    assert search.search(support, "Bestellung zurückschicken Tagen") == []  # not yet knowledge
+    candidates.edit(c.id, "Rücksendefrist", c.question, c.answer, "user:root")
+    article_id = candidates.approve(c.id, "user:root")
+    hits = search.search(support, "Bestellung zurückschicken Tagen")
+    assert {(h.article_id, h.origin, h.title) for h in hits} == {(article_id, "case",
+                                                                  "Rücksendefrist")}
+    events = [e["event"] for e in events_for(db, "knowledge_candidate", c.id)]
+    assert events == ["knowledge_candidate_proposed", "knowledge_candidate_edited",
+                      "knowledge_candidate_approved"]
+    with pytest.raises(BadInputError, match="approved already"):
+        candidates.drop(c.id, "user:root")
+
+
+def test_a_dropped_candidate_never_enters_the_knowledge(db):
+    from email_rag.knowledge.candidates import Candidates, CandidateStatus
+
+    support = make_mailbox(db, "support")
+    sent_case(db, support)
+    candidates = Candidates(db, HashingEmbedder())
+    candidates.collect("cli:test")
+    [c] = candidates.list()
+    candidates.drop(c.id, "user:root")
+    assert candidates.list() == [] and len(candidates.list(CandidateStatus.DROPPED)) == 1
+    assert ArticleStore(db, HashingEmbedder()).list() == []
+
+
+def test_erasing_a_person_takes_their_candidates_along(services, db):
+    from email_rag.knowledge.candidates import Candidates
+    from email_rag.review import privacy
+
+    support = make_mailbox(db, "support")
+    sent_case(db, support)
+    Candidates(db, HashingEmbedder()).collect("cli:test")
+    privacy.forget(services, "alice@customer.example", "request", "user:root")
+    assert db.fetchone("SELECT COUNT(*) AS n FROM knowledge_candidates")["n"] == 0

@@ -179,3 +179,45 @@ SELECT id, mailbox_id, title, body FROM saved_replies ORDER BY id;
 
 -- name: knowledge_saved_reply_articles
 SELECT id, mailbox_id, source_key FROM knowledge_articles WHERE origin = 'saved_reply';
+
+-- name: knowledge_candidate_source
+-- A sent reply and the mail it answered: what a candidate is made of.
+SELECT d.id AS draft_id, d.email_id, COALESCE(d.body_final, d.body_draft) AS answer,
+       d.language AS draft_language, e.mailbox_id, e.subject, e.body_text, e.from_name,
+       e.from_addr, e.language
+  FROM drafts d JOIN emails e ON e.id = d.email_id
+ WHERE d.id = %(draft_id)s AND d.status = 'sent';
+
+-- name: knowledge_candidates_missing
+-- Sent replies without a candidate yet (a proposal missed: caught up, at most limit).
+SELECT d.id FROM drafts d
+  LEFT JOIN knowledge_candidates c ON c.draft_id = d.id
+ WHERE d.status = 'sent' AND c.id IS NULL
+ ORDER BY d.id LIMIT %(limit)s;
+
+-- name: knowledge_candidate_insert
+INSERT IGNORE INTO knowledge_candidates (mailbox_id, email_id, draft_id, title, question, answer,
+                                         language)
+VALUES (%(mailbox_id)s, %(email_id)s, %(draft_id)s, %(title)s, %(question)s, %(answer)s,
+        %(language)s);
+
+-- name: knowledge_candidates_list
+SELECT id, mailbox_id, email_id, draft_id, status, title, question, answer, language, article_id,
+       decided_by, created_at, decided_at
+  FROM knowledge_candidates
+ WHERE status = %(status)s
+ ORDER BY id LIMIT %(limit)s;
+
+-- name: knowledge_candidate_lock
+SELECT id, mailbox_id, email_id, draft_id, status, title, question, answer, language, article_id,
+       decided_by, created_at, decided_at
+  FROM knowledge_candidates WHERE id = %(id)s FOR UPDATE;
+
+-- name: knowledge_candidate_edit
+UPDATE knowledge_candidates SET title = %(title)s, question = %(question)s, answer = %(answer)s
+ WHERE id = %(id)s AND status = 'pending';
+
+-- name: knowledge_candidate_decide
+UPDATE knowledge_candidates
+   SET status = %(to)s, article_id = %(article_id)s, decided_by = %(by)s, decided_at = NOW(6)
+ WHERE id = %(id)s AND status = 'pending';
