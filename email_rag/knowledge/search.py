@@ -22,6 +22,7 @@ fused by reciprocal rank fusion (``indexing.retrieval.rrf``), at most
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 PER_ARTICLE = 2
 RANKED = 50  # passages each ranking contributes to the fusion
 QUERY_CHARS = 2000
+_WORD = re.compile(r"[^\W_]", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ class KnowledgeSearch:
         knowledge only): active articles only, at most ``PER_ARTICLE`` per article."""
         hits = KnowledgeHits()
         text = (text or "")[:QUERY_CHARS]
+        if not _WORD.search(text):
+            return hits
         key = mailbox_id or 0
         cosines, ok = self._cosines(key, text)
         hits.reduced = not ok
@@ -129,8 +133,6 @@ class KnowledgeSearch:
     def _cosines(self, mailbox_key: int, text: str) -> tuple[dict[tuple[int, int], float], bool]:
         """Cosine of the query with every searchable passage vector; (…, False) when the
         embedder could not be asked."""
-        if not text.strip():
-            return {}, True
         try:
             query = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
         except (EmbeddingUnavailableError, EmbeddingRejectedError) as e:

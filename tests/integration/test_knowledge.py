@@ -500,3 +500,51 @@ def test_erasing_a_person_takes_their_candidates_along(services, db):
     Candidates(db, HashingEmbedder()).collect("cli:test")
     privacy.forget(services, "alice@customer.example", "request", "user:root")
     assert db.fetchone("SELECT COUNT(*) AS n FROM knowledge_candidates")["n"] == 0
+
+
+def test_a_path_that_does_not_exist_is_refused_and_nothing_is_recorded(db, tmp_path):
+    with pytest.raises(BadInputError, match="no such file or folder"):
+        importer(db).run(tmp_path / "missing", None, "cli:test")
+    assert db.fetchone("SELECT COUNT(*) AS n FROM knowledge_imports")["n"] == 0
+
+
+def test_an_article_needs_a_title_and_text_and_a_deleted_one_is_not_found(db):
+    from email_rag.knowledge.articles import ArticleNotFoundError
+
+    store = ArticleStore(db, HashingEmbedder())
+    with pytest.raises(BadInputError, match="needs a title and a text"):
+        store.create(None, Origin.WEB, "  ", "text", "user:anna")
+    article_id = store.create(None, Origin.WEB, "Opening hours", "Monday to Friday.", "user:anna")
+    store.delete(article_id, "user:anna")
+    with pytest.raises(ArticleNotFoundError):
+        store.edit(article_id, 1, "Opening hours", "Saturday too.", "user:anna")
+    assert passage_rows(db) == []
+
+
+def test_an_empty_question_finds_nothing(db, kb):
+    importer(db).run(kb, None, "cli:test")
+    assert KnowledgeSearch(db, HashingEmbedder()).search(None, "  ?! ") == []
+
+
+def test_a_saved_reply_written_while_the_embedder_is_down_is_found_by_words_then_embedded(db):
+    from email_rag.knowledge.saved_replies import SavedReplySync
+
+    class Down(HashingEmbedder):
+        def embed(self, texts):
+            raise EmbeddingUnavailableError("embeddings endpoint unreachable")
+
+    support = make_mailbox(db, "support")
+    sync = SavedReplySync(db, Down())
+    prepared = sync.prepare("Opening hours", "We answer mail from Monday to Friday.")
+    with db.transaction() as cur:
+        article_id = sync.upsert_in(cur, 7, support, prepared, "user:root")
+    words_only = KnowledgeSearch(db, Down()).search(support, "answer mail Monday")
+    assert words_only.reduced and [h.article_id for h in words_only] == [article_id]
+    assert KnowledgeSearch(db, HashingEmbedder()).search(support, "answer mail Monday")[0].cosine \
+        == 0  # no vector yet
+    with db.transaction() as cur:
+        SavedReplySync(db, HashingEmbedder()).upsert_in(cur, 7, support, SavedReplySync(
+            db, HashingEmbedder()).prepare("Opening hours", "We answer mail from Monday to "
+                                           "Friday."), "user:root")
+    hit = KnowledgeSearch(db, HashingEmbedder()).search(support, "answer mail Monday")[0]
+    assert hit.article_id == article_id and hit.version == 2 and hit.cosine > 0
