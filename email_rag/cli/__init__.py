@@ -43,6 +43,7 @@ COMMAND_MODULES = [
     "email_rag.cli.setup",
     "email_rag.cli.config",
     "email_rag.cli.llm",
+    "email_rag.cli.knowledge",
 ]
 
 # name -> (module run as ``python -m``, help): programs of the test harness, a distribution of

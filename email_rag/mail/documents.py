@@ -129,7 +129,7 @@ def extract_text(kind: str, data: bytes, max_chars: int) -> tuple[str, str]:
         return "", f"not read: {len(data)} bytes, above {MAX_DOCUMENT_BYTES}"
     try:
         if kind in ("docx", "xlsx", "pptx"):
-            refused = _zip_refused(data)
+            refused = zip_refused(data)
             if refused:
                 return "", f"not read: {refused}"
         pieces = _READERS[kind](data)
@@ -156,7 +156,7 @@ def _collect(pieces: Iterator[str], max_chars: int) -> tuple[str, bool]:
     return "\n".join(out), False
 
 
-def _zip_refused(data: bytes) -> str | None:
+def zip_refused(data: bytes) -> str | None:
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         infos = z.infolist()
         if len(infos) > MAX_ZIP_MEMBERS:

@@ -22,7 +22,8 @@ Failure table of the admins' changes:
 | another admin changed the reply meanwhile (version) | after reloading | yes: refused, nothing written | the page shows the current version |
 | the reply was deleted meanwhile | no | yes: "does not exist" | - |
 
-Every change is audited under the admin (``saved_reply_created`` / ``_updated`` /
+Every change keeps the reply's knowledge article (knowledge/saved_replies.py) in step, in the
+same transaction: saved replies are sources of drafts. Every change is audited under the admin (``saved_reply_created`` / ``_updated`` /
 ``_deleted`` on the reply, ``signature_set`` on the mailbox) with the mailbox's name only:
 no text of the reply, which may quote customers.
 """
@@ -39,6 +40,7 @@ from ..core.errors import BadInputError, DraftNotFoundError
 from ..core.rows import FromRow
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
+from ..knowledge.saved_replies import SavedReplySync
 from ..sending.compose import BIDI_CONTROLS
 from .desk import N_
 
@@ -208,6 +210,8 @@ def _mailbox_name(cur, mailbox_id: int) -> str:
 
 def create(svc: Services, mailbox_id: int, title: str, body: str, actor: str) -> int:
     title, body = _checked(title, body)
+    knowledge = SavedReplySync(svc.db, svc.embedder)
+    prepared = knowledge.prepare(title, body)
     with svc.db.transaction() as cur:
         name = _mailbox_name(cur, mailbox_id)
         cur.execute(
@@ -215,6 +219,7 @@ def create(svc: Services, mailbox_id: int, title: str, body: str, actor: str) ->
             {"mailbox_id": mailbox_id, "title": title, "body": body, "by": actor},
         )
         reply_id = cur.lastrowid
+        knowledge.upsert_in(cur, reply_id, mailbox_id, prepared, actor)
         write_events(
             cur,
             [AuditEvent(actor, "saved_reply", reply_id, "saved_reply_created",
@@ -227,6 +232,8 @@ def update(svc: Services, reply_id: int, version: int, title: str, body: str,
            actor: str) -> None:
     """Change the reply an admin saw at ``version``; refused when it changed meanwhile."""
     title, body = _checked(title, body)
+    knowledge = SavedReplySync(svc.db, svc.embedder)
+    prepared = knowledge.prepare(title, body)
     with svc.db.transaction() as cur:
         row = cur.fetchone(sql("saved_reply_get"), {"id": reply_id})
         if row is None:
@@ -240,6 +247,7 @@ def update(svc: Services, reply_id: int, version: int, title: str, body: str,
         ):
             raise BadInputError(N_("Someone changed this saved reply meanwhile; nothing was "
                                    "saved. Reload the page and edit the current version."))
+        knowledge.upsert_in(cur, reply_id, current.mailbox_id, prepared, actor)
         write_events(
             cur,
             [AuditEvent(actor, "saved_reply", reply_id, "saved_reply_updated",
@@ -255,6 +263,7 @@ def delete(svc: Services, reply_id: int, actor: str) -> None:
             raise DraftNotFoundError(N_("This saved reply does not exist (any more)."))
         mailbox_id = int(row["mailbox_id"])
         cur.execute(sql("saved_reply_delete"), {"id": reply_id})
+        SavedReplySync(svc.db, svc.embedder).delete_in(cur, reply_id, mailbox_id, actor)
         write_events(
             cur,
             [AuditEvent(actor, "saved_reply", reply_id, "saved_reply_deleted",

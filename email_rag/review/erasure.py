@@ -50,7 +50,8 @@ if TYPE_CHECKING:
 PLAN_BATCH = 200  # mails counted per round trip
 ROW_DELETES = ("privacy_delete_jobs", "privacy_delete_draft_jobs", "privacy_delete_send_attempts",
                "privacy_unlink_bounces", "privacy_unlink_answers", "privacy_delete_queue_keys", "privacy_delete_drafts",
-               "privacy_delete_steps", "privacy_delete_examples", "privacy_delete_mails")
+               "privacy_delete_steps", "privacy_delete_examples", "privacy_delete_knowledge_candidates",
+               "privacy_delete_mails")
 # draft_edits, draft_presence and mail_assignments go with ON DELETE CASCADE
 
 

@@ -52,6 +52,7 @@ from ..core.ports import MailSender, SentFolder
 from ..core.records import InboundRef, Job, ReplyMail, SendAttempt, SendContext
 from ..core.states import Actor, DraftStatus, MailStatus, SendStatus, SendVerifiedBy
 from ..db.audit import AuditEvent, utcnow
+from ..knowledge.candidates import Candidates
 from .compose import build_forward, build_reply
 from .journal import Acceptance, SendJournal
 from .rules import reply_choice
@@ -155,7 +156,18 @@ class SendService:
                      draft_status=DraftStatus.SENT, mail_status=_mail(ctx, MailStatus.SENT),
                      extra={"from_journal": True} if from_journal else None):
             self.journal.clear(accepted.attempt_id)
+            self._propose_knowledge(ctx)
             self._copy_to_sent(ctx, job, message or self._compose(ctx))
+
+    def _propose_knowledge(self, ctx: SendContext) -> None:
+        """The sent reply's case as a knowledge candidate (knowledge/candidates.py), after the
+        send is recorded; a failure here never touches the send (``collect`` catches up)."""
+        try:
+            Candidates(self.services.db).propose(ctx.draft.id, Actor.WORKER)
+        except Exception as e:  # noqa: BLE001 - the send is done; the candidate is caught up
+            log.warning("knowledge candidate of draft %s not proposed (%s); the next "
+                        "`email-rag knowledge candidates list` proposes it", ctx.draft.id,
+                        type(e).__name__)
 
     # --- steps ---
     def _load(self, job: Job) -> SendContext:
@@ -257,9 +269,12 @@ class SendService:
         return True
 
     def _found_in_sent_folder(self, ctx: SendContext, job: Job, answer: str) -> bool:
-        return self._set(ctx, job, SendStatus.SENT, "reconciled_sent", response=answer,
-                         reconciled=True, verified_by=SendVerifiedBy.SENT_FOLDER,
-                         draft_status=DraftStatus.SENT, mail_status=_mail(ctx, MailStatus.SENT))
+        found = self._set(ctx, job, SendStatus.SENT, "reconciled_sent", response=answer,
+                          reconciled=True, verified_by=SendVerifiedBy.SENT_FOLDER,
+                          draft_status=DraftStatus.SENT, mail_status=_mail(ctx, MailStatus.SENT))
+        if found:
+            self._propose_knowledge(ctx)
+        return found
 
     def _refused(self, ctx: SendContext, job: Job, e: SmtpPermanentError) -> None:
         answer = str(e.context.get("answer") or e)

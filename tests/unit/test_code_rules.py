@@ -260,6 +260,7 @@ LAYERS = [
     "jobs",  # JobStore, dispatch (the outbox), what a job handler returns
     "indexing",  # stage: chunk, embed, store, retrieve, the periodic sync
     "classification",  # values, rules, the team's history model, the LLM task, the classifier
+    "knowledge",  # the team's knowledge: documents, passages, the article store, search, import
     "ingest",  # stage: poll / IDLE a mailbox, store new mail and its job in one transaction
     "pipeline",  # stage: the steps of one mail (parse, classify, index, retrieve, draft)
     "sending",  # stage: review decisions, compose, send exactly once, reconcile

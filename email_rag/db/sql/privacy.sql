@@ -102,6 +102,11 @@ DELETE FROM email_steps WHERE email_id IN ({ids});
 -- name: privacy_delete_examples
 DELETE FROM labelled_examples WHERE email_id IN ({ids});
 
+-- name: privacy_delete_knowledge_candidates
+-- A case proposed as knowledge goes with the mail it answered (an approved one is an article
+-- of its own by then, written without personal data).
+DELETE FROM knowledge_candidates WHERE email_id IN ({ids});
+
 -- name: privacy_delete_mails
 DELETE FROM emails WHERE id IN ({ids});
 

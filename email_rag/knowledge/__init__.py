@@ -1,0 +1,1 @@
+"""The team's knowledge as a source of drafts (docs/knowledge.md)."""

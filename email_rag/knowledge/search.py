@@ -1,0 +1,157 @@
+"""Searching the team's knowledge: the interface the drafting uses.
+
+``KnowledgeSearch(db, embedder).search(mailbox_id, text, limit)`` ranks the passages of the
+active articles that are global or the mailbox's own, in their current version, two ways:
+
+- **vectors**: the cosine of the query's vector (the product's embedder) with every passage
+  vector of the same embedder, in numpy (knowledge is small: hundreds of passages, loaded
+  per search);
+- **words**: MariaDB FULLTEXT over the passages' heading and text, with the query built as
+  for mail (``indexing.retrieval.lexical_query``: optional words and prefixes);
+
+fused by reciprocal rank fusion (``indexing.retrieval.rrf``), at most
+``PER_ARTICLE`` passages per article, best first.
+
+| situation | retry? | state known? | resume? |
+|---|---|---|---|
+| the embedder is down or refuses | no: words only, ``reduced`` is True on the result | yes | the next search uses vectors again |
+| MariaDB down | the caller's (``DatabaseUnavailableError``) | yes: nothing written | - |
+| an empty query (no words) | - | yes: no hits | - |
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import EmbeddingRejectedError, EmbeddingUnavailableError
+from ..core.index_ports import Embedder
+from ..db import Database, slot_params, sql
+from ..indexing.retrieval import lexical_query, rrf, tied_ranks
+from .articles import from_blob
+
+log = logging.getLogger(__name__)
+
+PER_ARTICLE = 2
+RANKED = 50  # passages each ranking contributes to the fusion
+QUERY_CHARS = 2000
+_WORD = re.compile(r"[^\W_]", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class KnowledgeHit:
+    article_id: int
+    version: int
+    passage_no: int
+    title: str
+    heading: str
+    text: str
+    origin: str  # 'file' | 'web' | 'saved_reply' | 'case'
+    language: str | None  # of the article ('de', 'en', ...)
+    score: float  # fused rank score (higher is better)
+    cosine: float  # raw cosine of the passage vector with the query (0 if lexical only)
+
+    def ref(self) -> str:
+        return f"knowledge:{self.article_id}:{self.passage_no}"
+
+    def url(self) -> str:
+        return f"/admin/knowledge/{self.article_id}#p{self.passage_no}"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> KnowledgeHit:
+        return cls(article_id=int(data["article_id"]), version=int(data["version"]),
+                   passage_no=int(data["passage_no"]), title=str(data["title"]),
+                   heading=str(data["heading"]), text=str(data["text"]),
+                   origin=str(data["origin"]),
+                   language=None if data.get("language") is None else str(data["language"]),
+                   score=float(data["score"]), cosine=float(data["cosine"]))
+
+
+class KnowledgeHits(list[KnowledgeHit]):
+    """The hits, best first; ``reduced``: True when the vectors could not be used (the
+    embedder was down): found by words only."""
+
+    reduced: bool = False
+
+
+class KnowledgeSearch:
+    def __init__(self, db: Database, embedder: Embedder) -> None:
+        self.db = db
+        self.embedder = embedder
+
+    def search(self, mailbox_id: int | None, text: str, limit: int = 8) -> list[KnowledgeHit]:
+        """The passages that best answer ``text`` for a mail of ``mailbox_id`` (None: global
+        knowledge only): active articles only, at most ``PER_ARTICLE`` per article."""
+        hits = KnowledgeHits()
+        text = (text or "")[:QUERY_CHARS]
+        if not _WORD.search(text):
+            return hits
+        key = mailbox_id or 0
+        cosines, ok = self._cosines(key, text)
+        hits.reduced = not ok
+        by_vector = sorted(cosines.items(), key=lambda kv: (-kv[1], kv[0]))[:RANKED]
+        q = lexical_query(None, text)
+        lexical = [] if not q else [
+            ((int(r["article_id"]), int(r["passage_no"])), float(r["score"]))
+            for r in self.db.fetchall(sql("knowledge_search_lexical"),
+                                      {"q": q, "mailbox_key": key, "limit": RANKED})]
+        keys = list(dict.fromkeys([k for k, _ in by_vector] + [k for k, _ in lexical]))
+        if not keys:
+            return hits
+        number = {k: n for n, k in enumerate(keys)}
+        fused = rrf([number[k] for k, _ in by_vector],
+                    tied_ranks([(number[k], s) for k, s in lexical]))
+        chosen: list[tuple[tuple[int, int], float]] = []
+        per_article: dict[int, int] = {}
+        for n, score in fused:
+            k = keys[n]
+            if per_article.get(k[0], 0) >= PER_ARTICLE:
+                continue
+            per_article[k[0]] = per_article.get(k[0], 0) + 1
+            chosen.append((k, score))
+            if len(chosen) >= limit:
+                break
+        rows = self._passages(sorted({k[0] for k, _ in chosen}))
+        for k, score in chosen:
+            row = rows.get(k)
+            if row is None:  # changed between the two reads: left out, never a mix
+                continue
+            hits.append(KnowledgeHit(
+                article_id=k[0], version=int(row["version"]), passage_no=k[1],
+                title=str(row["title"]), heading=str(row["heading"]), text=str(row["text"]),
+                origin=str(row["origin"]), language=row["language"], score=score,
+                cosine=float(cosines.get(k, 0.0))))
+        return hits
+
+    def _cosines(self, mailbox_key: int, text: str) -> tuple[dict[tuple[int, int], float], bool]:
+        """Cosine of the query with every searchable passage vector; (…, False) when the
+        embedder could not be asked."""
+        try:
+            query = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
+        except (EmbeddingUnavailableError, EmbeddingRejectedError) as e:
+            log.warning("knowledge search by words only: the embedder failed (%s)",
+                        type(e).__name__)
+            return {}, False
+        rows = self.db.fetchall(sql("knowledge_search_vectors"),
+                                {"mailbox_key": mailbox_key, "embedder": self.embedder.name})
+        if not rows:
+            return {}, True
+        matrix = np.vstack([from_blob(r["vector"]) for r in rows])
+        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
+        scores = matrix @ query / np.where(norms == 0, 1.0, norms)
+        return {(int(r["article_id"]), int(r["passage_no"])): float(s)
+                for r, s in zip(rows, scores, strict=True)}, True
+
+    def _passages(self, article_ids: list[int]) -> dict[tuple[int, int], dict]:
+        if not article_ids:
+            return {}
+        rows = self.db.fetchall(sql("knowledge_search_passages", ids=len(article_ids)),
+                                slot_params(ids=article_ids))
+        return {(int(r["article_id"]), int(r["passage_no"])): r for r in rows}
