@@ -21,7 +21,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..classification.values import LANGUAGE_NAMES, Language
 from ..core.errors import LLMInvalidOutputError
 from ..mail.language import identify, written_in
 from .policy import LLMTask
@@ -34,13 +33,6 @@ ADDRESS = {("de", "formal"): 'with "Sie"', ("de", "informal"): 'with "du"',
            ("es", "formal"): 'with "usted"', ("es", "informal"): 'with "tú"'}
 
 
-def language_name(code: str | None) -> str:
-    try:
-        return LANGUAGE_NAMES[Language(code or "other")]
-    except ValueError:
-        return LANGUAGE_NAMES[Language.OTHER]
-
-
 @dataclass(frozen=True)
 class Adapted:
     lines: list[str]
@@ -48,6 +40,7 @@ class Adapted:
 
 
 def in_language(text: str, language: str) -> bool:
+    """Whether ``text`` is in ``language`` (a code: de, en ...)."""
     return written_in(text, language) or identify(text).code == language
 
 
@@ -59,7 +52,7 @@ def problems(given: Sequence[str], answer: Sequence[str], language: str) -> list
         if gone:
             out.append(f"line {i} lost {', '.join(gone)}")
         elif len(line.split()) >= LONG_LINE_WORDS and not in_language(line, language):
-            out.append(f"line {i} is not in {language_name(language)}")
+            out.append(f"line {i} is not in the customer's language ({language})")
     return out
 
 
@@ -89,13 +82,14 @@ def salvage(text: str, given: Sequence[str], language: str) -> Adapted:
     return Adapted(kept, dropped)
 
 
-def adapt_task(given: Sequence[str], language: str, source_language: str | None,
-               register: str, instruction: str | None = None) -> LLMTask[Adapted]:
-    """The translation of ``given`` (the sources' lines) into ``language``; ``instruction``:
-    what our support agent asked for when regenerating (trusted: staff wrote it)."""
+def adapt_task(given: Sequence[str], language: str, names: tuple[str, str], register: str,
+               instruction: str | None = None) -> LLMTask[Adapted]:
+    """The translation of ``given`` (the sources' lines) into ``language``; ``names``: the
+    sources' and the customer's language as the prompt names them ("German", "French");
+    ``instruction``: what our support agent asked for when regenerating (trusted: staff
+    wrote it)."""
     system, retry = load_prompt("adapt"), load_prompt("adapt_retry")
-    values = {"source_name": language_name(source_language),
-              "language_name": language_name(language), "count": str(len(given)),
+    values = {"source_name": names[0], "language_name": names[1], "count": str(len(given)),
               "address_form": ADDRESS.get((language, register), "politely")}
     numbered = "\n".join(f"{i}. {line}" for i, line in enumerate(given, 1))
     user = f"<lines>\n{numbered}\n</lines>"

@@ -9,7 +9,7 @@ case only. ``policy(reply, language)`` keeps the sentences that hold for every c
 |---|---|
 | greeting, thanks for the message, sign-off and what follows | the new draft has its own frame |
 | an action said done or promised (``claims.actions``) | an event of that case |
-| a reference (order, invoice, ticket number: ``claims.references``) | that customer's number |
+| a reference (order, invoice, ticket number: ``claims.references``; not the team's phone, e-mail address or URL) | that customer's number |
 | a date, a weekday, a relative day | when something happened in that case |
 | "we have ...", "wir haben ...", "nous avons ...", "hemos ..." , "Ihre Bestellung ... wurde" | a report of what was done |
 | an apology | for that case's trouble |
@@ -23,6 +23,7 @@ import re
 
 from .claims import RELATIVE_DAY, WEEKDAY_RE, actions, dates, references
 from .reply_frame import strip_frame
+from .trace import EMAIL, PHONE, URL
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜÉÈÀÁÍÓÚÑ0-9\"„(])")
 REPORT = re.compile(
@@ -54,7 +55,9 @@ def sentences(text: str) -> list[str]:
 def is_event(sentence: str) -> bool:
     """True when ``sentence`` tells what happened in one case (the table above)."""
     done, promised = actions(sentence)
-    return bool(done or promised or references(sentence) or dates(sentence)
+    # the team's own address, phone number and links are policy, not that case's numbers
+    bare = PHONE.sub(" ", URL.sub(" ", EMAIL.sub(" ", sentence)))
+    return bool(done or promised or references(bare) or dates(sentence)
                 or WEEKDAY_RE.search(sentence) or RELATIVE_DAY.search(sentence)
                 or REPORT.search(sentence) or APOLOGY.search(sentence)
                 or THANKS.search(sentence))

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from email.utils import formataddr
 from typing import Any
 
+from ..classification.values import LANGUAGE_NAMES, Language
 from ..core.states import Actor, MailStatus, Step
 from ..db import sql
 from ..llm import draft_checks, no_source
@@ -69,6 +70,14 @@ class Written:
         return "\n".join(t.text for t in self.lines)
 
 
+def language_name(code: str | None) -> str:
+    """How a prompt names a language ("German"); "the customer's language" when unknown."""
+    try:
+        return LANGUAGE_NAMES[Language(code or "other")]
+    except ValueError:
+        return LANGUAGE_NAMES[Language.OTHER]
+
+
 def language_of(text: str) -> str | None:
     guess = identify(text)
     return guess.code if guess.confidence > 0 else None
@@ -102,7 +111,8 @@ def adapt(ctx: StepContext, source: Source, language: str, register: str,
           written: Written) -> list[str]:
     """The source's lines in the customer's language (the model translates)."""
     given = source_lines(source)
-    task = adapt_task(given, language, source.language, register, ctx.email.draft_instruction)
+    task = adapt_task(given, language, (language_name(source.language), language_name(language)),
+                      register, ctx.email.draft_instruction)
     result = run_task(ctx.services.llm, task, PolicyLimits.from_settings(ctx.services.settings),
                       event=lambda name, detail: ctx.event(name, detail),
                       audit=ctx.services.audit)
@@ -133,6 +143,8 @@ def from_sources(ctx: StepContext, chosen: list[Source], language: str, frame: R
         lines = source_lines(source) if same else adapt(ctx, source, language,
                                                          frame.register, written)
         for line in lines:
+            # the sources are the team's (a past reply's case numbers are already cut out):
+            # a code or a phone number in them is the team's, not another customer's
             found = unsupported(line, own, shared, knowledge=shared)
             if found:
                 written.removed += [f"unsupported {c.kind}" for c in found]

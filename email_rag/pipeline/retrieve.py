@@ -29,7 +29,7 @@ def knowledge(ctx: StepContext) -> tuple[list[dict[str, object]], bool]:
     search = KnowledgeSearch(ctx.services.db, ctx.services.embedder)
     hits = search.search(ctx.email.mailbox_id, f"{content.subject}\n{content.body}",
                          s.knowledge_hits)
-    return [h.as_dict() for h in hits], bool(getattr(hits, "reduced", False))
+    return [h.as_dict() for h in hits], hits.reduced
 
 
 def run(ctx: StepContext) -> StepOutcome:

@@ -102,7 +102,7 @@ def test_the_real_model_translates_a_german_source_for_a_french_customer_keeping
              "20457 Hamburg."]
     llm = LLMClient(model.url, "not-needed", model.model_id, 300)
     try:
-        r = run_task(llm, adapt_task(given, "fr", "de", "formal"), PolicyLimits(), event=event)
+        r = run_task(llm, adapt_task(given, "fr", ("German", "French"), "formal"), PolicyLimits(), event=event)
     finally:
         llm.close()
     lines = r.value.lines if r.outcome is TaskOutcome.OK else \

@@ -183,7 +183,7 @@ def test_classification_correction_is_audited_and_feeds_regenerate(client, db):
     c.post(f"/drafts/{draft}/regenerate", data={"csrf_token": c.csrf, "note": "förmlicher"})
     assert db.fetchone("SELECT draft_instruction FROM emails WHERE id = %s", (mail,)) == \
         {"draft_instruction": "förmlicher"}
-    task = adapt_task(["Rücksendungen sind kostenlos."], "de", "de", "formal",
+    task = adapt_task(["Rücksendungen sind kostenlos."], "de", ("German", "German"), "formal",
                       instruction="förmlicher")
     system = task.messages(None)[0]["content"]
     assert "förmlicher" in system and "German" in system

@@ -86,7 +86,7 @@ GIVEN = ["Returns are free within 30 days of delivery.",
 
 
 def test_the_translation_keeps_every_fact_or_is_refused_naming_the_line():
-    task = adapt.adapt_task(GIVEN, "de", "en", "formal")
+    task = adapt.adapt_task(GIVEN, "de", ("English", "German"), "formal")
     good = ["Rücksendungen sind innerhalb von 30 Tagen nach Lieferung kostenlos.",
             "Senden Sie das Paket an Kaffeewerk GmbH, Hafenstraße 12, 20457 Hamburg."]
     assert task.parse(json.dumps({"lines": good})).lines == good
@@ -96,7 +96,7 @@ def test_the_translation_keeps_every_fact_or_is_refused_naming_the_line():
     with pytest.raises(LLMInvalidOutputError, match="2 were given"):
         task.parse(json.dumps({"lines": good[:1]}))
     english = [GIVEN[0], good[1]]
-    with pytest.raises(LLMInvalidOutputError, match="line 1 is not in German"):
+    with pytest.raises(LLMInvalidOutputError, match="line 1 is not in the customer"):
         task.parse(json.dumps({"lines": english}))
     kept = adapt.salvage(json.dumps({"lines": bad}), GIVEN, "de")
     assert kept.lines == good[:1] and kept.dropped == ["line 1 lost 12"]

@@ -68,7 +68,7 @@ def _measure(local: LocalModel, flags: tuple[str, ...], mails: list[tuple],
 
         call(classify(mails[0]))  # warm-up: the system prompt enters the slot's cache
         classified = [call(classify(m)) for m in mails[1:]]
-        drafted = [call(adapt_task(ADAPT_LINES, m[1], "de", "formal")) for m in mails[1:3]]
+        drafted = [call(adapt_task(ADAPT_LINES, m[1], ("German", "the language of the mail"), "formal")) for m in mails[1:3]]
         llm.close()
     except (OSError, RuntimeError) as e:
         return {"ok": False, "why": f"died while answering: {e}"[:160]}
