@@ -78,7 +78,8 @@ def candidates(retrieved: Mapping[str, Any],
         heading = str(hit.get("heading") or "")
         out.append(Source(
             KNOWLEDGE_KINDS.get(str(hit.get("origin")), "article"),
-            f"{title} - {heading}" if heading and heading != title else title, text,
+            heading if heading.startswith(title) else " > ".join(x for x in (title, heading) if x),
+            text,
             hit.get("language") or language_of(text), float(hit.get("cosine") or 0.0),
             f"/admin/knowledge/{aid}#p{pno}", f"knowledge:{aid}:{pno}"))
     for case in retrieved.get("similar") or []:
