@@ -55,6 +55,18 @@ def _ints(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected numbers separated by commas: {text!r}") from None
 
 
+LABELLED = "labelled"  # `--drafts` without a number: the labelled set
+
+
+def _count(text: str) -> int | str:
+    if text == LABELLED:  # argparse passes the const through the type as well
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number: {text!r}") from None
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", choices=sorted(BENCHMARKS), metavar="NAME",
                    help="; ".join(f"{k}: {v[1]}" for k, v in BENCHMARKS.items()))
@@ -101,8 +113,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retrieval-only", action="store_true",
                    help="quality: only retrieval (vectors, lexical, fused hit@1/hit@3 on the "
                         "whole corpus); no LLM is started")
-    p.add_argument("--drafts", type=int, default=None,
-                   help="quality: how many of the 20 draft mails (default all)")
+    p.add_argument("--drafts", type=_count, nargs="?", const=LABELLED, default=None,
+                   metavar="N",
+                   help="quality: without N, the drafts on a labelled set judged by their facts "
+                        "(--set, --only, --keep, --verbose; bench/quality_drafts.py); with N, "
+                        "the draft checks on N of the corpus's 20 draft mails")
+    p.add_argument("--set", default=None, metavar="PATH",
+                   help="quality --drafts: the labelled set's folder (default "
+                        "bench/labelled/kaffeewerk)")
+    p.add_argument("--only", default=None, metavar="m01,m02",
+                   help="quality --drafts: only these mails of the set")
+    p.add_argument("--keep", action="store_true",
+                   help="quality --drafts: keep the run's database and temp folder")
+    p.add_argument("--verbose", action="store_true",
+                   help="quality --drafts: a row per mail besides the groups")
+    p.add_argument("--compare", nargs=2, default=None, metavar=("A.json", "B.json"),
+                   help="quality: two saved `--drafts --json` outputs side by side")
     p.add_argument("--learning-curve", action="store_true",
                    help="quality: only the learning curve on the held-out split (accuracy "
                         "with 0/25/50/100 labelled examples; --mails: held-out mails)")
