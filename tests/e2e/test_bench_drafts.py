@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 import pytest
-
 from email_rag_harness.bench.quality_drafts import run_set
+
 from tests.helpers import ROOT
 
 ONLY = ["m09", "m22", "m46", "m56"]  # past_reply, article, no_source, no_reply
@@ -70,8 +70,9 @@ def test_json_is_one_object_and_the_cli_compares_two_saved_runs(result, tmp_path
     side (from files: no database)."""
     import io
 
-    from email_rag.cli.output import ExitCode, Outcome
     from email_rag_harness.bench.quality_drafts import report
+
+    from email_rag.cli.output import ExitCode, Outcome
 
     rep = report(result, verbose=True)
     buf = io.StringIO()

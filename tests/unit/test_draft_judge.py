@@ -4,7 +4,6 @@ each figure can fail, and the cases below show where it does."""
 from __future__ import annotations
 
 import pytest
-
 from email_rag_harness.bench import draft_judge as judge
 from email_rag_harness.bench.draft_judge import DraftSeen
 from email_rag_harness.testing.labelled import Fact, LabelledMail, normalise

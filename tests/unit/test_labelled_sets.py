@@ -10,10 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from email_rag_harness.bench.quality_drafts import DEFAULT_SET
-from email_rag_harness.testing.labelled import (
-    GROUPS, LANGUAGES, SetError, load_set, set_folders)
+from email_rag_harness.testing.labelled import GROUPS, LANGUAGES, SetError, load_set, set_folders
 
 LABELLED = DEFAULT_SET.parent
 
