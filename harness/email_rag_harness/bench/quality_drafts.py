@@ -37,6 +37,7 @@ prints): ``bench llm`` (issue 42) calls it per runtime configuration.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -46,7 +47,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from email_rag.core.settings import Settings
+from email_rag.core.settings import ENV_PREFIX, Settings
 from email_rag.db import sql
 from email_rag_harness.testing.labelled import LabelledSet, load_set
 
@@ -230,9 +231,10 @@ def _read(db: Any, s: LabelledSet) -> tuple[dict[str, draft_judge.DraftSeen], di
 
 # --- the run ---
 def _llm(stack: ExitStack, llm: str, work: Path) -> tuple[dict[str, str], str]:
-    if llm == "configured":
+    if llm == "configured":  # the workspace's environment drops EMAIL_RAG_*: keep the LLM's
         s = Settings()
-        return {}, f"configured {s.llm_model} at {s.llm_base_url}"
+        return ({k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIX + "LLM_")},
+                f"configured {s.llm_model} at {s.llm_base_url}")
     from email_rag_harness.testing.demo import _llm_endpoint
 
     return _llm_endpoint(stack, llm == "scripted", work)
