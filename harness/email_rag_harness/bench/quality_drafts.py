@@ -40,9 +40,11 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -229,6 +231,36 @@ def _read(db: Any, s: LabelledSet) -> tuple[dict[str, draft_judge.DraftSeen], di
     return seen, statuses
 
 
+@contextmanager
+def _progress(database: str, s: LabelledSet, total: int, say: Any, every: float = 60.0
+              ) -> Iterator[None]:
+    """A line every ``every`` s while the workers draft: how many mails are final (its own
+    connection: the run's is not shared across threads)."""
+    from email_rag.db import Database
+
+    from .common import MARIADB
+
+    stop = threading.Event()
+    started = time.monotonic()
+
+    def report() -> None:
+        db = Database(**MARIADB, database=database)
+        try:
+            while not stop.wait(every):
+                done = sum(v in FINAL for v in _read(db, s)[1].values())
+                say(f"mails: {done} of {total} final after {time.monotonic() - started:.0f} s")
+        finally:
+            db.close()
+
+    thread = threading.Thread(target=report, daemon=True, name="drafts-progress")
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
 # --- the run ---
 def _llm(stack: ExitStack, llm: str, work: Path) -> tuple[dict[str, str], str]:
     if llm == "configured":  # the workspace's environment drops EMAIL_RAG_*: keep the LLM's
@@ -304,7 +336,8 @@ def run_set(set_path: str | Path | None = None, llm: str = "local", only: list[s
             statuses = _read(db, s)[1]
             return len(statuses) >= len(mails) and all(v in FINAL for v in statuses.values())
 
-        ok, secs = _workers_until(env, ws.tmp, final, bound)
+        with _progress(db.database, s, len(mails), say):
+            ok, secs = _workers_until(env, ws.tmp, final, bound)
         seen, statuses = _read(db, s)
         missing = [m.id for m in mails if m.id not in seen]
         if missing:
