@@ -98,6 +98,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retrieval-only", action="store_true",
                    help="quality: only retrieval (vectors, lexical, fused hit@1/hit@3 on the "
                         "whole corpus); no LLM is started")
+    p.add_argument("--drafts", action="store_true",
+                   help="quality: the drafts on a labelled set judged by their facts "
+                        "(--set, --only, --keep, --verbose; bench/quality_drafts.py)")
+    p.add_argument("--set", default=None, metavar="PATH",
+                   help="quality --drafts: the labelled set's folder (default "
+                        "bench/labelled/kaffeewerk)")
+    p.add_argument("--only", default=None, metavar="m01,m02",
+                   help="quality --drafts: only these mails of the set")
+    p.add_argument("--keep", action="store_true",
+                   help="quality --drafts: keep the run's database and temp folder")
+    p.add_argument("--verbose", action="store_true",
+                   help="quality --drafts: a row per mail besides the groups")
+    p.add_argument("--compare", nargs=2, default=None, metavar=("A.json", "B.json"),
+                   help="quality: two saved `--drafts --json` outputs side by side")
     p.add_argument("--learning-curve", action="store_true",
                    help="quality: only the learning curve on the held-out split (accuracy "
                         "with 0/25/50/100 labelled examples; --mails: held-out mails)")

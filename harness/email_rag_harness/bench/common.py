@@ -120,10 +120,15 @@ def percentile(values: Sequence[float], p: float) -> float | None:
 
 # --- the run's own database, Redis db and temp folder ---
 class Workspace:
-    """``with Workspace("worker") as ws:`` - a claimed Redis db, fresh databases, a temp dir."""
+    """``with Workspace("worker") as ws:`` - a claimed Redis db, fresh databases, a temp dir.
 
-    def __init__(self, tag: str) -> None:
+    ``prefix``: the databases' name prefix (a test's own); ``keep``: leave the databases and
+    the temp folder at the end (to look at them), the Redis db is freed either way."""
+
+    def __init__(self, tag: str, prefix: str = "erag_bench_", keep: bool = False) -> None:
         self.tag = tag
+        self.prefix = prefix
+        self.keep = keep
         self.redis_url = ""
         self.tmp = Path()
         self._claim: redis.Redis | None = None
@@ -161,7 +166,7 @@ class Workspace:
 
     def database(self) -> Database:
         """A fresh, migrated database (dropped at the end)."""
-        name = f"erag_bench_{self.tag.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
+        name = f"{self.prefix}{self.tag.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
         self._databases.append(name)
         db = Database(**MARIADB, database=name)
         ensure_database(db, name)
@@ -211,7 +216,7 @@ class Workspace:
                 print(f"bench cleanup: {e}", file=sys.stderr)
         server = Database(**MARIADB)
         try:
-            for name in self._databases:
+            for name in [] if self.keep else self._databases:
                 server.execute(drop_database(name))
         finally:
             server.close()
@@ -222,7 +227,8 @@ class Workspace:
                 if self._claim.get(self._claim_key) == self._owner.encode():
                     self._claim.delete(self._claim_key)
                 self._claim.close()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if not self.keep:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 # --- mails in the database, as the poller stores them ---

@@ -3,6 +3,8 @@
     python -m bench quality [--llm local|configured|scripted] [--mails N] [--json]
     python -m bench quality --retrieval-only [--json]
     python -m bench quality --learning-curve [--llm ...] [--mails N] [--points 0,25,50,100]
+    python -m bench quality --drafts [--set PATH] [--only m01,m02] [--llm ...] [--keep]
+                            [--verbose]   (bench/quality_drafts.py: drafts judged by facts)
 
 - classification: every mail through the pipeline's own classification task and
   LLM policy: accuracy per field (category, priority, language, needs_reply), JSON
@@ -238,6 +240,10 @@ def run(args: Any) -> Report:
     from email_rag.llm.budget import context_tokens
 
     mode = getattr(args, "llm", None) or "local"
+    if getattr(args, "drafts", False) or getattr(args, "compare", None):
+        from . import quality_drafts
+
+        return quality_drafts.run(args)
     settings = Settings()
     if getattr(args, "retrieval_only", False):
         return retrieval_only(settings)

@@ -252,3 +252,16 @@ SELECT id, mailbox_id, status, subject, from_addr, thread_key, body_text FROM em
 
 -- name: bench_bare_touch_mail
 UPDATE emails SET status_reason = NULL WHERE id = %(id)s;
+
+-- bench quality --drafts (bench/quality_drafts.py): the mails of the run with the newest draft
+-- of each (the columns the judge reads; history mails for the sources' names).
+-- name: bench_drafts_mails
+SELECT e.id, e.message_id, e.status, d.status AS draft_status, d.body_draft, d.check_flags,
+       d.sources
+  FROM emails e
+  LEFT JOIN drafts d ON d.id = (SELECT MAX(x.id) FROM drafts x WHERE x.email_id = e.id)
+ ORDER BY e.id;
+
+-- name: bench_drafts_history_left
+SELECT COUNT(*) AS stored, COALESCE(SUM(index_status = 'pending'), 0) AS `left`
+  FROM emails WHERE status = 'history';
