@@ -49,6 +49,8 @@ def test_the_report_has_the_run_the_groups_and_a_row_per_mail(result):
 def test_the_judges_figures_match_the_scripted_drafts(result):
     mails = {m["id"]: m for m in result["mails"]}
     m09, m22, m46, m56 = (mails[i] for i in ONLY)
+    # the scripted answer's text is the draft's body (the product frames greeting and sign-off)
+    assert M09.split("\n\n")[1] in m09["draft"]
     assert m09["drafted"] and m09["recall"] == 1.0 and m09["all_facts"] is True
     assert m09["wrong_found"] == ["40418", "haben wir storniert | wurde storniert | ist storniert"]
     assert m09["draft_language"] == "de" and not m09["wrong_language"]

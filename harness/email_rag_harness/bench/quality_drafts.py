@@ -353,7 +353,7 @@ def run_set(set_path: str | Path | None = None, llm: str = "local", only: list[s
         "embedding_backend": embedder, "steps": steps,
         "seconds": round(time.monotonic() - started, 1),
         "groups": draft_judge.summarise(judgements),
-        "mails": [j.as_dict() for j in judgements], "kept": kept,
+        "mails": [{**j.as_dict(), "draft": seen[j.id].body} for j in judgements], "kept": kept,
         "columns_read": ["emails.status", "emails.message_id", "drafts.body_draft",
                          "drafts.status", "drafts.check_flags", "drafts.sources",
                          "audit_log llm_attempt duration_ms (llm_time_per_mail)"]}
