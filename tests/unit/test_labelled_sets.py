@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 from email_rag_harness.bench.quality_drafts import DEFAULT_SET
-from email_rag_harness.testing.labelled import GROUPS, LANGUAGES, SetError, load_set, set_folders
+from email_rag_harness.testing.labelled import (
+    GROUPS,
+    LANGUAGES,
+    SetError,
+    load_set,
+    set_folders,
+    shape_problems,
+)
 
 LABELLED = DEFAULT_SET.parent
 
@@ -27,8 +34,7 @@ def test_every_set_passes_its_checks(folder):
     s = load_set(folder)
     groups = Counter(m.group for m in s.mails)
     assert set(groups) <= set(GROUPS) and all(groups[g] for g in GROUPS), groups
-    assert all(Counter(m.language for m in s.mails)[lang] >= 10 for lang in LANGUAGES)
-    assert len(s.mails) >= 60 and len(s.articles) >= 15 and len(s.history) >= 50
+    assert all(Counter(m.language for m in s.mails)[lang] for lang in LANGUAGES)
     for m in s.mails:
         if m.group in ("past_reply", "article"):
             text = "\n".join(s.source_text(x) or "" for x in m.source)
@@ -37,6 +43,7 @@ def test_every_set_passes_its_checks(folder):
 
 def test_kaffeewerk_has_the_shape_the_brief_asks():
     s = load_set(DEFAULT_SET)
+    assert shape_problems(s) == []
     groups = Counter(m.group for m in s.mails)
     assert len(s.mails) >= 64 and len(s.articles) >= 18 and len(s.history) >= 56
     assert len(s.saved_replies) >= 6
@@ -93,7 +100,8 @@ def test_a_line_that_is_not_json_and_too_few_mails_are_named_by_file_and_line(co
     with pytest.raises(SetError) as e:
         load_set(copy)
     assert "mails.jsonl:51: not JSON" in str(e.value)
-    assert "mails: 50, at least 60 needed" in str(e.value)
+    (copy / "mails.jsonl").write_text("\n".join(lines[:50]) + "\n")
+    assert "mails: 50, at least 60 needed" in shape_problems(load_set(copy))
 
 
 def test_an_article_format_that_is_not_one_and_a_missing_set_toml(copy, tmp_path):
