@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -52,6 +51,14 @@ from typing import Any
 from email_rag.core.settings import ENV_PREFIX, Settings
 from email_rag.db import sql
 from email_rag_harness.testing.labelled import LabelledSet, load_set
+from email_rag_harness.testing.team import (
+    HISTORY_DOMAIN,
+    NEW_DOMAIN,
+    new_raws,
+    poll,
+    prepare,
+    workers_until,
+)
 
 from . import draft_judge
 from .common import CheckFailed, Report, Target, Workspace, machine
@@ -63,116 +70,6 @@ FINAL = frozenset({"draft_ready", "no_reply", "no_reply_suggested", "manual", "f
 # writes a draft in 20-130 s on this machine (docs/local-llm.md); the double in ms
 WAIT_PER_MAIL = {"local": 300.0, "configured": 300.0, "scripted": 10.0}
 WAIT_START = 180.0
-HISTORY_DOMAIN = "history.kaffeewerk-bench.invalid"
-NEW_DOMAIN = "new.kaffeewerk-bench.invalid"
-
-
-# --- the mails as raw messages ---
-def _message_ids(case_or_mail_id: str, reply: bool = False) -> str:
-    domain = NEW_DOMAIN if case_or_mail_id.startswith("m") else HISTORY_DOMAIN
-    return f"<{case_or_mail_id}{'-reply' if reply else ''}@{domain}>"
-
-
-def history_raws(s: LabelledSet) -> tuple[list[bytes], list[bytes]]:
-    """(INBOX mails, Sent replies) of the set's history, linked by In-Reply-To."""
-    from email_rag_harness.testing.mails import mail
-
-    inbox, sent = [], []
-    for n, h in enumerate(s.history, 1):
-        customer = h.sender
-        question = _message_ids(h.id)
-        inbox.append(mail(n, subject=h.subject, body=h.body, sender=customer, to=s.mailbox,
-                          message_id=question, date=datetime.fromisoformat(h.date)))
-        subject = h.subject if h.subject.lower().startswith("re:") else f"Re: {h.subject}"
-        sent.append(mail(10_000 + n, subject=subject, body=h.reply_body,
-                         sender=f"{s.team} <{s.mailbox}>", to=customer,
-                         message_id=_message_ids(h.id, reply=True),
-                         date=datetime.fromisoformat(h.reply_date),
-                         extra={"In-Reply-To": question, "References": question}))
-    return inbox, sent
-
-
-def new_raws(mails: list[Any], mailbox: str, when: datetime) -> list[bytes]:
-    from email_rag_harness.testing.mails import mail
-
-    return [mail(20_000 + n, subject=m.subject, body=m.body, sender=m.sender, to=mailbox,
-                 message_id=_message_ids(m.id), date=when + timedelta(seconds=n))
-            for n, m in enumerate(mails, 1)]
-
-
-# --- the product's commands ---
-def _cli(env: dict[str, str], cwd: Path, *args: str, timeout: float = 600
-         ) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "email_rag", *args], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout, check=False)
-
-
-def _json_out(done: subprocess.CompletedProcess) -> dict[str, Any]:
-    try:
-        return json.loads(done.stdout)
-    except ValueError:
-        return {}
-
-
-def _poll(env: dict[str, str], cwd: Path) -> dict[str, Any]:
-    done = _cli(env, cwd, "poll", "--once", "--json")
-    out = _json_out(done)
-    if done.returncode not in (0, 2) or not out:
-        raise RuntimeError(f"email-rag poll --once exited {done.returncode}: "
-                           f"{(done.stderr or done.stdout)[-800:]}")
-    return out.get("data", {}).get("totals", {})
-
-
-def _workers_until(env: dict[str, str], cwd: Path, done: Any, bound: float) -> tuple[bool, float]:
-    """Burst workers (``email-rag worker --with-vectors --burst``) one after the other until
-    ``done()`` or ``bound`` seconds; (done, seconds taken). A retry the product scheduled
-    for later is waited for by the next burst."""
-    started = time.monotonic()
-    log = cwd / "worker.log"
-    while not done():
-        left = bound - (time.monotonic() - started)
-        if left <= 0:
-            return False, time.monotonic() - started
-        with log.open("ab") as out:
-            try:
-                subprocess.run([sys.executable, "-m", "email_rag", "worker", "--with-vectors",
-                                "--burst"], env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                               timeout=left, check=False)
-            except subprocess.TimeoutExpired:
-                return done(), time.monotonic() - started
-        if not done():
-            time.sleep(1.0)
-    return True, time.monotonic() - started
-
-
-def _knowledge_import(env: dict[str, str], cwd: Path, folder: Path) -> dict[str, Any]:
-    probe = _cli(env, cwd, "knowledge", "--help", timeout=120)
-    if probe.returncode != 0:
-        return {"status": "not available",
-                "detail": "knowledge import not available (no `email-rag knowledge` command)"}
-    done = _cli(env, cwd, "knowledge", "import", str(folder), "--json", timeout=1800)
-    out = _json_out(done)
-    return {"status": "ok" if done.returncode == 0 else "failed", "exit_code": done.returncode,
-            "message": out.get("message") or (done.stderr or done.stdout)[-400:],
-            "data": out.get("data")}
-
-
-def _saved_replies(settings: Settings, s: LabelledSet, mailbox_name: str) -> int:
-    from email_rag.review import answers
-    from email_rag.wiring.services import Services
-
-    svc = Services(settings)
-    try:
-        box = next((b for b in answers.mailboxes(svc) if b.name == mailbox_name), None)
-        if box is None:
-            raise RuntimeError(f"mailbox {mailbox_name!r} not in the database after the poll")
-        for r in s.saved_replies:
-            answers.create(svc, box.id, r.title, r.body, "bench")
-        return len(s.saved_replies)
-    finally:
-        svc.close()
-
-
 def _set_plan(llm_env: dict[str, str], plan: dict[str, Any]) -> None:
     base = llm_env["EMAIL_RAG_LLM_BASE_URL"].rsplit("/v1", 1)[0]
     req = urllib.request.Request(base + "/_control/plan", data=json.dumps(plan).encode(),
@@ -308,28 +205,10 @@ def run_set(set_path: str | Path | None = None, llm: str = "local", only: list[s
         say(f"{s.name}: {len(mails)} mails, {len(s.history)} history cases; LLM {endpoint}; "
             f"embeddings {embedder}; database {db.database}")
 
-        inbox, sent = history_raws(s)
-        user.deliver(inbox)
-        user.deliver(sent, folder="Sent")
-        t = time.monotonic()
-        steps["history_poll"] = _poll(env, ws.tmp)
-
-        def indexed() -> bool:
-            row = db.fetchone(sql("bench_drafts_history_left"))
-            return int(row["stored"]) >= 2 * len(s.history) and not int(row["left"])
-
-        ok, secs = _workers_until(env, ws.tmp, indexed, WAIT_START + 10.0 * len(s.history))
-        left = db.fetchone(sql("bench_drafts_history_left"))
-        steps["history"] = {"cases": len(s.history), "stored": int(left["stored"]),
-                            "not_indexed": int(left["left"]), "indexed_all": ok,
-                            "seconds": round(time.monotonic() - t, 1)}
-        say(f"history: {steps['history']}")
-        steps["knowledge"] = _knowledge_import(env, ws.tmp, s.path / "knowledge")
-        say(f"knowledge: {steps['knowledge'].get('detail') or steps['knowledge']['status']}")
-        steps["saved_replies"] = _saved_replies(settings, s, box.name)
+        steps.update(prepare(s, user, env, ws.tmp, db, settings, box.name, say))
 
         user.deliver(new_raws(mails, s.mailbox, datetime.now(UTC).replace(microsecond=0)))
-        steps["mails_poll"] = _poll(env, ws.tmp)
+        steps["mails_poll"] = poll(env, ws.tmp)
         bound = WAIT_START + WAIT_PER_MAIL.get(llm, 300.0) * len(mails)
 
         def final() -> bool:
@@ -337,7 +216,7 @@ def run_set(set_path: str | Path | None = None, llm: str = "local", only: list[s
             return len(statuses) >= len(mails) and all(v in FINAL for v in statuses.values())
 
         with _progress(db.database, s, len(mails), say):
-            ok, secs = _workers_until(env, ws.tmp, final, bound)
+            ok, secs = workers_until(env, ws.tmp, final, bound)
         seen, statuses = _read(db, s)
         missing = [m.id for m in mails if m.id not in seen]
         if missing:

@@ -29,6 +29,9 @@ def run(args, svc) -> Outcome:
     text = "\n7. every mail (llm_s: seconds of LLM calls for it):\n" + table(
         rows, ["id", "status", "category", "language", "draft", "flags", "send", "llm_s",
                "subject"])
+    text += (f"\n\nThe sample questions the drafts answer with every labelled fact: "
+             f"{data['questions_answered']} of {data['questions']} (the facts of each: "
+             "bench/labelled/kaffeewerk/mails.jsonl)")
     text += (f"\n\nLLM: {data['llm']}\nper mail that went through the LLM: "
              f"{data['llm_seconds_per_mail']} s of LLM calls ({data['mails_with_llm']} mails); "
              f"the worker took {data['worker_seconds']} s for all mails.")

@@ -1,13 +1,17 @@
 """The main job end to end on one machine, with the local defaults.
 
-A private Dovecot mailbox with sample support mail, the local LLM (llama.cpp's
-llama-server with Qwen2.5-Coder-1.5B-Instruct, installed by
-scripts/local-llm/install.sh; ``--scripted`` uses the scripted test double
-instead, for fast development runs), local embeddings (WordLlama), Qdrant local,
-a local SMTP relay that files what it accepts into the Sent folder: polled,
-parsed, classified, indexed, drafted by a real worker process; one draft approved
-as a user would (``email-rag drafts approve``); the reply received once; then a
-summary of every mail's state and the LLM time per mail. The database it used
+The sample team is the shop of the labelled kaffeewerk set (bench/labelled/kaffeewerk): its
+56 answered cases go into a private Dovecot mailbox's INBOX and Sent folder and are imported
+as history (no LLM call), its 19 knowledge articles are imported with `email-rag knowledge
+import`, its saved replies are written; then eight new mails arrive (``DEMO_MAILS``: four
+languages, answered by a past reply, by an article, by no source, and a newsletter). The local LLM
+(llama.cpp's llama-server with Qwen2.5-Coder-1.5B-Instruct, installed by
+scripts/local-llm/install.sh; ``--scripted`` uses the scripted test double instead, for fast
+development runs), local embeddings, Qdrant local and a local SMTP relay that files what it
+accepts into the Sent folder: polled, parsed, classified, indexed, drafted by a real worker
+process; one draft approved as a user would (``email-rag drafts approve``); the reply received
+once; then, per mail, its state, the draft's sources and what was dropped as unsupported,
+and which of the facts the set labels for it the draft holds. The database it used
 (``email_rag_demo``) is kept so the web UI can show the result.
 """
 
@@ -21,6 +25,7 @@ import sys
 import tempfile
 import time
 from contextlib import ExitStack
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +35,14 @@ from email_rag.db import Database, drop_database, sql
 from email_rag.db.migrate import ensure_database, migrate
 from email_rag.wiring.services import Services
 
+from .labelled import load_set
+from .team import message_ids, new_raws, poll, prepare
+
 DEMO_DB = "email_rag_demo"
+SAMPLE_SET = Path(__file__).resolve().parent.parent / "bench" / "labelled" / "kaffeewerk"
+# de/en/fr/es; answered by a past reply (m02, m11), by an article (m21-m24), by nothing
+# (m41), a newsletter (m55)
+DEMO_MAILS = ["m02", "m11", "m21", "m22", "m23", "m24", "m41", "m55"]
 
 
 def _cli(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -69,7 +81,6 @@ def _llm_endpoint(stack: ExitStack, scripted: bool, work: Path) -> tuple[dict[st
 def run_demo(settings: Settings, say: Any = print, database: str = DEMO_DB,
              scripted: bool = False) -> dict[str, Any]:
     from .dovecot import Dovecot, mailboxes_json
-    from .mails import sample_mails
     from .redis_claim import claimed_db
     from .smtp_server import FaultSmtpServer
 
@@ -89,52 +100,56 @@ def run_demo(settings: Settings, say: Any = print, database: str = DEMO_DB,
         dovecot = stack.enter_context(Dovecot())
         say("   starting the LLM (the local model loads in a few seconds) ...")
         llm_env, llm_text = _llm_endpoint(stack, scripted, work)
-        user = dovecot.add_user("support@example.com")
+        team = load_set(SAMPLE_SET)
+        sample = team.only(DEMO_MAILS)
+        user = dovecot.add_user(team.mailbox)
         user.create_folder("Sent")
         relay = FaultSmtpServer(file_to=lambda data: user.append(data, "Sent")).start()
         try:
-            mails = sample_mails()
-            user.append_many(mails)
-            say(f"2. private Dovecot on 127.0.0.1:{dovecot.port}: {len(mails)} sample mails "
-                "in support@example.com's INBOX")
+            now = datetime.now(UTC).replace(microsecond=0)
+            box = user.config.model_copy(update={"history_cutoff": now - timedelta(minutes=10),
+                                                 "signature": team.signature})
             env = {**os.environ,
                    "EMAIL_RAG_DB_NAME": database, "EMAIL_RAG_REDIS_URL": redis_url,
-                   "EMAIL_RAG_MAILBOXES": mailboxes_json([user.config]),
+                   "EMAIL_RAG_MAILBOXES": mailboxes_json([box]),
                    **relay.relay_env,
                    "EMAIL_RAG_QDRANT_PATH": str(work / "qdrant"),
                    "EMAIL_RAG_AUDIT_SPOOL_PATH": str(work / "audit-spool.jsonl"),
-                   "EMAIL_RAG_LOG_LEVEL": "WARNING", "EMAIL_RAG_HISTORY_IMPORT": "false",
+                   "EMAIL_RAG_LOG_LEVEL": "WARNING", "EMAIL_RAG_HISTORY_IMPORT": "true",
                    **llm_env}
             run_settings = settings.model_copy(update={
+                "db_name": database, "mailboxes": [box],
                 "llm_timeout": float(env.get("EMAIL_RAG_LLM_TIMEOUT", settings.llm_timeout))})
             say(f"   {llm_text}")
-            say(f"   embeddings: {settings.embedding_backend} "
-                f"({settings.embedding_local_model if settings.embedding_backend == 'local' else ''}"
-                f"); SMTP relay on 127.0.0.1:{relay.port}; Qdrant local in {work / 'qdrant'}")
-            polled = _cli(env, "poll", "--once", "--json")
-            counts = json.loads(polled.stdout)["data"]["totals"] if polled.stdout else {}
-            say(f"3. email-rag poll --once: {counts}")
+            say(f"   embeddings: {settings.embedding_backend}; SMTP relay on "
+                f"127.0.0.1:{relay.port}; Qdrant local in {work / 'qdrant'}")
+            say(f"2. the sample team {team.team} ({team.mailbox}, private Dovecot on "
+                f"127.0.0.1:{dovecot.port}): {len(team.history)} answered cases, "
+                f"{len(team.articles)} knowledge articles, {len(team.saved_replies)} saved replies")
+            steps = prepare(team, user, env, work, db, run_settings, box.name,
+                            lambda line: say(f"   {line}"))
+            mails = new_raws(list(sample), team.mailbox, datetime.now(UTC).replace(microsecond=0))
+            user.deliver(mails)
+            counts = poll(env, work)
+            say(f"3. {len(mails)} new mails arrive; email-rag poll --once: {counts}")
             budget = run_settings.job_timeout * (len(mails) + 2)
             worker_s = _burst_worker(env, work / "worker.log", budget)
             drafts = json.loads(_cli(env, "drafts", "list", "--json").stdout)["data"]["drafts"]
-            flagged = [d for d in drafts if d.get("check_flags")]
+            written = answered(db, sample)
             say(f"4. worker (parse, classify, index, retrieve, draft) took {worker_s:.0f} s: "
-                f"{len(drafts)} draft(s) wait for review, {len(flagged)} of them FLAGGED by the "
-                "draft checks")
+                f"{len(drafts)} draft(s) wait for review")
+            for w in written:
+                say(f"   {w['mail']} [{w['language']}] {w['subject'][:40]}: {w['status']}; "
+                    f"{w['basis'] or 'no draft'}; sources {', '.join(w['sources']) or '-'}; "
+                    f"facts {w['facts_found']}/{w['facts']}"
+                    + (f"; dropped: {', '.join(w['removed'])}" if w["removed"] else ""))
             sent_id = None
             if drafts:
-                clean = [d for d in drafts if not d.get("check_flags")]
-                first = (clean or drafts)[0]
+                first = drafts[0]
                 args = ["drafts", "approve", str(first["id"]), "--by", "demo-user", "--json"]
-                if not clean:  # a flagged draft is never approved unchanged: staff rewrite it
-                    edit = work / "edited-reply.txt"
-                    edit.write_text("Hello,\n\nthank you for your message. We are looking into "
-                                    "it and will get back to you shortly.\n\nYour support team\n")
-                    args += ["--edit-file", str(edit)]
                 approved = _cli(env, *args)
                 sent_id = json.loads(approved.stdout)["data"]["message_id"]
-                edited = " (rewritten: every draft was flagged)" if not clean else ""
-                say(f"5. email-rag drafts approve {first['id']} --by demo-user{edited} "
+                say(f"5. email-rag drafts approve {first['id']} --by demo-user "
                     f"(\"{first['subject']}\") -> {sent_id}")
                 _burst_worker(env, work / "worker.log", budget)
                 deadline = time.monotonic() + 10
@@ -150,11 +165,36 @@ def run_demo(settings: Settings, say: Any = print, database: str = DEMO_DB,
     summary = summarize(Services(settings.model_copy(update={"db_name": database})))
     with_llm = [m for m in summary if m.get("llm_s")]
     per_mail = (sum(m["llm_s"] for m in with_llm) / len(with_llm)) if with_llm else 0.0
-    return {"database": database, "drafts": len(drafts), "flagged": len(flagged),
+    questions = [w for w in written if w["facts"]]
+    return {"database": database, "drafts": len(drafts), "team": steps,
+            "answered": [w for w in written],
+            "questions": len(questions),
+            "questions_answered": sum(w["facts_found"] == w["facts"] for w in questions),
             "approved_message_id": sent_id, "received": received, "filed_in_sent": filed,
             "mails": summary, "work_dir": str(work), "llm": llm_text, "worker_seconds":
             round(worker_s, 1), "llm_seconds_per_mail": round(per_mail, 1),
             "mails_with_llm": len(with_llm)}
+
+
+def answered(db: Database, sample: Any) -> list[dict[str, Any]]:
+    """Per sample mail: its state, how its draft was written (sources, what was dropped) and
+    how many of the facts the set labels for it the draft holds."""
+    out = []
+    for m in sample:
+        row = db.fetchone(sql("demo_mail_draft"), {"message_id": message_ids(m.id)})
+        body, stored = (row or {}).get("body_draft") or "", {}
+        if row and row.get("sources"):
+            stored = json.loads(row["sources"])
+            stored = stored if isinstance(stored, dict) else {}
+        out.append({"mail": m.id, "language": m.language, "group": m.group,
+                    "subject": m.subject, "status": (row or {}).get("status"),
+                    "basis": stored.get("basis"),
+                    "sources": [f"{x.get('ref')} {x.get('kind')} '{x.get('title')}'"
+                                for x in stored.get("sources") or []],
+                    "removed": list(stored.get("removed") or []),
+                    "facts": len(m.facts), "facts_found": sum(f.found_in(body) for f in m.facts),
+                    "missing": [str(f) for f in m.facts if not f.found_in(body)]})
+    return out
 
 
 def summarize(svc: Services) -> list[dict[str, Any]]:
