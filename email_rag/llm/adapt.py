@@ -9,6 +9,7 @@ sees it:
 |---|---|---|
 | a line lost a fact of its source line (a number, amount, code, address, URL, phone: ``trace.lost``) | once, the line and fact named | still lost: that line is dropped (``salvage``) |
 | a line is not in the customer's language (lines of 6 words and more) | once, named | still wrong: dropped |
+| a line is more than twice as long as its source (the model added a note or facts) | once, named | still: dropped |
 | wrong number of lines, not JSON | once | the lines that can be matched are checked one by one |
 | every line dropped | - | the step writes no draft (MANUAL: the desk shows the sources and why) |
 
@@ -28,6 +29,7 @@ from .prompts import load_prompt, set_version
 from .trace import lost
 
 LONG_LINE_WORDS = 6  # shorter lines carry too little text for a language check
+LONGER = 2.0  # a translated line this many times its source's length (+ 40) added something
 ADDRESS = {("de", "formal"): 'with "Sie"', ("de", "informal"): 'with "du"',
            ("fr", "formal"): 'with "vous"', ("fr", "informal"): 'with "tu"',
            ("es", "formal"): 'with "usted"', ("es", "informal"): 'with "tú"'}
@@ -51,6 +53,8 @@ def problems(given: Sequence[str], answer: Sequence[str], language: str) -> list
         gone = lost(src, line)
         if gone:
             out.append(f"line {i} lost {', '.join(gone)}")
+        elif len(line) > LONGER * len(src) + 40:
+            out.append(f"line {i} says more than its source")
         elif len(line.split()) >= LONG_LINE_WORDS and not in_language(line, language):
             out.append(f"line {i} is not in the customer's language ({language})")
     return out

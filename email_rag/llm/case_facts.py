@@ -13,6 +13,7 @@ case only. ``policy(reply, language)`` keeps the sentences that hold for every c
 | a date, a weekday, a relative day | when something happened in that case |
 | "we have ...", "wir haben ...", "nous avons ...", "hemos ..." , "Ihre Bestellung ... wurde" | a report of what was done |
 | an apology | for that case's trouble |
+| a signature line ("Ihr Kaffeewerk-Kundenservice") | the new draft is signed by the mailbox |
 
 Pure logic: no I/O, no model.
 """
@@ -37,6 +38,11 @@ REPORT = re.compile(
 THANKS = re.compile(
     r"^(?:vielen |herzlichen )?dank(?:e)?\b|^thank(?:s| you)\b|^merci\b|^(?:muchas )?gracias\b",
     re.IGNORECASE)
+# a signature line: "Ihr Kaffeewerk-Kundenservice", "Your support team", "L'équipe Kaffeewerk"
+SIGNATURE = re.compile(
+    r"^(?:ihr|ihre|euer|eure|dein|deine|your|the|votre|ton|l'|la|le|su|tu|el|das|die)\s*"
+    r"[\w' -]{0,40}(?:team|service|kundenservice|kundendienst|support|équipe|equipe|servicio|"
+    r"equipo|atención al cliente|service client)[\w' -]{0,30}[.!]?$", re.IGNORECASE)
 APOLOGY = re.compile(
     r"\b(?:entschuldig|bedauern|tut uns leid|sorry|apolog|désolé|excus|lo sentimos|"
     r"disculp|lamentamos)", re.IGNORECASE)
@@ -60,7 +66,7 @@ def is_event(sentence: str) -> bool:
     return bool(done or promised or references(bare) or dates(sentence)
                 or WEEKDAY_RE.search(sentence) or RELATIVE_DAY.search(sentence)
                 or REPORT.search(sentence) or APOLOGY.search(sentence)
-                or THANKS.search(sentence))
+                or THANKS.search(sentence) or SIGNATURE.match(sentence.strip()))
 
 
 def policy(reply: str) -> str:

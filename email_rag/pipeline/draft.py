@@ -38,6 +38,7 @@ from ..core.states import Actor, MailStatus, Step
 from ..db import sql
 from ..llm import draft_checks, no_source
 from ..llm.adapt import Adapted, adapt_task, salvage
+from ..llm.case_facts import SIGNATURE
 from ..llm.claims import unsupported
 from ..llm.mail_input import MailContent, mail_content
 from ..llm.policy import PolicyLimits, TaskOutcome, run_task
@@ -46,6 +47,7 @@ from ..llm.sources import Bars, Source, candidates, select
 from ..llm.trace import Traced
 from ..mail.addresses import stored_reply
 from ..mail.language import identify
+from ..mail.placeholders import customer_name, order_number, render
 from .contract import StepContext, StepOutcome
 
 MAX_REPLY_CHARS = 5000
@@ -93,24 +95,29 @@ def evidence(content: MailContent, retrieved: dict[str, Any]) -> str:
     return "\n".join(own)
 
 
-def source_lines(source: Source) -> list[str]:
-    """The lines a source gives the draft, cut at ``SOURCE_CHARS`` on a line's end."""
-    out, used = [], 0
-    for line in source.text.splitlines():
-        line = line.strip()
-        if not line:
+def source_lines(source: Source, values: dict[str, str | None]) -> tuple[list[str], int]:
+    """The lines a source gives the draft, its placeholders filled from the mail (``values``;
+    a line with one left unfilled is dropped), signature lines left out, cut at
+    ``SOURCE_CHARS`` on a line's end; (lines, lines dropped for a placeholder)."""
+    out, used, unfilled = [], 0, 0
+    for raw in source.text.splitlines():
+        rendered = render(raw.strip(), values)
+        line = rendered.text
+        if rendered.missing:
+            unfilled += 1
+            continue
+        if not line or SIGNATURE.match(line):
             continue
         if used + len(line) > SOURCE_CHARS and out:
             break
         out.append(line)
         used += len(line)
-    return out
+    return out, unfilled
 
 
-def adapt(ctx: StepContext, source: Source, language: str, register: str,
+def adapt(ctx: StepContext, given: list[str], source: Source, language: str, register: str,
           written: Written) -> list[str]:
     """The source's lines in the customer's language (the model translates)."""
-    given = source_lines(source)
     task = adapt_task(given, language, (language_name(source.language), language_name(language)),
                       register, ctx.email.draft_instruction)
     result = run_task(ctx.services.llm, task, PolicyLimits.from_settings(ctx.services.settings),
@@ -131,8 +138,14 @@ def adapt(ctx: StepContext, source: Source, language: str, register: str,
     return []
 
 
+def placeholder_values(ctx: StepContext, content: MailContent) -> dict[str, str | None]:
+    """What the team's placeholders are filled with for this mail (no agent yet)."""
+    return {"customer_name": customer_name(ctx.email.from_name, content.sender),
+            "order_number": order_number(content.subject, content.body), "agent_name": None}
+
+
 def from_sources(ctx: StepContext, chosen: list[Source], language: str, frame: ReplyFrame,
-                 own: str) -> Written:
+                 own: str, values: dict[str, str | None]) -> Written:
     written = Written("sources", [Traced(no_source.THANKS.get(frame.language,
                                                               no_source.THANKS["en"]), None)],
                       chosen)
@@ -140,8 +153,10 @@ def from_sources(ctx: StepContext, chosen: list[Source], language: str, frame: R
     for source in chosen:
         same = (source.language in (None, language) or language not in no_source.THANKS) \
             and not ctx.email.draft_instruction
-        lines = source_lines(source) if same else adapt(ctx, source, language,
-                                                         frame.register, written)
+        given, unfilled = source_lines(source, values)
+        written.removed += ["unfilled placeholder"] * unfilled
+        lines = given if same or not given else adapt(ctx, given, source, language,
+                                                       frame.register, written)
         for line in lines:
             # the sources are the team's (a past reply's case numbers are already cut out):
             # a code or a phone number in them is the team's, not another customer's
@@ -164,7 +179,8 @@ def write_body(ctx: StepContext, content: MailContent, retrieved: dict[str, Any]
         hours = service_hours(ctx)
         body = no_source.reply_body(frame.language, f"{content.subject}\n{content.body}", hours)
         return Written("no_source", [Traced(x, None) for x in body.splitlines()]), found
-    written = from_sources(ctx, chosen, language, frame, evidence(content, retrieved))
+    written = from_sources(ctx, chosen, language, frame, evidence(content, retrieved),
+                           placeholder_values(ctx, content))
     if not written.no_draft:
         text = frame.compose(written.body)
         problem = (draft_checks.echo(text, content.body)

@@ -8,6 +8,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime, formataddr, parseaddr
 
 from ..core.errors import HeaderInjectionError
+from ..mail.placeholders import BIDI_CONTROLS
 
 LOOP_GUARD_HEADER = "X-Email-RAG"
 
@@ -20,7 +21,6 @@ def new_message_id(draft_id: int, domain: str) -> str:
 # Unicode bidi embeddings, overrides and isolates (LRE RLE PDF LRO RLO, LRI RLI FSI PDI):
 # they make a text read differently from its characters (``Rechnung<U+202E>fdp.exe`` shows
 # as ``Rechnungexe.pdf``). The marks (LRM, RLM, ALM) only place neutral characters.
-BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 # LRM, RLM, ALM: invisible, yet they move the neutral characters around them (a dot, an
 # extension's separator); the desk shows them as markers like the controls above
 BIDI_MARKS = frozenset("\u200e\u200f\u061c")

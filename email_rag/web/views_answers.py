@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse
 
 from ..core.errors import BadInputError, DraftNotFoundError
+from ..mail import placeholders
 from ..review import answers, desk, notes
 from ..sending.rules import OPEN
 from .queue_filters import QueueFilters, back_to, with_filters
@@ -53,7 +54,7 @@ def answers_page(request: Request, user: AdminUser, mailbox: int | None = None):
     sig = answers.signature(svc, chosen.id) if chosen else None
     return page(request, "answers.html", mailboxes=boxes, chosen=chosen,
                 replies=answers.replies(svc, chosen.id) if chosen else [],
-                signature=sig.body if sig else "", placeholders=answers.PLACEHOLDERS)
+                signature=sig.body if sig else "", placeholders=placeholders.PLACEHOLDERS)
 
 
 @router.post("/admin/answers/create")
@@ -127,14 +128,14 @@ def insert(request: Request, user: StaffUser, draft_id: int, query: QueueFilters
         sig = answers.signature(svc, mailbox_id)
         if sig is None:
             raise DraftNotFoundError(_tr(request, user, "This mailbox has no signature."))
-        rendered = answers.render(sig.body, values)
+        rendered = placeholders.render(sig.body, values)
     else:
         chosen = (_reply(request, user, svc, int(saved_reply)) if saved_reply.isdigit()
                   else None)
         if chosen is None or chosen.mailbox_id != mailbox_id:
             raise DraftNotFoundError(_tr(request, user, "This saved reply does not exist "
                                          "(any more)."))
-        rendered = answers.render(chosen.body, values)
+        rendered = placeholders.render(chosen.body, values)
     text = body.replace("\r\n", "\n").rstrip()
     desk.save_edit(svc, draft_id, user.id, (text + "\n\n" if text else "") + rendered.text)
     said = _tr(request, user, "Inserted at the end of your text.")

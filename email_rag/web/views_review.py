@@ -31,6 +31,7 @@ from ..core.errors import (
 from ..core.records import Draft
 from ..core.states import DraftStatus
 from ..db import examples
+from ..mail import placeholders
 from ..review import answers, assignment, desk, no_reply, notes, saved_views
 from ..review.console import review_filters
 from ..review.desk import QueueQuery
@@ -266,7 +267,7 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr,
     desk.require_draft(svc, user.mailbox_ids, draft_id)
     next_url = _next_url(svc, user, query, draft_id)
     edited = body.replace("\r\n", "\n")  # browsers send CRLF from a textarea
-    left_open = answers.unfilled(edited)
+    left_open = placeholders.unfilled(edited)
     if left_open:  # a saved reply's placeholder nobody filled in never goes out
         desk.save_edit(svc, draft_id, user.id, edited)
         return _back_to_draft(request, draft_id, "error", _tr(

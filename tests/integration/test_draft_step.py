@@ -210,3 +210,25 @@ def test_an_approved_past_reply_gives_its_policy_never_its_events(svc, db, serve
         assert event not in d["body_draft"], event
     assert [x["origin"] for x in src["sources"]] == [f"mail:{earlier}"]
     assert server.stats()["calls"].get("draft", 0) == 0
+
+
+def test_a_saved_reply_is_filled_for_this_customer_and_an_unfillable_line_left_out(
+        svc, db, server):
+    """GIVEN a saved reply (kept as a knowledge article) with {customer_name} and
+    {order_number} WHEN a customer without an order number asks THEN the draft names the
+    customer, leaves out the line that needs an order number, and holds no placeholder."""
+    from email_rag.review import answers
+    from tests.factories import make_mailbox
+
+    mb = make_mailbox(db, "support")
+    svc.settings.draft_bar_knowledge = 0.05
+    answers.create(svc, mb, "Rücksendung Kaffeemaschine", (
+        "Hallo {customer_name}, eine Kaffeemaschine können Sie innerhalb von 30 Tagen nach "
+        "Lieferung kostenlos zurücksenden.\nIhre Bestellung {order_number} ist vermerkt.\n"
+        "Senden Sie das Paket an Kaffeewerk GmbH, Hafenstraße 12, 20457 Hamburg."), "user:admin")
+    email_id, _, _ = process(svc, db, *ASK, mailbox_id=mb, from_name="Karla Kunde")
+    [d] = drafts(db, email_id)
+    assert "{" not in d["body_draft"] and "Hallo Karla Kunde, eine Kaffeemaschine" in \
+        d["body_draft"]
+    assert "vermerkt" not in d["body_draft"] and "Hafenstraße 12" in d["body_draft"]
+    assert "unfilled placeholder" in stored_sources(d)["removed"]

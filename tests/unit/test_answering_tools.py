@@ -1,11 +1,11 @@
 """Saved replies' placeholders and the @mentions of internal notes: pure logic
-(email_rag.review.answers, email_rag.review.notes)."""
+(email_rag.mail.placeholders, email_rag.review.notes)."""
 
 from __future__ import annotations
 
 import pytest
 
-from email_rag.review.answers import (
+from email_rag.mail.placeholders import (
     clean_value,
     customer_name,
     order_number,

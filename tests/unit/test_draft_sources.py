@@ -110,3 +110,18 @@ def test_the_no_source_reply_defers_and_asks_without_a_promise(language):
     assert len(body.splitlines()) == 3 and not trace.fact_keys(body)
     with_ref = no_source.reply_body(language, "Bestellung 48213 fehlt", 24)
     assert len(with_ref.splitlines()) == 2 and "24" in with_ref
+
+
+@pytest.mark.parametrize("line", ["Ihr Kaffeewerk-Kundenservice", "Your support team",
+                                  "Su servicio de atención al cliente de Kaffeewerk",
+                                  "L'équipe Kaffeewerk"])
+def test_signature_lines_are_not_carried(line):
+    assert case_facts.is_event(line)
+
+
+def test_a_translated_line_that_adds_a_note_is_refused():
+    task = adapt.adapt_task(GIVEN[:1], "de", ("English", "German"), "formal")
+    noted = ("Rücksendungen sind innerhalb von 30 Tagen nach Lieferung kostenlos. Hinweis: Der "
+             "Originaltext enthielt einen Fehler, den ich korrigiert habe, und weitere Angaben.")
+    with pytest.raises(LLMInvalidOutputError, match="line 1 says more than its source"):
+        task.parse(json.dumps({"lines": [noted]}))
