@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -39,6 +40,7 @@ log = logging.getLogger(__name__)
 PER_ARTICLE = 2
 RANKED = 50  # passages each ranking contributes to the fusion
 QUERY_CHARS = 2000
+MAX_QUESTIONS = 6  # of a mail's sentences asked besides its whole text
 _WORD = re.compile(r"[^\W_]", re.UNICODE)
 
 
@@ -86,15 +88,20 @@ class KnowledgeSearch:
         self.db = db
         self.embedder = embedder
 
-    def search(self, mailbox_id: int | None, text: str, limit: int = 8) -> list[KnowledgeHit]:
+    def search(self, mailbox_id: int | None, text: str, limit: int = 8,
+               questions: Sequence[str] = ()) -> list[KnowledgeHit]:
         """The passages that best answer ``text`` for a mail of ``mailbox_id`` (None: global
-        knowledge only): active articles only, at most ``PER_ARTICLE`` per article."""
+        knowledge only): active articles only, at most ``PER_ARTICLE`` per article.
+        ``questions``: the mail's own questions (sentences), embedded with the text in one
+        call; a passage's cosine is its best with any of them (a mail's greeting, signature
+        and story dilute the whole text's vector)."""
         hits = KnowledgeHits()
         text = (text or "")[:QUERY_CHARS]
         if not _WORD.search(text):
             return hits
         key = mailbox_id or 0
-        cosines, ok = self._cosines(key, text)
+        asked = [q[:QUERY_CHARS] for q in questions if _WORD.search(q or "")][:MAX_QUESTIONS]
+        cosines, ok = self._cosines(key, [text, *asked])
         hits.reduced = not ok
         by_vector = sorted(cosines.items(), key=lambda kv: (-kv[1], kv[0]))[:RANKED]
         q = lexical_query(None, text)
@@ -130,11 +137,12 @@ class KnowledgeSearch:
                 cosine=float(cosines.get(k, 0.0))))
         return hits
 
-    def _cosines(self, mailbox_key: int, text: str) -> tuple[dict[tuple[int, int], float], bool]:
-        """Cosine of the query with every searchable passage vector; (…, False) when the
-        embedder could not be asked."""
+    def _cosines(self, mailbox_key: int, texts: list[str]
+                 ) -> tuple[dict[tuple[int, int], float], bool]:
+        """The best cosine of the queries with every searchable passage vector; (…, False)
+        when the embedder could not be asked."""
         try:
-            query = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
+            queries = np.asarray(self.embedder.embed(texts), dtype=np.float32)
         except (EmbeddingUnavailableError, EmbeddingRejectedError) as e:
             log.warning("knowledge search by words only: the embedder failed (%s)",
                         type(e).__name__)
@@ -144,8 +152,8 @@ class KnowledgeSearch:
         if not rows:
             return {}, True
         matrix = np.vstack([from_blob(r["vector"]) for r in rows])
-        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
-        scores = matrix @ query / np.where(norms == 0, 1.0, norms)
+        norms = np.outer(np.linalg.norm(matrix, axis=1), np.linalg.norm(queries, axis=1))
+        scores = (matrix @ queries.T / np.where(norms == 0, 1.0, norms)).max(axis=1)
         return {(int(r["article_id"]), int(r["passage_no"])): float(s)
                 for r, s in zip(rows, scores, strict=True)}, True
 

@@ -16,8 +16,18 @@ from __future__ import annotations
 
 from ..indexing.retrieval import Retriever
 from ..knowledge.search import KnowledgeSearch
+from ..llm.case_facts import sentences
 from ..llm.mail_input import mail_content
 from .contract import StepContext, StepOutcome
+
+
+def questions(subject: str, body: str) -> list[str]:
+    """The mail's questions for the knowledge search: its subject and the sentences that
+    ask (a question mark), else its first sentences; quoted lines left out."""
+    lines = [x for x in (body or "").splitlines() if not x.lstrip().startswith(">")]
+    said = sentences("\n".join(lines))
+    asked = [x for x in said if "?" in x] or said[1:4]
+    return [x for x in [subject or "", *asked] if len(x.split()) >= 2 or len(x.strip()) >= 6]
 
 
 def knowledge(ctx: StepContext) -> tuple[list[dict[str, object]], bool]:
@@ -28,7 +38,7 @@ def knowledge(ctx: StepContext) -> tuple[list[dict[str, object]], bool]:
     content = mail_content(ctx.email, s.llm_max_input_chars)
     search = KnowledgeSearch(ctx.services.db, ctx.services.embedder)
     hits = search.search(ctx.email.mailbox_id, f"{content.subject}\n{content.body}",
-                         s.knowledge_hits)
+                         s.knowledge_hits, questions(content.subject, content.body))
     return [h.as_dict() for h in hits], hits.reduced
 
 
