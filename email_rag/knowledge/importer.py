@@ -139,6 +139,9 @@ class Importer:
                 if files:
                     cur.execute(sql("knowledge_import_files_gone", paths=len(files)),
                                 {"import_id": import_id, **slot_params(paths=files)})
+                else:
+                    cur.execute(sql("knowledge_import_files_clear_pending"),
+                                {"import_id": import_id})
             else:
                 cur.execute(sql("knowledge_import_insert"),
                             {"root": str(root), "mailbox_key": key, "by": actor})

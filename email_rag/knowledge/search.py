@@ -38,7 +38,7 @@ from .articles import from_blob
 log = logging.getLogger(__name__)
 
 PER_ARTICLE = 2
-RANKED = 50  # passages each ranking contributes to the fusion
+RANKED = 50  # passages the lexical ranking contributes to the fusion (the vectors: all)
 QUERY_CHARS = 2000
 MAX_QUESTIONS = 6  # of a mail's sentences asked besides its whole text
 _WORD = re.compile(r"[^\W_]", re.UNICODE)
@@ -103,7 +103,9 @@ class KnowledgeSearch:
         asked = [q[:QUERY_CHARS] for q in questions if _WORD.search(q or "")][:MAX_QUESTIONS]
         cosines, ok = self._cosines(key, [text, *asked])
         hits.reduced = not ok
-        by_vector = sorted(cosines.items(), key=lambda kv: (-kv[1], kv[0]))[:RANKED]
+        # every passage is in the vector ranking (knowledge is small): a passage only the
+        # words found still gets its vector rank, and does not tie with the vectors' first
+        by_vector = sorted(cosines.items(), key=lambda kv: (-kv[1], kv[0]))
         q = lexical_query(None, text)
         lexical = [] if not q else [
             ((int(r["article_id"]), int(r["passage_no"])), float(r["score"]))

@@ -31,6 +31,7 @@ SMOKE = {
     "quality": (["--llm", "scripted", "--mails", "12", "--drafts", "3"],
                 ["acc_category", "hit3", "classification", "drafts"]),
     "mime": ([], ["worst_step_s", "mails"]),
+    "knowledge": (["--mails", "5"], ["passages_per_s", "search_p50_ms", "reimport_unchanged_s"]),
     "latency": (["--mails", "2", "--interval-ms", "300", "--poll-seconds", "2",
                  "--latency-ms", "50"], ["idle_p50_s", "runs"]),
 }

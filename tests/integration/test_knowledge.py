@@ -548,3 +548,12 @@ def test_a_saved_reply_written_while_the_embedder_is_down_is_found_by_words_then
                                            "Friday."), "user:root")
     hit = KnowledgeSearch(db, HashingEmbedder()).search(support, "answer mail Monday")[0]
     assert hit.article_id == article_id and hit.version == 2 and hit.cosine > 0
+
+
+def test_a_resumed_import_of_a_folder_emptied_meanwhile_completes_with_nothing_left(db, kb):
+    importer(db, stop=lambda: True).run(kb, None, "cli:test")  # interrupted before any file
+    for p in sorted(kb.rglob("*"), reverse=True):
+        p.unlink() if p.is_file() else p.rmdir()
+    r = importer(db).run(kb, None, "cli:test")
+    assert r.resumed and (r.status, r.processed, r.failed, r.remaining) == (
+        ImportStatus.COMPLETED, 0, 0, 0)

@@ -143,6 +143,10 @@ UPDATE knowledge_import_files SET status = 'pending', error = NULL
 DELETE FROM knowledge_import_files
  WHERE import_id = %(import_id)s AND status = 'pending' AND path NOT IN ({paths});
 
+-- name: knowledge_import_files_clear_pending
+-- The folder is empty now: nothing planned is left to import.
+DELETE FROM knowledge_import_files WHERE import_id = %(import_id)s AND status = 'pending';
+
 -- name: knowledge_import_files_pending
 SELECT path FROM knowledge_import_files
  WHERE import_id = %(import_id)s AND status = 'pending' ORDER BY path;

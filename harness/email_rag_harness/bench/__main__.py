@@ -40,6 +40,8 @@ BENCHMARKS = {
                            "-> send (sys.setprofile)"),
     "scale": ("email_rag_harness.bench.scale", "cost by mailbox size (1,000 / 10,000 mails): local Qdrant "
               "search, hybrid retrieval, queue claim per operation, and memory"),
+    "knowledge": ("email_rag_harness.bench.knowledge", "knowledge import (passages/s), unchanged "
+                  "re-import and search p50 over generated articles"),
     "mime": ("email_rag_harness.bench.pathological", "pathological mails (20,000 parts, 2 MB HTML, deep "
                                    "nesting): seconds per pipeline step"),
 }
