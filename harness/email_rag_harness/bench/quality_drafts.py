@@ -50,7 +50,7 @@ from typing import Any
 
 from email_rag.core.settings import ENV_PREFIX, Settings
 from email_rag.db import sql
-from email_rag_harness.testing.labelled import LabelledSet, load_set
+from email_rag_harness.testing.labelled import SAVED_PREFIX, LabelledSet, load_set
 from email_rag_harness.testing.team import (
     HISTORY_DOMAIN,
     NEW_DOMAIN,
@@ -79,9 +79,13 @@ def _set_plan(llm_env: dict[str, str], plan: dict[str, Any]) -> None:
 
 
 # --- reading what the product stored ---
-def _source_names(raw: Any, history_of: dict[int, str]) -> list[str]:
-    """Short names of what a draft's sources JSON lists: a history case's id when the source
-    is one of its mails, else an article path / saved reply title / id as stored."""
+def _source_names(raw: Any, history_of: dict[int, str],
+                  articles: dict[int, str] | None = None) -> list[str]:
+    """Short names of what a draft's sources JSON lists, as the set names them: a history
+    case's id when the source is one of its mails (``origin`` mail:<id>), an article's
+    ``knowledge/<file>`` or ``saved_replies.json#<title>`` (``origin`` knowledge:<id>:<n>,
+    ``articles``), else a path / title / id as stored."""
+    articles = articles or {}
     try:
         data = json.loads(raw) if isinstance(raw, str | bytes) else raw
     except ValueError:
@@ -91,8 +95,14 @@ def _source_names(raw: Any, history_of: dict[int, str]) -> list[str]:
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
+        origin = str(item.get("origin") or "")
+        if origin.startswith("knowledge:") and origin.split(":")[1].isdigit() \
+                and int(origin.split(":")[1]) in articles:
+            names.append(articles[int(origin.split(":")[1])])
+            continue
         ids = [item.get("email_id"), (item.get("reply") or {}).get("email_id")
-               if isinstance(item.get("reply"), dict) else None]
+               if isinstance(item.get("reply"), dict) else None,
+               origin.removeprefix("mail:") if origin.startswith("mail:") else None]
         case = next((history_of[int(i)] for i in ids if i is not None
                      and str(i).isdigit() and int(i) in history_of), None)
         if case:
@@ -114,6 +124,10 @@ def _read(db: Any, s: LabelledSet) -> tuple[dict[str, draft_judge.DraftSeen], di
             history_of[int(row["id"])] = mid.strip("<>").split("@")[0].removesuffix("-reply")
         elif NEW_DOMAIN in mid:
             by_message[mid.strip("<>").split("@")[0]] = row
+    articles = {}
+    for a in db.fetchall(sql("bench_drafts_articles")):
+        articles[int(a["id"])] = (f"{SAVED_PREFIX}{a['title']}" if a["origin"] == "saved_reply"
+                                  else f"knowledge/{Path(str(a['source_key'] or a['title'])).name}")
     seconds: dict[int, float] = {}
     for t in db.fetchall(sql("llm_time_per_mail")):
         key = int(t["email_id"])
@@ -122,7 +136,7 @@ def _read(db: Any, s: LabelledSet) -> tuple[dict[str, draft_judge.DraftSeen], di
     for mail_id, row in by_message.items():
         seen[mail_id] = draft_judge.DraftSeen(
             mail_status=row["status"], body=row["body_draft"], draft_status=row["draft_status"],
-            flags=row["check_flags"], sources=_source_names(row["sources"], history_of)
+            flags=row["check_flags"], sources=_source_names(row["sources"], history_of, articles)
             if row["sources"] else [], model_seconds=seconds.get(int(row["id"]), 0.0))
     statuses = {k: str(v["status"]) for k, v in by_message.items()}
     return seen, statuses

@@ -265,3 +265,6 @@ SELECT e.id, e.message_id, e.status, d.status AS draft_status, d.body_draft, d.c
 -- name: bench_drafts_history_left
 SELECT COUNT(*) AS stored, COALESCE(SUM(index_status = 'pending'), 0) AS `left`
   FROM emails WHERE status = 'history';
+
+-- name: bench_drafts_articles
+SELECT id, origin, title, source_key FROM knowledge_articles;
