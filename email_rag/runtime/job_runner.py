@@ -199,11 +199,13 @@ class JobRunner:
             detail={"error": str(error), "worker": self.name}))
         self.services.reset()
         self._handlers = None  # handlers hold clients: rebuild them too
-        self.services.db.wait_until_available(self.services.settings.db_outage_backoff_max)
+        settings = self.services.settings
+        spread = self.services.db.wait_until_available(settings.db_outage_backoff_max,
+                                                       spread=settings.db_reconnect_spread)
         waited = round(time.monotonic() - started, 3)
         self.services.audit.record(AuditEvent(
             Actor.WORKER, "job", job_id, "database_recovered",
-            detail={"waited_s": waited, "worker": self.name}))
+            detail={"waited_s": waited, "jitter_s": round(spread, 3), "worker": self.name}))
         try:
             self.services.audit.flush_spool()
         except DatabaseUnavailableError:
