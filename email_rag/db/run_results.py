@@ -93,7 +93,7 @@ class RunLog:
             cur.execute(sql("run_results_insert"), {
                 "command": command, "scope": scope, "remaining": remaining,
                 "resumed_from": done_before, "cursor": cursor, "actor": actor})
-            run_id = cur.lastrowid()
+            run_id = cur.lastrowid
             events = [AuditEvent(actor, "run", run_id, "run_started", None, RUNNING,
                                  detail={"command": command, "scope": scope})]
             if earlier is not None:

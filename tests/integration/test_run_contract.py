@@ -1,0 +1,208 @@
+"""The failure contract of long commands (issue 43): each long command killed midway
+(SIGKILL) against the real MariaDB and Redis resumes on the next run, and the two runs'
+records (the killed run's checkpoint row, the second run's --json record) account for
+every item exactly once; SIGTERM prints the Interrupted record with resumeAvailable;
+``failed retry --all`` says how many manual mails it skipped and why."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from email_rag.db import Database
+from tests.conftest import MARIADB
+from tests.factories import make_email, make_job, make_mailbox
+from tests.helpers import ROOT, run_cli
+
+
+@pytest.fixture
+def db_name() -> Iterator[str]:
+    """This module's databases carry the prefix erag_t_ct_ (dropped after the test)."""
+    name = f"erag_t_ct_{uuid.uuid4().hex[:10]}"
+    yield name
+    server = Database(**MARIADB)
+    try:
+        server.execute(f"DROP DATABASE IF EXISTS `{name}`")
+    finally:
+        server.close()
+
+
+def _start(*args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH",
+                                                                               "")}
+    return subprocess.Popen([sys.executable, "-m", "email_rag", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _last_run(db, command: str) -> dict | None:
+    return db.fetchone("SELECT id, status, processed, failed, resumed_from, current_item, "
+                       "continued_by FROM run_results WHERE command = %s ORDER BY id DESC "
+                       "LIMIT 1", (command,))
+
+
+def _wait_processed(db, proc: subprocess.Popen, command: str, at_least: int,
+                    timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        row = _last_run(db, command)
+        if row and row["processed"] >= at_least:
+            return row
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.005)
+    raise AssertionError(f"{command} did not reach {at_least} items in {timeout} s")
+
+
+def _dead_entries(db, n: int) -> list[int]:
+    mb = make_mailbox(db)
+    jobs = []
+    for i in range(n):
+        mail = make_email(db, mb, status="failed", subject=f"dead {i}")
+        job = make_job(db, mail, state="dead")
+        db.execute("UPDATE jobs SET attempts = 4, last_error = 'LLMError: 503' WHERE id = %s",
+                   (job,))
+        jobs.append(job)
+    return jobs
+
+
+def _retries_per_job(db) -> dict[int, int]:
+    rows = db.fetchall("SELECT entity_id, COUNT(*) AS n FROM audit_log WHERE entity_type = "
+                       "'job' AND event = 'admin_retry' GROUP BY entity_id")
+    return {int(r["entity_id"]): int(r["n"]) for r in rows}
+
+
+def test_failed_retry_all_killed_midway_resumes_and_the_two_records_count_each_entry_once(
+        env, db):
+    jobs = _dead_entries(db, 150)
+    proc = _start("failed", "retry", "--all", "--json")
+    try:
+        killed_at = _wait_processed(db, proc, "failed-retry", random.randint(5, 60))
+        proc.send_signal(signal.SIGKILL)  # at a random point, no chance to clean up
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    first = _last_run(db, "failed-retry")
+    assert first["status"] == "running" and 0 < first["processed"] < len(jobs), first
+    assert first["processed"] >= killed_at["processed"]
+
+    again = run_cli("failed", "retry", "--all", "--json")
+    assert again.returncode == 0, again.stdout + again.stderr
+    out = json.loads(again.stdout)
+    assert (out["status"], out["failed"], out["remaining"], out["resumeAvailable"]) == (
+        "completed", 0, 0, False)
+    # the killed run's checkpoint and the second run's record: every entry exactly once
+    assert out["resumedFrom"] + out["processed"] == len(jobs), (first, out)
+    assert _retries_per_job(db) == dict.fromkeys(jobs, 1)
+    assert db.fetchone("SELECT COUNT(*) AS n FROM jobs WHERE state = 'dead'")["n"] == 0
+    rows = db.fetchall("SELECT status, continued_by FROM run_results ORDER BY id")
+    assert [r["status"] for r in rows] == ["interrupted", "completed"]
+    assert rows[0]["continued_by"] is not None
+    events = [r["event"] for r in db.fetchall(
+        "SELECT event FROM audit_log WHERE entity_type = 'run' ORDER BY id")]
+    assert events == ["run_started", "run_started", "run_continued", "run_finished"]
+
+
+def test_failed_retry_all_stopped_by_sigterm_prints_the_interrupted_record_then_resumes(
+        env, db):
+    jobs = _dead_entries(db, 120)
+    proc = _start("failed", "retry", "--all", "--json")
+    try:
+        _wait_processed(db, proc, "failed-retry", 5)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, out + err
+    first = json.loads(out)
+    assert (first["status"], first["resumeAvailable"], first["exit_code"]) == (
+        "interrupted", True, 2)
+    assert first["next"] == "email-rag failed retry --all"
+    assert first["processed"] + first["remaining"] == len(jobs) and first["remaining"] > 0
+
+    human = run_cli("failed", "retry", "--all")
+    assert human.returncode == 0, human.stdout + human.stderr
+    lines = human.stdout.splitlines()
+    assert lines[0] == "COMPLETED"
+    assert lines[1] == (f"Resuming: {first['processed']} entry(s) were done earlier by an "
+                        "unfinished run of this command.")
+    assert lines[2] == f"{first['remaining']} / {first['remaining']} entry(s) completed."
+    assert _retries_per_job(db) == dict.fromkeys(jobs, 1)
+
+
+def test_failed_retry_all_reports_the_manual_mails_it_skipped_and_retries_them_when_asked(
+        env, db):
+    mb = make_mailbox(db)
+    dead = _dead_entries(db, 2)
+    manual_mail = make_email(db, mb, status="manual", status_reason="LLM timed out twice")
+    manual_job = make_job(db, manual_mail, state="done")
+
+    r = run_cli("failed", "retry", "--all", "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (out["status"], out["processed"], out["skipped"]) == ("completed", 2, 1)
+    assert out["data"]["skipped_manual"] == [manual_job]
+    assert sorted(out["data"]["retried"]) == sorted(dead)
+    human = run_cli("failed", "retry", "--all")
+    assert "Skipped: 1 mail(s) in manual can be retried but --all leaves them to a human: " \
+        "add --include-manual" in human.stdout
+    assert human.stdout.startswith("NOTHING TO DO\n0 / 1 entry(s) completed (1 skipped).")
+
+    r = run_cli("failed", "retry", "--all", "--include-manual", "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (out["status"], out["processed"], out["skipped"]) == ("completed", 1, 0)
+    assert out["data"]["retried"] == [manual_job]
+    assert db.fetchone("SELECT status FROM emails WHERE id = %s", (manual_mail,))[
+        "status"] != "manual"
+
+
+def _partial_mails(db, n: int) -> list[int]:
+    mb = make_mailbox(db)
+    return [make_email(db, mb, status="sent", subject=f"printer {i}",
+                       body=f"The printer {i} in room {i} shows error {i}.",
+                       index_status="partially_indexed", index_missing="vectors")
+            for i in range(n)]
+
+
+def _reindexed_per_mail(db) -> dict[int, int]:
+    rows = db.fetchall("SELECT entity_id, COUNT(*) AS n FROM audit_log WHERE entity_type = "
+                       "'email' AND event = 'reindexed' GROUP BY entity_id")
+    return {int(r["entity_id"]): int(r["n"]) for r in rows}
+
+
+@pytest.mark.parametrize("scope", [[], ["--all"]])
+def test_reindex_killed_midway_resumes_and_the_two_records_count_each_mail_once(env, db,
+                                                                                scope):
+    mails = _partial_mails(db, 120)
+    if scope:  # --all walks every indexed mail: make them complete first
+        db.execute("UPDATE emails SET index_status = 'complete', index_missing = NULL")
+    proc = _start("reindex", *scope, "--json")
+    try:
+        _wait_processed(db, proc, "reindex", random.randint(3, 40))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    first = _last_run(db, "reindex")
+    assert first["status"] == "running" and 0 < first["processed"] < len(mails), first
+
+    again = run_cli("reindex", *scope, "--json", timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    out = json.loads(again.stdout)
+    assert (out["status"], out["failed"], out["remaining"]) == ("completed", 0, 0), out
+    assert out["resumedFrom"] == first["processed"]
+    assert out["resumedFrom"] + out["processed"] == len(mails), (first, out)
+    assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
+    assert db.fetchone("SELECT COUNT(*) AS n FROM emails WHERE index_status = "
+                       "'partially_indexed'")["n"] == 0
