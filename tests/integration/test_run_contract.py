@@ -206,3 +206,36 @@ def test_reindex_killed_midway_resumes_and_the_two_records_count_each_mail_once(
     assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
     assert db.fetchone("SELECT COUNT(*) AS n FROM emails WHERE index_status = "
                        "'partially_indexed'")["n"] == 0
+
+
+def test_poll_killed_midway_resumes_at_its_cursor_and_stores_each_mail_once(env, db, mailbox,
+                                                                            monkeypatch):
+    """GIVEN 1,500 mails WHEN `poll --once` is SIGKILLed after a random committed batch THEN
+    the next poll's record has processed = the rest, completed and verified by its re-count,
+    and MariaDB holds every mail once (the batch in hand was rolled back, not half stored)."""
+    from email_rag_harness.testing.dovecot import mailboxes_json
+    from email_rag_harness.testing.mails import bulk_mails
+
+    mailbox.deliver(bulk_mails(1_500, tag="kill"))
+    monkeypatch.setenv("EMAIL_RAG_MAILBOXES", mailboxes_json([mailbox.config]))
+    monkeypatch.setenv("EMAIL_RAG_IMAP_FETCH_BATCH", "10")
+    proc = _start("poll", "--once", "--json")
+    try:
+        deadline, target = time.monotonic() + 180, random.randint(20, 400)
+        while db.fetchone("SELECT COUNT(*) AS n FROM emails")["n"] < target:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stored = db.fetchone("SELECT COUNT(*) AS n FROM emails")["n"]
+    assert stored % 10 == 0 and 0 < stored < 1_500  # whole batches only
+    again = run_cli("poll", "--once", "--force", "--json", timeout=600)
+    out = json.loads(again.stdout)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (out["status"], out["verified"], out["failed"]) == ("completed", True, 0)
+    assert stored + out["processed"] == 1_500
+    assert db.fetchone("SELECT COUNT(*) AS n, COUNT(DISTINCT message_id) AS d FROM emails") \
+        == {"n": 1_500, "d": 1_500}
