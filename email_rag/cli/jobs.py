@@ -129,16 +129,24 @@ def retry_failed(args, svc) -> Outcome:
     return Outcome(code, " ".join(parts) or "Nothing to retry.", data)
 
 
+SHOWN_IDS = 10  # a long run lists this many entry ids in words (--json has them all)
+
+
+def _ids(ids: list[int]) -> str:
+    more = len(ids) - SHOWN_IDS
+    return str(ids) if more <= 0 else f"{ids[:SHOWN_IDS]} (+{more} more)"
+
+
 def _retry_lines(r: console.RetryResult) -> list[str]:
     parts = []
     if r.retried:
         parts.append(f"Queued {len(r.retried)} entr{'y' if len(r.retried) == 1 else 'ies'} "
-                     f"again {r.retried}; each resumes at its first unconfirmed step."
+                     f"again {_ids(r.retried)}; each resumes at its first unconfirmed step."
                      + ("" if r.enqueued else " Redis is unreachable: re-dispatch enqueues "
                         "them (audited as enqueue_failed)."))
     if r.to_review:
-        parts.append(f"Back to review {r.to_review}: the relay refused the send; the draft "
-                     "is pending review again with the refusal shown (fix the address and "
+        parts.append(f"Back to review {_ids(r.to_review)}: the relay refused the send; the "
+                     "draft is pending review again with the refusal shown (fix the address and "
                      "approve, or reject).")
     for job_id, why in r.refused.items():
         parts.append(f"Not retried: entry {job_id}: {why}.")

@@ -123,3 +123,18 @@ def test_the_design_cards_defaults_are_pinned():
     assert s.stuck_after_seconds == 600
     assert list(s.retry_delays) == [30.0, 120.0, 600.0] and s.max_attempts == 4
     assert s.db_reconnect_spread == 2.0 and s.store_max_retry_after == 60.0
+
+
+def test_docs_and_readme_show_the_end_state_table_of_the_code():
+    """docs/states.md and the README list every end state with the exit code of EXIT_CODES,
+    and docs/states.md shows a real output of each."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    states_doc = (root / "docs" / "states.md").read_text().split("## End states of long")[1]
+    readme = (root / "README.md").read_text()
+    for state, code in EXIT_CODES.items():
+        rows = [ln for ln in states_doc.splitlines() if ln.startswith(f"| `{state.value}` |")]
+        assert len(rows) == 1 and f"| {code} |" in rows[0], state
+        assert f"| `{state.value}` | {code} |" in readme, state
+        assert f"\n{state.value.replace('_', ' ').upper()}\n" in states_doc, state
