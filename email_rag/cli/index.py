@@ -11,6 +11,17 @@ can open it):
   ``index_sync`` entry on the vector queue (durable in MariaDB; ``--wait N``
   follows it) and ``search`` is routed through the vector queue to that worker
   and waits for its answer (``--timeout``). Neither ever opens the folder then.
+
+``reindex`` in this process is a long command (core/run_result.py, items are mails) with
+the checkpoint of db/run_results.py, committed in each mail's own transaction:
+
+| situation | retry? | state known? | resume? |
+|---|---|---|---|
+| a store down | the store's tries, then the mail stays partially_indexed | yes | partial (2): run it again, or the periodic sync |
+| SIGTERM / Ctrl-C midway | no: stops after the mail in hand | yes (checkpoint) | interrupted (2): run it again |
+| killed (SIGKILL) midway | no | yes: the counts committed with each mail | the next run continues ("resuming") |
+| MariaDB lost midway | no: the command stops | yes: up to the last committed mail | interrupted (2): run it again when MariaDB is up |
+| the re-count finds partially_indexed mails after a clean run | no | yes | verification_failed (3): run it again |
 """
 
 from __future__ import annotations
@@ -21,7 +32,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.actors import command_line
-from ..core.errors import PermanentError, QueueCallTimeoutError, StoreUnavailableError
+from ..core.errors import (
+    DatabaseUnavailableError,
+    PermanentError,
+    QueueCallTimeoutError,
+    StoreUnavailableError,
+)
 from ..core.records import Job
 from ..core.rows import FromRow
 from ..core.run_result import EndState, RunResult
@@ -107,20 +123,34 @@ def run_reindex(args, svc) -> Outcome:
 def _run_here(svc, scope: str, actor: str, local: bool) -> Outcome:
     """The sync in this process under the checkpoint (db/run_results.py): each mail's count
     commits with the mail; SIGTERM / Ctrl-C ends the walk after the mail in hand; a run
-    killed midway is continued by the next (``--all`` after the last mail it confirmed,
-    the partial scope by what is still partially_indexed)."""
+    killed midway, or one that lost MariaDB (reported interrupted), is continued by the
+    next (``--all`` after the last mail it confirmed, the partial scope by what is still
+    partially_indexed)."""
     runs = RunLog(svc.db)
     run = runs.begin("reindex", scope, actor, remaining=_partial_now(svc, scope))
     start = int(run.cursor) if scope == "all" and run.cursor else 0
 
+    counted = {"processed": 0, "failed": 0}  # as last committed with a mail
+
     def checkpoint(cur, mail_id: int, report) -> None:
         runs.progress(run, len(report.reindexed), len(report.still_missing),
                       cursor=str(mail_id), cur=cur)
+        counted.update(processed=len(report.reindexed), failed=len(report.still_missing))
 
     stop = threading.Event()
     restore = stop_on_signals(stop)
     try:
         report = sync(svc, scope, actor=actor, start_after=start, on_mail=checkpoint, stop=stop)
+    except DatabaseUnavailableError as e:  # MariaDB lost midway: say how far, how to go on
+        lost = RunResult(EndState.INTERRUPTED, item="mail", next=_again(scope),
+                         resumed_from=run.resumed_from or None, **counted,
+                         what=f"Processing interrupted: MariaDB was lost ({type(e).__name__}).",
+                         safe="Checkpoint saved with each mail: run the same command again "
+                         "when `email-rag status` shows MariaDB up; it continues there.")
+        return Outcome.of(lost, f"Re-indexed {counted['processed']} mail(s) before MariaDB "
+                          "was lost; nothing is half-written.", {"mode": "in_process",
+                                                                 "scope": scope,
+                                                                 "run_id": run.id})
     finally:
         restore()
     outcome = _reindexed_here(svc, scope, report, local, run.resumed_from or None)
@@ -137,6 +167,12 @@ def _partial_now(svc, scope: str) -> int:
     return count_partial(svc)
 
 
+def _again(scope: str) -> str:
+    """The command that runs ``scope`` again (and continues its checkpoint)."""
+    return "email-rag reindex" + {"partial": "", "all": " --all"}.get(
+        scope, f" --email {scope.partition(':')[2]}")
+
+
 def _reindexed_here(svc, scope: str, report: Any, local: bool,
                     resumed_from: int | None = None) -> Outcome:
     """The run's record: processed = mails re-indexed, failed = mails still missing a store,
@@ -146,8 +182,7 @@ def _reindexed_here(svc, scope: str, report: Any, local: bool,
     data = {"mode": "in_process", **report.as_dict(), "partially_indexed_now": remaining}
     done, missing = len(report.reindexed), len(report.still_missing)
     where = "this process (the local store was free)" if local else "this process"
-    again = "email-rag reindex" + ("" if scope == "partial" else " --all" if scope == "all"
-                                   else f" --email {scope.split(':', 1)[1]}")
+    again = _again(scope)
     if report.stopped:
         left = remaining if scope == "partial" else None
         run = RunResult(EndState.INTERRUPTED, processed=done, failed=missing,

@@ -239,3 +239,87 @@ def test_poll_killed_midway_resumes_at_its_cursor_and_stores_each_mail_once(env,
     assert stored + out["processed"] == 1_500
     assert db.fetchone("SELECT COUNT(*) AS n, COUNT(DISTINCT message_id) AS d FROM emails") \
         == {"n": 1_500, "d": 1_500}
+
+
+def _through_proxy(monkeypatch):
+    """The commands' MariaDB behind a proxy the test can take down (not the shared server)."""
+    from email_rag_harness.testing.tcp_proxy import TcpFaultProxy
+
+    from email_rag.core.settings import get_settings
+
+    proxy = TcpFaultProxy("127.0.0.1", 3306)
+    monkeypatch.setenv("EMAIL_RAG_DB_PORT", str(proxy.port))
+    get_settings.cache_clear()
+    return proxy
+
+
+def _main_json(capsys, *argv: str) -> tuple[int, dict]:
+    from email_rag.cli import main
+    from email_rag.core.settings import get_settings
+
+    get_settings.cache_clear()
+    capsys.readouterr()
+    code = main([*argv, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_failed_retry_all_that_loses_mariadb_midway_says_interrupted_and_resumes(
+        env, db, monkeypatch, capsys):
+    from email_rag.review import console
+
+    jobs = _dead_entries(db, 30)
+    proxy = _through_proxy(monkeypatch)
+    real, calls = console.retry_jobs, []
+
+    def retry_then_lose(svc, ids, actor, note=""):
+        calls.append(ids)
+        if len(calls) == 12:
+            proxy.down()  # MariaDB gone before the 12th entry
+        return real(svc, ids, actor, note)
+
+    monkeypatch.setattr(console, "retry_jobs", retry_then_lose)
+    try:
+        code, out = _main_json(capsys, "failed", "retry", "--all")
+        assert code == 2, out
+        assert (out["status"], out["processed"], out["resumeAvailable"]) == (
+            "interrupted", 11, True)
+        assert out["next"] == "email-rag failed retry --all"
+        proxy.up()
+        monkeypatch.setattr(console, "retry_jobs", real)
+        code, again = _main_json(capsys, "failed", "retry", "--all")
+    finally:
+        proxy.close()
+    assert code == 0 and again["status"] == "completed", again
+    assert again["resumedFrom"] == 11 and again["resumedFrom"] + again["processed"] == 30
+    assert _retries_per_job(db) == dict.fromkeys(jobs, 1)
+
+
+def test_reindex_that_loses_mariadb_midway_says_how_far_it_got_and_resumes(
+        env, db, monkeypatch, capsys):
+    from email_rag.indexing import sync
+
+    mails = _partial_mails(db, 25)
+    proxy = _through_proxy(monkeypatch)
+    real, calls = sync._one, []
+
+    def index_then_lose(*args, **kw):
+        calls.append(1)
+        if len(calls) == 9:
+            proxy.down()  # MariaDB gone while the 9th mail is in hand
+        return real(*args, **kw)
+
+    monkeypatch.setattr(sync, "_one", index_then_lose)
+    try:
+        code, out = _main_json(capsys, "reindex")
+        assert code == 2, out
+        assert (out["status"], out["processed"], out["resumeAvailable"], out["next"]) == (
+            "interrupted", 8, True, "email-rag reindex")
+        assert "Re-indexed 8 mail(s) before MariaDB was lost" in out["message"]
+        proxy.up()
+        monkeypatch.setattr(sync, "_one", real)
+        code, again = _main_json(capsys, "reindex")
+    finally:
+        proxy.close()
+    assert code == 0 and again["status"] == "completed", again
+    assert again["resumedFrom"] == 8 and again["resumedFrom"] + again["processed"] == 25
+    assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
