@@ -64,7 +64,7 @@ def forget(args, svc) -> Outcome:
     left = r.plan.get("mails", r.erased + r.busy) - r.erased
     again = "email-rag privacy forget ADDRESS --reason ... (the same command again)"
     if r.state == "partial":
-        run = RunResult(EndState.PARTIAL if r.erased else EndState.FAILED, processed=r.erased,
+        run = RunResult(EndState.PARTIAL, processed=r.erased,
                         remaining=max(left, r.busy), item="mail", next=again,
                         what=f"Processing interrupted: {r.error}.",
                         safe="State is safe: each batch is erased in every store or not at "
@@ -112,7 +112,7 @@ def run_retention(args, svc) -> Outcome:
     erased = sum(m.mails for m in r.mailboxes)
     busy = sum(m.busy for m in r.mailboxes)
     if r.state == "partial":
-        run = RunResult(EndState.PARTIAL if erased else EndState.FAILED, processed=erased,
+        run = RunResult(EndState.PARTIAL, processed=erased,
                         remaining=busy, item="mail", next="email-rag privacy retention",
                         what=f"Processing interrupted: {r.error}.",
                         safe="State is safe: nothing is half-deleted.")
