@@ -17,8 +17,7 @@ import threading
 from dataclasses import asdict
 
 from ..ingest.idle import watch
-from .output import ExitCode, Outcome, table
-from .poll import _install_signal_handlers
+from .output import ExitCode, Outcome, stop_on_signals, table
 
 COLUMNS = ["mailbox", "idle_supported", "leases", "sessions", "notifications", "refreshes",
            "safety_polls", "failures", "alarms", "new", "missed"]
@@ -34,7 +33,7 @@ def register(sub, common) -> None:
 
 def run(args, svc) -> Outcome:
     stop = threading.Event()
-    restore = _install_signal_handlers(stop)
+    restore = stop_on_signals(stop)
     try:
         stats = watch(svc.settings, args.mailbox, stop, services=svc)
     finally:

@@ -7,18 +7,32 @@ failure console's list (``console.attention_items``): every mail a human must lo
 at, poller failures and too-large mails included. Retry and resolve are decided on
 the business state (``JobStore.retry`` / ``resolve_mail``); a refusal exits 1 with
 the reason. Both are audited with the acting user (``--by``, default the login name).
+
+``failed retry --all`` is a long command (core/run_result.py): every dead entry, one at a
+time, with the checkpoint of db/run_results.py; mails in ``manual`` that could be retried
+are skipped and counted (``--include-manual`` retries them too).
+
+| situation | retry? | state known? | resume? |
+|---|---|---|---|
+| an entry's business state refuses the retry | no (counted failed, the reason shown) | yes | after a human fixed it |
+| SIGTERM / Ctrl-C midway | no: stops after the entry in hand | yes (checkpoint) | yes: run it again ("resuming: N done earlier") |
+| killed (SIGKILL) midway | no | yes: each entry committed on its own; the checkpoint names the entry in hand | yes: the next run asks the entry's state |
+| MariaDB or Redis lost midway | no (the command stops: interrupted) | yes | yes: run it again when `email-rag status` is green |
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import asdict
 
 from ..core.actors import command_line
-from ..core.errors import PermanentError
-from ..core.states import JobState
+from ..core.errors import PermanentError, TransientError
+from ..core.run_result import RunResult
+from ..core.states import JobState, MailStatus
+from ..db.run_results import RunLog
 from ..review import console
 from ..runtime.maintenance import cleanup_stuck
-from .output import ExitCode, Outcome, table
+from .output import ExitCode, Outcome, stop_on_signals, table
 
 COLUMNS = ["id", "kind", "email_id", "state", "attempts", "next_run_at", "mail_status",
            "worker", "last_error"]
@@ -53,7 +67,11 @@ def register(sub, common) -> None:
                             help="re-run from the first unconfirmed step")
     target = retry.add_mutually_exclusive_group(required=True)
     target.add_argument("job_id", nargs="?", type=int)
-    target.add_argument("--all", action="store_true", help="every dead entry")
+    target.add_argument("--all", action="store_true", help="every dead entry (mails in "
+                        "manual are skipped and counted unless --include-manual)")
+    retry.add_argument("--include-manual", action="store_true",
+                       help="with --all: also retry the entries of mails in manual that can be "
+                            "retried (a human parked them: only when you mean it)")
     retry.add_argument("--by", default=None, help="acting user (default: login name)")
     retry.add_argument("--note", default="")
     retry.set_defaults(handler=retry_failed)
@@ -98,26 +116,108 @@ def _actions(item: console.AttentionItem) -> str:
 
 def retry_failed(args, svc) -> Outcome:
     actor = _actor(args)
-    ids = ([listing.job.id for listing in svc.jobs.list([JobState.DEAD], 100000)] if args.all
-           else [args.job_id])
-    r = console.retry_jobs(svc, ids, actor, args.note)
+    if args.all:
+        return retry_all(args, svc, actor)
+    if args.include_manual:
+        return Outcome(ExitCode.ERROR, "--include-manual goes with --all. Nothing was done.",
+                       {"error": "usage"})
+    r = console.retry_jobs(svc, [args.job_id], actor, args.note)
     data = {"retried": r.retried, "back_to_review": r.to_review, "refused": r.refused,
             "enqueued": r.enqueued}
+    parts = _retry_lines(r)
+    code = ExitCode.ERROR if r.refused else ExitCode.OK
+    return Outcome(code, " ".join(parts) or "Nothing to retry.", data)
+
+
+SHOWN_IDS = 10  # a long run lists this many entry ids in words (--json has them all)
+
+
+def _ids(ids: list[int]) -> str:
+    more = len(ids) - SHOWN_IDS
+    return str(ids) if more <= 0 else f"{ids[:SHOWN_IDS]} (+{more} more)"
+
+
+def _retry_lines(r: console.RetryResult) -> list[str]:
     parts = []
     if r.retried:
         parts.append(f"Queued {len(r.retried)} entr{'y' if len(r.retried) == 1 else 'ies'} "
-                     f"again {r.retried}; each resumes at its first unconfirmed step."
+                     f"again {_ids(r.retried)}; each resumes at its first unconfirmed step."
                      + ("" if r.enqueued else " Redis is unreachable: re-dispatch enqueues "
                         "them (audited as enqueue_failed)."))
     if r.to_review:
-        parts.append(f"Back to review {r.to_review}: the relay refused the send; the draft "
-                     "is pending review again with the refusal shown (fix the address and "
+        parts.append(f"Back to review {_ids(r.to_review)}: the relay refused the send; the "
+                     "draft is pending review again with the refusal shown (fix the address and "
                      "approve, or reject).")
     for job_id, why in r.refused.items():
         parts.append(f"Not retried: entry {job_id}: {why}.")
-    done = r.retried or r.to_review
-    code = ExitCode.OK if not r.refused else ExitCode.PARTIAL if done else ExitCode.ERROR
-    return Outcome(code, " ".join(parts) or "Nothing to retry.", data)
+    return parts
+
+
+def retry_candidates(svc) -> tuple[list[int], list[int]]:
+    """The dead entries (oldest first) and the retryable entries of mails in manual
+    that are not dead (``failed retry --all`` skips those unless --include-manual)."""
+    dead = [listing.job.id for listing in svc.jobs.list([JobState.DEAD], 100000)]
+    known = set(dead)
+    manual = [i.job_id for i in console.attention_items(svc, limit=100000)
+              if i.status == MailStatus.MANUAL and i.can_retry and i.job_id
+              and i.job_id not in known]
+    return dead, manual
+
+
+def retry_all(args, svc, actor: str) -> Outcome:
+    dead, manual = retry_candidates(svc)
+    ids = dead + (manual if args.include_manual else [])
+    skipped = 0 if args.include_manual else len(manual)
+    scope = "all+manual" if args.include_manual else "all"
+    runs = RunLog(svc.db)
+    run = runs.begin("failed-retry", scope, actor, remaining=len(ids),
+                     settled=lambda item: int(item) not in ids)
+    total = console.RetryResult()
+    stop = threading.Event()
+    restore = stop_on_signals(stop)
+    lost = ""
+    try:
+        for n, job_id in enumerate(ids):
+            if stop.is_set():
+                break
+            try:
+                runs.item(run, str(job_id))
+                r = console.retry_jobs(svc, [job_id], actor, args.note)
+                total.retried += r.retried
+                total.to_review += r.to_review
+                total.refused.update(r.refused)
+                total.enqueued = total.enqueued or r.enqueued
+                done = len(total.retried) + len(total.to_review)
+                runs.progress(run, done, len(total.refused), skipped, len(ids) - n - 1)
+            except TransientError as e:  # MariaDB or Redis lost: stop, resume later
+                lost = type(e).__name__
+                break
+    finally:
+        restore()
+    processed = len(total.retried) + len(total.to_review)
+    remaining = len(ids) - processed - len(total.refused)
+    interrupted = bool(remaining) and (stop.is_set() or bool(lost))
+    why = (f"{lost}: a service was lost midway" if lost else "stopped on request")
+    next_cmd = "email-rag failed retry --all" + (" --include-manual" if args.include_manual
+                                                  else "")
+    result = RunResult.decide(
+        processed=processed, failed=len(total.refused), remaining=remaining,
+        interrupted=interrupted, skipped=skipped, item="entry",
+        resumed_from=run.resumed_from or None,
+        what=(f"Processing interrupted ({why}) after {processed} of {len(ids)} entries."
+              if interrupted else f"Retried {processed} of {len(ids)} dead or manual entries."
+              if args.include_manual else f"Retried {processed} of {len(ids)} dead entries."),
+        safe="State is safe: each entry was retried in its own transaction; checkpoint saved.",
+        skipped_why=(f"{skipped} mail(s) in manual can be retried but --all leaves them to a "
+                     "human: add --include-manual, or retry one with `email-rag failed retry "
+                     "JOB_ID`." if skipped else ""),
+        next=(next_cmd if interrupted else "email-rag failed list" if total.refused else None))
+    if not lost:
+        runs.finish(run, result, actor)
+    data = {"retried": total.retried, "back_to_review": total.to_review,
+            "refused": total.refused, "enqueued": total.enqueued, "skipped_manual": manual
+            if not args.include_manual else [], "run_id": run.id}
+    return Outcome.of(result, " ".join(_retry_lines(total)), data)
 
 
 def resolve_failed(args, svc) -> Outcome:

@@ -18,8 +18,7 @@ from urllib.parse import urlsplit
 
 from ..llm.local_server import LocalLLMServer, LocalModel, cache_dir
 from ..llm.supervisor import Supervisor
-from .output import ExitCode, Outcome
-from .poll import _install_signal_handlers
+from .output import ExitCode, Outcome, stop_on_signals
 
 
 def register(sub, common) -> None:
@@ -48,7 +47,7 @@ def run_serve(args, svc) -> Outcome:
                             parallel=args.parallel, threads=args.threads,
                             log=args.log or cache_dir() / "llama-server.log", host=args.host)
     stop = threading.Event()
-    restore = _install_signal_handlers(stop)
+    restore = stop_on_signals(stop)
     try:
         served = Supervisor(server, stop, say).run()
     finally:

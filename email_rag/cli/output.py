@@ -5,6 +5,12 @@ Exit codes: 0 ok, 1 error (a usage error too: never argparse's 2), 2 partial
 ``{"ok": bool, "exit_code": int, "message": str, "data": {...}}``. Human
 output says what happened, how far it got, whether the state is safe and
 what to do next.
+
+A command that works on more than one item returns ``Outcome.of(RunResult)``
+(core/run_result.py): its exit code is the end state's, ``--json`` adds the record's
+keys (status, attempted, processed, failed, skipped, remaining, verified,
+resumeAvailable, next, resumedFrom) beside the four above, and the human output
+prints the record after the detail.
 """
 
 from __future__ import annotations
@@ -12,10 +18,15 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
+
+from ..core.run_result import RunResult
 
 
 class ExitCode(IntEnum):
@@ -31,19 +42,49 @@ class Outcome:
     message: str = ""
     data: dict[str, Any] = field(default_factory=dict)
     text: str = ""  # human detail printed after the message (tables, listings)
+    result: RunResult | None = None  # the run's record (long commands): decides exit_code
+
+    @classmethod
+    def of(cls, result: RunResult, message: str = "", data: dict[str, Any] | None = None,
+           text: str = "") -> Outcome:
+        """The outcome of a long command: exit code by the record's end state."""
+        return cls(ExitCode(result.exit_code), message, data or {}, text, result)
 
     def render(self, as_json: bool, out: Any = None) -> int:
         out = out or sys.stdout
         if as_json:
             payload = {"ok": self.exit_code == ExitCode.OK, "exit_code": int(self.exit_code),
-                       "message": self.message, "data": self.data}
+                       "message": self.message, "data": self.data,
+                       **(self.result.as_json() if self.result else {})}
             out.write(json.dumps(payload, default=str, indent=2) + "\n")
         else:
             if self.text:
                 out.write(self.text.rstrip("\n") + "\n")
+            if self.result is not None:
+                out.write(self.result.text() + "\n")
             if self.message:
                 out.write(self.message.rstrip("\n") + "\n")
         return int(self.exit_code)
+
+
+def stop_on_signals(stop: threading.Event) -> Callable[[], None]:
+    """SIGTERM / SIGINT set ``stop`` (a long command finishes the item in hand and reports
+    ``interrupted``); a second SIGINT raises KeyboardInterrupt. Returns the function that
+    puts the previous handlers back (a no-op outside the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum, frame):  # noqa: ARG001
+        if stop.is_set() and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+
+    def restore() -> None:
+        for s, h in previous.items():
+            signal.signal(s, h)
+    return restore
 
 
 class UsageError(Exception):

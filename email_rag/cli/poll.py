@@ -6,23 +6,27 @@ hand first (a batch is one transaction: stopping never leaves half a batch). It 
 the mailboxes again every cycle: one added, changed, disabled or removed (web admin,
 ``email-rag mailboxes``) is polled - or no longer - from the next cycle, without a restart.
 
-Exit codes: 0 every mailbox polled; 2 partly done: some mails could not be parsed
-(stored raw with the reason, status failed) or some mailboxes could not be polled while
-others were; 1 no mailbox could be polled at all (IMAP failure, backoff, error) - the
-state is still safe, it is retried.
+The result is a ``RunResult`` (core/run_result.py; items are mails): ``completed`` (0)
+every mailbox polled and, with ``--once``, the re-count in MariaDB agrees;
+``nothing_to_do`` (0) no new mail; ``completed_with_failures`` (2) some mails could not be
+parsed (stored raw with the reason, status failed); ``partial`` (2) some mailboxes could not
+be polled while others were; ``interrupted`` (2) stopped on request after a committed batch;
+``verification_failed`` (3) the re-count of what MariaDB holds does not match what the poll
+counted; ``failed`` (1) no mailbox could be polled at all (IMAP failure, backoff, error) -
+the state is still safe, it is retried.
 """
 
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 from typing import Any
 
 from ..core.errors import EmailRagError
 from ..core.redact import redact_text
+from ..core.run_result import EndState, RunResult
 from ..ingest.poller import COUNTERS, Poller, PollResult
-from .output import ExitCode, Outcome, table
+from .output import ExitCode, Outcome, stop_on_signals, table
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +55,7 @@ def run(args, svc) -> Outcome:
         return Outcome(ExitCode.ERROR, NO_MAILBOX + " Nothing was done.",
                        {"error": "no_mailboxes"})
     stop = threading.Event()
-    restore = _install_signal_handlers(stop)
+    restore = stop_on_signals(stop)
     try:
         poller = svc.poller(stop=stop)
         if args.once:
@@ -78,23 +82,6 @@ def _loop(poller: Poller, args, svc, stop: threading.Event) -> Outcome:
         cycles += 1
         stop.wait(svc.settings.poll_interval_seconds)
     return render(last, cycles=cycles, cumulative=totals)
-
-
-def _install_signal_handlers(stop: threading.Event):
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-
-    def handler(signum, frame):  # noqa: ARG001
-        if stop.is_set() and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        stop.set()
-
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
-
-    def restore() -> None:
-        for s, h in previous.items():
-            signal.signal(s, h)
-    return restore
 
 
 def render(result: PollResult, cycles: int = 1,
@@ -126,7 +113,7 @@ def render(result: PollResult, cycles: int = 1,
         lines.append(f"The server listed {t['missing']} UID(s) without returning a body: the "
                      "cursor waits below them and the next poll fetches them again (after "
                      "EMAIL_RAG_MISSING_UID_POLLS polls they become manual mails).")
-    code = ExitCode.OK
+    verified: bool | None = None
     recounted = [m for m in result.mailboxes if m.recounted is not None]
     if recounted:  # each polled mailbox counted in MariaDB under its lease
         mails = sum(m.recounted["mails"] for m in recounted)
@@ -134,18 +121,18 @@ def render(result: PollResult, cycles: int = 1,
         new, queued = (sum(m.total(c) for m in recounted) for c in ("new", "queued"))
         data["recounted"] = {"mails_stored": mails, "jobs_created": jobs,
                              "mails_now": sum(m.recounted["mails_now"] for m in recounted)}
-        if (mails, jobs) == (new, queued):
+        verified = (mails, jobs) == (new, queued)
+        if verified:
             lines.append(f"Re-counted in MariaDB: {mails} new mail row(s) and {jobs} new "
                          f"processing entr{'y' if jobs == 1 else 'ies'}, as reported.")
         else:
-            code = ExitCode.PARTIAL
             lines.append(f"Re-counted in MariaDB: {mails} new mail row(s) and {jobs} new "
                          f"processing entr{'y' if jobs == 1 else 'ies'}, not the {new} and "
                          f"{queued} the poll counted (a batch did not commit, or mail was "
                          "stored by a process that ignores the poll lease): check "
                          "`email-rag status`.")
-    lines.append("State is safe: each batch was committed together with its cursor.")
-    if any(m.status == "interrupted" for m in result.mailboxes):
+    interrupted = any(m.status == "interrupted" for m in result.mailboxes)
+    if interrupted:
         lines.append("Stopped on request after a committed batch; the next poll continues there.")
     for mb in result.mailboxes:
         if mb.status == "busy":
@@ -155,12 +142,9 @@ def render(result: PollResult, cycles: int = 1,
                      "queued in MariaDB and are dispatched later by the scheduler's redispatch; "
                      "nothing is lost.")
     if t["failed"]:
-        code = ExitCode.PARTIAL
         lines.append(f"{t['failed']} mail(s) could not be parsed: stored raw with status failed "
                      "and the reason in parse_error, for an admin to review.")
     for mb in result.unpolled:
-        # some mailboxes polled, others not: partly done (2); none polled: an error (1)
-        code = ExitCode.PARTIAL if polled else ExitCode.ERROR
         if mb.status == "backoff":
             lines.append(f"Mailbox {mb.name} not polled: in backoff until {mb.backoff_until} "
                          f"after {mb.consecutive_failures} failure(s). It is retried then; use "
@@ -170,4 +154,35 @@ def render(result: PollResult, cycles: int = 1,
                     if mb.needs_attention else " Check host, port and network.")
             lines.append(f"Mailbox {mb.name} could not be polled: {mb.error}. Nothing is lost; "
                          f"it is retried after backoff (until {mb.backoff_until}).{hint}")
-    return Outcome(code, "\n".join(lines), data, table(rows, COLUMNS))
+    status = end_state(result, polled, verified, interrupted)
+    run = RunResult(status, processed=t["new"], failed=t["failed"], remaining=t["missing"],
+                    verified=verified, item="mail",
+                    what=f"Polled {len(polled)} of {len(result.mailboxes)} mailbox(es).",
+                    safe="State is safe: each batch was committed together with its cursor.",
+                    next=NEXT.get(status))
+    return Outcome.of(run, "\n".join(lines), data, table(rows, COLUMNS))
+
+
+NEXT = {EndState.VERIFICATION_FAILED: "email-rag status",
+        EndState.PARTIAL: "email-rag poll --once", EndState.FAILED: "email-rag poll --once",
+        EndState.INTERRUPTED: "email-rag poll --once",
+        EndState.COMPLETED_WITH_FAILURES: "email-rag failed list"}
+
+
+def end_state(result: PollResult, polled: list, verified: bool | None,
+              interrupted: bool) -> EndState:
+    """No mailbox polled: failed (1); the re-count disagrees: verification_failed (3);
+    stopped on request: interrupted; some mailboxes not polled or UIDs listed without a
+    body (the next poll fetches them): partial; unparseable
+    mails: completed_with_failures (2); no new mail: nothing_to_do; else completed."""
+    if result.unpolled and not polled:
+        return EndState.FAILED
+    if verified is False:
+        return EndState.VERIFICATION_FAILED
+    if interrupted:
+        return EndState.INTERRUPTED
+    if result.unpolled or result.totals["missing"]:
+        return EndState.PARTIAL
+    if result.totals["failed"]:
+        return EndState.COMPLETED_WITH_FAILURES
+    return EndState.COMPLETED if result.totals["new"] else EndState.NOTHING_TO_DO

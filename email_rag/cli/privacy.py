@@ -1,12 +1,16 @@
 """``email-rag privacy export ADDRESS --out FILE.zip``: everything stored about a person,
 for an access request; ``email-rag privacy forget ADDRESS --reason TEXT [--dry-run]``:
-erase it (email_rag.review.privacy). forget exits 2 (partial) when a store is down: run it
-again to finish. ``email-rag privacy retention [--dry-run]``: one retention pass now
-(email_rag.review.retention); exit 2 when a store is down (the next pass finishes it)."""
+erase it (email_rag.review.privacy). ``email-rag privacy retention [--dry-run]``: one
+retention pass now (email_rag.review.retention). Each prints a ``RunResult``
+(core/run_result.py; items are mails): forget is ``partial`` (2) when a store is down (run
+it again to finish: the erasure list is its checkpoint), ``verification_failed`` (3) when
+the check afterwards still finds the person, ``completed`` (0) otherwise; retention is
+``partial`` (2) when a store is down or mails were busy (the next pass finishes them)."""
 
 from __future__ import annotations
 
 from ..core.actors import command_line
+from ..core.run_result import EndState, RunResult
 from ..review import privacy, retention
 from .output import ExitCode, Outcome
 
@@ -32,9 +36,11 @@ def export(args, svc) -> Outcome:
     except OSError as e:
         return Outcome(ExitCode.ERROR, f"Could not write {args.out}: {e.strerror or e}. "
                        "Nothing was written.", {"error": type(e).__name__})
-    return Outcome(ExitCode.OK, f"Wrote {r.out}: {r.mails} mail(s), {r.attachments} "
-                   f"attachment(s), {r.drafts} draft(s), {r.send_attempts} send attempt(s), "
-                   f"{r.audit_events} audit event(s).", vars(r))
+    run = RunResult.decide(processed=r.mails, item="mail", what=f"Wrote {r.out}.",
+                           safe="Nothing was changed: an export only reads.")
+    return Outcome.of(run, f"Wrote {r.out}: {r.mails} mail(s), {r.attachments} "
+                      f"attachment(s), {r.drafts} draft(s), {r.send_attempts} send attempt(s), "
+                      f"{r.audit_events} audit event(s).", vars(r))
 
 
 def register_forget(psub, common) -> None:
@@ -55,16 +61,29 @@ def forget(args, svc) -> Outcome:
     if r.state == "planned":
         return Outcome(ExitCode.OK, f"Would delete: {counts}. Nothing was deleted (--dry-run).",
                        data)
+    left = r.plan.get("mails", r.erased + r.busy) - r.erased
+    again = "email-rag privacy forget ADDRESS --reason ... (the same command again)"
     if r.state == "partial":
-        return Outcome(ExitCode.PARTIAL, f"Partial: {r.erased} mail(s) erased; {r.error}. "
-                       "Run the same command again to finish.", data)
+        run = RunResult(EndState.PARTIAL, processed=r.erased,
+                        remaining=max(left, r.busy), item="mail", next=again,
+                        what=f"Processing interrupted: {r.error}.",
+                        safe="State is safe: each batch is erased in every store or not at "
+                        "all; the erasure list keeps the request.")
+        return Outcome.of(run, f"Partial: {r.erased} mail(s) erased; {r.error}. "
+                          "Run the same command again to finish.", data)
+    verified = not r.remaining
+    run = RunResult.decide(processed=r.erased, verified=verified, item="mail",
+                           next=None if verified else "email-rag privacy forget ADDRESS "
+                           "--reason ... (again), then check the stores named above",
+                           what=f"Erased {r.erased} mail(s) and what was derived from them.",
+                           safe="The erasure is audited under the address's hash only.")
     if r.remaining:
-        left = ", ".join(f"{k} {v}" for k, v in r.remaining.items())
-        return Outcome(ExitCode.VERIFY_FAILED, f"Erased {r.erased} mail(s), but the "
-                       f"verification still finds: {left}.", data)
-    return Outcome(ExitCode.OK, f"Erased {r.erased} mail(s) ({counts}); the verification "
-                   "finds nothing of the person in MariaDB, the vector store or the audit "
-                   "details.", data)
+        found = ", ".join(f"{k} {v}" for k, v in r.remaining.items())
+        return Outcome.of(run, f"Erased {r.erased} mail(s), but the verification still "
+                          f"finds: {found}.", data)
+    return Outcome.of(run, f"Erased {r.erased} mail(s) ({counts}); the verification finds "
+                      "nothing of the person in MariaDB, the vector store or the audit "
+                      "details.", data)
 
 
 def register_retention(psub, common) -> None:
@@ -90,8 +109,18 @@ def run_retention(args, svc) -> Outcome:
     if r.state == "planned":
         return Outcome(ExitCode.OK, "Would delete the above (--dry-run): nothing was deleted.",
                        data, listing)
+    erased = sum(m.mails for m in r.mailboxes)
+    busy = sum(m.busy for m in r.mailboxes)
     if r.state == "partial":
-        return Outcome(ExitCode.PARTIAL, f"Partial: {r.error}; deleted so far: the above. "
-                       "Nothing is half-deleted; the next pass (or this command again) "
-                       "finishes it.", data, listing)
-    return Outcome(ExitCode.OK, "Retention pass done: deleted the above.", data, listing)
+        run = RunResult(EndState.PARTIAL, processed=erased,
+                        remaining=busy, item="mail", next="email-rag privacy retention",
+                        what=f"Processing interrupted: {r.error}.",
+                        safe="State is safe: nothing is half-deleted.")
+        return Outcome.of(run, f"Partial: {r.error}; deleted so far: the above. "
+                          "Nothing is half-deleted; the next pass (or this command again) "
+                          "finishes it.", data, listing)
+    run = RunResult.decide(processed=erased, remaining=busy, item="mail",
+                           next="email-rag privacy retention" if busy else None,
+                           what="Retention pass done.", safe="State is safe: each case is "
+                           "deleted in one batch or kept.")
+    return Outcome.of(run, "Retention pass done: deleted the above.", data, listing)

@@ -13,7 +13,7 @@ gone); the entries stay in MariaDB and re-dispatch enqueues them again.
 
 | situation | retry? | state known? | resume |
 |---|---|---|---|
-| Redis refuses / resets connections | yes, 0.5 s doubling to 10 s, unbounded | yes (MariaDB) | fresh RQ worker once Redis answers |
+| Redis refuses / resets connections | yes, full jitter 0..0.5 s doubling to 10 s, unbounded; audited (redis_wait_started / redis_wait_ended with the duration) | yes (MariaDB) | fresh RQ worker once Redis answers |
 | Redis restarted empty | - | yes | re-dispatch enqueues the open entries |
 | a job was running when Redis went away | its own steps decide (checkpoints) | yes | the entry is claimed again later |
 """
@@ -21,10 +21,15 @@ gone); the entries stay in MariaDB and re-dispatch enqueues them again.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
 
 from ..core.errors import QueueUnavailableError
 from ..core.retry import ExponentialBackoff
+from ..core.run_result import RunResult
+from ..core.states import Actor
+from ..db.audit import AuditEvent
 from ..runtime.job_runner import build_rq_worker, listen_queues, worker_settings
 from .output import ExitCode, Outcome
 
@@ -83,22 +88,36 @@ def run(args, svc) -> Outcome:
         data.update(jobs=dict(runner.results), db_commits=svc.db.commits,
                     db_write_commits=svc.db.write_commits,
                     db_statements=svc.db.statements, redis_round_trips=svc.queue.round_trips)
-    return Outcome(ExitCode.OK, f"Worker stopped (queues {', '.join(queues)}). Entries it did not "
-                   "finish stay in MariaDB and are resumed by other workers or re-dispatch.",
-                   data)
+    message = (f"Worker stopped (queues {', '.join(queues)}). Entries it did not finish stay "
+               "in MariaDB and are resumed by other workers or re-dispatch.")
+    if not args.burst or runner is None:  # a forking worker's counts are its children's
+        return Outcome(ExitCode.OK, message, data)
+    done = runner.results
+    # failed: back in the retry cycle (the scheduler re-dispatches it when due); dead: a
+    # human decides (`email-rag failed list`); lost: another worker owns the entry now
+    run = RunResult.decide(processed=done["done"] + done["handed_off"],
+                           failed=done["failed"] + done["dead"], item="entry",
+                           skipped=done["lost"] + done["skipped"],
+                           skipped_why="not claimable here (done, taken by another worker, or not due).",
+                           what="The queues were empty: burst finished.",
+                           safe="State is safe: every entry's state is in MariaDB.",
+                           next="email-rag failed list" if done["dead"] else None)
+    return Outcome.of(run, message, data)
 
 
 def _work_through_redis_outages(svc, args) -> None:
     import redis
 
-    backoff, failures, outage_since = ExponentialBackoff(base=0.5, cap=10.0, jitter=0.0), 0, None
+    backoff, failures, outage_since = ExponentialBackoff(base=0.5, cap=10.0, full=True), 0, None
     while True:
         try:
             worker = build_rq_worker(svc, args.with_vectors, name=args.name)
             if outage_since is not None:
                 svc.queue.ping()
-                log.warning("Redis answers again after %.1f s: worker resumes",
-                            time.monotonic() - outage_since)
+                waited = time.monotonic() - outage_since
+                log.warning("Redis answers again after %.1f s: worker resumes", waited)
+                _audit_wait(svc, args, "redis_wait_ended", {"waited_s": round(waited, 3),
+                                                            "tries": failures})
                 outage_since, failures = None, 0
             worker.work(burst=args.burst, logging_level=svc.settings.log_level,
                         with_scheduler=False)
@@ -108,5 +127,13 @@ def _work_through_redis_outages(svc, args) -> None:
                 outage_since = time.monotonic()
                 log.error("Redis unreachable (%s): the worker waits and reconnects; entries "
                           "stay in MariaDB", type(e).__name__)
+                _audit_wait(svc, args, "redis_wait_started", {"error": type(e).__name__})
             failures += 1
             time.sleep(backoff.delay(failures))
+
+
+def _audit_wait(svc, args, event: str, detail: dict) -> None:
+    """The worker's wait for Redis in the audit log (MariaDB down too: the spool keeps it)."""
+    name = args.name or f"{socket.gethostname()}:{os.getpid()}"
+    svc.audit.record(AuditEvent(Actor.WORKER, "worker", name, event,
+                                detail={**detail, "worker": name}))

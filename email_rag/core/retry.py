@@ -84,17 +84,25 @@ class RetryPolicy:
 class ExponentialBackoff:
     """Unbounded exponential backoff with jitter and a cap: the one doubling wait (IMAP
     polls, MariaDB reconnects, a worker waiting for Redis, a call waiting for an LLM slot).
-    ``delay(n)``: the wait after ``n`` consecutive failures (``base`` after the first)."""
+    ``delay(n)``: the wait after ``n`` consecutive failures (``base`` after the first).
+
+    ``jitter``: relative spread (+/-). ``full``: full jitter instead, a wait drawn
+    uniformly from 0 to the doubled delay: many clients that failed in the same second
+    (workers after a MariaDB or Redis restart) come back spread over the whole window, not
+    together."""
 
     base: float = 30.0
     cap: float = 3600.0
     jitter: float = 0.2
     rng: random.Random | None = None
+    full: bool = False
 
     def delay(self, consecutive_failures: int) -> float:
         raw = min(self.cap, self.base * (2 ** max(0, consecutive_failures - 1)))
+        rng = self.rng or random
+        if self.full:
+            return rng.uniform(0.0, raw)
         if self.jitter:
-            rng = self.rng or random
             raw *= 1 + rng.uniform(-self.jitter, self.jitter)
         return max(0.0, min(raw, self.cap))
 

@@ -318,6 +318,10 @@ class Settings(BaseSettings):
     db_outage_backoff_max: float = Field(
         30.0, description="Cap (s) of the wait between reconnects while MariaDB is down."
     )
+    db_reconnect_spread: float = Field(
+        2.0, description="A worker that lost MariaDB waits a random 0..N s before it "
+        "reconnects (full jitter): workers do not all reconnect in the same second."
+    )
 
     # --- Redis / RQ (carries work only) ---
     redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis URL for RQ.")
@@ -489,6 +493,9 @@ class Settings(BaseSettings):
     qdrant_collection: str = Field("emails", description="Qdrant collection.")
     store_tries: int = Field(3, description="Tries per index store before partially_indexed.")
     store_backoff: float = Field(1.0, description="First backoff (s) between store tries.")
+    store_max_retry_after: float = Field(
+        60.0, description="Longest wait (s) between store tries, a Retry-After of the "
+        "embeddings endpoint included (a longer one is cut to it).")
     qdrant_timeout: float = Field(10.0, description="Seconds per Qdrant request (server mode).")
     embedding_api_key: SecretStr = Field(
         SecretStr(""), description="API key of the embeddings endpoint; empty = llm_api_key."

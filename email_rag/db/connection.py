@@ -196,15 +196,23 @@ class Database:
         return str(row["v"]) if row else ""
 
     def wait_until_available(self, backoff_max: float = 30.0, give_up_after: float | None = None,
-                             on_wait: Any = None) -> None:
-        """Reconnect with capped backoff until MariaDB answers (or ``give_up_after`` s)."""
-        backoff = ExponentialBackoff(base=0.2, cap=backoff_max, jitter=0.0)
+                             on_wait: Any = None, spread: float = 0.0) -> float:
+        """Reconnect with capped, fully jittered backoff until MariaDB answers (or
+        ``give_up_after`` s). ``spread``: first wait a random 0..``spread`` s, so workers that
+        lost their connections in the same second (a restart, a KILL) do not all reconnect
+        in the same second; the waits after a failed reconnect double from it. Returns that
+        first wait (for the caller's audit event)."""
+        base = max(spread, 0.2)
+        backoff = ExponentialBackoff(base=base, cap=max(backoff_max, base), full=True)
+        first = ExponentialBackoff(base=spread, cap=spread, full=True).delay(1) if spread else 0.0
+        if first:
+            time.sleep(first)
         failures, started = 0, time.monotonic()
         while True:
             try:
                 self.reconnect()
                 self.ping()
-                return
+                return first
             except DatabaseUnavailableError as e:
                 if give_up_after is not None and time.monotonic() - started > give_up_after:
                     raise

@@ -91,6 +91,10 @@ EXPECTED: dict[str, set[str]] = {
                         "check_ok", "check_summary", "check_report", "checked_at", "created_by", "updated_by",
                         "created_at", "updated_at"},
     "setup_tokens": {"token_hash", "created_at", "expires_at", "used_at", "used_by"},
+    "run_results": {"id", "command", "scope", "status", "processed", "failed", "skipped",
+                    "remaining", "resumed_from", "continued_by", "current_item", "cursor_key",
+                    "actor",
+                    "started_at", "updated_at", "finished_at"},
 }
 
 

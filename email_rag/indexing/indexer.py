@@ -15,6 +15,7 @@ Failure table (index of one mail):
 |---|---|---|---|
 | Qdrant unreachable / times out / 5xx | store_tries tries, backoff | yes: partially_indexed, missing vectors, audited | periodic sync re-indexes |
 | embeddings endpoint unreachable / times out | same (the vector store cannot be written) | same | same |
+| embeddings endpoint 429 with Retry-After | yes: waits Retry-After (at most ``store_max_retry_after`` s), audited as ``retry_after_s`` of ``store_try_failed`` | same | same |
 | local Qdrant folder held by another process | same (StoreLockedError names the holder) | same; holder's data untouched | same |
 | ArangoDB refused / times out / 5xx | store_tries tries | yes: partially_indexed, missing graph | same |
 | a store refuses (401/403, wrong vector size, model not installed) | no | yes: missing + reason, audited, logged as ALARM | after the fix: sync |
@@ -56,6 +57,7 @@ class TryFailure:
     attempt: int
     error: str
     retry_in_s: float | None  # None: no further try
+    retry_after_s: float | None = None  # the server's Retry-After, when it sent one
 
 
 @dataclass
@@ -109,14 +111,18 @@ class IndexResult:
         for s, r in self.stores.items():
             for f in r.failures:
                 yield "store_try_failed", {"store": s, "try": f.attempt, "error": f.error,
-                                           "retry_in_s": f.retry_in_s, "permanent": r.permanent}
+                                           "retry_in_s": f.retry_in_s,
+                                           "retry_after_s": f.retry_after_s,
+                                           "permanent": r.permanent}
 
 
 def store_policy(settings: Any) -> RetryPolicy:
+    """Doubling waits from ``store_backoff``; a Retry-After of the store (the embeddings
+    endpoint's 429) is honoured up to ``store_max_retry_after`` s."""
     tries = max(1, int(settings.store_tries))
     base = max(0.0, float(settings.store_backoff))
     return RetryPolicy(delays=tuple(base * 2 ** i for i in range(tries)), max_attempts=tries,
-                       jitter=0.0)
+                       jitter=0.0, max_delay=float(settings.store_max_retry_after))
 
 
 def with_tries(store: str, fn: Callable[[], JsonObject | None], policy: RetryPolicy,
@@ -139,16 +145,18 @@ def with_tries(store: str, fn: Callable[[], JsonObject | None], policy: RetryPol
             log.error("ALARM %s store refused the request (not retried): %s", store, e)
             return result
         except StoreUnavailableError as e:
-            error = f"{type(e).__name__}: {e}"
+            error, failure = f"{type(e).__name__}: {e}", e
         except EmailRagError:
             raise  # MariaDB and other domain errors are not store failures
         except Exception as e:  # noqa: BLE001 - an unmapped client error is a store failure
             error = f"unexpected {type(e).__name__}: {e}"
+            failure = StoreUnavailableError(error)
             log.exception("%s store: unexpected error", store)
-        decision = policy.decide(attempt, StoreUnavailableError(error))
+        decision = policy.decide(attempt, failure)  # the error's own Retry-After counts
         result.error = error
         result.failures.append(TryFailure(attempt, error,
-                                          round(decision.delay, 3) if decision.retry else None))
+                                          round(decision.delay, 3) if decision.retry else None,
+                                          failure.retry_after))
         if not decision.retry:
             log.warning("%s store unavailable after %d tries: %s", store, attempt, error)
             return result

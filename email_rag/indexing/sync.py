@@ -24,6 +24,7 @@ Failure table (one sync run):
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ class SyncReport:
     still_missing: dict[int, list[str]] = field(default_factory=dict)
     unchanged: int = 0  # not tried: their stores were already down in this run (left as is)
     errors: dict[str, str] = field(default_factory=dict)
+    stopped: bool = False  # ``stop`` was set: the walk ended after the mail in hand
 
     @property
     def ok(self) -> bool:
@@ -62,7 +64,7 @@ class SyncReport:
     def as_dict(self) -> JsonObject:
         return {"scope": self.scope, "examined": self.examined, "reindexed": self.reindexed,
                 "still_missing": {str(k): v for k, v in self.still_missing.items()},
-                "unchanged": self.unchanged, "errors": self.errors}
+                "unchanged": self.unchanged, "errors": self.errors, "stopped": self.stopped}
 
 
 def configured(settings: Any) -> set[str]:
@@ -78,8 +80,19 @@ def parse_scope(scope: str) -> tuple[str, int | None]:
     raise PermanentError(f"unknown index sync scope {scope!r}")
 
 
+# the caller's checkpoint, written in each mail's transaction: (cursor, mail id, report)
+OnMail = Callable[[Any, int, SyncReport], None]
+
+
 def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
-         sleep: Callable[[float], None] = time.sleep) -> SyncReport:
+         sleep: Callable[[float], None] = time.sleep, start_after: int = 0,
+         on_mail: OnMail | None = None,
+         stop: threading.Event | None = None) -> SyncReport:
+    """Re-index the mails of ``scope`` in id order, each written with its audit events
+    in its own transaction. ``start_after``: a mail id (``--all`` continued from a
+    checkpoint); ``on_mail(cur, id, report)``: inside each mail's transaction, so the
+    caller's checkpoint commits with the mail; ``stop``: when set, the walk ends after the
+    mail in hand."""
     kind, email_id = parse_scope(scope)
     report = SyncReport(scope)
     indexer = Indexer(services, sleep)
@@ -89,15 +102,18 @@ def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
         row = db.fetchone(sql("pipeline_mail"), {"id": email_id})
         if row is None:
             raise PermanentError(f"email {email_id} does not exist")
-        _one(services, indexer, Mail.from_row(row), None, down, report, actor)
+        _one(services, indexer, Mail.from_row(row), None, down, report, actor, on_mail)
     else:
         query = sql("index_partial_batch" if kind == "partial" else "index_all_batch")
-        after = 0
-        while True:
+        after = start_after
+        while not report.stopped:
             mails = [Mail.from_row(r) for r in db.fetchall(query, {"after": after, "limit": BATCH})]
             if not mails:
                 break
             for mail in mails:
+                if stop is not None and stop.is_set():
+                    report.stopped = True
+                    break
                 after = mail.id
                 only = None
                 if kind == "partial":
@@ -108,8 +124,8 @@ def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
                     report.unchanged += 1
                     if kind == "partial":
                         report.still_missing[after] = sorted(wanted)
-                    continue
-                _one(services, indexer, mail, only, down, report, actor)
+                else:
+                    _one(services, indexer, mail, only, down, report, actor, on_mail)
             if len(mails) < BATCH:
                 break
     services.audit.record(AuditEvent(actor, "system", "index_sync", "index_sync_run", detail={
@@ -123,7 +139,7 @@ def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
 
 
 def _one(services: Any, indexer: Indexer, mail: Mail, only: list[str] | None,
-         down: set[str], report: SyncReport, actor: str) -> None:
+         down: set[str], report: SyncReport, actor: str, on_mail: OnMail | None = None) -> None:
     report.examined += 1
     result = indexer.index(mail.as_row(), only, down)
     before = str(mail.index_status)
@@ -134,15 +150,17 @@ def _one(services: Any, indexer: Indexer, mail: Mail, only: list[str] | None,
     events = [AuditEvent(actor, "email", mail.id, name, detail={**d, "purpose": "sync"})
               for name, d in result.try_events()]
     events.append(_result_event(actor, mail, result, before, status))
+    if missing:
+        report.still_missing[mail.id] = missing
+    else:
+        report.reindexed.append(mail.id)
     with services.db.transaction() as cur:
         cur.execute(sql("index_get_for_update"), {"id": mail.id})
         cur.execute(sql("index_set_status"), {"id": mail.id, "status": str(status),
                                               "missing": ",".join(missing) or None})
         write_events(cur, events)
-    if missing:
-        report.still_missing[mail.id] = missing
-    else:
-        report.reindexed.append(mail.id)
+        if on_mail is not None:  # the caller's checkpoint commits with the mail
+            on_mail(cur, mail.id, report)
 
 
 def _result_event(actor: str, mail: Mail, result: IndexResult, before: str,

@@ -10,7 +10,7 @@ Failure table of one job attempt:
 |---|---|---|---|
 | duplicate RQ delivery (entry not queued/failed, or not due) | no | yes | nothing to do: claim fails, no-op |
 | step raises TransientError / unexpected error | yes, 30/120/600 s | yes (failed, next_run_at) | re-dispatch when due; confirmed steps skipped |
-| third failed attempt | no | yes (dead, mail failed) | admin: `failed retry` (a refused send: back to review) |
+| fourth failed attempt (max_attempts, default 4: the first and three retries) | no | yes (dead, mail failed) | admin: `failed retry` (a refused send: back to review) |
 | step raises PermanentError | no | yes (dead at once, mail failed) | admin: `failed retry` after fixing the cause |
 | MariaDB lost mid-job | reconnect, wait | yes (entry still processing, ours) | continue in-process once back; not counted as an attempt |
 | worker killed mid-step | by cleanup | entry stays processing | cleanup (> stuck_after_seconds, no heartbeat) -> failed -> retry cycle |

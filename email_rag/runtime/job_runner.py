@@ -190,20 +190,28 @@ class JobRunner:
         return "done" if self.jobs.finish(job, self.name) else "lost"
 
     def _wait_for_database(self, error: Exception, job_id: int) -> None:
+        """MariaDB was lost during a job: wait a random 0..``db_reconnect_spread`` s (full
+        jitter: workers that lost it in the same second - a restart, a KILL - do not come
+        back in the same second), then reconnect with backoff; nothing touches MariaDB
+        before that wait. Audited: ``database_unavailable`` goes to the spool at once
+        (flushed once back), ``database_recovered`` (the wait, its random part
+        ``jitter_s``) once back."""
         self.outages += 1
         started = time.monotonic()
+        lost = AuditEvent(Actor.WORKER, "job", job_id, "database_unavailable",
+                          detail={"error": str(error), "worker": self.name})
         log.error("MariaDB unavailable during job %s (%s): reconnecting, clearing service "
                   "caches; the job waits and is not counted as failed", job_id, error)
-        self.services.audit.record(AuditEvent(
-            Actor.WORKER, "job", job_id, "database_unavailable",
-            detail={"error": str(error), "worker": self.name}))
+        self.services.audit.spool([lost], reason="MariaDB lost")  # kept if we die waiting
         self.services.reset()
         self._handlers = None  # handlers hold clients: rebuild them too
-        self.services.db.wait_until_available(self.services.settings.db_outage_backoff_max)
+        settings = self.services.settings
+        spread = self.services.db.wait_until_available(settings.db_outage_backoff_max,
+                                                       spread=settings.db_reconnect_spread)
         waited = round(time.monotonic() - started, 3)
         self.services.audit.record(AuditEvent(
             Actor.WORKER, "job", job_id, "database_recovered",
-            detail={"waited_s": waited, "worker": self.name}))
+            detail={"waited_s": waited, "jitter_s": round(spread, 3), "worker": self.name}))
         try:
             self.services.audit.flush_spool()
         except DatabaseUnavailableError:

@@ -70,6 +70,11 @@ def guarded(name: str, services: Services, fn: Callable[[], Any]) -> Callable[[]
         except DatabaseUnavailableError as e:
             log.error("periodic job %s: MariaDB unavailable (%s); will run again", name, e)
             services.reset()
+            # MariaDB is down: the audit log spools the event and flushes it later
+            services.audit.record(AuditEvent(Actor.SCHEDULER, "system", name,
+                                             "periodic_job_failed",
+                                             detail={"error": type(e).__name__,
+                                                     "retried": "next interval"}))
         except (EmailRagError, Exception) as e:  # noqa: BLE001 - the scheduler must survive
             log.exception("periodic job %s failed", name)
             services.audit.record(AuditEvent(Actor.SCHEDULER, "system", name,

@@ -147,9 +147,11 @@ def test_sigterm_finishes_the_batch_in_hand_and_releases_the_lease(env, db, mail
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, out + err
+    # the interrupted record (issue 43): exit 2, and the next poll continues at the cursor
+    assert proc.returncode == 2, out + err
     result = json.loads(out)
     assert result["data"]["mailboxes"][0]["status"] == "interrupted"
+    assert (result["status"], result["resumeAvailable"]) == ("interrupted", True)
     assert "Stopped on request" in result["message"]
     n = db.fetchone("SELECT COUNT(*) n FROM emails")["n"]
     assert n % 10 == 0 and n < 3_000
@@ -157,6 +159,8 @@ def test_sigterm_finishes_the_batch_in_hand_and_releases_the_lease(env, db, mail
     assert db.fetchone("SELECT lease_owner FROM mailboxes")["lease_owner"] is None
     rest = run_cli("poll", "--once", "--json", env_extra=e)
     assert json.loads(rest.stdout)["data"]["totals"]["new"] == 3_000 - n
+    # the two records account for every mail once
+    assert result["processed"] + json.loads(rest.stdout)["processed"] == 3_000
 
 
 def test_sample_mailbox_for_a_newcomer(env, db):

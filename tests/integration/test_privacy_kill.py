@@ -274,8 +274,11 @@ def forget_again(w: World, capsys, spool: Path) -> None:
     get_settings.cache_clear()
     capsys.readouterr()
     code = main(["privacy", "forget", ALICE, "--reason", "Art. 17", "--json"])
-    done = json.loads(capsys.readouterr().out)["data"]
+    out = json.loads(capsys.readouterr().out)
+    done = out["data"]
     assert code == 0 and (done["state"], done["remaining"]) == ("done", {}), done
+    # the run's record (issue 43): completed and verified, nothing remaining
+    assert (out["status"], out["verified"], out["remaining"]) == ("completed", True, 0), out
     rows, points = w.rows(), w.points()
     assert [e for e in w.alice if not _gone(rows[e])] == []
     assert not w.db.fetchall("SELECT * FROM erasure_marks")

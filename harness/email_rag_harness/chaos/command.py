@@ -44,6 +44,10 @@ def build_parser() -> Parser:
                       help="run only the naive column (safeguards off)")
     cols.add_argument("--hardened-only", action="store_true",
                       help="run only the hardened column")
+    p.add_argument("--counter-checks", action="store_true",
+                   help="also run the plan once per safeguard with only that one removed "
+                        "(idempotency keys, claim fence, reconciliation before resend, "
+                        "dedup): a column each, to show what each safeguard prevents")
     p.add_argument("--keep", action="store_true",
                    help="keep each run's folder (process logs, plan) for inspection")
     p.add_argument("--print-plan", action="store_true", help="print the plan JSON and exit")
@@ -143,6 +147,11 @@ def run_one(args) -> Outcome:
     _sigterm_interrupts()
     modes = ["naive"] if args.naive else ["hardened"] if args.hardened_only else \
         ["hardened", "naive"]
+    if args.counter_checks:  # hardened except one safeguard each, beside the others
+        from .harness import COUNTER_CHECKS
+
+        modes = [m for m in modes if m == "hardened"] + list(COUNTER_CHECKS) + \
+            [m for m in modes if m == "naive"]
 
     from email_rag.core.errors import EmailRagError
 

@@ -17,7 +17,9 @@ the inbox polled to its last UID, the audit spool empty) or the deadline.
 Then it stops every process, reads the end state, verifies it against the
 ground truth and cleans up (drops the database, releases the Redis db).
 
-``mode``: ``hardened`` (the product, as in production) or ``naive`` (the
+``mode``: ``hardened`` (the product, as in production), a counter-check column
+(``COUNTER_CHECKS``: hardened except one safeguard, harness/email_rag_harness/chaos/counter.py)
+or ``naive`` (the
 counter-check that shows the defects: every process of the column is built with
 ``NaiveServices``, harness/email_rag_harness/chaos/naive.py, the product's safeguards taken out; the
 harness starts the column's processes through ``email_rag_harness.chaos.naive_cli``).
@@ -57,6 +59,8 @@ from ..testing.dovecot import Dovecot, DovecotUser, mailboxes_json
 from ..testing.oauth_server import TokenServer
 from . import plan as chaos_plan
 from .admin import ACTS, Admin
+from .counter import COLUMNS as COUNTER_COLUMNS
+from .counter import VARIABLE as COUNTER_VARIABLE
 from .faults import Injector, Targets
 from .fleet import Fleet
 from .staff import Staff
@@ -64,9 +68,11 @@ from .verify import MAIL_STATES, Observed, Received, TruthMail, draft_id_of, ver
 
 log = logging.getLogger(__name__)
 
-MODES = ("hardened", "naive")
+COUNTER_CHECKS = tuple(COUNTER_COLUMNS)  # hardened except one safeguard each (counter.py)
+MODES = ("hardened", "naive", *COUNTER_CHECKS)
 # per mode: what the run's processes run (``python -m ENTRY COMMAND``)
-ENTRY = {"hardened": "email_rag", "naive": "email_rag_harness.chaos.naive_cli"}
+ENTRY = {"hardened": "email_rag", "naive": "email_rag_harness.chaos.naive_cli",
+         **dict.fromkeys(COUNTER_CHECKS, "email_rag_harness.chaos.counter_cli")}
 MAILBOX = "support"
 ADDRESS = "support@example.com"
 # access tokens of the harness's token server live 8 s and are renewed 2 s before expiry, so
@@ -243,6 +249,8 @@ class Run:
             "EMAIL_RAG_OAUTH_JOURNAL_DIR": str(self.run_dir / "oauth-journal"),
             "EMAIL_RAG_HISTORY_IMPORT": "false",  # its mails are new work, drafted
         }
+        if self.mode in COUNTER_CHECKS:  # counter_cli builds this column's services
+            self.env[COUNTER_VARIABLE] = self.mode
         services_class = self._services_class()
 
         # the harness's own view (staff, progress): straight to MariaDB, not through the proxy
@@ -314,6 +322,10 @@ class Run:
             from .naive import NaiveServices
 
             return NaiveServices
+        if self.mode in COUNTER_CHECKS:
+            from .counter import services_class
+
+            return services_class(self.mode)
         from email_rag.wiring.services import Services
 
         return Services

@@ -1,5 +1,7 @@
-"""The chaos report: one table (rows = figures, columns = hardened / naive), the same
-figures as JSON, and the verdict that decides the exit code.
+"""The chaos report: one table (rows = figures, columns = hardened, the counter-checks
+that remove one safeguard each when they ran, naive), the same figures as JSON, and the
+verdict that decides the exit code. A figure that is 0 in the hardened column and not 0
+in "Without X" is a defect class that safeguard X prevents.
 
 Verdict: the hardened column must keep every promise (a zero where a zero is
 promised, and the run must have settled); the naive column, when it ran,
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .counter import COLUMNS as COUNTER_COLUMNS
 from .harness import ModeResult
 from .verify import NAIVE_MUST_SHOW, PROMISED_ZERO
 
@@ -61,7 +64,10 @@ ROWS: list[tuple[str, str]] = [
     ("oauth_refresh_storms", "  more than backing-off pollers make (a refresh storm)"),
     ("oauth_unalarmed_refusals", "  invalid_grant without ALARM + audit + re-authorization"),
 ]
-COLUMNS = {"hardened": "Hardened", "naive": "Naive (safeguards off)"}
+COLUMNS = {"hardened": "Hardened",
+           # counter-checks: hardened except one safeguard each (counter.py, seed 003)
+           **{mode: f"Without {what}" for mode, (_, what) in COUNTER_COLUMNS.items()},
+           "naive": "Naive (safeguards off)"}
 
 
 def verdict(results: dict[str, ModeResult]) -> tuple[bool, list[str]]:
@@ -96,6 +102,18 @@ def table(results: dict[str, ModeResult]) -> str:
     return "\n".join(lines)
 
 
+def prevented_by(results: dict[str, ModeResult]) -> dict[str, list[str]]:
+    """Per counter-check column that ran: the promised-zero figures that are 0 with every
+    safeguard and not 0 without this one (what the safeguard is worth in this run)."""
+    hardened = results.get("hardened")
+    out: dict[str, list[str]] = {}
+    for mode in COUNTER_COLUMNS:
+        if mode in results:
+            out[mode] = [k for k in PROMISED_ZERO if results[mode].figures.get(k, 0)
+                         and not (hardened and hardened.figures.get(k, 0))]
+    return out
+
+
 def fault_summary(plan: dict[str, Any], result: ModeResult) -> str:
     done: dict[str, int] = {}
     skipped: dict[str, int] = {}
@@ -119,6 +137,12 @@ def render(plan: dict[str, Any], results: dict[str, ModeResult], deliveries: int
               f"deliveries ({duplicates} delivered twice), {len(plan['events'])} planned faults "
               f"plus LLM faults by probability.")
     lines = [header, "", table(results), ""]
+    prevented = prevented_by(results)
+    for mode, keys in prevented.items():
+        lines.append(f"{COLUMNS[mode]}: " + (", ".join(keys) if keys else
+                                             "no defect class appeared in this run") + ".")
+    if prevented:
+        lines.append("")
     for mode in COLUMNS:
         if mode in results:
             lines.append(fault_summary(plan, results[mode]))
@@ -153,6 +177,7 @@ def render(plan: dict[str, Any], results: dict[str, ModeResult], deliveries: int
         "plan": {"seed": plan["seed"], "mails": plan["mails"], "deliveries": deliveries,
                  "duplicate_deliveries": duplicates, "events": len(plan["events"])},
         "columns": {m: r.figures for m, r in results.items()},
+        "prevented_by": prevented,
         "promised_zero": list(PROMISED_ZERO),
         "naive_must_show": list(NAIVE_MUST_SHOW),
         "verdict": {"ok": ok, "reasons": reasons},

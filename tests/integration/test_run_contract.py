@@ -1,0 +1,325 @@
+"""The failure contract of long commands (issue 43): each long command killed midway
+(SIGKILL) against the real MariaDB and Redis resumes on the next run, and the two runs'
+records (the killed run's checkpoint row, the second run's --json record) account for
+every item exactly once; SIGTERM prints the Interrupted record with resumeAvailable;
+``failed retry --all`` says how many manual mails it skipped and why."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from email_rag.db import Database
+from tests.conftest import MARIADB
+from tests.factories import make_email, make_job, make_mailbox
+from tests.helpers import ROOT, run_cli
+
+
+@pytest.fixture
+def db_name() -> Iterator[str]:
+    """This module's databases carry the prefix erag_t_ct_ (dropped after the test)."""
+    name = f"erag_t_ct_{uuid.uuid4().hex[:10]}"
+    yield name
+    server = Database(**MARIADB)
+    try:
+        server.execute(f"DROP DATABASE IF EXISTS `{name}`")
+    finally:
+        server.close()
+
+
+def _start(*args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH",
+                                                                               "")}
+    return subprocess.Popen([sys.executable, "-m", "email_rag", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _last_run(db, command: str) -> dict | None:
+    return db.fetchone("SELECT id, status, processed, failed, resumed_from, current_item, "
+                       "continued_by FROM run_results WHERE command = %s ORDER BY id DESC "
+                       "LIMIT 1", (command,))
+
+
+def _wait_processed(db, proc: subprocess.Popen, command: str, at_least: int,
+                    timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        row = _last_run(db, command)
+        if row and row["processed"] >= at_least:
+            return row
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.005)
+    raise AssertionError(f"{command} did not reach {at_least} items in {timeout} s")
+
+
+def _dead_entries(db, n: int) -> list[int]:
+    mb = make_mailbox(db)
+    jobs = []
+    for i in range(n):
+        mail = make_email(db, mb, status="failed", subject=f"dead {i}")
+        job = make_job(db, mail, state="dead")
+        db.execute("UPDATE jobs SET attempts = 4, last_error = 'LLMError: 503' WHERE id = %s",
+                   (job,))
+        jobs.append(job)
+    return jobs
+
+
+def _retries_per_job(db) -> dict[int, int]:
+    rows = db.fetchall("SELECT entity_id, COUNT(*) AS n FROM audit_log WHERE entity_type = "
+                       "'job' AND event = 'admin_retry' GROUP BY entity_id")
+    return {int(r["entity_id"]): int(r["n"]) for r in rows}
+
+
+def test_failed_retry_all_killed_midway_resumes_and_the_two_records_count_each_entry_once(
+        env, db):
+    jobs = _dead_entries(db, 150)
+    proc = _start("failed", "retry", "--all", "--json")
+    try:
+        killed_at = _wait_processed(db, proc, "failed-retry", random.randint(5, 60))
+        proc.send_signal(signal.SIGKILL)  # at a random point, no chance to clean up
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    first = _last_run(db, "failed-retry")
+    assert first["status"] == "running" and 0 < first["processed"] < len(jobs), first
+    assert first["processed"] >= killed_at["processed"]
+
+    again = run_cli("failed", "retry", "--all", "--json")
+    assert again.returncode == 0, again.stdout + again.stderr
+    out = json.loads(again.stdout)
+    assert (out["status"], out["failed"], out["remaining"], out["resumeAvailable"]) == (
+        "completed", 0, 0, False)
+    # the killed run's checkpoint and the second run's record: every entry exactly once
+    assert out["resumedFrom"] + out["processed"] == len(jobs), (first, out)
+    assert _retries_per_job(db) == dict.fromkeys(jobs, 1)
+    assert db.fetchone("SELECT COUNT(*) AS n FROM jobs WHERE state = 'dead'")["n"] == 0
+    rows = db.fetchall("SELECT status, continued_by FROM run_results ORDER BY id")
+    assert [r["status"] for r in rows] == ["interrupted", "completed"]
+    assert rows[0]["continued_by"] is not None
+    events = [r["event"] for r in db.fetchall(
+        "SELECT event FROM audit_log WHERE entity_type = 'run' ORDER BY id")]
+    assert events == ["run_started", "run_started", "run_continued", "run_finished"]
+
+
+def test_failed_retry_all_stopped_by_sigterm_prints_the_interrupted_record_then_resumes(
+        env, db):
+    jobs = _dead_entries(db, 120)
+    proc = _start("failed", "retry", "--all", "--json")
+    try:
+        _wait_processed(db, proc, "failed-retry", 5)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, out + err
+    first = json.loads(out)
+    assert (first["status"], first["resumeAvailable"], first["exit_code"]) == (
+        "interrupted", True, 2)
+    assert first["next"] == "email-rag failed retry --all"
+    assert first["processed"] + first["remaining"] == len(jobs) and first["remaining"] > 0
+
+    human = run_cli("failed", "retry", "--all")
+    assert human.returncode == 0, human.stdout + human.stderr
+    lines = human.stdout.splitlines()
+    assert lines[0] == "COMPLETED"
+    assert lines[1] == (f"Resuming: {first['processed']} entry(s) were done earlier by an "
+                        "unfinished run of this command.")
+    assert lines[2] == f"{first['remaining']} / {first['remaining']} entry(s) completed."
+    assert _retries_per_job(db) == dict.fromkeys(jobs, 1)
+
+
+def test_failed_retry_all_reports_the_manual_mails_it_skipped_and_retries_them_when_asked(
+        env, db):
+    mb = make_mailbox(db)
+    dead = _dead_entries(db, 2)
+    manual_mail = make_email(db, mb, status="manual", status_reason="LLM timed out twice")
+    manual_job = make_job(db, manual_mail, state="done")
+
+    r = run_cli("failed", "retry", "--all", "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (out["status"], out["processed"], out["skipped"]) == ("completed", 2, 1)
+    assert out["data"]["skipped_manual"] == [manual_job]
+    assert sorted(out["data"]["retried"]) == sorted(dead)
+    human = run_cli("failed", "retry", "--all")
+    assert "Skipped: 1 mail(s) in manual can be retried but --all leaves them to a human: " \
+        "add --include-manual" in human.stdout
+    assert human.stdout.startswith("NOTHING TO DO\n0 / 1 entry(s) completed (1 skipped).")
+
+    r = run_cli("failed", "retry", "--all", "--include-manual", "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (out["status"], out["processed"], out["skipped"]) == ("completed", 1, 0)
+    assert out["data"]["retried"] == [manual_job]
+    assert db.fetchone("SELECT status FROM emails WHERE id = %s", (manual_mail,))[
+        "status"] != "manual"
+
+
+def _partial_mails(db, n: int) -> list[int]:
+    mb = make_mailbox(db)
+    return [make_email(db, mb, status="sent", subject=f"printer {i}",
+                       body=f"The printer {i} in room {i} shows error {i}.",
+                       index_status="partially_indexed", index_missing="vectors")
+            for i in range(n)]
+
+
+def _reindexed_per_mail(db) -> dict[int, int]:
+    rows = db.fetchall("SELECT entity_id, COUNT(*) AS n FROM audit_log WHERE entity_type = "
+                       "'email' AND event = 'reindexed' GROUP BY entity_id")
+    return {int(r["entity_id"]): int(r["n"]) for r in rows}
+
+
+@pytest.mark.parametrize("scope", [[], ["--all"]])
+def test_reindex_killed_midway_resumes_and_the_two_records_count_each_mail_once(env, db,
+                                                                                scope):
+    mails = _partial_mails(db, 120)
+    if scope:  # --all walks every indexed mail: make them complete first
+        db.execute("UPDATE emails SET index_status = 'complete', index_missing = NULL")
+    proc = _start("reindex", *scope, "--json")
+    try:
+        _wait_processed(db, proc, "reindex", random.randint(3, 40))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    first = _last_run(db, "reindex")
+    assert first["status"] == "running" and 0 < first["processed"] < len(mails), first
+
+    again = run_cli("reindex", *scope, "--json", timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    out = json.loads(again.stdout)
+    assert (out["status"], out["failed"], out["remaining"]) == ("completed", 0, 0), out
+    assert out["resumedFrom"] == first["processed"]
+    assert out["resumedFrom"] + out["processed"] == len(mails), (first, out)
+    assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
+    assert db.fetchone("SELECT COUNT(*) AS n FROM emails WHERE index_status = "
+                       "'partially_indexed'")["n"] == 0
+
+
+def test_poll_killed_midway_resumes_at_its_cursor_and_stores_each_mail_once(env, db, mailbox,
+                                                                            monkeypatch):
+    """GIVEN 1,500 mails WHEN `poll --once` is SIGKILLed after a random committed batch THEN
+    the next poll's record has processed = the rest, completed and verified by its re-count,
+    and MariaDB holds every mail once (the batch in hand was rolled back, not half stored)."""
+    from email_rag_harness.testing.dovecot import mailboxes_json
+    from email_rag_harness.testing.mails import bulk_mails
+
+    mailbox.deliver(bulk_mails(1_500, tag="kill"))
+    monkeypatch.setenv("EMAIL_RAG_MAILBOXES", mailboxes_json([mailbox.config]))
+    monkeypatch.setenv("EMAIL_RAG_IMAP_FETCH_BATCH", "10")
+    proc = _start("poll", "--once", "--json")
+    try:
+        deadline, target = time.monotonic() + 180, random.randint(20, 400)
+        while db.fetchone("SELECT COUNT(*) AS n FROM emails")["n"] < target:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stored = db.fetchone("SELECT COUNT(*) AS n FROM emails")["n"]
+    assert stored % 10 == 0 and 0 < stored < 1_500  # whole batches only
+    again = run_cli("poll", "--once", "--force", "--json", timeout=600)
+    out = json.loads(again.stdout)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (out["status"], out["verified"], out["failed"]) == ("completed", True, 0)
+    assert stored + out["processed"] == 1_500
+    assert db.fetchone("SELECT COUNT(*) AS n, COUNT(DISTINCT message_id) AS d FROM emails") \
+        == {"n": 1_500, "d": 1_500}
+
+
+def _through_proxy(monkeypatch):
+    """The commands' MariaDB behind a proxy the test can take down (not the shared server)."""
+    from email_rag_harness.testing.tcp_proxy import TcpFaultProxy
+
+    from email_rag.core.settings import get_settings
+
+    proxy = TcpFaultProxy("127.0.0.1", 3306)
+    monkeypatch.setenv("EMAIL_RAG_DB_PORT", str(proxy.port))
+    get_settings.cache_clear()
+    return proxy
+
+
+def _main_json(capsys, *argv: str) -> tuple[int, dict]:
+    from email_rag.cli import main
+    from email_rag.core.settings import get_settings
+
+    get_settings.cache_clear()
+    capsys.readouterr()
+    code = main([*argv, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_failed_retry_all_that_loses_mariadb_midway_says_interrupted_and_resumes(
+        env, db, monkeypatch, capsys):
+    from email_rag.review import console
+
+    jobs = _dead_entries(db, 30)
+    proxy = _through_proxy(monkeypatch)
+    real, calls = console.retry_jobs, []
+
+    def retry_then_lose(svc, ids, actor, note=""):
+        calls.append(ids)
+        if len(calls) == 12:
+            proxy.down()  # MariaDB gone before the 12th entry
+        return real(svc, ids, actor, note)
+
+    monkeypatch.setattr(console, "retry_jobs", retry_then_lose)
+    try:
+        code, out = _main_json(capsys, "failed", "retry", "--all")
+        assert code == 2, out
+        assert (out["status"], out["processed"], out["resumeAvailable"]) == (
+            "interrupted", 11, True)
+        assert out["next"] == "email-rag failed retry --all"
+        proxy.up()
+        monkeypatch.setattr(console, "retry_jobs", real)
+        code, again = _main_json(capsys, "failed", "retry", "--all")
+    finally:
+        proxy.close()
+    assert code == 0 and again["status"] == "completed", again
+    assert again["resumedFrom"] == 11 and again["resumedFrom"] + again["processed"] == 30
+    assert _retries_per_job(db) == dict.fromkeys(jobs, 1)
+
+
+def test_reindex_that_loses_mariadb_midway_says_how_far_it_got_and_resumes(
+        env, db, monkeypatch, capsys):
+    from email_rag.indexing import sync
+
+    mails = _partial_mails(db, 25)
+    proxy = _through_proxy(monkeypatch)
+    real, calls = sync._one, []
+
+    def index_then_lose(*args, **kw):
+        calls.append(1)
+        if len(calls) == 9:
+            proxy.down()  # MariaDB gone while the 9th mail is in hand
+        return real(*args, **kw)
+
+    monkeypatch.setattr(sync, "_one", index_then_lose)
+    try:
+        code, out = _main_json(capsys, "reindex")
+        assert code == 2, out
+        assert (out["status"], out["processed"], out["resumeAvailable"], out["next"]) == (
+            "interrupted", 8, True, "email-rag reindex")
+        assert "Re-indexed 8 mail(s) before MariaDB was lost" in out["message"]
+        proxy.up()
+        monkeypatch.setattr(sync, "_one", real)
+        code, again = _main_json(capsys, "reindex")
+    finally:
+        proxy.close()
+    assert code == 0 and again["status"] == "completed", again
+    assert again["resumedFrom"] == 8 and again["resumedFrom"] + again["processed"] == 25
+    assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
