@@ -368,7 +368,10 @@ class LLMClient:
         return _Translate(self, mode)
 
 
-TIMINGS = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "cache_n")
+# cache_n: prompt tokens taken from the slot's cache; draft_n / draft_n_accepted: tokens the
+# draft model proposed and the main model kept (only with speculative decoding)
+TIMINGS = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "cache_n", "draft_n",
+           "draft_n_accepted")
 
 
 def _timings(value: Any) -> dict[str, float]:

@@ -29,7 +29,8 @@ class _Sent(LLMClient):
         content = json.dumps({"category": "billing", "priority": "normal", "language": "en",
                               "summary": "s", "needs_reply": True}) if mode != "none" else "Hi"
         return {"choices": [{"message": {"content": content}, "finish_reason": "stop"}],
-                "timings": {"prompt_n": 12, "cache_n": 900, "predicted_n": 30}}
+                "timings": {"prompt_n": 12, "cache_n": 900, "predicted_n": 30, "draft_n": 20,
+                            "draft_n_accepted": 15}}
 
 
 def test_a_request_body_carries_cache_prompt_and_the_slot_only_when_set():
@@ -47,7 +48,7 @@ def test_llama_cpp_calls_ask_the_cache_and_keep_classification_and_drafts_in_the
     answer = c.chat_json([{"role": "user", "content": "x"}], cl.json_schema(), "c")
     c.chat_text([{"role": "user", "content": "y"}])
     assert [(b["cache_prompt"], b["id_slot"]) for b in c.bodies] == [(True, 0), (True, 1)]
-    assert answer.timings["cache_n"] == 900
+    assert answer.timings["cache_n"] == 900 and answer.timings["draft_n_accepted"] == 15
     one = _Sent({**LLAMA_PROPS, "total_slots": 1})
     one.chat_text([{"role": "user", "content": "y"}])
     assert one.bodies[0]["id_slot"] == 0
