@@ -144,18 +144,6 @@ class LocalModel:
                    str(data.get("runtime", "")), tuple(cpu["args"]) if cpu else (),
                    cpu is not None, path, draft, on)
 
-    @property
-    def speculation_measured(self) -> bool:
-        """Whether this CPU's record says if the draft model is used (the probe measured it)."""
-        if self.manifest is None:
-            return False
-        try:
-            data = json.loads(self.manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return False
-        cpu = (data.get("cpus") or {}).get(cpu_fingerprint()) or {}
-        return isinstance(cpu.get("speculative"), dict)
-
     def record(self, result: ProbeResult) -> None:
         """Write the flags that answered on this CPU into the manifest (atomic rename)."""
         if self.manifest is None or not result.ok:
