@@ -57,7 +57,7 @@ def test_consecutive_classifications_read_the_shared_prefix_from_the_cache(tmp_p
                                           ("Login", "Ich kann mich nicht mehr anmelden.")))
         finally:
             llm.close()
-    # the system message (rules, task, every allowed value: ~1,900 characters) came from the
+    # the system message (rules, task, every allowed value: ~2,900 characters) came from the
     # cache; only the user message was read
     assert second.timings["cache_n"] >= 300, second.timings
     assert second.timings["prompt_n"] < first.timings["prompt_n"]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -190,6 +191,7 @@ def run(args: Any) -> Report:
     finally:
         if before is not None:
             _remove_checkout(before)
+        shutil.rmtree(work, ignore_errors=True)
     configs = [{**figures(n, results[n]), **quality[n]} for n in names]
     rows = [{"configuration": c["name"], "drafted": c["drafted_mails"],
              "model_s_per_mail": c["model_seconds_per_drafted_mail"],
