@@ -29,6 +29,16 @@ Call slots: with ``slots`` set (``email_rag.llm.slots.EndpointSlots``, shared by
 all workers through Redis), every chat call first takes one of the endpoint's
 slots; waiting for a slot is not part of the call's timeout.
 
+Prompt cache (llama.cpp's server only, recognised by its ``/props``; other endpoints get
+the plain OpenAI body): every chat call asks ``cache_prompt`` (the slot keeps the prompt's
+tokens, and the next prompt with the same prefix reads only what differs) and, while the
+endpoint runs one call at a time (a call limit of 1, or none set in this process), pins
+each kind of call to its own server slot (``id_slot``: JSON answers such as the
+classification in slot 0, text answers such as drafts in slot 1 when the server has two),
+so consecutive mails find their kind's prefix still cached instead of the other kind's.
+With several calls at once the server picks the slot (by prompt similarity): a pinned slot
+would make calls wait for each other.
+
 Secrets never appear in messages: texts from the endpoint are redacted.
 """
 
@@ -64,6 +74,8 @@ from ..core.redact import redact_text
 from .tls import client_context
 
 RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+# llama.cpp server slot per kind of call (modulo the server's slots): each keeps its prefix
+SLOT_OF_KIND = {"json": 0, "text": 1}
 
 
 # what servers say when the prompt is larger than the context window
@@ -143,6 +155,8 @@ class ChatRequest:
     temperature: float
     max_tokens: int | None = None
     response_format: ResponseFormat | None = None
+    cache_prompt: bool = False  # llama.cpp: keep and reuse the slot's cached prompt prefix
+    id_slot: int | None = None  # llama.cpp: the server slot this call runs in
 
     @property
     def mode(self) -> str:
@@ -155,6 +169,10 @@ class ChatRequest:
             body["max_tokens"] = self.max_tokens
         if self.response_format is not None:
             body["response_format"] = self.response_format.body()
+        if self.cache_prompt:
+            body["cache_prompt"] = True
+        if self.id_slot is not None:
+            body["id_slot"] = self.id_slot
         return body
 
 
@@ -225,6 +243,19 @@ class LLMClient:
             return self.prefill == "on"
         return "default_generation_settings" in self.server_props()
 
+    def prompt_cache(self, kind: str) -> tuple[bool, int | None]:
+        """(``cache_prompt``, ``id_slot``) for a call of ``kind`` ("json" or "text"): see the
+        module's docstring. (False, None) for an endpoint that is not llama.cpp's server."""
+        props = self.server_props()
+        if "default_generation_settings" not in props:
+            return False, None
+        limit = getattr(self.slots, "limit", 1)
+        if not (isinstance(limit, int) and limit == 1):  # several calls at once: server picks
+            return True, None
+        total = props.get("total_slots")
+        slots = total if isinstance(total, int) and total > 0 else 1
+        return True, SLOT_OF_KIND[kind] % slots
+
     # --- calls ---
     def response_format_for(self, schema: JsonSchema, name: str) -> ResponseFormat | None:
         """How to ask for a JSON answer in the configured mode (None: "none", the prompt
@@ -237,18 +268,21 @@ class LLMClient:
                   *, max_tokens: int | None = 400, temperature: float = 0.0) -> LLMResult:
         """A chat call that asks for one JSON object (structured output per settings)."""
         return self._chat(ChatRequest(self.model, messages, temperature, max_tokens,
-                                      self.response_format_for(schema, name)))
+                                      self.response_format_for(schema, name),
+                                      *self.prompt_cache("json")))
 
     def chat_text(self, messages: list[dict[str, str]], *, max_tokens: int | None = 800,
                   temperature: float = 0.2, prefill: str | None = None) -> LLMResult:
         """A plain chat call (e.g. a reply draft). ``prefill``: the answer's first words,
         continued by an endpoint that can (``continues_answers``; else not sent); the text
         returned then starts with them."""
+        cache = self.prompt_cache("text")
         if not prefill or not self.continues_answers:
-            return self._chat(ChatRequest(self.model, messages, temperature, max_tokens))
+            return self._chat(ChatRequest(self.model, messages, temperature, max_tokens, None,
+                                          *cache))
         result = self._chat(ChatRequest(self.model, [*messages, {"role": "assistant",
                                                                  "content": prefill}],
-                                        temperature, max_tokens))
+                                        temperature, max_tokens, None, *cache))
         if result.text.startswith(prefill):  # llama.cpp answers with the whole message
             return replace(result, prefill=prefill)
         joiner = "" if result.text[:1] in ("", " ", ",", ".", "\n") else " "
@@ -334,7 +368,10 @@ class LLMClient:
         return _Translate(self, mode)
 
 
-TIMINGS = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "cache_n")
+# cache_n: prompt tokens taken from the slot's cache; draft_n / draft_n_accepted: tokens the
+# draft model proposed and the main model kept (only with speculative decoding)
+TIMINGS = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "cache_n", "draft_n",
+           "draft_n_accepted")
 
 
 def _timings(value: Any) -> dict[str, float]:

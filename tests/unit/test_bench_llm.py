@@ -1,0 +1,46 @@
+"""``email-rag bench llm``: the figures per drafted mail and per configuration come from
+llama-server's timings of every call (no model here: synthetic answers; the real run is
+the bench itself)."""
+
+from __future__ import annotations
+
+from email_rag_harness.bench.llm_speed import demo_mails, figures
+
+
+def _call(prompt_n: int, cache_n: int, predicted_n: int, prompt_ms: float, predicted_ms: float,
+          **extra: int) -> dict:
+    return {"duration_ms": prompt_ms + predicted_ms + 100, "outcome": "ok",
+            "timings": {"prompt_n": prompt_n, "cache_n": cache_n, "predicted_n": predicted_n,
+                        "prompt_ms": prompt_ms, "predicted_ms": predicted_ms, **extra}}
+
+
+def test_model_seconds_count_every_call_and_are_divided_by_the_drafted_mails():
+    """GIVEN one run: a mail classified and drafted (2 + 3 model seconds) and one that took no
+    reply (1 model second) THEN 6 model seconds for 1 drafted mail, 600 mails an hour, and the
+    per-mail figures sum the mail's own calls (read + cached prompt tokens)."""
+    run = {"mails": [
+        {"classify": [_call(100, 400, 20, 1500, 500)],
+         "draft": [_call(300, 0, 60, 1000, 2000, draft_n=80, draft_n_accepted=60)]},
+        {"classify": [_call(50, 400, 20, 500, 500)], "draft": None}]}
+    f = figures("now", [run])
+    assert f["model_seconds_per_drafted_mail"] == 6.0 and f["drafted_mails_per_hour"] == 600.0
+    assert f["drafted_mails"] == 1 and f["calls"] == 3
+    assert f["prompt_tokens"]["total"] == 800 and f["cached_tokens"]["total"] == 400
+    assert f["generated_tokens"]["total"] == 80 and f["model_s"]["total"] == 5.0
+    assert f["draft_acceptance"] == 0.75
+    assert f["tg_tokens_per_s"] == round(100 / 3.0, 1)
+
+
+def test_each_run_is_a_figure_of_its_own_for_the_noise():
+    one = {"mails": [{"classify": [_call(10, 0, 10, 1000, 1000)], "draft": [_call(10, 0, 10, 0, 0)]}]}
+    two = {"mails": [{"classify": [_call(10, 0, 10, 2000, 2000)], "draft": [_call(10, 0, 10, 0, 0)]}]}
+    f = figures("before", [one, two])
+    assert f["model_seconds_runs"] == [2.0, 4.0] and f["model_seconds_per_drafted_mail"] == 3.0
+    assert figures("x", [{"mails": []}])["model_seconds_per_drafted_mail"] is None
+
+
+def test_the_demo_mails_are_the_ones_a_person_wrote():
+    mails = demo_mails(None)
+    assert mails and all(m["body"].strip() for m in mails)
+    assert not any("out of office" in m["subject"].lower() for m in mails)
+    assert len(demo_mails(2)) == 2
