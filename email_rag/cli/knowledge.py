@@ -1,8 +1,9 @@
 """``email-rag knowledge ...``: the team's knowledge as a source of drafts (docs/knowledge.md).
 
-``import PATH [--mailbox NAME]``: a folder (recursively) or one file; exit 0 completed, 2 some
-files failed (listed; the same command tries them again), 1 interrupted (SIGTERM/SIGINT: run
-the same command again) or nothing done. ``list``, ``show ID``, ``disable ID``, ``enable ID``,
+``import PATH [--mailbox NAME]``: a folder (recursively) or one file, its result a run result
+(core/run_result.py): completed (exit 0), completed with failures (2: listed; the same command
+tries them again), interrupted (2: SIGTERM/SIGINT; the same command finishes it). ``list``,
+``show ID``, ``disable ID``, ``enable ID``,
 ``delete ID``, ``search TEXT [--mailbox NAME]``, ``sync-saved-replies``; ``candidates
 [list|show ID|approve ID|edit ID|drop ID]``: sent replies proposed as knowledge (list first
 proposes the sent replies that have none yet).
@@ -11,20 +12,18 @@ proposes the sent replies that have none yet).
 from __future__ import annotations
 
 import shlex
-import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from ..core.actors import command_line
 from ..core.errors import BadInputError
+from ..core.run_result import RunResult
 from ..db import sql
 from ..knowledge.articles import ArticleStatus, ArticleStore
 from ..knowledge.candidates import Candidates, CandidateStatus
 from ..knowledge.importer import Importer, ImportStatus
 from ..knowledge.saved_replies import SavedReplySync
 from ..knowledge.search import KnowledgeSearch
-from .output import ExitCode, Outcome, table
+from .output import ExitCode, Outcome, stop_on_signals, table
 
 
 def register(sub, common) -> None:
@@ -73,41 +72,31 @@ def mailbox_id(svc, name: str | None) -> int | None:
     return int(row["id"])
 
 
-@contextmanager
-def stop_on_signals() -> Iterator[threading.Event]:
-    """An event set by SIGTERM/SIGINT while the block runs (the import stops after the
-    current file)."""
-    stop = threading.Event()
-    previous = {s: signal.signal(s, lambda *_: stop.set())
-                for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield stop
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-
-
 def run_import(args, svc) -> Outcome:
+    """The import as a run result (core/run_result.py): completed, completed with failures
+    (the files listed; the same command retries them), interrupted (SIGTERM/SIGINT between two
+    files; the same command finishes it)."""
     scope = mailbox_id(svc, args.mailbox)
     again = "email-rag knowledge import " + shlex.quote(args.path) + (
         f" --mailbox {shlex.quote(args.mailbox)}" if args.mailbox else "")
-    with stop_on_signals() as stop:
+    stop = threading.Event()
+    restore = stop_on_signals(stop)
+    try:
         r = Importer(svc.db, svc.embedder, stop.is_set).run(args.path, scope,
                                                             command_line(args.by))
-    data = r.as_dict(again)
+    finally:
+        restore()
     done = ", ".join(f"{n} {k}" for k, n in sorted(r.outcomes.items())) or "nothing new"
-    counts = (f"{r.processed} file(s) processed, {r.failed} failed, {r.remaining} remaining, "
-              f"{r.removed} article(s) removed (file gone)")
+    result = RunResult.decide(
+        processed=r.processed, failed=r.failed, remaining=r.remaining,
+        interrupted=r.status == ImportStatus.INTERRUPTED, item="file",
+        next=again if r.resume_available else None,
+        what=f"Articles: {done}; {r.removed} removed (their file is gone).",
+        safe="Every imported file is whole and searchable; a file is never half indexed.")
+    data = {"importId": r.import_id, "removed": r.removed, "resumed": r.resumed,
+            "outcomes": r.outcomes, "failures": [{"path": p, "error": e} for p, e in r.failures]}
     listing = "\n".join(f"failed: {p}: {e}" for p, e in r.failures)
-    if r.status == ImportStatus.INTERRUPTED:
-        return Outcome(ExitCode.ERROR, f"Interrupted after the current file: {counts}. Every "
-                       f"imported file is whole and searchable; run the same command again "
-                       f"to finish: {again}", data, listing)
-    if r.status == ImportStatus.FAILED:
-        return Outcome(ExitCode.PARTIAL, f"Imported with failures ({done}): {counts}. Fix the "
-                       f"files listed and run the same command again: {again}", data, listing)
-    return Outcome(ExitCode.OK, f"Imported{' (resumed)' if r.resumed else ''} ({done}): "
-                   f"{counts}.", data, listing)
+    return Outcome.of(result, "", data, listing)
 
 
 def run_list(args, svc) -> Outcome:
