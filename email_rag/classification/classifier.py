@@ -117,7 +117,7 @@ class Classifier:
                                   event)
         started = time.monotonic()
         ruled = no_reply_rule(content.auto_reason, None if mail.attachments not in
-                              (None, "", "[]") else mail.body_text)
+                              (None, "", "[]") else mail.body_text, content.subject)
         team = self.history.view(mail, known)
         if team is not None and ruled:  # the rules already say: no reply
             team = team.ruled("needs_reply", False)

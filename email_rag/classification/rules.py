@@ -1,9 +1,10 @@
 """Rules: mails that take no reply whatever the history or the model say, and the mail's
 language.
 
-- ``no_reply_rule``: the loop guard (an automatic mail), or a thank-you that only ends the
-  conversation (``closing_thanks``): needs_reply is false by rule, before the history or
-  the LLM are asked (a thank-you still waits for staff to confirm: never terminal).
+- ``no_reply_rule``: the loop guard (an automatic mail), an automatic reply by its subject, or
+  a thank-you that only ends the conversation (``closing_thanks``): needs_reply is false by
+  rule, before the history or the LLM are asked (without the loop guard it still waits for
+  staff to confirm: never terminal).
 - ``no_reply_outcome``: the one place that decides whether a classified mail gets no
   reply: an LLM's ``needs_reply: false`` alone is only a suggestion; a list header
   (``corroborating_header``) or the loop guard make it terminal; a sender that takes no
@@ -71,13 +72,26 @@ def closing_thanks(body: str | None) -> bool:
             and all(w in _THANKS or w in _BESIDE_THANKS for w in words))
 
 
-def no_reply_rule(auto_reason: str | None, own_text: str | None) -> str | None:
+# the subject an out-of-office or automatic reply is sent with when its headers do not say
+# so (Outlook, Gmail, Thunderbird in de/en/fr/es/it/nl/pt)
+AUTO_REPLY_SUBJECT = re.compile(
+    r"^\s*(?:automatic reply|auto-?reply|autoreply|out of (?:the )?office|abwesenheitsnotiz|"
+    r"automatische antwort|abwesend|réponse automatique|absence du bureau|respuesta automática|"
+    r"fuera de la oficina|risposta automatica|automatisch antwoord|resposta automática)\b",
+    re.IGNORECASE)
+
+
+def no_reply_rule(auto_reason: str | None, own_text: str | None,
+                  subject: str | None = None) -> str | None:
     """The rule that says a mail takes no reply, whatever the history or the model say (None:
-    no rule does): the loop guard (its reason is the mail's own), or a thank-you that ends the conversation
-    (``own_text``: the mail's body; None for a mail with attachments, which may be more than
-    thanks)."""
+    no rule does): the loop guard (its reason is the mail's own), an automatic reply by its
+    subject ("Automatische Antwort:", "Réponse automatique :"), or a thank-you that ends the
+    conversation (``own_text``: the mail's body; None for a mail with attachments, which may
+    be more than thanks)."""
     if auto_reason:
         return "loop guard"
+    if subject and AUTO_REPLY_SUBJECT.match(subject):
+        return "an automatic reply (its subject says so)"
     if own_text is not None and closing_thanks(own_text):
         return "a thank-you that ends the conversation"
     return None

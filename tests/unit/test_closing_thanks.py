@@ -47,3 +47,22 @@ def test_a_thank_you_alone_ends_the_conversation(body):
 @pytest.mark.parametrize("body", NOT_ENDS)
 def test_thanks_with_a_question_a_problem_or_more_is_not_an_end(body):
     assert not closing_thanks(body)
+
+
+@pytest.mark.parametrize("subject", [
+    "Automatische Antwort: Ihre Anfrage", "Automatic reply: Order 4711", "Out of Office: back Monday",
+    "Réponse automatique : absente", "Respuesta automática: fuera de la oficina",
+    "Abwesenheitsnotiz: Urlaub"])
+def test_an_automatic_reply_by_its_subject_takes_no_reply(subject):
+    from email_rag.classification.rules import no_reply_rule
+
+    assert no_reply_rule(None, "Ich bin bis Montag nicht im Büro.", subject) == \
+        "an automatic reply (its subject says so)"
+
+
+@pytest.mark.parametrize("subject", ["Antwort auf meine Frage", "Re: automatic coffee machine",
+                                     "Reply needed: order 4711"])
+def test_an_ordinary_subject_is_no_automatic_reply(subject):
+    from email_rag.classification.rules import no_reply_rule
+
+    assert no_reply_rule(None, "Wann kommt meine Bestellung?", subject) is None
