@@ -8,7 +8,7 @@ case only. ``policy(reply, language)`` keeps the sentences that hold for every c
 | sentence | why |
 |---|---|
 | greeting, thanks for the message, sign-off and what follows | the new draft has its own frame |
-| an action said done or promised (``claims.actions``) | an event of that case |
+| an action said done, or promised without a period (``claims.actions``) | an event of that case ("we will refund you"); a promise with its period ("we book it back within 5 working days") is the team's rule and stays |
 | a reference (order, invoice, ticket number: ``claims.references``; not the team's phone, e-mail address or URL) | that customer's number |
 | a date, a weekday, a relative day | when something happened in that case |
 | "we have ...", "wir haben ...", "nous avons ...", "hemos ..." , "Ihre Bestellung ... wurde" | a report of what was done |
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from .claims import RELATIVE_DAY, WEEKDAY_RE, actions, dates, references
+from .claims import DEADLINE, RELATIVE_DAY, WEEKDAY_RE, actions, dates, references
 from .reply_frame import strip_frame
 from .trace import EMAIL, PHONE, URL
 
@@ -63,7 +63,9 @@ def is_event(sentence: str) -> bool:
     done, promised = actions(sentence)
     # the team's own address, phone number and links are policy, not that case's numbers
     bare = PHONE.sub(" ", URL.sub(" ", EMAIL.sub(" ", sentence)))
-    return bool(done or promised or references(bare) or dates(sentence)
+    # "we book a double charge back within 5 working days" is how the team works
+    rule = promised and DEADLINE.search(sentence)
+    return bool(done or (promised and not rule) or references(bare) or dates(sentence)
                 or WEEKDAY_RE.search(sentence) or RELATIVE_DAY.search(sentence)
                 or REPORT.search(sentence) or APOLOGY.search(sentence)
                 or THANKS.search(sentence) or SIGNATURE.match(sentence.strip()))

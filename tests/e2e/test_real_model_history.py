@@ -99,8 +99,8 @@ def test_history_decides_without_the_model_and_a_correction_counts_at_once(worke
 def test_a_mail_close_to_an_approved_reply_gets_a_draft_reusing_its_facts(worker):
     """GIVEN an earlier mail whose approved reply was sent (the team's fact: a double charge
     is booked back within 5 working days) WHEN a similar mail arrives THEN the real model's
-    draft has that reply as its first source, reuses the fact, and the claim check accepts
-    it (the fact is the team's, not invented)."""
+    draft has that reply as its first source and carries the fact (the team's rule, with its
+    period), which the claim check accepts (the fact is the team's, not invented)."""
     from email_rag.indexing.indexer import Indexer
     from tests.index_helpers import make_sent_draft
 
@@ -122,7 +122,7 @@ def test_a_mail_close_to_an_approved_reply_gets_a_draft_reusing_its_facts(worker
     assert new["status"] == "draft_ready", new["status_reason"]
     [draft] = worker.db.fetchall("SELECT * FROM drafts WHERE email_id = ?", (new["id"],))
     sources = json.loads(draft["sources"])["sources"]
-    assert sources and sources[0]["email_id"] == earlier, sources
+    assert sources and sources[0]["origin"] == f"mail:{earlier}", sources
     assert "5 Werktag" in draft["body_draft"], draft["body_draft"]
     assert "claim" not in (draft["check_flags"] or ""), (draft["check_flags"],
                                                           draft["body_draft"])

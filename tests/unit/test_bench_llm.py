@@ -4,7 +4,9 @@ the bench itself)."""
 
 from __future__ import annotations
 
-from email_rag_harness.bench.llm_speed import demo_mails, figures
+from email_rag_harness.bench.llm_speed import as_run, figures, interleaved, quality
+from email_rag_harness.bench.quality_drafts import DEFAULT_SET
+from email_rag_harness.testing.labelled import load_set
 
 
 def _call(prompt_n: int, cache_n: int, predicted_n: int, prompt_ms: float, predicted_ms: float,
@@ -39,8 +41,34 @@ def test_each_run_is_a_figure_of_its_own_for_the_noise():
     assert figures("x", [{"mails": []}])["model_seconds_per_drafted_mail"] is None
 
 
-def test_the_demo_mails_are_the_ones_a_person_wrote():
-    mails = demo_mails(None)
-    assert mails and all(m["body"].strip() for m in mails)
-    assert not any("out of office" in m["subject"].lower() for m in mails)
-    assert len(demo_mails(2)) == 2
+def test_the_mails_come_from_every_group_in_turn():
+    s = load_set(DEFAULT_SET)
+    first = interleaved(s, 8)
+    groups = [next(m.group for m in s.mails if m.id == i) for i in first]
+    assert len(first) == 8 and set(groups[:4]) == {"past_reply", "article", "no_source",
+                                                    "no_reply"}
+    assert len(interleaved(s, None)) == len(s.mails)
+
+
+def test_a_labelled_run_is_read_as_calls_per_mail_and_its_quality():
+    """GIVEN a labelled-set run: a mail drafted with no model call (a source carried as
+    written), one adapted, one that took no reply THEN the draft calls are those of the
+    drafted mails (none for the first), and the quality is weighted over the answered groups."""
+    found = {"mails": [{"id": "m01", "drafted": True}, {"id": "m02", "drafted": True},
+                       {"id": "m03", "drafted": False}],
+             "llm_attempts": {"m01": [{"task": "classify", **_call(10, 0, 5, 100, 100)}],
+                              "m02": [{"task": "classify", **_call(10, 0, 5, 100, 100)},
+                                      {"task": "adapt", **_call(20, 0, 30, 200, 900)}],
+                              "m03": [{"task": "classify", **_call(10, 0, 5, 100, 100)}]},
+             "groups": {"past_reply": {"mails": 2, "mean_fact_recall": 1.0,
+                                       "all_facts_share": 1.0, "drafts_with_wrong_fact": 0,
+                                       "wrong_language": 0},
+                        "article": {"mails": 2, "mean_fact_recall": 0.5,
+                                    "all_facts_share": 0.0, "drafts_with_wrong_fact": 1,
+                                    "wrong_language": 1}}}
+    run = as_run(found)
+    assert [m["draft"] is None for m in run["mails"]] == [False, False, True]
+    assert run["mails"][0]["draft"] == [] and len(run["mails"][1]["draft"]) == 1
+    assert figures("now", [run])["model_seconds_per_drafted_mail"] == round(1.7 / 2, 2)
+    assert quality(found) == {"fact_recall": 0.75, "all_facts_share": 0.5, "wrong_facts": 1,
+                              "wrong_language": 1}

@@ -125,3 +125,9 @@ def test_a_translated_line_that_adds_a_note_is_refused():
              "Originaltext enthielt einen Fehler, den ich korrigiert habe, und weitere Angaben.")
     with pytest.raises(LLMInvalidOutputError, match="line 1 says more than its source"):
         task.parse(json.dumps({"lines": [noted]}))
+
+
+def test_a_promise_with_its_period_is_the_teams_rule_one_without_is_that_cases_event():
+    assert not case_facts.is_event("Die doppelte Abbuchung buchen wir innerhalb von 5 Werktagen "
+                                   "auf Ihr Konto zurück.")
+    assert case_facts.is_event("Wir werden Ihnen den Betrag erstatten.")

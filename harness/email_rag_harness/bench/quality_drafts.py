@@ -142,6 +142,23 @@ def _read(db: Any, s: LabelledSet) -> tuple[dict[str, draft_judge.DraftSeen], di
     return seen, statuses
 
 
+def _attempts(db: Any, s: LabelledSet) -> dict[str, list[dict[str, Any]]]:
+    """Per labelled mail, its LLM attempts as the product audited them (``llm_attempt``: task,
+    outcome, duration, the server's timings): what ``bench llm`` counts."""
+    ids = {}
+    for row in db.fetchall(sql("bench_drafts_mails")):
+        mid = str(row["message_id"] or "")
+        if NEW_DOMAIN in mid:
+            ids[int(row["id"])] = mid.strip("<>").split("@")[0]
+    out: dict[str, list[dict[str, Any]]] = {m: [] for m in ids.values()}
+    for row in db.fetchall(sql("bench_drafts_llm_attempts")):
+        if int(row["entity_id"]) in ids:
+            detail = row["detail"]
+            out[ids[int(row["entity_id"])]].append(
+                json.loads(detail) if isinstance(detail, str | bytes) else detail)
+    return out
+
+
 @contextmanager
 def _progress(database: str, s: LabelledSet, total: int, say: Any, every: float = 60.0
               ) -> Iterator[None]:
@@ -173,7 +190,11 @@ def _progress(database: str, s: LabelledSet, total: int, say: Any, every: float 
 
 
 # --- the run ---
-def _llm(stack: ExitStack, llm: str, work: Path) -> tuple[dict[str, str], str]:
+def _llm(stack: ExitStack, llm: str, work: Path, endpoint: tuple[str, str] | None = None
+         ) -> tuple[dict[str, str], str]:
+    if endpoint is not None:  # a server the caller started (bench llm's configurations)
+        return ({ENV_PREFIX + "LLM_BASE_URL": endpoint[0], ENV_PREFIX + "LLM_MODEL": endpoint[1]},
+                f"{endpoint[1]} at {endpoint[0]}")
     if llm == "configured":  # the workspace's environment drops EMAIL_RAG_*: keep the LLM's
         s = Settings()
         return ({k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIX + "LLM_")},
@@ -186,7 +207,8 @@ def _llm(stack: ExitStack, llm: str, work: Path) -> tuple[dict[str, str], str]:
 def run_set(set_path: str | Path | None = None, llm: str = "local", only: list[str] | None = None,
             keep: bool = False, *, say: Any = None, db_prefix: str = "erag_bench_",
             scripted_plan: dict[str, Any] | None = None,
-            embedding_backend: str | None = None) -> dict[str, Any]:
+            embedding_backend: str | None = None, code: Path | None = None,
+            endpoint: tuple[str, str] | None = None) -> dict[str, Any]:
     """One run of the labelled set ``set_path`` (default: kaffeewerk) with ``llm`` (local,
     configured, scripted); ``only``: these mail ids; ``keep``: leave the database and the
     temp folder (named in the result). ``scripted_plan``: the scripted double's fault plan
@@ -204,7 +226,7 @@ def run_set(set_path: str | Path | None = None, llm: str = "local", only: list[s
         dovecot = stack.enter_context(Dovecot())
         user = dovecot.add_user(s.mailbox)
         user.create_folder("Sent")
-        llm_env, endpoint = _llm(stack, llm, ws.tmp)
+        llm_env, endpoint_text = _llm(stack, llm, ws.tmp, endpoint)
         if scripted_plan is not None and llm == "scripted":
             _set_plan(llm_env, scripted_plan)
         db = ws.database()
@@ -215,8 +237,10 @@ def run_set(set_path: str | Path | None = None, llm: str = "local", only: list[s
         if llm != "scripted":
             extra["llm_max_concurrent"] = Settings().llm_max_concurrent
         env = {**ws.env(db, **extra), "EMAIL_RAG_MAILBOXES": mailboxes_json([box]), **llm_env}
+        if code is not None:  # another version of the product runs the processes
+            env["PYTHONPATH"] = os.pathsep.join([str(code), env.get("PYTHONPATH", "")])
         settings = ws.settings(db, mailboxes=[box], **extra)
-        say(f"{s.name}: {len(mails)} mails, {len(s.history)} history cases; LLM {endpoint}; "
+        say(f"{s.name}: {len(mails)} mails, {len(s.history)} history cases; LLM {endpoint_text}; "
             f"embeddings {embedder}; database {db.database}")
 
         steps.update(prepare(s, user, env, ws.tmp, db, settings, box.name, say))
@@ -240,9 +264,11 @@ def run_set(set_path: str | Path | None = None, llm: str = "local", only: list[s
                           "seconds": round(secs, 1)}
         say(f"mails: {len(mails) - len(open_)} of {len(mails)} final after {secs:.0f} s")
         judgements = [draft_judge.judge(m, seen[m.id]) for m in mails]
+        attempts = _attempts(db, s)
         kept = {"database": db.database, "folder": str(ws.tmp)} if keep else None
     return {"set": s.name, "set_path": str(s.path), "date": datetime.now(UTC).isoformat(
-        timespec="seconds"), "machine": machine(), "endpoint": endpoint, "llm": llm,
+        timespec="seconds"), "machine": machine(), "endpoint": endpoint_text, "llm": llm,
+        "code": str(code) if code else None, "llm_attempts": attempts,
         "embedding_backend": embedder, "steps": steps,
         "seconds": round(time.monotonic() - started, 1),
         "groups": draft_judge.summarise(judgements),

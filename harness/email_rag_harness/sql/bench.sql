@@ -268,3 +268,8 @@ SELECT COUNT(*) AS stored, COALESCE(SUM(index_status = 'pending'), 0) AS `left`
 
 -- name: bench_drafts_articles
 SELECT id, origin, title, source_key FROM knowledge_articles;
+
+-- name: bench_drafts_llm_attempts
+SELECT entity_id, detail FROM audit_log
+ WHERE event = 'llm_attempt' AND entity_type = 'email'
+ ORDER BY id;
