@@ -1,6 +1,6 @@
 """`email-rag bench quality --drafts` end to end on the scripted double: four mails of the
-kaffeewerk set (one per group) through the real history import, poll and worker processes;
-the report's structure, and the judge's figures against drafts the test scripted."""
+kaffeewerk set (one per group) through the real history import, knowledge import, poll and
+worker processes; the report's structure, and the judge's figures against the drafts."""
 
 from __future__ import annotations
 
@@ -9,26 +9,16 @@ import subprocess
 import sys
 
 import pytest
-from email_rag_harness.bench.quality_drafts import run_set
+from email_rag_harness.bench.quality_drafts import DEFAULT_SET, run_set
 
 from tests.helpers import ROOT
 
 ONLY = ["m09", "m22", "m46", "m56"]  # past_reply, article, no_source, no_reply
-# m09 asks to cancel order 41502: a draft with the policy (both facts) and another
-# customer's event (order 40418, a wrong fact); m46 (wrong coffee, no source) a draft that
-# promises a refund and a day
-M09 = ("Hallo Sven,\n\nstornieren können Sie, solange die Bestellung nicht Versandbereit ist, "
-       "meist bis 14:00 Uhr am Bestelltag. Die Bestellung 40418 ist storniert.\n\n"
-       "Ihr Kaffeewerk-Kundenservice")
-M46 = ("Hello Noah,\n\nsorry about that. We will refund your order on Friday.\n\n"
-       "Your Kaffeewerk customer service")
-PLAN = {"rules": [{"fault": "answer", "kind": "draft", "match": "41502", "content": M09},
-                  {"fault": "answer", "kind": "draft", "match": "Yirgacheffe", "content": M46}]}
 
 
 @pytest.fixture(scope="module")
 def result():
-    return run_set(None, "scripted", ONLY, False, db_prefix="erag_t_db_", scripted_plan=PLAN,
+    return run_set(None, "scripted", ONLY, False, db_prefix="erag_t_db_",
                    say=lambda text: None)
 
 
@@ -46,24 +36,32 @@ def test_the_report_has_the_run_the_groups_and_a_row_per_mail(result):
         assert g["mails"] == 1 and g["model_seconds_per_mail"] >= 0
 
 
-def test_the_judges_figures_match_the_scripted_drafts(result):
+def test_the_judges_figures_match_the_drafts_the_product_wrote(result):
+    """The judge's figures per mail are those of the draft's text against the set's labels
+    (facts and wrong facts found, normalised), and the drafts follow retrieve-then-adapt: the
+    mail no source answers gets the honest reply (asks or defers, promises nothing), the
+    newsletter-like spam none."""
+    from email_rag_harness.testing.labelled import load_set
+
+    labels = {m.id: m for m in load_set(DEFAULT_SET).mails}
+    for m in result["mails"]:
+        if not m["drafted"]:
+            continue
+        facts = labels[m["id"]].facts
+        found = [str(f) for f in facts if f.found_in(m["draft"])]
+        assert m["found"] == found, m["id"]
+        if facts:
+            assert m["recall"] == round(len(found) / len(facts), 3)
+        assert m["wrong_found"] == [str(f) for f in labels[m["id"]].wrong
+                                    if f.found_in(m["draft"])]
     mails = {m["id"]: m for m in result["mails"]}
-    m09, m22, m46, m56 = (mails[i] for i in ONLY)
-    # the scripted answer's text is the draft's body (the product frames greeting and sign-off)
-    assert M09.split("\n\n")[1] in m09["draft"]
-    assert m09["drafted"] and m09["recall"] == 1.0 and m09["all_facts"] is True
-    assert m09["wrong_found"] == ["40418", "haben wir storniert | wurde storniert | ist storniert"]
-    assert m09["draft_language"] == "de" and not m09["wrong_language"]
-    # the double's own template for m22 holds none of the shipping facts, and defers
-    assert m22["drafted"] and m22["recall"] == 0.0 and m22["missing"]
-    assert m46["drafted"] and m46["promises"] == ["Friday", "We will refund"]
-    assert m46["asks_or_defers"] is False
-    assert m56["mail_status"] in ("no_reply", "no_reply_suggested") and not m56["drafted"]
+    assert mails["m46"]["drafted"] and mails["m46"]["asks_or_defers"]
+    assert mails["m46"]["promises"] == []
+    assert mails["m56"]["mail_status"] in ("no_reply", "no_reply_suggested")
+    assert not mails["m56"]["drafted"]
     g = result["groups"]
-    assert g["past_reply"]["drafts_with_wrong_fact"] == 1
-    assert g["no_source"]["drafts_with_promise"] == 1 and g["no_source"]["ask_defer_share"] == 0.0
+    assert g["no_source"]["drafts_with_promise"] == 0 and g["no_source"]["ask_defer_share"] == 1.0
     assert g["no_reply"]["drafted_share"] == 0.0
-    assert g["article"]["mean_fact_recall"] == 0.0
 
 
 def test_json_is_one_object_and_the_cli_compares_two_saved_runs(result, tmp_path):
@@ -94,4 +92,5 @@ def test_json_is_one_object_and_the_cli_compares_two_saved_runs(result, tmp_path
     assert cmp.returncode == 0, cmp.stderr[-2000:]
     line = next(x for x in cmp.stdout.splitlines()
                 if x.startswith("article") and "mean_fact_recall" in x)
-    assert line.split()[-2:] == ["0.0", "0.75"], cmp.stdout
+    before = str(result["groups"]["article"]["mean_fact_recall"])
+    assert line.split()[-2:] == [before, "0.75"], cmp.stdout
