@@ -31,7 +31,7 @@ from fastapi.responses import RedirectResponse
 
 from ..core.catalog import N_
 from ..core.errors import BadInputError, DraftNotFoundError
-from ..db.audit import events_for
+from ..db.audit import AuditEntry, events_for
 from ..knowledge import documents
 from ..knowledge.articles import Article, ArticleNotFoundError, ArticleStatus, ArticleStore, Origin
 from ..knowledge.candidates import Candidates, CandidateStatus
@@ -264,8 +264,8 @@ def article_page(request: Request, user: StaffUser, article_id: int):
     names = {b.id: b.name for b in answers.mailboxes(svc)}
     return page(request, "knowledge_article.html", article=article, names=names,
                 passages=_store(svc).passages(article),
-                events=events_for(svc.db, "knowledge_article", article.id) if user.is_admin
-                else [], active=ArticleStatus.ACTIVE, disabled=ArticleStatus.DISABLED)
+                events=AuditEntry.from_rows(events_for(svc.db, "knowledge_article", article.id))
+                if user.is_admin else [], active=ArticleStatus.ACTIVE, disabled=ArticleStatus.DISABLED)
 
 
 @router.post("/admin/knowledge/{article_id}/edit")
