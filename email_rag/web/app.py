@@ -37,6 +37,7 @@ from . import (
     views_admin,
     views_answers,
     views_casework,
+    views_knowledge,
     views_mailboxes,
     views_main,
     views_privacy,
@@ -93,6 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(views_mailboxes.router)
     app.include_router(views_privacy.router)
     app.include_router(views_answers.router)
+    app.include_router(views_knowledge.router)
     app.include_router(views_casework.router)
     app.include_router(views_search.router)
     app.include_router(views_setup.router)

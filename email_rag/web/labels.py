@@ -78,6 +78,12 @@ LABELS: dict[str, str] = {
     "saved_reply": N_("saved reply"),
     "case": N_("answered case"),
     "past_reply": N_("past reply"),
+    # knowledge articles (knowledge.articles: ArticleStatus, Origin) and candidates
+    "active": N_("active"),
+    "disabled": N_("disabled"),
+    "file": N_("imported file"),
+    "web": N_("written in the web"),
+    "dropped": N_("dropped"),
     # roles (core.states.UserRole)
     "staff": N_("staff"),
     "admin": N_("admin"),
