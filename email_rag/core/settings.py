@@ -519,9 +519,12 @@ class Settings(BaseSettings):
         0.375, ge=0, le=1, description="Cosine a knowledge passage needs with the mail to be a "
         "draft's source (measured on the labelled set: docs/knowledge.md).")
     draft_bar_past_reply: float = Field(
-        0.55, ge=0, le=1, description="Cosine a past mail needs with this one for the team's "
+        0.52, ge=0, le=1, description="Cosine a past mail needs with this one for the team's "
         "reply to it to be a draft's source (its policy only, never its events).")
     draft_sources: int = Field(2, ge=1, le=5, description="Sources a draft carries at most.")
+    draft_source_margin: float = Field(
+        0.15, ge=0, le=1, description="A second source is carried when its lead over its bar "
+        "is within this of the best source's lead.")
     retrieve_candidates: int = Field(
         40, description="Nearest chunks fetched before keeping only mails with a sent reply."
     )

@@ -32,7 +32,7 @@ class Bars:
     knowledge: float
     past_reply: float
     most: int = 2
-    margin: float = 0.08  # a second source within this of the best one's lead over its bar
+    margin: float = 0.15  # a second source within this of the best one's lead over its bar
 
 
 @dataclass(frozen=True)

@@ -174,7 +174,8 @@ def write_body(ctx: StepContext, content: MailContent, retrieved: dict[str, Any]
                frame: ReplyFrame, language: str) -> tuple[Written, list[Source]]:
     s = ctx.services.settings
     found = candidates(retrieved, language_of)
-    chosen = select(found, Bars(s.draft_bar_knowledge, s.draft_bar_past_reply, s.draft_sources))
+    chosen = select(found, Bars(s.draft_bar_knowledge, s.draft_bar_past_reply, s.draft_sources,
+                                s.draft_source_margin))
     if not chosen:
         hours = service_hours(ctx)
         body = no_source.reply_body(frame.language, f"{content.subject}\n{content.body}", hours)
