@@ -121,8 +121,9 @@ def test_a_mail_close_to_an_approved_reply_gets_a_draft_reusing_its_facts(worker
                      "bekomme ich das Geld zurück?")
     assert new["status"] == "draft_ready", new["status_reason"]
     [draft] = worker.db.fetchall("SELECT * FROM drafts WHERE email_id = ?", (new["id"],))
-    sources = json.loads(draft["sources"])["sources"]
-    assert sources and sources[0]["origin"] == f"mail:{earlier}", sources
+    stored = json.loads(draft["sources"])
+    sources = stored["sources"]
+    assert sources and sources[0]["origin"] == f"mail:{earlier}", stored["considered"]
     assert "5 Werktag" in draft["body_draft"], draft["body_draft"]
     assert "claim" not in (draft["check_flags"] or ""), (draft["check_flags"],
                                                           draft["body_draft"])
