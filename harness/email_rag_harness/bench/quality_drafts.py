@@ -215,7 +215,7 @@ def run_set(set_path: str | Path | None = None, llm: str = "local", only: list[s
     (tests script drafts with it); ``embedding_backend``: default hashing with the double,
     the configured one otherwise. Returns the result dict (module docstring)."""
     say = say or (lambda text: print(f"[bench drafts] {text}", file=sys.stderr, flush=True))
-    s = load_set(set_path or DEFAULT_SET)
+    s = load_set(Path(set_path or DEFAULT_SET).resolve())  # the processes run elsewhere
     mails = s.only(only)
     embedder = embedding_backend or ("hashing" if llm == "scripted" else Settings().embedding_backend)
     started = time.monotonic()
