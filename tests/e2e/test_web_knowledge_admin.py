@@ -5,13 +5,6 @@ into a new version and disables it."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-
-import pytest
-
-from email_rag.db import Database
-from tests.conftest import MARIADB
 from tests.e2e.test_web_desk import (  # noqa: F401 - fixtures
     OUT,
     browser,
@@ -30,16 +23,6 @@ RETURNS = ("# Returns\n\nYou can send any item back within 30 days of delivery.\
            "## Fees\n\nReturns are free of charge inside Germany.\n")
 
 
-@pytest.fixture
-def db_name() -> Iterator[str]:
-    """This module's databases carry the knowledge-web prefix."""
-    name = f"erag_t_kw_{uuid.uuid4().hex[:10]}"
-    yield name
-    server = Database(**MARIADB)
-    try:
-        server.execute(f"DROP DATABASE IF EXISTS `{name}`")
-    finally:
-        server.close()
 
 
 def test_an_admin_uploads_reads_a_passage_edits_and_disables_an_article(

@@ -9,14 +9,8 @@ import json
 import os
 import signal
 import time
-import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 
-import pytest
-
-from email_rag.db import Database
-from tests.conftest import MARIADB
 from tests.factories import make_email, make_job, make_mailbox
 from tests.helpers import run_cli, spawn
 
@@ -24,15 +18,6 @@ WORKERS = 4
 SPREAD = 6.0
 
 
-@pytest.fixture
-def db_name() -> Iterator[str]:
-    name = f"erag_t_ct_{uuid.uuid4().hex[:10]}"
-    yield name
-    server = Database(**MARIADB)
-    try:
-        server.execute(f"DROP DATABASE IF EXISTS `{name}`")
-    finally:
-        server.close()
 
 
 def _connections(db) -> list[int]:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -57,16 +55,6 @@ our service centre in Hamburg.
 PRIVATE_WORD = "Geheimtext"  # a word of an article's text: never in an audit entry
 
 
-@pytest.fixture
-def db_name() -> Iterator[str]:
-    """This module's databases carry the knowledge prefix."""
-    name = f"erag_t_kn_{uuid.uuid4().hex[:10]}"
-    yield name
-    server = Database(**MARIADB)
-    try:
-        server.execute(f"DROP DATABASE IF EXISTS `{name}`")
-    finally:
-        server.close()
 
 
 @pytest.fixture

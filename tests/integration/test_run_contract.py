@@ -13,27 +13,11 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
-from collections.abc import Iterator
 
 import pytest
 
-from email_rag.db import Database
-from tests.conftest import MARIADB
 from tests.factories import make_email, make_job, make_mailbox
 from tests.helpers import ROOT, run_cli
-
-
-@pytest.fixture
-def db_name() -> Iterator[str]:
-    """This module's databases carry the prefix erag_t_ct_ (dropped after the test)."""
-    name = f"erag_t_ct_{uuid.uuid4().hex[:10]}"
-    yield name
-    server = Database(**MARIADB)
-    try:
-        server.execute(f"DROP DATABASE IF EXISTS `{name}`")
-    finally:
-        server.close()
 
 
 def _start(*args: str) -> subprocess.Popen:

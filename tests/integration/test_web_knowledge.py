@@ -11,14 +11,8 @@ from __future__ import annotations
 import html as htmllib
 import io
 import re
-import uuid
-from collections.abc import Iterator
 
-import pytest
-
-from email_rag.db import Database
 from email_rag.web import views_knowledge
-from tests.conftest import MARIADB
 from tests.factories import make_draft, make_email
 from tests.webutil import assert_inert
 
@@ -38,16 +32,6 @@ Returns are free of charge inside Germany.
 """
 
 
-@pytest.fixture
-def db_name() -> Iterator[str]:
-    """This module's databases carry the knowledge-web prefix."""
-    name = f"erag_t_kw_{uuid.uuid4().hex[:10]}"
-    yield name
-    server = Database(**MARIADB)
-    try:
-        server.execute(f"DROP DATABASE IF EXISTS `{name}`")
-    finally:
-        server.close()
 
 
 def text(page: str) -> str:
