@@ -27,16 +27,20 @@ def children(pid: int) -> list[int]:
     return [int(p) for p in text.split()]
 
 
-def serving(port: int, supervisor, not_pid: int | None = None, timeout: float = 300) -> int:
+def serving(port: int, supervisor, log: Path, starts: int, not_pid: int | None = None,
+            timeout: float = 300) -> int:
     """The pid of the llama-server answering /health on ``port`` (another than
-    ``not_pid``), waiting for it."""
+    ``not_pid``) once the service has said so for the ``starts``-th time ("answering on" in
+    its log): a server killed before the service saw it healthy is a failed start, not a
+    crash of a running one."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert supervisor.poll() is None, "llm serve exited"
         pids = [p for p in children(supervisor.pid) if p != not_pid]
+        said = log.read_text() if log.exists() else ""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                if r.status == 200 and pids:
+                if r.status == 200 and pids and said.count("answering on") >= starts:
                     return pids[0]
         except OSError:
             pass
@@ -56,9 +60,9 @@ def test_a_killed_llama_server_is_restarted_and_the_workers_next_call_succeeds(e
     supervisor = spawn("llm", "serve", "--port", str(port), "--log", str(tmp_path / "llama.log"),
                        log=log)
     try:
-        first = serving(port, supervisor)
+        first = serving(port, supervisor, log, 1)
         os.kill(first, signal.SIGKILL)
-        second = serving(port, supervisor, not_pid=first)
+        second = serving(port, supervisor, log, 2, not_pid=first)
         assert second != first
         said = log.read_text()
         assert "exited with -9" in said and said.count("answering on") == 2, said
