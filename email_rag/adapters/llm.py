@@ -231,8 +231,8 @@ class LLMClient:
                     props = json.loads(r.read().decode())
                 if isinstance(props, dict):
                     self._props = props
-            except (OSError, ValueError):
-                pass
+            except (OSError, ValueError, http.client.HTTPException):
+                pass  # not llama.cpp's server (or it broke off): the plain OpenAI body
         return self._props
 
     @property

@@ -32,6 +32,7 @@ import numpy as np
 from ..core.errors import EmbeddingRejectedError, EmbeddingUnavailableError
 from ..core.index_ports import Embedder
 from ..db import Database, slot_params, sql
+from ..db.connection import Cursor
 from ..indexing.retrieval import lexical_query, rrf, tied_ranks
 from .articles import from_blob
 
@@ -101,37 +102,21 @@ class KnowledgeSearch:
             return hits
         key = mailbox_id or 0
         asked = [q[:QUERY_CHARS] for q in questions if _WORD.search(q or "")][:MAX_QUESTIONS]
-        cosines, ok = self._cosines(key, [text, *asked])
-        hits.reduced = not ok
-        # every passage is in the vector ranking (knowledge is small): a passage only the
-        # words found still gets its vector rank, and does not tie with the vectors' first
-        by_vector = sorted(cosines.items(), key=lambda kv: (-kv[1], kv[0]))
+        queries = self._embed([text, *asked])
+        hits.reduced = queries is None
         q = lexical_query(None, text)
-        lexical = [] if not q else [
-            ((int(r["article_id"]), int(r["passage_no"])), float(r["score"]))
-            for r in self.db.fetchall(sql("knowledge_search_lexical"),
+        # one read transaction: the vectors, the words and the passages chosen from them are
+        # of one snapshot (an article re-imported meanwhile is never mixed with its old text)
+        with self.db.transaction() as cur:
+            cosines = self._cosines(cur, key, queries)
+            lexical = [] if not q else [
+                ((int(r["article_id"]), int(r["passage_no"])), float(r["score"]))
+                for r in cur.fetchall(sql("knowledge_search_lexical"),
                                       {"q": q, "mailbox_key": key, "limit": RANKED})]
-        keys = list(dict.fromkeys([k for k, _ in by_vector] + [k for k, _ in lexical]))
-        if not keys:
-            return hits
-        number = {k: n for n, k in enumerate(keys)}
-        fused = rrf([number[k] for k, _ in by_vector],
-                    tied_ranks([(number[k], s) for k, s in lexical]))
-        chosen: list[tuple[tuple[int, int], float]] = []
-        per_article: dict[int, int] = {}
-        for n, score in fused:
-            k = keys[n]
-            if per_article.get(k[0], 0) >= PER_ARTICLE:
-                continue
-            per_article[k[0]] = per_article.get(k[0], 0) + 1
-            chosen.append((k, score))
-            if len(chosen) >= limit:
-                break
-        rows = self._passages(sorted({k[0] for k, _ in chosen}))
+            chosen = _choose(cosines, lexical, limit)
+            rows = self._passages(cur, sorted({k[0] for k, _ in chosen}))
         for k, score in chosen:
-            row = rows.get(k)
-            if row is None:  # changed between the two reads: left out, never a mix
-                continue
+            row = rows[k]
             hits.append(KnowledgeHit(
                 article_id=k[0], version=int(row["version"]), passage_no=k[1],
                 title=str(row["title"]), heading=str(row["heading"]), text=str(row["text"]),
@@ -139,29 +124,58 @@ class KnowledgeSearch:
                 cosine=float(cosines.get(k, 0.0))))
         return hits
 
-    def _cosines(self, mailbox_key: int, texts: list[str]
-                 ) -> tuple[dict[tuple[int, int], float], bool]:
-        """The best cosine of the queries with every searchable passage vector; (…, False)
-        when the embedder could not be asked."""
+    def _embed(self, texts: list[str]) -> np.ndarray | None:
+        """The queries' vectors; None when the embedder could not be asked (words only)."""
         try:
-            queries = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+            return np.asarray(self.embedder.embed(texts), dtype=np.float32)
         except (EmbeddingUnavailableError, EmbeddingRejectedError) as e:
             log.warning("knowledge search by words only: the embedder failed (%s)",
                         type(e).__name__)
-            return {}, False
-        rows = self.db.fetchall(sql("knowledge_search_vectors"),
-                                {"mailbox_key": mailbox_key, "embedder": self.embedder.name})
+            return None
+
+    def _cosines(self, cur: Cursor, mailbox_key: int, queries: np.ndarray | None
+                 ) -> dict[tuple[int, int], float]:
+        """The best cosine of the queries with every searchable passage vector."""
+        if queries is None:
+            return {}
+        rows = cur.fetchall(sql("knowledge_search_vectors"),
+                            {"mailbox_key": mailbox_key, "embedder": self.embedder.name})
         if not rows:
-            return {}, True
+            return {}
         matrix = np.vstack([from_blob(r["vector"]) for r in rows])
         norms = np.outer(np.linalg.norm(matrix, axis=1), np.linalg.norm(queries, axis=1))
         scores = (matrix @ queries.T / np.where(norms == 0, 1.0, norms)).max(axis=1)
         return {(int(r["article_id"]), int(r["passage_no"])): float(s)
-                for r, s in zip(rows, scores, strict=True)}, True
+                for r, s in zip(rows, scores, strict=True)}
 
-    def _passages(self, article_ids: list[int]) -> dict[tuple[int, int], dict]:
+    def _passages(self, cur: Cursor, article_ids: list[int]) -> dict[tuple[int, int], dict]:
         if not article_ids:
             return {}
-        rows = self.db.fetchall(sql("knowledge_search_passages", ids=len(article_ids)),
-                                slot_params(ids=article_ids))
+        rows = cur.fetchall(sql("knowledge_search_passages", ids=len(article_ids)),
+                            slot_params(ids=article_ids))
         return {(int(r["article_id"]), int(r["passage_no"])): r for r in rows}
+
+
+def _choose(cosines: dict[tuple[int, int], float], lexical: list[tuple[tuple[int, int], float]],
+            limit: int) -> list[tuple[tuple[int, int], float]]:
+    """The passages ranked by vectors and words fused (RRF), at most ``PER_ARTICLE`` per
+    article. Every passage is in the vector ranking (knowledge is small): a passage only the
+    words found still gets its vector rank, and does not tie with the vectors' first."""
+    by_vector = sorted(cosines.items(), key=lambda kv: (-kv[1], kv[0]))
+    keys = list(dict.fromkeys([k for k, _ in by_vector] + [k for k, _ in lexical]))
+    if not keys:
+        return []
+    number = {k: n for n, k in enumerate(keys)}
+    fused = rrf([number[k] for k, _ in by_vector],
+                tied_ranks([(number[k], s) for k, s in lexical]))
+    chosen: list[tuple[tuple[int, int], float]] = []
+    per_article: dict[int, int] = {}
+    for n, score in fused:
+        k = keys[n]
+        if per_article.get(k[0], 0) >= PER_ARTICLE:
+            continue
+        per_article[k[0]] = per_article.get(k[0], 0) + 1
+        chosen.append((k, score))
+        if len(chosen) >= limit:
+            break
+    return chosen

@@ -434,7 +434,12 @@ def test_5000_older_mails_then_new_mail_history_is_memory_and_new_mail_is_work(
                              "ON e.id = d.email_id ORDER BY e.id")
         assert [d["message_id"] for d in drafts] == [f"<mail-{70_000 + i}@example.org>"
                                                      for i in range(SCALE_NEW)]
-        assert len([r for r in llm.requests if r["kind"] == "draft"]) == SCALE_NEW
+        # each draft is written from the team's sources or is the no-source reply, both by
+        # code (no model call in the customer's own language): its basis says which
+        bases = [json.loads(r["sources"])["basis"] for r in db.fetchall(
+            "SELECT sources FROM drafts ORDER BY email_id")]
+        assert len(bases) == SCALE_NEW and set(bases) <= {"sources", "no_source"}, bases
+        assert not [r for r in llm.requests if r["kind"] == "draft"]
         done = json.loads(run_cli("status", "--json", env_extra=extra).stdout)
         figures = done["data"]["counts"]["history"]
         assert (figures["done"], figures["left"], figures["seconds_left"]) == (total, 0, 0.0)

@@ -142,6 +142,8 @@ def test_a_connection_the_server_closed_while_idle_is_replaced_without_a_repeat(
     e = _Endpoint(close_after_answer=True)
     llm = client(e.url)
     try:
+        assert llm.server_props() == {}  # the client's one /props probe: answered 501, closed
+        assert e.closed.acquire(timeout=10)
         for _ in range(4):
             assert _chat(llm) == "hello"
             assert e.closed.acquire(timeout=10)  # the next call finds it closed
@@ -191,23 +193,33 @@ def test_a_server_that_accepts_but_never_answers_is_a_timeout():
 
 
 def test_a_server_that_hangs_up_mid_answer_is_a_transient_error():
+    """GIVEN a server that answers every request (the client's ``/props`` probe too) with
+    half a body and hangs up THEN the probe's broken answer is read as "not llama.cpp's
+    server" and the chat call is a transient LLMError, "connection broke"."""
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
+    served: list[bytes] = []
 
-    def half_answer() -> None:
-        conn, _ = listener.accept()
-        conn.recv(65536)
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 500\r\n\r\n{\"choices\": [")
-        conn.close()
-    t = threading.Thread(target=half_answer, daemon=True)
+    def half_answers() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # the listener closed: the test is over
+                return
+            served.append(conn.recv(65536).split(b" ", 1)[0])
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 500\r\n\r\n{\"choices\": [")
+            conn.close()
+    t = threading.Thread(target=half_answers, daemon=True)
     t.start()
     llm = client(f"http://127.0.0.1:{port}/v1")
     try:
         with pytest.raises(LLMError) as ei:
             _chat(llm)
         assert type(ei.value) is LLMError and "connection broke" in str(ei.value)
+        assert llm.server_props() == {}
     finally:
         llm.close()
         listener.close()
         t.join(5)
+    assert served == [b"GET", b"POST"]

@@ -33,8 +33,9 @@ from tests.integration.test_sending import runner as send_runner
 POLL = (15, 7)
 # that mail's job, claim to draft, one process owning the vector store (classify's examples
 # state and index's sent replies are read in the run's first read transaction: no commit of
-# their own)
-JOB = (24, 5)
+# their own); the retrieve step's knowledge search is one read transaction of its own
+# (passage vectors and words; the passages chosen only when there are any)
+JOB = (26, 6)
 RETRIEVE = (4, 1)  # the retrieve step's reads: lexical, thread, sent replies, sender history
 # a history mail's index job alone: claim, look for companions, read, parse, index, status
 # and finish, examples
