@@ -26,7 +26,10 @@ from .claims import DEADLINE, RELATIVE_DAY, WEEKDAY_RE, actions, dates, referenc
 from .reply_frame import strip_frame
 from .trace import EMAIL, PHONE, URL
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜÉÈÀÁÍÓÚÑ0-9\"„(])")
+# a sentence ends at . ! ? before a capital or a number - not after an ordinal day ("am 2.
+# Oktober") or a common abbreviation ("Nr. 4711", "ca. 3", "z. B.")
+_SENTENCE = re.compile(r"(?<![0-9]\.)(?<!\b[Nn]r\.)(?<!\bca\.)(?<!\b[zZ]\.)(?<!\bB\.)"
+                       r"(?<!\bNo\.)(?<=[.!?])\s+(?=[A-ZÄÖÜÉÈÀÁÍÓÚÑ0-9\"„(])")
 REPORT = re.compile(
     r"\b(?:we(?:'ve| have| had)|i(?:'ve| have)|wir haben|ich habe|haben wir|habe ich|"
     r"nous avons|j'ai|avons|hemos|le hemos|se ha|"

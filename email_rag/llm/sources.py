@@ -19,10 +19,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .case_facts import policy
+from .reply_frame import strip_frame
 
 KNOWLEDGE_KINDS = {"file": "article", "web": "article", "saved_reply": "saved_reply",
                    "case": "case"}
 MARKDOWN = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s?)|\*\*|__|`")
+HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
+LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 
 
 @dataclass(frozen=True)
@@ -59,9 +62,29 @@ class Source:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
-def plain(markdown: str) -> str:
-    """A passage's text as reply lines: headings, quotes and emphasis markers dropped."""
-    lines = [MARKDOWN.sub("", line).rstrip() for line in (markdown or "").splitlines()]
+def heading(line: str, article: bool = True) -> bool:
+    """A line that orders an article rather than answers: a Markdown heading, a title in
+    capitals, a short line with no sentence end and no number ("Einsetzen"), and in an
+    article a question heading ("Wann wechseln?"). A list item is never one."""
+    if HEADING.match(line):
+        return True
+    if LIST_ITEM.match(line):
+        return False
+    text = line.strip()
+    letters = [c for c in text if c.isalpha()]
+    if len(letters) > 3 and all(c.isupper() for c in letters):
+        return True
+    if article and text.endswith("?"):
+        return True
+    return len(text.split()) <= 5 and text[-1:] not in ".!:;,)" \
+        and not any(c.isdigit() for c in text)
+
+
+def plain(markdown: str, article: bool = True) -> str:
+    """A passage's text as reply lines: headings (``heading``) left out, quote and emphasis
+    markers dropped."""
+    lines = [MARKDOWN.sub("", line).rstrip() for line in (markdown or "").splitlines()
+             if line.strip() and not heading(line, article)]
     return "\n".join(line for line in lines if line.strip())
 
 
@@ -70,15 +93,19 @@ def candidates(retrieved: Mapping[str, Any],
     """Every candidate in the retrieve step's detail, best first."""
     out = []
     for hit in retrieved.get("knowledge") or []:
-        text = plain(str(hit.get("text") or ""))
+        kind = KNOWLEDGE_KINDS.get(str(hit.get("origin")), "article")
+        raw = str(hit.get("text") or "")
+        # a saved reply or an approved case is a whole reply: the draft's frame greets
+        text = plain(raw, True) if kind == "article" else plain(strip_frame(raw), False)
         if not text:
             continue
         aid, pno = hit.get("article_id"), hit.get("passage_no")
         title = str(hit.get("title") or "")
-        heading = str(hit.get("heading") or "")
+        section = str(hit.get("heading") or "")
         out.append(Source(
-            KNOWLEDGE_KINDS.get(str(hit.get("origin")), "article"),
-            heading if heading.startswith(title) else " > ".join(x for x in (title, heading) if x),
+            kind,
+            section if section.startswith(title)
+            else " > ".join(x for x in (title, section) if x),
             text,
             hit.get("language") or language_of(text), float(hit.get("cosine") or 0.0),
             f"/admin/knowledge/{aid}#p{pno}", f"knowledge:{aid}:{pno}"))

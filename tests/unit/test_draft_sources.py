@@ -77,8 +77,8 @@ def test_a_candidate_under_its_bar_is_no_source():
 
 
 def test_markdown_markers_are_not_carried():
-    assert sources.plain("## Rückgabe\n**30 Tage** kostenlos\n> Hinweis") == \
-        "Rückgabe\n30 Tage kostenlos\nHinweis"
+    assert sources.plain("## Rückgabe\n**30 Tage** kostenlos\n> Hinweis: Etikett beilegen.") == \
+        "30 Tage kostenlos\nHinweis: Etikett beilegen."
 
 
 GIVEN = ["Returns are free within 30 days of delivery.",
@@ -131,3 +131,33 @@ def test_a_promise_with_its_period_is_the_teams_rule_one_without_is_that_cases_e
     assert not case_facts.is_event("Die doppelte Abbuchung buchen wir innerhalb von 5 Werktagen "
                                    "auf Ihr Konto zurück.")
     assert case_facts.is_event("Wir werden Ihnen den Betrag erstatten.")
+
+
+def test_a_date_with_an_ordinal_day_stays_in_its_sentence_and_is_that_cases_event():
+    """"am 2. Oktober" is no sentence end: split there, the first half named no date and
+    was carried as policy ("Ihr Sensor wurde am 2.")."""
+    reply = ("Ihr Tresterbehälter-Sensor wurde am 2. Oktober getauscht. Der Sensor hält in der "
+             "Regel 5 Jahre. Wir haben die Reparatur am 12. September kostenlos durchgeführt.")
+    assert case_facts.sentences(reply)[0] == \
+        "Ihr Tresterbehälter-Sensor wurde am 2. Oktober getauscht."
+    assert case_facts.policy(reply) == "Der Sensor hält in der Regel 5 Jahre."
+
+
+def test_a_saved_reply_gives_its_body_without_its_own_greeting_and_sign_off():
+    hit = {"article_id": 3, "passage_no": 1, "title": "Lieferadresse ändern", "heading": "",
+           "origin": "saved_reply", "language": "de", "cosine": 0.6,
+           "text": "Guten Tag {customer_name},\n\ndie Lieferadresse können wir bis 14:00 Uhr "
+                   "ändern.\n\nViele Grüße\nIhr Kaffeewerk-Kundenservice"}
+    [source] = sources.candidates({"knowledge": [hit]}, lambda text: "de")
+    assert source.text == "die Lieferadresse können wir bis 14:00 Uhr ändern."
+
+
+def test_an_articles_headings_and_faq_questions_are_not_carried_as_reply_lines():
+    """A heading ("Wann wechseln?", "Einsetzen", "## Verstellen") is the article's order,
+    not a sentence of the answer; a list item with its fact is."""
+    text = ("WASSERFILTER KW-AQUA WF-10\n\nWann wechseln?\nAlle 2 Monate oder nach 50 Litern.\n"
+            "Einsetzen\n1. Filter 5 Minuten in kaltes Wasser legen.\n## Verstellen\n"
+            "- Espresso: Stufe **8–12**\nMahlscheiben\nWechsel nach etwa 500 kg Kaffee.")
+    assert sources.plain(text).splitlines() == [
+        "Alle 2 Monate oder nach 50 Litern.", "1. Filter 5 Minuten in kaltes Wasser legen.",
+        "- Espresso: Stufe 8–12", "Wechsel nach etwa 500 kg Kaffee."]
