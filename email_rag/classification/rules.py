@@ -5,6 +5,8 @@ language.
   a thank-you that only ends the conversation (``closing_thanks``): needs_reply is false by
   rule, before the history or the LLM are asked (without the loop guard it still waits for
   staff to confirm: never terminal).
+- ``asks_question``: a mail whose own words ask the team something needs a reply, whatever
+  the history or the model say - unless it is spam or a notification.
 - ``no_reply_outcome``: the one place that decides whether a classified mail gets no
   reply: an LLM's ``needs_reply: false`` alone is only a suggestion; a list header
   (``corroborating_header``) or the loop guard make it terminal; a sender that takes no
@@ -24,7 +26,7 @@ import re
 from ..core.states import MailStatus
 from ..indexing.chunking import clean_body
 from ..mail.language import identify
-from .values import Classification, FieldSource, Language
+from .values import Category, Classification, FieldSource, Language
 
 # a thank-you's own words, and the words that may stand beside them in a note that only
 # closes a conversation ("Thanks, that worked!", "Danke, hat geklappt!", "¡Gracias, ya
@@ -70,6 +72,20 @@ def closing_thanks(body: str | None) -> bool:
     words = _THANKS_WORD.findall(text)
     return (0 < len(words) <= THANKS_MAX_WORDS and any(w in _THANKS for w in words)
             and all(w in _THANKS or w in _BESIDE_THANKS for w in words))
+
+
+_LINK = re.compile(r"\S+://\S+|www\.\S+")
+# what no one waits for an answer to, even when it asks
+NO_QUESTION_CATEGORIES = frozenset({Category.SPAM, Category.NOTIFICATION})
+
+
+def asks_question(body: str | None, category: Category) -> bool:
+    """Whether a mail asks the team a question: a "?" (or "¿") in its own text (quotes,
+    signature and links left out), and it is no spam or notification."""
+    if category in NO_QUESTION_CATEGORIES:
+        return False
+    text = _LINK.sub(" ", clean_body(body))
+    return "?" in text or "¿" in text
 
 
 # the subject an out-of-office or automatic reply is sent with when its headers do not say

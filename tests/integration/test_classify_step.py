@@ -318,3 +318,35 @@ def test_a_thank_you_that_ends_the_conversation_needs_no_reply_by_rule(db, servi
     assert sources["category"]["source"] == "llm"
     [classified] = [e for e in out.events if e.event == "classified"]
     assert classified.detail["sources"]["needs_reply"]["source"] == "rules"
+
+
+def test_a_customers_question_needs_a_reply_whatever_the_model_says(db, services, srv):
+    """GIVEN "Quelle est la durée de garantie du Duo DV-120 ? ... c'est vrai ?" and a model
+    that files it as technical but needing no reply (the demo's real 1.5B model did) WHEN it
+    is classified THEN it needs a reply by rule (audited as such) and goes on to its draft:
+    a question to the team is never only a suggestion to close."""
+    said = json.dumps({"category": "technical", "priority": "normal", "language": "fr",
+                       "summary": "Garantie du Duo", "needs_reply": False})
+    srv.set_plan({"rules": [{"fault": "answer", "kind": "classify", "content": said}]})
+    eid = make_email(db, "Garantie Duo", "Bonjour,\nQuelle est la durée de garantie du Duo "
+                     "DV-120 ? J'ai lu quelque part 3 ans, c'est vrai ?\nMerci")
+    out = classify.run(context(services, eid))
+    assert out.mail_status is MailStatus.CLASSIFIED and not out.stop
+    assert out.email_updates["needs_reply"] is True
+    sources = json.loads(out.email_updates["classification_sources"])
+    assert sources["needs_reply"] == {"source": "rules", "confidence": None}
+
+
+def test_a_question_in_spam_or_a_link_s_query_is_no_question_to_answer(db, services, srv):
+    """The rule above reads the mail's own words: spam asking "Want more leads?" and a
+    notice whose only "?" is in a link stay suggestions to close."""
+    for category, subject, body in (
+            ("spam", "Grow now", "Want 500 more leads this week? Reply YES."),
+            ("billing", "Ihre Rechnung", "Ihre Rechnung: https://pay.example/r?id=42")):
+        said = json.dumps({"category": category, "priority": "low", "language": "en",
+                           "summary": "-", "needs_reply": False})
+        srv.set_plan({"rules": [{"fault": "answer", "kind": "classify", "content": said}]})
+        eid = make_email(db, subject, body)
+        out = classify.run(context(services, eid))
+        assert out.mail_status is MailStatus.NO_REPLY_SUGGESTED, (category, out.status_reason)
+        assert out.email_updates["needs_reply"] is False
