@@ -513,7 +513,7 @@ class Settings(BaseSettings):
     )
     retrieve_limit: int = Field(3, description="Similar past cases (with their sent reply) per mail.")
     knowledge_hits: int = Field(
-        6, ge=0, le=50, description="Knowledge passages (articles, saved replies, approved cases) "
+        8, ge=0, le=50, description="Knowledge passages (articles, saved replies, approved cases) "
         "the retrieval gives the draft per mail (0: the knowledge is not used).")
     draft_bar_knowledge: float = Field(
         0.375, ge=0, le=1, description="Cosine a knowledge passage needs with the mail to be a "

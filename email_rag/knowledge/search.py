@@ -38,7 +38,7 @@ from .articles import from_blob
 
 log = logging.getLogger(__name__)
 
-PER_ARTICLE = 2
+PER_ARTICLE = 3
 RANKED = 50  # passages the lexical ranking contributes to the fusion (the vectors: all)
 QUERY_CHARS = 2000
 MAX_QUESTIONS = 6  # of a mail's sentences asked besides its whole text

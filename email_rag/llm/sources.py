@@ -24,6 +24,7 @@ from .reply_frame import strip_frame
 KNOWLEDGE_KINDS = {"file": "article", "web": "article", "saved_reply": "saved_reply",
                    "case": "case"}
 MARKDOWN = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s?)|\*\*|__|`")
+ARTICLE_CHARS = 1800  # of one article's passages carried together (``select``)
 HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
 LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 
@@ -122,7 +123,8 @@ def candidates(retrieved: Mapping[str, Any],
 
 def select(found: Sequence[Source], bars: Bars) -> list[Source]:
     """The sources that answer the mail: over their bar, the best and those within
-    ``bars.margin`` of its lead, at most ``bars.most``, labelled S1, S2 ..."""
+    ``bars.margin`` of its lead, at most ``bars.most``; a chosen article passage brings the
+    article's other passages found for this mail (``_with_siblings``); labelled S1, S2 ..."""
     over = sorted((s for s in found if s.lead(bars) >= 0), key=lambda s: -s.lead(bars))
     if not over:
         return []
@@ -135,4 +137,41 @@ def select(found: Sequence[Source], bars: Bars) -> list[Source]:
             continue
         seen.add(s.text)
         kept.append(s)
+    kept = _with_siblings(kept, found)
     return [Source(**{**s.as_dict(), "ref": f"S{i}"}) for i, s in enumerate(kept, 1)]
+
+
+def _article(source: Source) -> tuple[str, int] | None:
+    """(article id, passage number) of a knowledge article passage, else None."""
+    parts = source.origin.split(":")
+    if source.kind != "article" or len(parts) != 3 or parts[0] != "knowledge":
+        return None
+    return parts[1], int(parts[2])
+
+
+def _with_siblings(kept: list[Source], found: Sequence[Source]) -> list[Source]:
+    """Each chosen article passage with the same article's other passages among ``found``
+    (the search found them for this mail: an answer's facts sit in several sections), in
+    the article's order, while the article's text stays within ``ARTICLE_CHARS``."""
+    out: list[Source] = []
+    done: set[str] = set()
+    for s in kept:
+        key = _article(s)
+        if key is None:
+            if s not in out:
+                out.append(s)
+            continue
+        if key[0] in done:
+            continue
+        done.add(key[0])
+        passages = {n: c for c in found if (k := _article(c)) and k[0] == key[0]
+                    for n in [k[1]]}
+        size = len(s.text)
+        take = {key[1]}
+        for c in sorted(passages.values(), key=lambda c: -c.relevance):
+            n = _article(c)[1]  # type: ignore[index]
+            if n not in take and size + len(c.text) <= ARTICLE_CHARS:
+                take.add(n)
+                size += len(c.text)
+        out += [passages.get(n, s) if n != key[1] else s for n in sorted(take)]
+    return out

@@ -20,7 +20,7 @@ from email_rag.db.audit import events_for
 from email_rag.knowledge import passages
 from email_rag.knowledge.articles import ArticleStatus, ArticleStore, Origin
 from email_rag.knowledge.importer import Importer, ImportStatus
-from email_rag.knowledge.search import KnowledgeHit, KnowledgeSearch
+from email_rag.knowledge.search import PER_ARTICLE, KnowledgeHit, KnowledgeSearch
 from tests.conftest import MARIADB
 from tests.factories import make_mailbox
 from tests.helpers import kill_when, spawn, stop, wait_for
@@ -218,14 +218,14 @@ def test_a_hit_carries_its_reference_and_round_trips_as_json(db, kb):
     assert KnowledgeHit.from_dict(json.loads(json.dumps(hit.as_dict()))) == hit
 
 
-def test_at_most_two_passages_per_article(db, tmp_path):
+def test_at_most_per_article_passages_of_one_article(db, tmp_path):
     folder = tmp_path / "many"
     folder.mkdir()
     (folder / "faq.md").write_text("".join(f"# Question {n}\n\nparcel delivery answer {n}\n\n"
                                            for n in range(6)))
     importer(db).run(folder, None, "cli:test")
     hits = KnowledgeSearch(db, HashingEmbedder()).search(None, "parcel delivery answer")
-    assert len(hits) == 2
+    assert len(hits) == PER_ARTICLE == 3
 
 
 def test_a_disabled_article_is_not_found_and_found_again_when_enabled(db, kb):

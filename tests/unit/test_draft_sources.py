@@ -161,3 +161,25 @@ def test_an_articles_headings_and_faq_questions_are_not_carried_as_reply_lines()
     assert sources.plain(text).splitlines() == [
         "Alle 2 Monate oder nach 50 Litern.", "1. Filter 5 Minuten in kaltes Wasser legen.",
         "- Espresso: Stufe 8–12", "Wechsel nach etwa 500 kg Kaffee."]
+
+
+def test_an_articles_other_passages_found_for_the_mail_come_with_it_in_their_order():
+    """The facts of an answer sit in several sections of one article ("how often" in one,
+    "with what" in the next): a chosen passage brings the article's other passages the search
+    found for this mail, in the article's order, each its own source (the trace names the
+    passage), as long as the article stays within SOURCE_CHARS; another article's passage
+    under its bar does not come."""
+    def passage(no: int, cosine: float, text: str, article_id: int = 4) -> dict:
+        return {**hit(article_id, cosine, text), "passage_no": no, "heading": f"H{no}"}
+    found = sources.candidates({"knowledge": [
+        passage(2, 0.45, "Alle 3 Monate entkalken."), passage(3, 0.20, "Nur EK-250 verwenden."),
+        passage(1, 0.18, "Pflege 5 Sekunden halten."),
+        passage(1, 0.30, "Garantie 2 Jahre.", article_id=7)]}, lambda _: "de")
+    chosen = sources.select(found, sources.Bars(0.375, 0.55))
+    assert [(s.origin, s.ref) for s in chosen] == [
+        ("knowledge:4:1", "S1"), ("knowledge:4:2", "S2"), ("knowledge:4:3", "S3")]
+    long = sources.candidates({"knowledge": [
+        passage(1, 0.45, "Alle 3 Monate entkalken."),
+        passage(2, 0.20, "EK-250. " * (sources.ARTICLE_CHARS // 8 + 1))]}, lambda _: "de")
+    assert [s.origin for s in sources.select(long, sources.Bars(0.375, 0.55))] == \
+        ["knowledge:4:1"]
