@@ -22,17 +22,18 @@ from __future__ import annotations
 
 import re
 
-from .claims import DEADLINE, RELATIVE_DAY, WEEKDAY_RE, actions, dates, references
+from .claims import DEADLINE, RELATIVE_DAY, WEEKDAY, WEEKDAY_RE, actions, dates, references
 from .reply_frame import strip_frame
-from .trace import EMAIL, PHONE, URL
+from .trace import EMAIL, URL
 
 # a sentence ends at . ! ? before a capital or a number - not after an ordinal day ("am 2.
 # Oktober") or a common abbreviation ("Nr. 4711", "ca. 3", "z. B.")
 _SENTENCE = re.compile(r"(?<![0-9]\.)(?<!\b[Nn]r\.)(?<!\bca\.)(?<!\b[zZ]\.)(?<!\bB\.)"
-                       r"(?<!\bNo\.)(?<=[.!?])\s+(?=[A-ZÄÖÜÉÈÀÁÍÓÚÑ0-9\"„(])")
+                       r"(?<!\bNo\.)(?<!\bFa\.)(?<!\bDr\.)(?<!\bHr\.)(?<!\bFr\.)(?<!\bSt\.)"
+                       r"(?<!\bMr\.)(?<!\bMs\.)(?<=[.!?])\s+(?=[A-ZÄÖÜÉÈÀÁÍÓÚÑ0-9\"„(])")
 REPORT = re.compile(
-    r"\b(?:we(?:'ve| have| had)|i(?:'ve| have)|wir haben|ich habe|haben wir|habe ich|"
-    r"nous avons|j'ai|avons|hemos|le hemos|se ha|"
+    r"\b(?:we(?:'ve| have| had)(?!\s+(?:to|no)\b)|i(?:'ve| have)|wir haben|ich habe|haben wir|habe ich|"
+    r"nous avons|j'ai|avons|hemos|le hemos|se han?\b|"
     r"(?:ihre?|deine?|your|votre|su|tu)\s+\w+(?:\s+\w+)?\s+(?:wurde|was|has been|a été|"
     r"ha sido|fue)\b|"
     r"(?:wurde|wurden|was|were|a été|ont été|fue|fueron)\s+(?:bereits|already|déjà|ya)?\s*"
@@ -61,15 +62,51 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+# the noun a case's own number stands with: "Bestellung 4711", "booking PW-5377"
+CASE_NOUN = re.compile(
+    r"\b(?:bestell\w*|auftrag\w*|buchung\w*|reservierung\w*|rechnung\w*|sendung\w*|paket\w*|"
+    r"vorgang\w*|kundennummer|ticket\w*|order|booking|reservation|invoice|parcel|package|"
+    r"shipment|tracking|case|reference|commande|réservation|facture|colis|dossier|pedido|"
+    r"reserva|factura|paquete|envío|número)\b\W*(?:\w+\W+){0,2}$", re.IGNORECASE)
+# a phone number, not the digits of a code ("RE-2026-08817")
+PHONE_NUMBER = re.compile(r"(?<![\w+-])\+?\d[\d /()-]{6,}\d(?!\w)")
+IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,3})?\b")
+_WEEKDAYS = "(?:" + "|".join(sorted(WEEKDAY, key=len, reverse=True)) + ")"
+# how a team states its hours and its rhythm: "Montag bis Samstag", "every first Saturday"
+WEEKDAY_RULE = re.compile(
+    rf"\b{_WEEKDAYS}s?\s*(?:bis|to|till|until|through|-|–|au|à|a|hasta|al)\s*{_WEEKDAYS}s?\b|"
+    rf"\b(?:jede[nrs]?|every|each|chaque|tous les|cada|todos los)\s+(?:\w+\s+)?{_WEEKDAYS}\b",
+    re.IGNORECASE)
+
+
+def case_references(text: str) -> list[str]:
+    """The numbers of one case in ``text``: a reference (``claims.references``) after a case
+    noun ("order 4711", "reserva PW-5566"), or a bare number of 4+ digits that is no postal
+    code ("20457 Hamburg"). A part number, a model or a parking lot ("ET-1450", "M-64",
+    "P20") is the team's."""
+    out = []
+    folded = text.lower()
+    for tok, _ in references(text):
+        at = folded.find(tok.lower())
+        if at < 0:
+            continue
+        before, after = text[max(0, at - 40):at], text[at + len(tok):at + len(tok) + 3]
+        bare = tok.lstrip("#").isdigit() and not re.match(r"\s[A-ZÄÖÜ]", after)
+        if CASE_NOUN.search(before) or bare:
+            out.append(tok)
+    return out
+
+
 def is_event(sentence: str) -> bool:
     """True when ``sentence`` tells what happened in one case (the table above)."""
     done, promised = actions(sentence)
-    # the team's own address, phone number and links are policy, not that case's numbers
-    bare = PHONE.sub(" ", URL.sub(" ", EMAIL.sub(" ", sentence)))
+    # the team's own address, phone number, account and links are policy, not that case's
+    bare = PHONE_NUMBER.sub(" ", URL.sub(" ", EMAIL.sub(" ", IBAN.sub(" ", sentence))))
     # "we book a double charge back within 5 working days" is how the team works
     rule = promised and DEADLINE.search(sentence)
-    return bool(done or (promised and not rule) or references(bare) or dates(sentence)
-                or WEEKDAY_RE.search(sentence) or RELATIVE_DAY.search(sentence)
+    timeless = WEEKDAY_RULE.sub(" ", re.sub(r"\b24/7\b", " ", bare))
+    return bool(done or (promised and not rule) or case_references(bare) or dates(timeless)
+                or WEEKDAY_RE.search(timeless) or RELATIVE_DAY.search(sentence)
                 or REPORT.search(sentence) or APOLOGY.search(sentence)
                 or THANKS.search(sentence) or SIGNATURE.match(sentence.strip()))
 
