@@ -222,6 +222,17 @@ def similar_cases(hits: list[VectorHit], cases: dict[int, SentCase], limit: int,
     return out
 
 
+def close_cases(fused: list[VectorHit], similar: list[SimilarCase], cases: dict[int, SentCase],
+                bar: float, limit: int) -> list[SimilarCase]:
+    """The cases whose cosine reaches ``bar`` (a draft may answer from them) that the fused
+    ranking left out of ``similar``, at most ``limit``: words shared with same-language mails
+    lift those in the fusion above a mail in another language that asks the same."""
+    have = {c.email_id for c in similar}
+    near = [h for h in fused if not math.isnan(h.score) and h.score >= bar
+            and h.email_id not in have]
+    return similar_cases(sorted(near, key=lambda h: -h.score), cases, limit)
+
+
 @dataclass(frozen=True)
 class ThreadRow(FromRow):
     """Another mail of the thread (``index_thread_mails``)."""
@@ -402,6 +413,8 @@ class Retriever:
             cases = self._sent_cases([h.email_id for h in fused] + [r.id for r in rows], cur)
             if fused:
                 similar = similar_cases(fused, cases, s.retrieve_limit, {h.id for h in words})
+                similar += close_cases(fused, similar, cases, s.draft_bar_past_reply,
+                                       s.retrieve_limit)
             thread = thread_mails(rows, cases)
             if source == "mariadb" and mail.from_addr:
                 history = [_history(r) for r in cur.fetchall(
@@ -410,7 +423,7 @@ class Retriever:
                                                    "limit": s.retrieve_context_limit})]
         embedder = self._embedder_name() if "vectors" in stores \
             and stores["vectors"].state != "skipped" else None
-        return Retrieved(similar[: s.retrieve_limit], thread, history, source, stores, embedder)
+        return Retrieved(similar, thread, history, source, stores, embedder)
 
     def _embedder_name(self) -> str | None:
         try:

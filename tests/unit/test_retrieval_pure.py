@@ -152,3 +152,21 @@ def test_tied_lexical_scores_share_a_rank_so_the_vectors_decide():
     assert [i for i, _ in rrf([3, 1, 2], tied_ranks([(1, 1.0), (2, 1.0), (3, 1.0)]))] == [3, 1, 2]
     lexical = [LexicalHit.from_row({"id": i, "score": 0.7}) for i in (1, 2, 3, 4)]
     assert [h.email_id for h in fuse([hit(3, 0.99), hit(1, 0.5)], lexical)][:2] == [3, 1]
+
+
+def test_a_case_close_enough_to_answer_is_kept_though_the_fusion_ranked_it_out():
+    """GIVEN a Spanish mail whose closest case (cosine 0.78) is in German, and Spanish cases
+    that share its words (found by both rankings, so fused above it) WHEN the similar cases
+    are cut at 2 THEN the close case is added after them (a draft may answer from it); one
+    under the bar is not, nor one already listed."""
+    from email_rag.indexing.retrieval import LexicalHit, close_cases, fuse
+
+    fused = fuse([hit(9, 0.78), hit(2, 0.46), hit(3, 0.45), hit(4, 0.40)],
+                 [LexicalHit.from_row({"id": 2, "score": 5.0}),
+                  LexicalHit.from_row({"id": 3, "score": 4.0})])
+    cases = {n: case(n, n * 10) for n in (2, 3, 4, 9)}
+    similar = similar_cases(fused, cases, 2, {2, 3})
+    assert [c.email_id for c in similar] == [2, 3]
+    assert [(c.email_id, c.score) for c in close_cases(fused, similar, cases, 0.52, 3)] == [
+        (9, 0.78)]
+    assert close_cases(fused, similar, cases, 0.80, 3) == []
