@@ -19,6 +19,8 @@ EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 URL = re.compile(r"(?:https?://|www\.)[^\s<>()\"']+", re.IGNORECASE)
 PHONE = re.compile(r"(?<![\w+])\+?\d[\d /()-]{6,}\d(?!\w)")
 CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?![\w-])")
+# two lower-case letters in a row: a word or a unit ("3er-Pack", "200ml"), never a part number
+_WORD_PART = re.compile(r"[a-zäöüß]{2}")
 NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
 
 
@@ -44,8 +46,13 @@ def fact_keys(text: str) -> set[str]:
             keys.add(f"phone:{digits}")
             rest = rest.replace(m.group(0), " ")
     for m in CODE.finditer(rest):
+        if _WORD_PART.search(m.group(0)):  # "64-mm-Flachmahlscheiben": a word, not a code
+            keys.update(f"number:{_number(n)}" for n in re.findall(r"\d+(?:[.,]\d+)*",
+                                                                  m.group(0)))
+            rest = rest.replace(m.group(0), " ")
+            continue
         keys.add(f"code:{m.group(0).upper()}")
-    rest = CODE.sub(" ", rest)
+        rest = rest.replace(m.group(0), " ")
     for m in NUMBER.finditer(rest):
         keys.add(f"number:{_number(m.group(0))}")
     return keys

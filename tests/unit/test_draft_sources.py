@@ -29,6 +29,17 @@ def test_fact_keys_normalise_numbers_and_keep_codes_addresses_urls_phones():
     assert trace.lost("Fee 4,90 EUR, part ES-200", "Frais 4,50 EUR, pièce ES-200") == ["4.90"]
 
 
+def test_a_word_with_a_number_is_no_code_its_number_is_the_fact():
+    """"64-mm-Flachmahlscheiben" and "3er-Pack" are words: a translation ("64 mm flat
+    burrs", "pack of 3") keeps their number and is not refused for a lost "code"."""
+    assert trace.fact_keys("64-mm-Flachmahlscheiben, 3er-Pack, 200ml") == {
+        "number:64", "number:3", "number:200"}
+    assert trace.lost("Die M-64 hat 64-mm-Flachmahlscheiben.", "The M-64 has 64 mm flat burrs.") \
+        == []
+    assert trace.fact_keys("Teil ET-1102, Code E03, Parkplatz P20") >= {
+        "code:ET-1102", "code:E03", "code:P20"}
+
+
 def test_a_past_reply_gives_its_policy_and_none_of_its_events():
     kept = case_facts.policy(PAST)
     assert "30 Tagen kostenlos" in kept and "Retourenschein" in kept
