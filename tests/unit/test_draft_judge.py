@@ -17,9 +17,9 @@ def _mail(group: str = "past_reply", language: str = "en", body: str = "Can I ca
                         tuple(Fact(w) for w in wrong), "")
 
 
-def _seen(body: str | None, seconds: float = 0.0, sources=()) -> DraftSeen:
+def _seen(body: str | None, seconds: float = 0.0, sources=(), source_text: str = "") -> DraftSeen:
     return DraftSeen("draft_ready" if body else "no_reply", body, "pending_review", None,
-                     list(sources), seconds)
+                     list(sources), seconds, source_text)
 
 
 def test_normalise_reads_a_decimal_comma_as_a_point_and_dashes_alike():
@@ -128,3 +128,15 @@ def test_compare_puts_two_runs_side_by_side():
     assert "d1" in head and "d2" in head
     recall = next(r for r in rows if r["measure"] == "mean_fact_recall")
     assert (recall["A"], recall["B"]) == (0.5, 1.0)
+
+
+def test_facts_in_the_sources_the_draft_was_given_tell_retrieval_from_adaptation():
+    """A draft that lost a fact its sources held lost it in the adaptation (translation,
+    checks); a fact no source held was lost in the retrieval. No draft: 0, as recall."""
+    sources = "Bis 14:00 Uhr ist die Bestellung nicht Versandbereit."
+    lost = judge.judge(_mail(), _seen("The order is Versandbereit.", source_text=sources))
+    assert (lost.recall, lost.source_recall) == (0.5, 1.0)
+    none = judge.judge(_mail(), _seen(None, source_text=sources))
+    g = judge.summarise([lost, none])["past_reply"]
+    assert (g["mean_fact_recall"], g["mean_source_recall"]) == (0.25, 0.5)
+    assert judge.group_rows({"past_reply": g})[0]["in sources"] == 0.5

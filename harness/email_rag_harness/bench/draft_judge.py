@@ -79,6 +79,7 @@ class DraftSeen:
     flags: str | None = None  # drafts.check_flags
     sources: list[str] = field(default_factory=list)  # what the sources JSON names
     model_seconds: float = 0.0  # the mail's LLM attempts (audit llm_attempt duration_ms)
+    source_text: str = ""  # the text of the sources the draft was given (sources JSON)
 
 
 @dataclass
@@ -103,6 +104,9 @@ class Judgement:
     sources: list[str]
     source_hit: bool | None  # a labelled source among the draft's sources (None: none labelled)
     model_seconds: float
+    # the share of the facts the draft's sources held (None: no facts; 0: no draft): what the
+    # retrieval gave; recall below it was lost in the adaptation (translation, checks)
+    source_recall: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -181,7 +185,9 @@ def judge(mail: LabelledMail, seen: DraftSeen) -> Judgement:
         draft_language=lang, wrong_language=drafted and lang != mail.language,
         flags=seen.flags, sources=list(seen.sources),
         source_hit=(drafted and any(x in mail.source for x in seen.sources)) if mail.source
-        else None, model_seconds=round(seen.model_seconds, 2))
+        else None, model_seconds=round(seen.model_seconds, 2),
+        source_recall=(round(len(facts_found(mail.facts, seen.source_text)[0]) / n, 3)
+                       if drafted else 0.0) if n else None)
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -207,6 +213,8 @@ def summarise(judgements: list[Judgement]) -> dict[str, dict[str, Any]]:
                                  if with_facts else None),
             "all_facts_share": _share(sum(bool(j.all_facts) for j in with_facts), len(with_facts))
             if with_facts else None,
+            "mean_source_recall": (round(sum(j.source_recall or 0 for j in with_facts)
+                                         / len(with_facts), 3) if with_facts else None),
             "drafts_with_wrong_fact": sum(bool(j.wrong_found) for j in drafted),
             "echo_drafts": sum(j.echo > ECHO_LIMIT for j in drafted),
             "ask_defer_share": _share(sum(j.asks_or_defers for j in drafted), len(drafted))
@@ -223,7 +231,7 @@ def summarise(judgements: list[Judgement]) -> dict[str, dict[str, Any]]:
     return out
 
 
-COLUMNS = ["group", "mails", "drafted", "recall", "all facts", "wrong fact", "echo",
+COLUMNS = ["group", "mails", "drafted", "recall", "in sources", "all facts", "wrong fact", "echo",
            "ask/defer", "promises", "wrong lang", "source found", "model s/mail"]
 
 
@@ -232,7 +240,9 @@ def group_rows(groups: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         return "-" if v is None else v
 
     return [{"group": g, "mails": f["mails"], "drafted": fmt(f["drafted_share"]),
-             "recall": fmt(f["mean_fact_recall"]), "all facts": fmt(f["all_facts_share"]),
+             "recall": fmt(f["mean_fact_recall"]),
+             "in sources": fmt(f.get("mean_source_recall")),
+             "all facts": fmt(f["all_facts_share"]),
              "wrong fact": f["drafts_with_wrong_fact"], "echo": f["echo_drafts"],
              "ask/defer": fmt(f["ask_defer_share"]), "promises": fmt(f["drafts_with_promise"]),
              "wrong lang": f["wrong_language"], "source found": fmt(f["source_among_sources"]),
@@ -264,7 +274,8 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, list[dict[str, A
         if g not in ga and g not in gb:
             continue
         fa, fb = ga.get(g, {}), gb.get(g, {})
-        for key in ("mails", "drafted_share", "mean_fact_recall", "all_facts_share",
+        for key in ("mails", "drafted_share", "mean_fact_recall", "mean_source_recall",
+                    "all_facts_share",
                     "drafts_with_wrong_fact", "echo_drafts", "ask_defer_share",
                     "drafts_with_promise", "wrong_language", "source_among_sources",
                     "model_seconds_per_mail"):

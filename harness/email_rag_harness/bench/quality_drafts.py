@@ -115,6 +115,17 @@ def _source_names(raw: Any, history_of: dict[int, str],
     return names
 
 
+def _source_text(raw: Any) -> str:
+    """The text of the sources a draft was given (each source's ``text`` in its sources
+    JSON): what the judge's "in sources" counts facts in."""
+    try:
+        data = json.loads(raw) if isinstance(raw, str | bytes) else raw
+    except ValueError:
+        return ""
+    items = data.get("sources", []) if isinstance(data, dict) else []
+    return "\n".join(str(i.get("text") or "") for i in items if isinstance(i, dict))
+
+
 def _read(db: Any, s: LabelledSet) -> tuple[dict[str, draft_judge.DraftSeen], dict[str, str]]:
     history_of: dict[int, str] = {}
     by_message: dict[str, dict[str, Any]] = {}
@@ -137,7 +148,8 @@ def _read(db: Any, s: LabelledSet) -> tuple[dict[str, draft_judge.DraftSeen], di
         seen[mail_id] = draft_judge.DraftSeen(
             mail_status=row["status"], body=row["body_draft"], draft_status=row["draft_status"],
             flags=row["check_flags"], sources=_source_names(row["sources"], history_of, articles)
-            if row["sources"] else [], model_seconds=seconds.get(int(row["id"]), 0.0))
+            if row["sources"] else [], model_seconds=seconds.get(int(row["id"]), 0.0),
+            source_text=_source_text(row["sources"]) if row["sources"] else "")
     statuses = {k: str(v["status"]) for k, v in by_message.items()}
     return seen, statuses
 
