@@ -140,3 +140,15 @@ def test_facts_in_the_sources_the_draft_was_given_tell_retrieval_from_adaptation
     g = judge.summarise([lost, none])["past_reply"]
     assert (g["mean_fact_recall"], g["mean_source_recall"]) == (0.25, 0.5)
     assert judge.group_rows({"past_reply": g})[0]["in sources"] == 0.5
+
+
+@pytest.mark.parametrize("lang", ["de", "en", "fr", "es"])
+def test_the_products_own_no_source_reply_defers_in_each_language(lang):
+    """The judge reads the team's third person ("Unser Team prüft ... und meldet sich",
+    "Notre équipe examine ... vous répondra", "Nuestro equipo está revisando ... le
+    responderá") as deferring, with and without an order number to ask for."""
+    from email_rag.llm import no_source
+
+    for text in ("Frage zur Bestellung 40112", "Eine Frage"):
+        body = no_source.reply_body(lang, text, None)
+        assert judge.asks_or_defers(body.replace("?", ""), lang), body

@@ -33,18 +33,19 @@ SHINGLE = 5
 ASK_DEFER = {
     "de": ("wir prüfen", "prüfen wir", "wir melden uns", "melden uns", "kümmern uns",
            "rückmeldung", "bestellnummer", "wir klären", "klären wir", "sehen uns das an",
-           "schauen uns", "sie hören", "von uns hören", "geben ihnen bescheid"),
+           "schauen uns", "sie hören", "von uns hören", "geben ihnen bescheid", "meldet sich",
+           "prüft ihr anliegen", "team prüft"),
     "en": ("we will check", "we'll check", "we are checking", "we're checking", "look into",
            "looking into", "get back to you", "come back to you", "order number",
            "let you know", "hear from us", "find out", "we will check and"),
     "fr": ("nous vérifions", "nous allons vérifier", "vérifier", "revenons vers vous",
            "reviendrons vers vous", "revenir vers vous", "numéro de commande",
            "nous vous tiendrons", "de nos nouvelles", "nous examinons", "nous nous renseignons",
-           "nous nous en occupons"),
+           "nous nous en occupons", "examine votre demande", "vous répondra"),
     "es": ("comprobamos", "vamos a comprobar", "revisaremos", "estamos revisando",
            "le responderemos", "nos pondremos en contacto", "número de pedido",
            "le informaremos", "noticias nuestras", "le contestaremos", "nos estamos ocupando",
-           "lo revisamos"),
+           "lo revisamos", "está revisando", "le responderá"),
 }
 _CURRENCY = r"(?:€|eur\b|euro|euros|chf|\$|£|usd)"
 PROMISE_AMOUNT = re.compile(rf"\d[\d.,]*\s?{_CURRENCY}|{_CURRENCY}\s?\d", re.I)
