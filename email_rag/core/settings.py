@@ -525,6 +525,10 @@ class Settings(BaseSettings):
     draft_source_margin: float = Field(
         0.15, ge=0, le=1, description="A second source is carried when its lead over its bar "
         "is within this of the best source's lead.")
+    draft_sure_lead: float = Field(
+        0.05, ge=0, le=1, description="A draft whose best source clears its bar by less than "
+        "this adds that the team gets back if it does not answer the question (on the labelled "
+        "sets, the sources of mails no source answers cleared their bars by 0.005-0.05).")
     retrieve_candidates: int = Field(
         40, description="Nearest chunks fetched before keeping only mails with a sent reply."
     )

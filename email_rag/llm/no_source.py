@@ -30,6 +30,20 @@ _TEXT = {
            "Si se trata de un pedido, indíquenos por favor el número de pedido."),
 }
 THANKS = {lang: t[0] for lang, t in _TEXT.items()}
+# a draft from sources that barely cleared their bar: they may not be about this question
+FOLLOW_UP = {
+    "de": "Falls das Ihre Frage nicht beantwortet, melden wir uns {when} bei Ihnen.",
+    "en": "If this does not answer your question, we will get back to you {when}.",
+    "fr": "Si cela ne répond pas à votre question, nous reviendrons vers vous {when}.",
+    "es": "Si esto no responde a su pregunta, le responderemos {when}.",
+}
+
+
+def follow_up(language: str | None, hours: float | None) -> str:
+    """The line a draft from barely relevant sources ends with (no promise, no date)."""
+    lang = language if language in FOLLOW_UP else "en"
+    _, _, within, soon, _ = _TEXT[lang]
+    return FOLLOW_UP[lang].format(when=within.format(hours=f"{hours:g}") if hours else soon)
 
 
 def reply_body(language: str | None, mail_text: str, hours: float | None) -> str:

@@ -66,6 +66,7 @@ class Written:
     confirmed: bool = True  # False: an LLM outcome an admin retry may change
     llm: dict[str, Any] = field(default_factory=dict)  # the adaptation's outcome, if any
     events: list[Any] = field(default_factory=list)
+    hedged: bool = False  # the sources barely cleared their bar: the follow-up line is added
 
     @property
     def body(self) -> str:
@@ -182,6 +183,10 @@ def write_body(ctx: StepContext, content: MailContent, retrieved: dict[str, Any]
         return Written("no_source", [Traced(x, None) for x in body.splitlines()]), found
     written = from_sources(ctx, chosen, language, frame, evidence(content, retrieved),
                            placeholder_values(ctx, content))
+    bars = Bars(s.draft_bar_knowledge, s.draft_bar_past_reply)
+    if not written.no_draft and max(c.lead(bars) for c in chosen) < s.draft_sure_lead:
+        written.hedged = True
+        written.lines.append(Traced(no_source.follow_up(frame.language, service_hours(ctx)), None))
     if not written.no_draft:
         text = frame.compose(written.body)
         problem = (draft_checks.echo(text, content.body)
@@ -236,7 +241,7 @@ def skipped(ctx: StepContext) -> StepOutcome | None:
 def stored(written: Written, found: list[Source], retrieved: dict[str, Any]) -> dict[str, Any]:
     """The draft's sources column: the sources with their refs, the trace, what was dropped,
     the candidates considered (no text), the thread and history the retrieval gave."""
-    return {"basis": written.basis,
+    return {"basis": written.basis, "hedged": written.hedged,
             "sources": [{**s.as_dict(), "subject": s.title, "score": round(s.relevance, 3)}
                         for s in written.sources],
             "trace": [t.as_dict() for t in written.lines],

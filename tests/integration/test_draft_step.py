@@ -232,3 +232,24 @@ def test_a_saved_reply_is_filled_for_this_customer_and_an_unfillable_line_left_o
         d["body_draft"]
     assert "vermerkt" not in d["body_draft"] and "Hafenstraße 12" in d["body_draft"]
     assert "unfilled placeholder" in stored_sources(d)["removed"]
+
+
+def test_a_source_that_barely_clears_its_bar_is_carried_with_an_offer_to_follow_up(
+        svc, db, server):
+    """GIVEN a returns article that clears its bar by less than the sure lead WHEN a
+    customer asks THEN the draft carries the article (traced) and adds, untraced, that the
+    team gets back if this does not answer the question (the sources may not be about it);
+    a source that clears its bar by more is carried without it."""
+    article(svc, "Rücksendungen", RETURNS)
+    svc.settings.draft_sure_lead = 1.0  # every source is "barely" over its bar
+    email_id, _, _ = process(svc, db, *ASK)
+    [d] = drafts(db, email_id)
+    src = stored_sources(d)
+    assert src["basis"] == "sources" and src["hedged"] is True
+    assert "30 Tagen" in d["body_draft"]
+    [hedge] = [t for t in src["trace"] if t["ref"] is None and "melden" in t["text"]]
+    assert "Falls" in hedge["text"]
+    svc.settings.draft_sure_lead = 0.0
+    email_id, _, _ = process(svc, db, *ASK)
+    [d] = drafts(db, email_id)
+    assert stored_sources(d)["hedged"] is False and "Falls" not in d["body_draft"]
