@@ -39,6 +39,7 @@ from typing import Any
 
 from ..core.errors import EmbeddingRejectedError, EmbeddingUnavailableError
 from ..core.redact import redact_text
+from ..core.retry import parse_retry_after
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -138,11 +139,7 @@ class OpenAIEmbedder:
 
 
 def _retry_after(e: Any) -> float | None:
-    try:
-        value = e.response.headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (AttributeError, TypeError, ValueError):
-        return None
+    return parse_retry_after(getattr(getattr(e, "response", None), "headers", None))
 
 
 class LocalEmbedder:

@@ -44,7 +44,6 @@ Secrets never appear in messages: texts from the endpoint are redacted.
 
 from __future__ import annotations
 
-import email.utils
 import http.client
 import json
 import re
@@ -55,7 +54,6 @@ import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import Any
 
 import openai
@@ -71,6 +69,7 @@ from ..core.errors import (
 from ..core.jsonvalue import JsonObject, JsonValue
 from ..core.ports import LLMResult
 from ..core.redact import redact_text
+from ..core.retry import parse_retry_after
 from .tls import client_context
 
 RESPONSE_FORMATS = ("json_schema", "json_object", "none")
@@ -81,32 +80,6 @@ SLOT_OF_KIND = {"json": 0, "text": 1}
 # what servers say when the prompt is larger than the context window
 _OVERFLOW = re.compile(r"context (length|size|window)|exceeds? .*context|too many tokens|"
                        r"maximum context|n_ctx|prompt is too long|input is too long", re.I)
-
-
-def parse_retry_after(headers: Any, now: datetime | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date)."""
-    if headers is None:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 def _server_text(e: openai.APIStatusError) -> str:

@@ -18,6 +18,7 @@ it in the journal; the next ``access_token()`` stores it first.
 
 | situation | error | retry? | state known? | resume? |
 |---|---|---|---|---|
+| token endpoint 429 / 5xx with Retry-After | - | once, in-process, after Retry-After (at most ``max_retry_after`` s, ``RetryPolicy``), reported to ``on_wait`` (audited ``oauth_retry_after``) | stored tokens unchanged | then as below, the error carrying ``retry_after`` |
 | token endpoint down / 5xx / timeout | OAuthUnavailableError (transient) | caller's backoff | stored tokens unchanged | next try |
 | invalid_grant / invalid_client (revoked consent, expired secret) | OAuthGrantError (permanent) | caller's backoff; ALARM + audit ``oauth_refresh_failed`` | token row ``needs_authorization`` | after ``mailboxes authorize`` |
 | not authorized yet | OAuthGrantError | same | no row | after ``mailboxes authorize`` |
@@ -35,13 +36,14 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from ..core.errors import OAuthGrantError, OAuthUnavailableError
 from ..core.redact import redact_text
+from ..core.retry import RetryPolicy, parse_retry_after
 from .files import write_durably
 
 log = logging.getLogger(__name__)
@@ -115,8 +117,11 @@ def request_token(client: OAuthClient, params: dict[str, str]) -> TokenAnswer:
             raise OAuthGrantError(redact_text(
                 f"token endpoint {where} refused the {params.get('grant_type')} grant: "
                 f"{code}: {text}".rstrip(": ")), error=code, status=e.code) from None
-        raise OAuthUnavailableError(f"token endpoint {where} answered HTTP {e.code}"
-                                    f"{' ' + code if code else ''}") from None
+        unavailable = OAuthUnavailableError(f"token endpoint {where} answered HTTP {e.code}"
+                                            f"{' ' + code if code else ''}", status=e.code)
+        if e.code == 429 or e.code >= 500:
+            unavailable.retry_after = parse_retry_after(e.headers)
+        raise unavailable from None
     except (urllib.error.URLError, OSError, ValueError) as e:
         reason = getattr(e, "reason", e)
         raise OAuthUnavailableError(f"token endpoint {where} cannot be reached: "
@@ -132,6 +137,45 @@ def request_token(client: OAuthClient, params: dict[str, str]) -> TokenAnswer:
 def _endpoint(url: str) -> str:
     parts = urllib.parse.urlsplit(url)
     return f"{parts.scheme}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}{parts.path}"
+
+
+# what a token endpoint that asked to wait is told: the wait, then one more request
+OnWait = Callable[[dict[str, object]], None]
+
+
+class _Asking:
+    """Token requests of one source: a 429 / 5xx with Retry-After is waited (at most
+    ``max_retry_after`` s: the ``RetryPolicy`` that honours the embeddings endpoint's
+    Retry-After) and the request made once more; ``on_wait(detail)`` is told before the wait
+    (endpoint, status, Retry-After, wait: never a token). ``sleep``: the wait itself."""
+
+    def __init__(self, max_retry_after: float, on_wait: OnWait | None) -> None:
+        self.policy = RetryPolicy(delays=(0.0,), max_attempts=2, jitter=0.0,
+                                  max_delay=max_retry_after)
+        self.on_wait = on_wait
+        self.sleep: Callable[[float], None] = time.sleep
+
+    def request(self, client: OAuthClient, params: dict[str, str]) -> TokenAnswer:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return request_token(client, params)
+            except OAuthUnavailableError as e:
+                if e.retry_after is None:
+                    raise
+                decision = self.policy.decide(attempt, e)
+                if not decision.retry:
+                    raise
+                detail: dict[str, object] = {
+                    "endpoint": _endpoint(client.token_url), "status": e.context.get("status"),
+                    "retry_after_s": e.retry_after, "wait_s": round(decision.delay, 3)}
+                log.warning("token endpoint %s answered %s with Retry-After %s s; asking again "
+                            "in %.1f s", detail["endpoint"], detail["status"], e.retry_after,
+                            decision.delay)
+                if self.on_wait is not None:
+                    self.on_wait(detail)
+                self.sleep(decision.delay)
 
 
 class _Cached:
@@ -159,16 +203,27 @@ class _Cached:
 class ClientCredentialsSource:
     """App-only tokens (client credentials grant); nothing stored."""
 
-    def __init__(self, client: OAuthClient, skew: float = 300.0) -> None:
+    def __init__(self, client: OAuthClient, skew: float = 300.0, max_retry_after: float = 60.0,
+                 on_wait: OnWait | None = None) -> None:
         self.client = client
         self.cache = _Cached(skew)
         self.refreshes = 0
+        self._asking = _Asking(max_retry_after, on_wait)
+
+    @property
+    def sleep(self) -> Callable[[float], None]:
+        """How a Retry-After is waited (``time.sleep``)."""
+        return self._asking.sleep
+
+    @sleep.setter
+    def sleep(self, value: Callable[[float], None]) -> None:
+        self._asking.sleep = value
 
     def access_token(self) -> str:
         token = self.cache.get()
         if token:
             return token
-        answer = request_token(self.client, {"grant_type": "client_credentials"})
+        answer = self._asking.request(self.client, {"grant_type": "client_credentials"})
         self.refreshes += 1
         return self.cache.put(answer.access_token, answer.expires_at)
 
@@ -213,7 +268,8 @@ class RefreshTokenSource:
     """Tokens of a mailbox an admin authorized (refresh-token grant), stored in MariaDB."""
 
     def __init__(self, mailbox: str, client: OAuthClient, store, journal: RefreshJournal,
-                 skew: float = 300.0, seed_refresh_token: str = "") -> None:
+                 skew: float = 300.0, seed_refresh_token: str = "",
+                 max_retry_after: float = 60.0, on_wait: OnWait | None = None) -> None:
         self.mailbox = mailbox
         self.client = client
         self.store = store  # db.oauth_tokens.TokenStore
@@ -221,6 +277,16 @@ class RefreshTokenSource:
         self.cache = _Cached(skew)
         self.seed = seed_refresh_token
         self.refreshes = 0
+        self._asking = _Asking(max_retry_after, on_wait)
+
+    @property
+    def sleep(self) -> Callable[[float], None]:
+        """How a Retry-After is waited (``time.sleep``)."""
+        return self._asking.sleep
+
+    @sleep.setter
+    def sleep(self, value: Callable[[float], None]) -> None:
+        self._asking.sleep = value
 
     def __repr__(self) -> str:
         return f"RefreshTokenSource({self.mailbox!r}, {_endpoint(self.client.token_url)})"
@@ -284,8 +350,8 @@ class RefreshTokenSource:
                 f"mailbox {self.mailbox} is not authorized for OAuth2 yet: run `email-rag "
                 f"mailboxes authorize {self.mailbox}`", error="not_authorized")
         try:
-            answer = request_token(self.client, {"grant_type": "refresh_token",
-                                                 "refresh_token": record.refresh_token})
+            answer = self._asking.request(self.client, {"grant_type": "refresh_token",
+                                                        "refresh_token": record.refresh_token})
         except OAuthGrantError as e:
             self.store.refresh_failed(self.mailbox, str(e), e.context.get("error", ""))
             raise OAuthGrantError(

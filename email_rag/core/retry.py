@@ -20,9 +20,11 @@ Defaults: four attempts, i.e. the first one and three retries after 30 s, 120 s 
 
 from __future__ import annotations
 
+import email.utils
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import EmailRagError, OutcomeUnknownError, PermanentError
@@ -78,6 +80,34 @@ class RetryPolicy:
         if retry_after is not None:
             delay = min(max(delay, float(retry_after)), self.max_delay)
         return RetryDecision(retry=True, delay=delay, reason=f"transient error: {error}")
+
+
+def parse_retry_after(headers: Any, now: datetime | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date) of
+    an HTTP answer's headers: the one reading for the chat, embeddings and OAuth2 token
+    endpoints; ``RetryPolicy.decide`` honours it as the error's ``retry_after``."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 @dataclass(frozen=True)

@@ -673,6 +673,10 @@ class Settings(BaseSettings):
         300.0, description="An access token is renewed this long before it expires (and "
         "reused until then: never one refresh per poll).")
     oauth_timeout: float = Field(15.0, description="Seconds per token-endpoint request.")
+    oauth_max_retry_after: float = Field(
+        60.0, ge=0, description="Longest wait (s) for a token endpoint that answered 429 / "
+        "5xx with Retry-After before the one repeat of the request (a longer Retry-After is "
+        "cut to this).")
     oauth_renew_idle_days: float = Field(
         14.0, ge=0, description="A refresh token last used longer ago than this is refreshed "
         "by the scheduler even when no poll needed one (providers end unused refresh tokens: "

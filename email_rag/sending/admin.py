@@ -11,6 +11,7 @@ inbox, the relay's logs) and decides:
 | ``give_up`` (send nothing more) | failed (verified_by admin) | failed | resolved, with the note | unchanged |
 
 Any other status of the attempt is refused (``TransitionRefused``), saying which it is.
+A deadlock or lock wait timeout repeats the decision's transaction at once (``busy``).
 
 A resend is refused (``DeliveryEvidenceError``, nothing changed) while there is evidence
 that the reply may have arrived - the whole message was handed to the relay and only its
@@ -30,8 +31,10 @@ from ..core.records import Job, SendAttempt
 from ..core.routing import job_key
 from ..core.states import JobKind, SendStatus, SendVerifiedBy
 from ..db import sql
+from ..db.audit import AuditEvent
 from ..jobs.dispatch import enqueue
 from . import rules
+from .busy import repeated_when_busy
 from .journal import SendJournal
 
 if TYPE_CHECKING:
@@ -85,19 +88,32 @@ def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note
     if decision not in rules.DECISIONS:
         raise BadInputError("decision must be mark_sent, resend or give_up")
     by = person(by)
-    reason = f"admin {decision}: {note}"[:2000]
-    stores = svc.stores
-    job: Job | None = None
     evidence: list[str] = []
     if decision == "resend":
         seen = get_attempt(svc, attempt_id)
         if seen is not None and seen.status == SendStatus.UNKNOWN:
             evidence = delivery_evidence(svc, seen)
             rules.check_resend(seen, evidence, despite_evidence)
+    send_to, job = repeated_when_busy(f"admin_{decision}", by, "send_attempt", attempt_id,
+                                      lambda repeats: _decide(svc, attempt_id, by, decision,
+                                                              note, evidence, repeats))
+    if job is not None:
+        enqueue(svc, [job], by)
+    return str(send_to)
+
+
+def _decide(svc: Services, attempt_id: int, by: str, decision: str, note: str,
+            evidence: list[str], repeats: list[AuditEvent]) -> tuple[SendStatus, Job | None]:
+    """The decision's transaction (repeated when busy): the attempt's new status and the
+    send job queued again (a resend)."""
+    reason = f"admin {decision}: {note}"[:2000]
+    stores = svc.stores
+    job: Job | None = None
     with svc.db.transaction() as cur:
         attempt = stores.sends.locked(cur, attempt_id)
         if attempt is None:
             raise PermanentError(f"send_attempt {attempt_id} does not exist")
+        stores.rows_of(cur).audit(repeats)
         send_to, draft_to, mail_to = rules.send_decision(attempt, decision)
         stores.sends.move(cur, attempt_id, send_to, actor=by, event=f"admin_{decision}",
                           query="sends_move", row=attempt,
@@ -119,6 +135,4 @@ def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note
             if row is not None:
                 job = svc.jobs.requeue(cur, Job.from_row(row), by, "admin_resend",
                                        detail={"send_attempt": attempt_id})
-    if job is not None:
-        enqueue(svc, [job], by)
-    return str(send_to)
+    return send_to, job

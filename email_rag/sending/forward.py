@@ -15,6 +15,7 @@ Subject and To as received (text only; attachments are not forwarded).
 | recipient with a line break, several addresses, none | refused (BadInputError), nothing written |
 | the same forward (mail, recipient, note) again within ``REPEAT_WINDOW_S`` (a double click) | the first one is answered (``already_forwarded``), nothing more is sent |
 | Redis refuses the enqueue | the entry stays queued for re-dispatch (``enqueue``), audited |
+| deadlock / lock wait timeout | the transaction runs again at once (``busy``), audited ``action_repeated`` |
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.actors import person
 from ..core.errors import MAIL_MISSING, BadInputError, DraftNotFoundError
+from ..core.records import Job, SendAttempt
 from ..core.rows import FromRow
 from ..db import sql
 from ..db.audit import AuditEvent
 from ..jobs.dispatch import enqueue
+from .busy import repeated_when_busy
 from .compose import forward_subject, strip_bidi_controls
 from .handwrite import recipient
 from .review import _send_attempt, _send_job
@@ -85,6 +88,19 @@ def forward(svc: Services, email_id: int, by: str, typed_to: str, note: str = ""
     if len(note) > MAX_NOTE_CHARS:
         raise BadInputError(f"the note has {len(note)} characters, more than the "
                             f"{MAX_NOTE_CHARS} a forward's note may have")
+    done = repeated_when_busy("forward", by, "email", email_id, lambda repeats: _forward(
+        svc, email_id, by, addr, note, repeats))
+    if isinstance(done, Forwarded):
+        return done
+    draft_id, send, job = done
+    enqueue(svc, [job], by)
+    return Forwarded(draft_id, addr, "forwarded", send.message_id)
+
+
+def _forward(svc: Services, email_id: int, by: str, addr: str, note: str,
+             repeats: list[AuditEvent]) -> Forwarded | tuple[int, SendAttempt, Job]:
+    """The transaction (repeated when busy): the answer to a double click, or the new
+    draft, its send attempt and its queued send job."""
     with svc.db.transaction() as cur:
         row = cur.fetchone(sql("forward_mail"), {"id": email_id})  # locked: one at a time
         if row is None:
@@ -94,6 +110,7 @@ def forward(svc: Services, email_id: int, by: str, typed_to: str, note: str = ""
         again = cur.fetchone(sql("forward_recent"), {
             "email_id": email_id, "recipient": addr, "body": body, "window_s": REPEAT_WINDOW_S})
         if again is not None:
+            svc.stores.rows_of(cur).audit(repeats)
             return Forwarded(int(again["draft_id"]), addr, "already_forwarded")
         version = cur.fetchone(sql("drafts_next_version"), {"email_id": email_id})["v"]
         cur.execute(sql("drafts_insert_forward"), {
@@ -104,6 +121,7 @@ def forward(svc: Services, email_id: int, by: str, typed_to: str, note: str = ""
         job = _send_job(svc, cur, email_id, draft_id, by)
         # the address is personal data: the audit log keeps the draft and attempt ids
         svc.stores.rows_of(cur).audit([
+            *repeats,
             AuditEvent(by, "email", email_id, "forwarded",
                        detail={"draft_id": draft_id, "send_attempt": send.id,
                                "note_chars": len(note.strip())}),
@@ -113,8 +131,7 @@ def forward(svc: Services, email_id: int, by: str, typed_to: str, note: str = ""
                        detail={"draft_id": draft_id, "message_id": send.message_id,
                                "job_id": job.id}),
         ])
-    enqueue(svc, [job], by)
-    return Forwarded(draft_id, addr, "forwarded", send.message_id)
+    return draft_id, send, job
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ the send path read it from the one place they always read it from.
 | mail approved (a send under way), sent, closed (no reply, rejected, resolved), or still in the pipeline | refused (StateRefused), nothing written |
 | mail with an open draft (draft ready) | that draft is superseded by the hand-written one |
 | manual or failed mail | moves to draft_ready (audited ``reply_written_by_hand``) |
+| deadlock / lock wait timeout | the transaction runs again at once (``busy``), audited ``action_repeated`` |
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ..db import sql
 from ..db.audit import AuditEvent
 from ..mail.addresses import parse_addresses, valid_address
 from . import rules
+from .busy import repeated_when_busy
 from .compose import reply_subject
 
 if TYPE_CHECKING:
@@ -78,6 +80,13 @@ def write(svc: Services, email_id: int, by: str, typed_to: str, body: str) -> Wr
             f"the reply has {len(text)} characters, more than the "
             f"{MAX_REPLY_CHARS} a reply may have"
         )
+    return repeated_when_busy("write_by_hand", by, "email", email_id, lambda repeats: _write(
+        svc, email_id, by, addr, text, repeats))
+
+
+def _write(svc: Services, email_id: int, by: str, addr: str, text: str,
+           repeats: list[AuditEvent]) -> Written:
+    """The transaction (repeated when busy)."""
     stores = svc.stores
     with svc.db.transaction() as cur:
         rows = stores.rows_of(cur)
@@ -89,7 +98,7 @@ def write(svc: Services, email_id: int, by: str, typed_to: str, body: str) -> Wr
                 f"mail {email_id} is {mail.status}; a reply by hand is written "
                 "for a mail kept for a human, a failed one or one in review"
             )
-        events: list[AuditEvent] = []
+        events: list[AuditEvent] = list(repeats)
         stored = rules.reply_choice(mail)
         if not (stored.ok and stored.addr == addr):
             cur.execute(

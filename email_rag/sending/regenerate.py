@@ -17,6 +17,7 @@ draft, which makes the new version.
 | no process_email entry exists | - | yes | one is created, queued |
 | Redis down after the commit | yes | yes: the row is queued in MariaDB | re-dispatch enqueues it |
 | MariaDB down | yes | yes: nothing changed (one transaction) | ask again |
+| deadlock / lock wait timeout | at once, inside the action (``busy``) | yes: the try rolled back | - |
 """
 
 from __future__ import annotations
@@ -26,11 +27,14 @@ from typing import TYPE_CHECKING
 
 from ..core.actors import person
 from ..core.errors import DRAFT_MISSING, DraftNotFoundError
+from ..core.records import Job
 from ..core.routing import job_key
 from ..core.states import JobKind, JobState, MailStatus, ReviewOutcome
 from ..db import sql
+from ..db.audit import AuditEvent
 from ..jobs.dispatch import enqueue
 from . import rules
+from .busy import repeated_when_busy
 
 if TYPE_CHECKING:
     from ..wiring.services import Services
@@ -47,12 +51,26 @@ class RegenerateResult:
 
 def regenerate(svc: Services, draft_id: int, by: str, note: str = "") -> RegenerateResult:
     by = person(by)
+    done = repeated_when_busy("regenerate", by, "draft", draft_id, lambda repeats: _regenerate(
+        svc, draft_id, by, note, repeats))
+    if isinstance(done, RegenerateResult):
+        return done
+    email_id, new_job = done
+    return RegenerateResult(draft_id, email_id, "requeued", new_job.id,
+                            enqueue(svc, [new_job], by))
+
+
+def _regenerate(svc: Services, draft_id: int, by: str, note: str,
+                repeats: list[AuditEvent]) -> RegenerateResult | tuple[int, Job]:
+    """The transaction (repeated when busy): the answer to a repeat, or the mail and its
+    queued entry."""
     queue = svc.settings.queue_name
     stores = svc.stores
     with svc.db.transaction() as cur:
         draft = stores.drafts.locked(cur, draft_id)
         if draft is None:
             raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
+        stores.rows_of(cur).audit(repeats)
         email_id = draft.email_id
         job = cur.fetchone(sql("jobs_by_key_for_update"), {"job_key": _job_key(email_id)})
         job_state, job_id = (JobState(job["state"]), int(job["id"])) if job else (None, None)
@@ -73,8 +91,7 @@ def regenerate(svc: Services, draft_id: int, by: str, note: str = "") -> Regener
                                       event="regenerate_requested", queue=queue,
                                       email_id=email_id,
                                       detail={"draft_id": draft_id, "email_id": email_id})
-    return RegenerateResult(draft_id, email_id, "requeued", new_job.id,
-                            enqueue(svc, [new_job], by))
+    return email_id, new_job
 
 
 def _job_key(email_id: int) -> str:

@@ -43,6 +43,7 @@ from ..mail import parts
 from ..mail.addresses import ReplyChoice
 from ..mail.mime import attachment_bytes, find_part, human_size
 from . import rules
+from .busy import repeated_when_busy
 from .compose import new_message_id
 
 if TYPE_CHECKING:
@@ -275,7 +276,23 @@ def _downloaded(svc: Services, email_id: int, draft_id: int, n: int, info: Liste
 
 def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = None,
             seen: str | None = None) -> ReviewResult:
+    """Approve the draft (with the agent's ``edited_body``): one transaction, repeated when
+    MariaDB rolled it back as busy (``busy``); the send job is put on Redis after it."""
     by = person(by)
+    done = repeated_when_busy("approve", by, "draft", draft_id, lambda repeats: _approve(
+        svc, draft_id, by, edited_body, seen, repeats))
+    if isinstance(done, ReviewResult):
+        return done
+    send, job, edited = done
+    enqueue(svc, [job], by)
+    return ReviewResult(draft_id, "approved", DraftStatus.APPROVED, send.id,
+                        send.message_id, job.id, {"edited": edited})
+
+
+def _approve(svc: Services, draft_id: int, by: str, edited_body: str | None, seen: str | None,
+             repeats: list[AuditEvent]) -> ReviewResult | tuple[SendAttempt, Job, bool]:
+    """The approval's transaction: the answer to a repeat, or the send attempt and the
+    queued send job."""
     stores = svc.stores
     with svc.db.transaction() as cur:
         rows = stores.rows_of(cur)
@@ -285,6 +302,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
         if rules.already_approved(draft, seen,
                                   stores.drafts.allowed(draft.status, DraftStatus.APPROVED)):
             send = rows.send_of_draft(draft_id)
+            rows.audit(repeats)
             return ReviewResult(draft_id, "already_approved", draft.status,
                                 send and send.id, send and send.message_id,
                                 detail={"approved_by": draft.approved_by})
@@ -293,7 +311,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
             raise DraftNotFoundError(MAIL_OF_DRAFT_MISSING % {"mail": draft.email_id, "id": draft_id})
         ok = rules.approval(draft, rules.reply_choice(mail), edited_body)
         mailbox = rows.mailbox(mail.mailbox_id)
-        events: list[AuditEvent] = []  # written in one round trip before the commit
+        events: list[AuditEvent] = list(repeats)  # written in one round trip before the commit
         stores.drafts.move(cur, draft_id, DraftStatus.APPROVED, actor=by, event="approved",
                            query="drafts_approve", row=draft, events=events,
                            detail={"edited": bool(ok.diff), "mailbox": mailbox and mailbox[0],
@@ -311,9 +329,7 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
                 detail={"draft_id": draft_id, "message_id": send.message_id,
                         "job_id": job.id}))
         rows.audit(events)
-    enqueue(svc, [job], by)
-    return ReviewResult(draft_id, "approved", DraftStatus.APPROVED, send.id,
-                        send.message_id, job.id, {"edited": bool(ok.diff)})
+    return send, job, bool(ok.diff)
 
 
 def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str,
@@ -351,12 +367,21 @@ def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) ->
 
 def reject(svc: Services, draft_id: int, by: str, reason: str,
            seen: str | None = None) -> ReviewResult:
+    """Reject the draft and close its mail: one transaction, repeated when MariaDB rolled it
+    back as busy (``busy``)."""
     by = person(by)
+    return repeated_when_busy("reject", by, "draft", draft_id, lambda repeats: _reject(
+        svc, draft_id, by, reason, seen, repeats))
+
+
+def _reject(svc: Services, draft_id: int, by: str, reason: str, seen: str | None,
+            repeats: list[AuditEvent]) -> ReviewResult:
     stores = svc.stores
     with svc.db.transaction() as cur:
         draft = stores.drafts.locked(cur, draft_id)
         if draft is None:
             raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
+        stores.rows_of(cur).audit(repeats)
         if rules.already_rejected(draft, seen, reason):
             return ReviewResult(draft_id, "already_rejected", draft.status)
         stores.drafts.move(cur, draft_id, DraftStatus.REJECTED, actor=by, event="rejected",

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 from ..adapters.queue import JobQueue
 from ..core.index_ports import Embedder, GraphStore, VectorStore
 from ..core.settings import Settings, get_settings
+from ..core.states import Actor
 from ..db import Database
-from ..db.audit import AuditLog
+from ..db.audit import AuditEvent, AuditLog
 
 if TYPE_CHECKING:
     from ..adapters.imap import IdleSession, ImapMailbox
@@ -216,8 +217,13 @@ class Services:
         s, o = self.settings, mb.oauth
         client = OAuthClient(o.token_url, o.client_id, o.secret(), tuple(o.scopes),
                              s.oauth_timeout)
+        def waited(detail: dict[str, object]) -> None:  # a token endpoint's Retry-After
+            self.audit.record(AuditEvent(Actor.SYSTEM, "mailbox", mailbox_name,
+                                         "oauth_retry_after", detail=detail))
+
         if o.grant == "client_credentials":
-            source: TokenSource = ClientCredentialsSource(client, s.oauth_refresh_skew_seconds)
+            source: TokenSource = ClientCredentialsSource(
+                client, s.oauth_refresh_skew_seconds, s.oauth_max_retry_after, waited)
         else:
             seed = ""
             if o.refresh_token_file:
@@ -228,7 +234,8 @@ class Services:
             journal = RefreshJournal(s.oauth_journal_dir, store.cipher.encrypt,
                                      store.cipher.decrypt)
             source = RefreshTokenSource(mailbox_name, client, store, journal,
-                                        s.oauth_refresh_skew_seconds, seed)
+                                        s.oauth_refresh_skew_seconds, seed,
+                                        s.oauth_max_retry_after, waited)
         sources[mailbox_name] = (mb, source)
         return source
 

@@ -211,6 +211,31 @@ def test_token_endpoint_down_is_transient_and_changes_nothing(dovecot, pki, toke
     assert svc.poller().poll(force=True).mailboxes[0].status == "ok"
 
 
+@pytest.mark.parametrize(("status", "retry_after", "waited"), [(429, "7", 7.0),
+                                                                (503, "900", 60.0)])
+def test_a_token_endpoint_that_asks_to_wait_is_waited_capped_and_audited(
+        dovecot, pki, tokens, make_svc, status, retry_after, waited):
+    """GIVEN an authorized mailbox WHEN the token endpoint answers its refresh once with
+    429 / 503 and Retry-After THEN the refresh waits that long (cut to
+    ``oauth_max_retry_after``, 60 s), asks again and the IMAP login succeeds; the wait is
+    audited on the mailbox (the endpoint, the status, Retry-After and the wait; no token)."""
+    cfg = config(dovecot, pki, tokens)
+    svc = make_svc(cfg)
+    svc.oauth_tokens.authorize("support", tokens.consent(USER))
+    tokens.throttle.append((status, retry_after))
+    slept: list[float] = []
+    svc.token_source("support").sleep = slept.append
+    with svc.imap_mailbox(cfg) as imap:
+        assert imap.select("INBOX").uidvalidity > 0
+    assert slept == [waited]  # the server's wait, not the poll's backoff
+    assert tokens.refreshes() == 2
+    [event] = events(svc.db, "oauth_retry_after", "mailbox")
+    assert event["entity_id"] == "support"
+    assert json.loads(event["detail"]) == {
+        "endpoint": tokens.token_url, "status": status, "retry_after_s": float(retry_after),
+        "wait_s": waited}
+
+
 CRASHING_CLIENT = """
 import sys
 from email_rag.core.settings import get_settings

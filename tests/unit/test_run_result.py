@@ -125,6 +125,25 @@ def test_the_design_cards_defaults_are_pinned():
     assert s.db_reconnect_spread == 2.0 and s.store_max_retry_after == 60.0
 
 
+def test_the_scheduler_and_the_retry_cycle_run_on_the_design_cards_defaults():
+    """Not only the settings' defaults: the stuck-job reset is scheduled every 3600 s and the
+    job retry cycle built from the settings waits 30 / 120 / 600 s (without jitter), then
+    stops after the fourth attempt."""
+    from types import SimpleNamespace
+
+    from email_rag.core.errors import TransientError
+    from email_rag.core.retry import retry_policy
+    from email_rag.runtime.scheduler import periodic_jobs
+
+    s = Settings()
+    intervals = {name: seconds for name, seconds, _ in periodic_jobs(SimpleNamespace(settings=s))}
+    assert intervals["cleanup_stuck"] == 3600
+    policy = retry_policy(s.model_copy(update={"retry_jitter": 0.0}))
+    error = TransientError("451 try later")
+    assert [policy.decide(n, error).delay for n in (1, 2, 3)] == [30.0, 120.0, 600.0]
+    assert not policy.decide(4, error).retry
+
+
 def test_docs_and_readme_show_the_end_state_table_of_the_code():
     """docs/states.md and the README list every end state with the exit code of EXIT_CODES,
     and docs/states.md shows a real output of each."""

@@ -50,6 +50,8 @@ class TokenServer:
     /introspect``: token=... -> {"active": ..., "username": ...} (what Dovecot's oauth2
     passdb asks). ``strict_rotation``: a rotated refresh token is dead at once (the
     strictest provider). ``lifetime``: access-token seconds. ``down``: answer 503.
+    ``throttle``: the next token requests answer these ``(status, Retry-After)`` first, one
+    each, before looking at the grant (a provider that asks to wait).
     """
 
     client_id: str = "email-rag-test-client"
@@ -58,6 +60,7 @@ class TokenServer:
     rotate: bool = False
     strict_rotation: bool = False
     down: bool = False
+    throttle: list[tuple[int, str]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)  # grant_type, at, user
     on_token: Any = None  # called(params) when a token request arrives, before answering
     grants: dict[str, Grant] = field(default_factory=dict)  # refresh token -> grant
@@ -82,9 +85,11 @@ class TokenServer:
                     cid, _, secret = base64.b64decode(auth[6:]).decode().partition(":")
                     params.setdefault("client_id", urllib.parse.unquote(cid))
                     params.setdefault("client_secret", urllib.parse.unquote(secret))
-                status, body = server.handle(self.path, params)
+                status, body, headers = server.answer(self.path, params)
                 data = json.dumps(body).encode()
                 self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -167,6 +172,19 @@ class TokenServer:
         return user
 
     # --- the endpoints ---
+    def answer(self, path: str, params: dict[str, str]
+               ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """``handle``, after the ``throttle`` answers are used up."""
+        if path == "/token" and self.throttle:
+            with self.lock:
+                status, retry_after = self.throttle.pop(0)
+            grant = self.grants.get(params.get("refresh_token", ""))
+            self.requests.append({"grant_type": params.get("grant_type", ""),
+                                  "at": time.time(), "user": grant.username if grant else "",
+                                  "throttled": status})
+            return status, {"error": "temporarily_unavailable"}, {"Retry-After": retry_after}
+        return (*self.handle(path, params), {})
+
     def handle(self, path: str, params: dict[str, str]) -> tuple[int, dict[str, Any]]:
         if path.startswith("/introspect"):
             user = self.introspected(params.get("token", ""))
