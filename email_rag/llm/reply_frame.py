@@ -131,8 +131,8 @@ GREETING_LINE = re.compile(
 SIGN_OFF_LINE = re.compile(
     r"^\s*(?:(?:with )?(?:kind|best|warm|many)? ?(?:regards|wishes)|sincerely|yours(?: "
     r"sincerely| truly| faithfully)?|best|cheers|thanks(?: again)?|thank you|"
-    r"mit (?:freundlichen|besten|herzlichen|vielen) grüßen|(?:viele|beste|liebe|herzliche|"
-    r"freundliche) grüße|grüße|gruß|mfg|cordialement|bien (?:cordialement|à vous)|"
+    r"mit (?:freundlichen|besten|herzlichen|vielen) grü(?:ß|ss)en|(?:viele|beste|liebe|herzliche|"
+    r"freundliche) grü(?:ß|ss)e|grü(?:ß|ss)e|gru(?:ß|ss)|mfg|cordialement|bien (?:cordialement|à vous)|"
     r"(?:meilleures|sincères) salutations|salutations|à bientôt|atentamente|"
     r"(?:un )?(?:cordial )?saludo(?:s)?(?: cordiales)?|saludos cordiales|cordiali saluti|"
     r"distinti saluti|a presto|un saluto|met vriendelijke groet(?:en)?|(?:hartelijke )?"

@@ -276,14 +276,18 @@ TOPICS = [
     ("Adresse im Kundenkonto ändern",
      "Hallo,\nich bin umgezogen und möchte die Lieferadresse im Kundenkonto ändern.\n"),
 ]
-PAST_REPLY = ("Guten Tag,\n\nwir haben die doppelte Abbuchung der Rechnung 4711 storniert; "
-              "die Gutschrift erscheint in drei Werktagen auf Ihrem Konto.\n\n"
+PAST_REPLY = ("Guten Tag,\n\nwir haben die doppelte Abbuchung der Rechnung 4711 storniert. "
+              "Eine doppelte Abbuchung buchen wir immer innerhalb von drei Werktagen auf Ihr "
+              "Konto zurück.\n\n"
               "Freundliche Grüsse\nIhr Support-Team\n\n"
               "> meine Rechnung 4711 wurde zweimal von meinem Konto abgebucht.\n")
 
 
 def test_a_new_mail_like_an_answered_history_mail_gets_a_draft_citing_our_past_reply(
         settings, mailbox, llm):  # noqa: F811 (fixture)
+    # the bar lowered to what the test embedder (word hashing) gives a paraphrase: the bar
+    # itself is measured on the labelled sets
+    settings.draft_bar_past_reply = 0.05
     path = RealPath(settings, mailbox, llm, history_import=True)
     try:
         old = [mail(200 + i, subject=subj, body=body, date=OLD, sender=f"k{i}@example.org")
@@ -310,15 +314,22 @@ def test_a_new_mail_like_an_answered_history_mail_gets_a_draft_citing_our_past_r
                                    "abgebucht. Bitte erstatten Sie den doppelten Betrag.\n"))
         assert new["status"] == "draft_ready", new["status_reason"]
         [draft] = path.drafts(new["id"])
-        similar = json.loads(draft["sources"])["sources"]
-        cited = [s for s in similar if s["email_id"] == question["id"]]
-        assert cited, similar
-        assert cited[0]["reply"]["email_id"] == reply["id"]
-        assert cited[0]["reply"]["draft_id"] is None
-        assert "Abbuchung der Rechnung 4711 storniert" in cited[0]["reply"]["text"]
-        assert "> meine Rechnung" not in cited[0]["reply"]["text"]  # our words, not the quote
-        [prompt] = path.llm_inputs("draft")
-        assert "Our reply: " in prompt and "4711 storniert" in prompt
+        stored = json.loads(draft["sources"])
+        # the retrieve step found our past reply: our words, not the customer's quote
+        [step] = path.db.fetchall("SELECT detail FROM email_steps WHERE email_id = ? AND "
+                                  "step = 'retrieve'", (new["id"],))
+        similar = json.loads(step["detail"])["similar"]
+        [case] = [s for s in similar if s["email_id"] == question["id"]]
+        assert case["reply"]["email_id"] == reply["id"] and case["reply"]["draft_id"] is None
+        assert "4711 storniert" in case["reply"]["text"]
+        assert "> meine Rechnung" not in case["reply"]["text"]
+        # the draft cites it and carries its policy, never what was done for that customer
+        assert stored["basis"] == "sources", stored["considered"]
+        assert [s["origin"] for s in stored["sources"]] == [f"mail:{question['id']}"]
+        assert "innerhalb von drei Werktagen" in draft["body_draft"]
+        assert "4711" not in draft["body_draft"] and "storniert" not in draft["body_draft"]
+        assert "Grüsse" not in draft["body_draft"].split("\n\n")[1]  # no sign-off carried
+        assert not path.llm_inputs("draft")  # a German source for a German mail: no model
     finally:
         path.close()
 
