@@ -200,15 +200,10 @@ class _Cached:
             self.token, self.expires_at = None, 0.0
 
 
-class ClientCredentialsSource:
-    """App-only tokens (client credentials grant); nothing stored."""
+class _WaitsRetryAfter:
+    """A token source that waits a token endpoint's Retry-After through ``_asking``."""
 
-    def __init__(self, client: OAuthClient, skew: float = 300.0, max_retry_after: float = 60.0,
-                 on_wait: OnWait | None = None) -> None:
-        self.client = client
-        self.cache = _Cached(skew)
-        self.refreshes = 0
-        self._asking = _Asking(max_retry_after, on_wait)
+    _asking: _Asking
 
     @property
     def sleep(self) -> Callable[[float], None]:
@@ -218,6 +213,17 @@ class ClientCredentialsSource:
     @sleep.setter
     def sleep(self, value: Callable[[float], None]) -> None:
         self._asking.sleep = value
+
+
+class ClientCredentialsSource(_WaitsRetryAfter):
+    """App-only tokens (client credentials grant); nothing stored."""
+
+    def __init__(self, client: OAuthClient, skew: float = 300.0, max_retry_after: float = 60.0,
+                 on_wait: OnWait | None = None) -> None:
+        self.client = client
+        self.cache = _Cached(skew)
+        self.refreshes = 0
+        self._asking = _Asking(max_retry_after, on_wait)
 
     def access_token(self) -> str:
         token = self.cache.get()
@@ -264,7 +270,7 @@ class RefreshJournal:
             pass
 
 
-class RefreshTokenSource:
+class RefreshTokenSource(_WaitsRetryAfter):
     """Tokens of a mailbox an admin authorized (refresh-token grant), stored in MariaDB."""
 
     def __init__(self, mailbox: str, client: OAuthClient, store, journal: RefreshJournal,
@@ -278,15 +284,6 @@ class RefreshTokenSource:
         self.seed = seed_refresh_token
         self.refreshes = 0
         self._asking = _Asking(max_retry_after, on_wait)
-
-    @property
-    def sleep(self) -> Callable[[float], None]:
-        """How a Retry-After is waited (``time.sleep``)."""
-        return self._asking.sleep
-
-    @sleep.setter
-    def sleep(self, value: Callable[[float], None]) -> None:
-        self._asking.sleep = value
 
     def __repr__(self) -> str:
         return f"RefreshTokenSource({self.mailbox!r}, {_endpoint(self.client.token_url)})"
