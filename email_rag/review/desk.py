@@ -652,6 +652,7 @@ class SourceCard:
     ref: str = ""  # S1, S2 ...: the label the draft's lines point to
     link: str = ""  # the article passage (/admin/knowledge/<id>#p<n>) or the past mail
     kind: str = ""  # article | saved_reply | case | past_reply
+    vouched_by: str = ""  # the past mail (/mails/<id>) whose reply states this passage's facts
 
 
 @dataclass(frozen=True)
@@ -680,6 +681,12 @@ def written(basis: str | None, trace: list[Any], sources: list[Any]) -> Written:
     return Written(basis, lines, source_cards(sources))
 
 
+def _mail_link(origin: Any) -> str:
+    """``mail:<id>`` as the page of that mail, else ""."""
+    kind, _, number = str(origin or "").partition(":")
+    return f"/mails/{int(number)}" if kind == "mail" and number.isdigit() else ""
+
+
 def source_cards(sources: list[Any]) -> list[SourceCard]:
     """Retrieved sources (JSON values of the draft's retrieval detail) as readable cards:
     title, score, the customer's text and our reply then - never a raw dict dump."""
@@ -700,5 +707,6 @@ def source_cards(sources: list[Any]) -> list[SourceCard]:
             at=s.get("received_at") or s.get("date"), category=s.get("category"),
             text=str(text)[:1500], reply=str(reply_text or "")[:1500],
             ref=str(s.get("ref") or ""), kind=str(s.get("kind") or ""),
-            link=link if link.startswith("/") and not link.startswith("//") else ""))
+            link=link if link.startswith("/") and not link.startswith("//") else "",
+            vouched_by=_mail_link(s.get("vouched_by"))))
     return cards
