@@ -4,8 +4,14 @@ the bench itself)."""
 
 from __future__ import annotations
 
-from email_rag_harness.bench.llm_speed import (as_run, figures, interleaved, quality,
-                                               quality_over_runs, verdict)
+from email_rag_harness.bench.llm_speed import (
+    as_run,
+    figures,
+    interleaved,
+    quality,
+    quality_over_runs,
+    verdict,
+)
 from email_rag_harness.bench.quality_drafts import DEFAULT_SET
 from email_rag_harness.testing.labelled import load_set
 
