@@ -36,7 +36,7 @@ from .rows import Row
 from .states import JobKind, JobState, MailStatus
 
 if TYPE_CHECKING:  # an annotation only: audit events are written by the implementations
-    from ..db.audit import AuditEvent
+    from .audit_event import AuditEvent
 
 
 # --- IMAP ---

@@ -37,7 +37,7 @@ from ..db import examples, figures, sql
 from ..jobs.dispatch import enqueue
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 
 @dataclass
@@ -49,7 +49,7 @@ class NoReplyDecision:
     enqueued: bool = False
 
 
-def list_suggested(svc: Services, mailbox: str | None = None, limit: int = 200,
+def list_suggested(svc: ServiceContext, mailbox: str | None = None, limit: int = 200,
                    scope: frozenset[int] | None = None) -> list[dict[str, Any]]:
     """``scope``: the mailbox ids the user may see (None = all)."""
     return svc.db.fetchall(sql("noreply_suggested"), {
@@ -57,7 +57,7 @@ def list_suggested(svc: Services, mailbox: str | None = None, limit: int = 200,
         "scope": None if scope is None else ",".join(map(str, sorted(scope))) or "0"})
 
 
-def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -> NoReplyDecision:
+def decide(svc: ServiceContext, email_id: int, by: str, reply: bool, note: str = "") -> NoReplyDecision:
     """Staff's decision on one suggested no-reply mail (the one place that moves a mail out
     of ``no_reply_suggested``)."""
     by = person(by)

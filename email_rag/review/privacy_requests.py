@@ -33,7 +33,7 @@ from ..jobs.handoff import Handoff
 from . import erasure, privacy
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +54,13 @@ def runs_here(settings: Any) -> bool:
     return bool(settings.qdrant_url)
 
 
-def plan(svc: Services, address: str) -> dict[str, int]:
+def plan(svc: ServiceContext, address: str) -> dict[str, int]:
     """What forget would delete in MariaDB (the vector points are counted where the vector
     store may be opened: by forget itself)."""
     return erasure.row_counts(svc.db, privacy.mail_ids(svc, privacy.normalise(address)))
 
 
-def request(svc: Services, address: str, reason: str, by: str) -> Requested:
+def request(svc: ServiceContext, address: str, reason: str, by: str) -> Requested:
     """Erase ``address`` now (a Qdrant server) or queue it for the vector worker."""
     addr = privacy.normalise(address)
     digest = privacy.address_hash(addr)
@@ -78,12 +78,12 @@ def request(svc: Services, address: str, reason: str, by: str) -> Requested:
     return Requested(digest, True, job_id=job.id)
 
 
-def recent(svc: Services, limit: int = RECENT) -> list[dict[str, Any]]:
+def recent(svc: ServiceContext, limit: int = RECENT) -> list[dict[str, Any]]:
     """The latest erasures, queued ones included (named by hash only)."""
     return svc.db.fetchall(sql("privacy_erasures_recent"), {"limit": limit})
 
 
-def run_job(services: Services, job: Job, worker: str) -> Handoff | None:
+def run_job(services: ServiceContext, job: Job, worker: str) -> Handoff | None:
     """Handler of ``privacy_forget`` entries, in the worker that owns the vector store."""
     queue = queues(services.settings)[1]
     if job.queue != queue:
