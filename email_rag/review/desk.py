@@ -575,7 +575,8 @@ def correct_classification(svc: ServiceContext, draft_id: int, by: str, category
             write_events(cur, [AuditEvent(by, "email", mail["id"], "classification_corrected",
                                           detail={"draft_id": draft_id, "changes": changes})])
             figures.corrected(cur, mail["id"])
-        examples.record(cur, svc, mail["id"], "correction")
+        example = examples.record(cur, mail["id"], "correction")
+    examples.embed_recorded(svc.db, svc, example)
     return changes
 
 

@@ -82,7 +82,7 @@ def decide(svc: ServiceContext, email_id: int, by: str, reply: bool, note: str =
                               query="noreply_move", needs_reply=reply,
                               detail={"decision": "reply" if reply else "confirm_no_reply",
                                       "note": note[:500]})
-        examples.record(cur, svc, email_id, "correction" if reply else "no_reply")
+        example = examples.record(cur, email_id, "correction" if reply else "no_reply")
         new_job = None
         if reply:
             figures.corrected(cur, email_id)  # the model's "no reply" was wrong
@@ -90,6 +90,7 @@ def decide(svc: ServiceContext, email_id: int, by: str, reply: bool, note: str =
             new_job = svc.jobs.queue_work(cur, JobKind.PROCESS_EMAIL, email_id, actor=by,
                                           event="reply_requested", queue=queue,
                                           email_id=email_id, detail={"email_id": email_id})
+    examples.embed_recorded(svc.db, svc, example)
     if new_job is None:
         return NoReplyDecision(email_id, "confirmed", status)
     enqueued = enqueue(svc, [new_job], by)

@@ -33,10 +33,10 @@ from ..core.errors import (
     DraftNotFoundError,
 )
 from ..core.jsonvalue import JsonObject
-from ..core.records import Draft, InboundRef, Job, ReplyMail, SendAttempt
+from ..core.records import Draft, InboundRef, Job, RecordedExample, ReplyMail, SendAttempt
 from ..core.rows import FromRow
 from ..core.states import DraftStatus, JobKind, MailStatus, ReviewOutcome, SendStatus
-from ..db import sql
+from ..db import examples, sql
 from ..db.audit import AuditEvent
 from ..jobs.dispatch import enqueue
 from ..mail import parts
@@ -283,16 +283,18 @@ def approve(svc: ServiceContext, draft_id: int, by: str, edited_body: str | None
         svc, draft_id, by, edited_body, seen, repeats))
     if isinstance(done, ReviewResult):
         return done
-    send, job, edited = done
+    send, job, edited, example = done
     enqueue(svc, [job], by)
+    examples.embed_recorded(svc.db, svc, example)
     return ReviewResult(draft_id, "approved", DraftStatus.APPROVED, send.id,
                         send.message_id, job.id, {"edited": edited})
 
 
 def _approve(svc: ServiceContext, draft_id: int, by: str, edited_body: str | None, seen: str | None,
-             repeats: list[AuditEvent]) -> ReviewResult | tuple[SendAttempt, Job, bool]:
-    """The approval's transaction: the answer to a repeat, or the send attempt and the
-    queued send job."""
+             repeats: list[AuditEvent]
+             ) -> ReviewResult | tuple[SendAttempt, Job, bool, RecordedExample | None]:
+    """The approval's transaction: the answer to a repeat, or the send attempt, the queued
+    send job, whether the body was edited and the example to embed after the commit."""
     stores = svc.stores
     with svc.db.transaction() as cur:
         rows = stores.rows_of(cur)
@@ -321,7 +323,7 @@ def _approve(svc: ServiceContext, draft_id: int, by: str, edited_body: str | Non
         job = _send_job(svc, cur, mail.id, draft_id, by)
         stores.mails.move(cur, mail.id, MailStatus.APPROVED, actor=by, row=mail,
                           detail={"draft_id": draft_id}, events=events)
-        rows.labelled(mail.id, "approval", svc)
+        example = rows.labelled(mail.id, "approval")
         rows.reviewed(draft_id, ok.outcome, ok.distance, by)
         if created:
             events.append(AuditEvent(
@@ -329,7 +331,7 @@ def _approve(svc: ServiceContext, draft_id: int, by: str, edited_body: str | Non
                 detail={"draft_id": draft_id, "message_id": send.message_id,
                         "job_id": job.id}))
         rows.audit(events)
-    return send, job, bool(ok.diff)
+    return send, job, bool(ok.diff), example
 
 
 def _send_attempt(svc: ServiceContext, cur: Any, draft_id: int, recipient: str,
