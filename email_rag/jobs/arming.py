@@ -1,6 +1,6 @@
 """Arming a periodic run: one queue entry per natural key, coalesced with a run that is
 still queued or processing, a fresh cycle for one that finished. The index sync
-(``indexing.sync.arm``) and the retention pass (``review.retention.schedule``) arm their
+(``indexing.sync.arm``) and the retention pass (``privacy.retention.schedule``) arm their
 runs for the vector worker this way."""
 
 from __future__ import annotations

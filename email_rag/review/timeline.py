@@ -56,7 +56,7 @@ def deleted_mail_events(svc: ServiceContext, email_id: int) -> list[AuditEntry]:
     """What the audit log still says about a mail that no longer exists: its own events and
     the retention batch events that deleted it (their detail names it); oldest first. Empty
     for an id that never was a mail."""
-    from .retention import erased_in
+    from ..privacy.retention import erased_in
 
     events = AuditEntry.from_rows(svc.db.fetchall(sql("web_audit_of_entity"),
                                                   {"type": "email", "id": str(email_id)}))

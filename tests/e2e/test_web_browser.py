@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from email_rag_harness.testing.smtp_server import FaultSmtpServer
 
-from email_rag.review import users
+from email_rag.auth import users
 from email_rag.sending import review
 from email_rag.wiring.services import Services
 from tests.e2e.test_cli_truthful import says_sent

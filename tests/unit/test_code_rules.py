@@ -265,7 +265,9 @@ LAYERS = [
     "ingest",  # stage: poll / IDLE a mailbox, store new mail and its job in one transaction
     "pipeline",  # stage: the steps of one mail (parse, classify, index, retrieve, draft)
     "sending",  # stage: review decisions, compose, send exactly once, reconcile
-    "review",  # what staff and admins do: desk, no-reply list, console, timeline, users
+    "auth",  # sign-in: accounts, logins, sessions, the first start
+    "privacy",  # a person's data: export, erasure, retention, erasure requests
+    "review",  # the desk's casework: queue, assignment, notes, no-reply list, console, timeline
     "wiring",  # Services: the composition root; builds adapters, stores and the stage objects
     "runtime",  # RQ task entry points, the job runner, the scheduler process, maintenance
     "ops",  # health and metrics
