@@ -171,7 +171,8 @@ def _is_store_error(e: BaseException) -> bool:
 
 
 class Indexer:
-    def __init__(self, services: ServiceContext, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, services: ServiceContext,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.services = services
         self.settings = services.settings
         self.policy = store_policy(services.settings)

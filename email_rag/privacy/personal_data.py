@@ -226,7 +226,8 @@ def mail_text(stored: StoredMail, files: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export(svc: ServiceContext, address: str, out: Path | str, by: str = "cli:privacy") -> ExportResult:
+def export(svc: ServiceContext, address: str, out: Path | str,
+           by: str = "cli:privacy") -> ExportResult:
     """Write everything stored about ``address`` to the zip ``out`` (replaced whole: a
     temporary file renamed at the end, so a failed export leaves no half archive)."""
     addr = normalise(address)

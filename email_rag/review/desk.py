@@ -442,7 +442,8 @@ def read_mail(svc: ServiceContext, scope: frozenset[int] | None, email_id: int) 
     return replace(mail, attachments=listed_attachments(mail.attachments))
 
 
-def raw_source(svc: ServiceContext, scope: frozenset[int] | None, email_id: int, actor: str) -> bytes:
+def raw_source(svc: ServiceContext, scope: frozenset[int] | None, email_id: int,
+               actor: str) -> bytes:
     """The mail as it was received (every header, every part), for a user who may see its
     mailbox; the view is audited (it shows what the parsed page does not)."""
     require_mail(svc, scope, email_id)

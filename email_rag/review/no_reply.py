@@ -57,7 +57,8 @@ def list_suggested(svc: ServiceContext, mailbox: str | None = None, limit: int =
         "scope": None if scope is None else ",".join(map(str, sorted(scope))) or "0"})
 
 
-def decide(svc: ServiceContext, email_id: int, by: str, reply: bool, note: str = "") -> NoReplyDecision:
+def decide(svc: ServiceContext, email_id: int, by: str, reply: bool,
+           note: str = "") -> NoReplyDecision:
     """Staff's decision on one suggested no-reply mail (the one place that moves a mail out
     of ``no_reply_suggested``)."""
     by = person(by)

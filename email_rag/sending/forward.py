@@ -79,7 +79,8 @@ def forward_text(note: str, mail: QuotedMail) -> str:
     return (note.strip() + "\n\n" + quoted) if note.strip() else quoted
 
 
-def forward(svc: ServiceContext, email_id: int, by: str, typed_to: str, note: str = "") -> Forwarded:
+def forward(svc: ServiceContext, email_id: int, by: str, typed_to: str,
+            note: str = "") -> Forwarded:
     """Forward the mail to ``typed_to`` with ``note`` (the caller checked that the user may
     see the mail's mailbox)."""
     by = person(by)

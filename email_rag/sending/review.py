@@ -177,7 +177,8 @@ class AttachmentSource(FromRow):
     attachments: Any = None  # the column's JSON text
 
 
-def attachment(svc: ServiceContext, draft_id: int, n: int, by: str) -> tuple[ListedAttachment, bytes]:
+def attachment(svc: ServiceContext, draft_id: int, n: int,
+               by: str) -> tuple[ListedAttachment, bytes]:
     """Attachment ``n`` (1-based, as listed on the draft page) of a draft's mail: its
     recorded metadata and its decoded bytes, read from the stored raw mail by the part
     path the parse step recorded and checked against the recorded SHA-256. Audited

@@ -75,7 +75,8 @@ def _mail(ctx: SendContext, status: MailStatus) -> MailStatus | None:
 
 
 class SendService:
-    def __init__(self, services: ServiceContext, sent_folder: Callable[[str], SentFolder] | None = None,
+    def __init__(self, services: ServiceContext,
+                 sent_folder: Callable[[str], SentFolder] | None = None,
                  sender: MailSender | None = None) -> None:
         self.services = services
         self.settings = services.settings
