@@ -19,6 +19,8 @@
   count, and so do ``if TYPE_CHECKING:`` blocks: an annotation that names a higher
   layer is a dependency on it too (a lower layer declares the port it needs).
   Modules live in a layer: none at the package's top besides ``__init__``/``__main__``.
+- No product function is longer than ``LONGEST_FUNCTION`` lines (from its ``def`` to its
+  last line): a longer one reads better as a sequence of named steps.
 - The test harness (chaos run, doubles, demo, benchmarks) is a distribution of its own,
   harness/ (package ``email_rag_harness``): email_rag never imports it.
 """
@@ -478,3 +480,39 @@ def test_the_product_sql_holds_no_harness_query():
     holds a query of the benchmarks, the chaos run or the demo."""
     harness = [n for n in product_queries() if n.startswith(("bench_", "chaos_", "demo_"))]
     assert harness == []
+
+
+LONGEST_FUNCTION = 80
+
+
+def function_lengths(source: str, module: str) -> list[tuple[int, str]]:
+    """(lines from ``def`` to the last line, qualified name) of every function of a module,
+    methods and nested functions included."""
+    found = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.append((child.end_lineno - child.lineno + 1, f"{module}.{prefix}{child.name}"))
+                walk(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.")
+            else:
+                walk(child, prefix)
+
+    walk(ast.parse(source), "")
+    return found
+
+
+def test_the_length_check_counts_methods_and_nested_functions():
+    src = "class A:\n    def f(self):\n        def g():\n            pass\n        return g\n"
+    assert sorted(function_lengths(src, "m")) == [(2, "m.A.f.g"), (4, "m.A.f")]
+
+
+def test_no_product_function_is_longer_than_the_limit():
+    """GIVEN the package's functions THEN none is longer than LONGEST_FUNCTION lines."""
+    found = [(n, name) for p in sorted((ROOT / "email_rag").rglob("*.py"))
+             for n, name in function_lengths(p.read_text(), str(p.relative_to(ROOT)))
+             if n > LONGEST_FUNCTION]
+    assert found == [], "split these into named steps:\n" + "\n".join(
+        f"{name}: {n} lines" for n, name in sorted(found, reverse=True))
