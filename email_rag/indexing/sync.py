@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..core.errors import PermanentError
 from ..core.jsonvalue import JsonObject
@@ -41,6 +41,9 @@ from ..jobs.arming import arm_run
 from ..jobs.handoff import Handoff
 from ..jobs.store import NewJob
 from .indexer import STORES, Indexer, IndexResult
+
+if TYPE_CHECKING:
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +87,7 @@ def parse_scope(scope: str) -> tuple[str, int | None]:
 OnMail = Callable[[Any, int, SyncReport], None]
 
 
-def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
+def sync(services: ServiceContext, scope: str = "partial", actor: str = Actor.SCHEDULER,
          sleep: Callable[[float], None] = time.sleep, start_after: int = 0,
          on_mail: OnMail | None = None,
          stop: threading.Event | None = None) -> SyncReport:
@@ -138,7 +141,7 @@ def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
     return report
 
 
-def _one(services: Any, indexer: Indexer, mail: Mail, only: list[str] | None,
+def _one(services: ServiceContext, indexer: Indexer, mail: Mail, only: list[str] | None,
          down: set[str], report: SyncReport, actor: str, on_mail: OnMail | None = None) -> None:
     report.examined += 1
     result = indexer.index(mail.as_row(), only, down)
@@ -191,7 +194,7 @@ class Armed(TypedDict):
     enqueued: bool  # False: left in MariaDB for re-dispatch
 
 
-def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> Armed:
+def arm(services: ServiceContext, scope: str = "partial", actor: str = Actor.SCHEDULER) -> Armed:
     """Queue a sync run of ``scope`` on the vector queue (coalesced with one pending)."""
     parse_scope(scope)
     queue = sync_queue(services.settings)
@@ -202,7 +205,7 @@ def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> 
                  armed=armed, enqueued=bool(enqueued))
 
 
-def schedule(services: Any) -> JsonObject:
+def schedule(services: ServiceContext) -> JsonObject:
     """The periodic job: arm a run when partially_indexed mail exists. Opens no store."""
     n = int(services.db.fetchone(sql("index_count_partial"))["n"])
     if not n:
@@ -210,7 +213,7 @@ def schedule(services: Any) -> JsonObject:
     return {"partially_indexed": n, **arm(services, "partial", Actor.SCHEDULER)}
 
 
-def run_job(services: Any, job: Job, worker: str) -> Handoff | None:
+def run_job(services: ServiceContext, job: Job, worker: str) -> Handoff | None:
     """Handler of ``index_sync`` queue entries (in the worker that owns the vector store)."""
     queue = sync_queue(services.settings)
     if job.queue != queue:
