@@ -51,6 +51,7 @@ from ..core.index_ports import ChunkPayload, HistoryMail, MailToIndex, VectorHit
 from ..core.jsonvalue import JsonObject
 from ..core.rows import FromRow, Row, set_field
 from ..db import slot_params, sql
+from ..jobs.context import ServiceContext
 from .chunking import clean_body, mail_chunks
 from .indexer import StoreResult, _iso, store_policy, with_tries
 
@@ -347,7 +348,7 @@ class Reader(Protocol):
 
 
 class Retriever:
-    def __init__(self, services: Any, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, services: ServiceContext, sleep: Callable[[float], None] = time.sleep) -> None:
         self.services = services
         self.settings = services.settings
         self.policy = store_policy(services.settings)
