@@ -47,11 +47,11 @@ from ..llm.mail_input import MailContent, mail_content
 from ..llm.policy import EventFactory, PolicyLimits, TaskOutcome, TaskResult, run_task
 from .history import HistoryDeps, TeamHistory, TeamView, field_value
 from .rules import (
-    NO_QUESTION_CATEGORIES,
     asks_question,
     language_decision,
     no_reply_outcome,
     no_reply_rule,
+    reply_unneeded,
 )
 from .task import classification_task
 from .values import EMAIL_COLUMNS, SUMMARY_MAX, Classification, FieldSource, Language
@@ -172,7 +172,7 @@ class Classifier:
                 and asks_question(mail.body_text, value.category):
             value = value.model_copy(update={"needs_reply": True})
             sources["needs_reply"] = FieldSource(source="rules", confidence=None)
-        elif value.needs_reply and value.category in NO_QUESTION_CATEGORIES:
+        elif value.needs_reply and reply_unneeded(mail.body_text, value.category):
             value = value.model_copy(update={"needs_reply": False})
             sources["needs_reply"] = FieldSource(source="rules", confidence=None)
         updates: dict[str, SqlValue] = dict(value.email_updates(labels.version,

@@ -372,3 +372,21 @@ def test_what_the_model_calls_spam_or_a_notification_gets_no_draft_even_if_it_sa
         assert out.email_updates["needs_reply"] is False and out.stop
         sources = json.loads(out.email_updates["classification_sources"])
         assert sources["needs_reply"] == {"source": "rules", "confidence": None}
+
+
+def test_praise_that_asks_nothing_is_a_suggestion_to_close_a_question_in_it_is_not(
+        db, services, srv):
+    """GIVEN thanks with a remark ("the best coffee I've had in years. Great service!") that
+    the model files as feedback needing a reply THEN no reply is suggested by rule (staff
+    confirm); the same praise with a question still needs its reply."""
+    for body, status in (
+            ("Just wanted to say thanks, the Leipziger Crema is the best coffee I've had in "
+             "years. Great service!", MailStatus.NO_REPLY_SUGGESTED),
+            ("Thanks, the Leipziger Crema is the best coffee I've had in years. Do you also "
+             "sell it in 1 kg bags?", MailStatus.CLASSIFIED)):
+        said = json.dumps({"category": "feedback", "priority": "low", "language": "en",
+                           "summary": "-", "needs_reply": True})
+        srv.set_plan({"rules": [{"fault": "answer", "kind": "classify", "content": said}]})
+        out = classify.run(context(services, make_email(db, "Thanks!", body)))
+        assert out.mail_status is status, (body, out.status_reason)
+        assert out.email_updates["needs_reply"] is (status is MailStatus.CLASSIFIED)
