@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..core.rows import FromRow
-from ..core.run_result import RunResult
+from ..core.run_result import RESUMABLE, EndState, RunResult
 from .audit import AuditEvent, write_events
 from .connection import Cursor, Database
 from .queries import sql
@@ -56,6 +56,16 @@ class RunRow(FromRow):
     continued_by: int | None = None
     current_item: str | None = None
     cursor_key: str | None = None
+
+    def result(self, item: str = "item", next: str | None = None) -> RunResult | None:
+        """The record of a finished run as stored (None while it runs); the words and
+        ``verified`` are the finishing process's, not stored."""
+        if self.status == RUNNING:
+            return None
+        return RunResult(EndState(self.status), processed=self.processed, failed=self.failed,
+                         skipped=self.skipped, remaining=self.remaining, item=item,
+                         resumed_from=self.resumed_from or None,
+                         next=next if self.status in RESUMABLE else None)
 
 
 @dataclass(frozen=True)
@@ -137,6 +147,11 @@ class RunLog:
                                                   "failed": result.failed,
                                                   "skipped": result.skipped,
                                                   "remaining": result.remaining})])
+
+    def latest(self, command: str, scope: str) -> RunRow | None:
+        """The newest run of ``command`` over ``scope`` that no later run continued."""
+        row = self.db.fetchone(sql("run_results_latest"), {"command": command, "scope": scope})
+        return RunRow.from_row(row) if row else None
 
     def get(self, run_id: int) -> RunRow | None:
         row = self.db.fetchone(sql("run_results_get"), {"id": run_id})

@@ -37,7 +37,7 @@ from ..core.settings import Settings
 from ..core.states import Actor, JobKind
 from ..core.timing import JobHeartbeat
 from ..db.audit import AuditEvent
-from ..indexing import sync as index_sync
+from ..indexing import sync_run as index_sync
 from ..ingest import history
 from ..jobs.handoff import FINISHED, Finished, Handoff
 from ..jobs.store import JobStore

@@ -307,3 +307,66 @@ def test_reindex_that_loses_mariadb_midway_says_how_far_it_got_and_resumes(
     assert code == 0 and again["status"] == "completed", again
     assert again["resumedFrom"] == 8 and again["resumedFrom"] + again["processed"] == 25
     assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
+
+
+def _queued_sync(db, scope: tuple[str, ...] = ()) -> subprocess.Popen:
+    """`reindex --queue --wait` in a subprocess, returned once its index_sync entry exists."""
+    proc = _start("reindex", *scope, "--queue", "--wait", "300", "--json")
+    deadline = time.monotonic() + 120
+    while not db.fetchone("SELECT id FROM jobs WHERE kind = 'index_sync'"):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.01)
+    return proc
+
+
+def test_index_sync_of_a_killed_vector_worker_is_continued_and_counts_each_mail_once(env, db):
+    """GIVEN 120 partially_indexed mails and their index_sync entry WHEN the vector worker
+    running it (`worker --with-vectors --burst`) is SIGKILLed at a random mail THEN its run
+    stays in the checkpoint, `reindex` continues it ("resuming"), and the two records count
+    every mail exactly once."""
+    mails = _partial_mails(db, 120)
+    queued = run_cli("reindex", "--queue", "--json")
+    assert queued.returncode == 0, queued.stdout + queued.stderr
+    proc = _start("worker", "--with-vectors", "--burst", "--name", "vec-killed")
+    try:
+        _wait_processed(db, proc, "reindex", random.randint(3, 40))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    first = _last_run(db, "reindex")
+    assert first["status"] == "running" and 0 < first["processed"] < len(mails), first
+
+    again = run_cli("reindex", "--json", timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    out = json.loads(again.stdout)
+    assert (out["status"], out["failed"], out["remaining"]) == ("completed", 0, 0), out
+    assert out["resumedFrom"] == first["processed"]
+    assert out["resumedFrom"] + out["processed"] == len(mails), (first, out)
+    assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
+    rows = db.fetchall("SELECT status FROM run_results WHERE command = 'reindex' ORDER BY id")
+    assert [r["status"] for r in rows] == ["interrupted", "completed"]
+
+
+def test_reindex_queued_for_the_vector_worker_prints_the_workers_run_record(env, db):
+    """GIVEN partially_indexed mails WHEN `reindex --queue --wait` hands them to the vector
+    worker THEN its --json is the worker's run record (completed, every mail processed,
+    exit 0) beside today's keys."""
+    mails = _partial_mails(db, 30)
+    proc = _queued_sync(db)
+    try:
+        worker = run_cli("worker", "--with-vectors", "--burst", timeout=600)
+        assert worker.returncode == 0, worker.stdout + worker.stderr
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stdout + stderr
+    out = json.loads(stdout)
+    assert out["data"]["mode"] == "queued" and out["data"]["final_state"] == "done"
+    assert (out["status"], out["processed"], out["failed"], out["remaining"],
+            out["resumeAvailable"], out["exit_code"]) == ("completed", len(mails), 0, 0,
+                                                          False, 0), out
+    assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
+
