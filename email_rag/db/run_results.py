@@ -19,7 +19,9 @@ Failure table (situation | retry? | state known? | resume?):
   killed while an item was in hand (``current_item`` set) | no | not from the counts:
       the item may or may not have committed | the next run asks the command's
       ``settled(item)`` (the business state: is the entry still dead?) and counts it as
-      done earlier when it was; otherwise it is found and done again (idempotent)
+      done earlier when it was; otherwise it is found and done again (idempotent), or,
+      where the next run cannot take it (a burst worker: the entry stays processing for
+      the stuck-job reset), ``Run.in_hand`` names it and the run counts it remaining
   two runs of one command and scope start at once | - | yes: the open row is locked, one
       continues it, the other starts fresh | both finish their own items
   MariaDB down at begin/progress/finish | the caller's | begin: nothing started;
@@ -78,6 +80,7 @@ class Run:
     resumed_from: int  # items done by the earlier unfinished runs it continues (0: fresh)
     continued: int | None  # the row id of the run it continues
     cursor: str | None = None  # the last confirmed item of an ordered walk: start after it
+    in_hand: str | None = None  # the item a killed run had in hand and did not settle
 
 
 class RunLog:
@@ -100,6 +103,8 @@ class RunLog:
             if earlier and settled_item and earlier.current_item == settled_item:
                 done_before += 1
             cursor = earlier.cursor_key if earlier else None
+            in_hand = (earlier.current_item if earlier and earlier.current_item
+                       and earlier.current_item != settled_item else None)
             cur.execute(sql("run_results_insert"), {
                 "command": command, "scope": scope, "remaining": remaining,
                 "resumed_from": done_before, "cursor": cursor, "actor": actor})
@@ -115,7 +120,8 @@ class RunLog:
                                          detail={"continued_by": run_id,
                                                  "done_before": done_before}))
             write_events(cur, events)
-        return Run(run_id, command, scope, done_before, earlier.id if earlier else None, cursor)
+        return Run(run_id, command, scope, done_before, earlier.id if earlier else None, cursor,
+                   in_hand)
 
     def item(self, run: Run, item: str) -> None:
         """The item in hand, before it is tried (a kill now leaves it named)."""

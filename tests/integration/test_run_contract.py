@@ -15,9 +15,11 @@ import sys
 import time
 
 import pytest
+import redis
 
 from tests.factories import make_email, make_job, make_mailbox
 from tests.helpers import ROOT, run_cli
+from tests.integration.test_staff_actions_busy import lock_waits
 
 
 def _start(*args: str) -> subprocess.Popen:
@@ -370,3 +372,64 @@ def test_reindex_queued_for_the_vector_worker_prints_the_workers_run_record(env,
                                                           False, 0), out
     assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
 
+
+def test_a_killed_burst_worker_is_continued_by_the_next_burst_and_counts_each_entry_once(
+        env, db):
+    """GIVEN 30 index_sync entries, and the mail of a random one of them locked by another
+    connection WHEN `worker --with-vectors --burst --name vec` waits on that lock (seen in
+    INNODB_TRX) and is SIGKILLed THEN its run stays in the checkpoint with that entry in
+    hand; the next burst of the same name says "resuming", does the rest, and reports the
+    entry in hand (still processing: the stuck-job reset's) as remaining: the two records
+    count every entry exactly once."""
+    from email_rag.adapters.queue import JobQueue
+    from email_rag.db import Database
+
+    mails = _partial_mails(db, 30)
+    jobs = []
+    for mail in mails:
+        with db.transaction() as cur:
+            cur.execute("INSERT INTO jobs (kind, job_key, email_id, queue, state) VALUES "
+                        "('index_sync', %s, %s, 'email-rag-vectors', 'queued')",
+                        (f"index_sync:email:{mail}", mail))
+            jobs.append(cur.lastrowid)
+    q = JobQueue(env["EMAIL_RAG_REDIS_URL"])
+    q.enqueue([("email-rag-vectors", job) for job in jobs])
+    q.close()
+    held = random.randint(3, 25)  # the entry in hand when the worker is killed
+    holder = Database(database=db.database)
+    with holder.transaction() as cur:
+        cur.execute("SELECT id FROM emails WHERE id = %s FOR UPDATE", (mails[held],))
+        proc = _start("worker", "--with-vectors", "--burst", "--name", "vec")
+        try:
+            deadline = time.monotonic() + 120
+            while not lock_waits(db):  # INNODB_TRX is refreshed when unread for 0.1 s
+                assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+                time.sleep(0.25)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    holder.close()
+    first = _last_run(db, "worker")
+    # RQ keeps a killed worker's name until its registration expires (worker TTL, 420 s):
+    # expired now, as the next burst of the name would find it a few minutes later
+    redis.Redis.from_url(env["EMAIL_RAG_REDIS_URL"]).delete("rq:worker:vec")
+    assert (first["status"], first["processed"], first["current_item"]) == (
+        "running", held, str(jobs[held])), first
+
+    again = run_cli("worker", "--with-vectors", "--burst", "--name", "vec", "--json",
+                    timeout=600)
+    assert again.returncode == 2, again.stdout + again.stderr
+    out = json.loads(again.stdout)
+    assert (out["status"], out["resumedFrom"], out["processed"], out["remaining"]) == (
+        "partial", held, len(jobs) - held - 1, 1), out
+    assert out["next"] == "email-rag cleanup"
+    states = {r["id"]: r["state"] for r in db.fetchall("SELECT id, state FROM jobs")}
+    assert [j for j in jobs if states[j] != "done"] == [jobs[held]]
+    assert states[jobs[held]] == "processing"
+    claims = db.fetchall("SELECT entity_id, COUNT(*) AS n FROM audit_log WHERE entity_type = "
+                         "'job' AND event = 'claimed' GROUP BY entity_id")
+    assert {int(r["entity_id"]): int(r["n"]) for r in claims} == dict.fromkeys(jobs, 1)
+    rows = db.fetchall("SELECT status FROM run_results WHERE command = 'worker' ORDER BY id")
+    assert [r["status"] for r in rows] == ["interrupted", "partial"]
