@@ -12,19 +12,18 @@ whatever the time that took.
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timedelta
 from typing import Any
 
 from email_rag.db import Database
 from email_rag.db.audit import events_for
 from email_rag.review import assignment, console, desk, snooze
-from tests.conftest import MARIADB
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import wait_for
 from tests.integration.test_staff_actions_busy import (
     DRAFT_ROW,
     MAIL_ROW,
+    against,
     count,
     repeats,
     through_a_deadlock,
@@ -141,38 +140,20 @@ def through_a_lock_wait_timeout(db: Database, services: Any, action, held: tuple
     another connection holds ``held``; the other lets go once the action's second try waits
     (its first ended in 1205). Returns the action's result (or raises its error)."""
     services.db.execute("SET SESSION innodb_lock_wait_timeout = 1")
-    other = Database(**MARIADB, database=db.database)
-    outcome: dict[str, Any] = {}
 
-    def run() -> None:
-        try:
-            outcome["result"] = action()
-        except BaseException as e:  # noqa: BLE001 - handed to the test's thread
-            outcome["error"] = e
+    def hold(cur, start, outcome: dict[str, Any]) -> None:
+        cur.fetchall(held[0], (held[1],))
+        start()
+        seen: list[tuple[int, Any]] = []
 
-    worker = threading.Thread(target=run)
-    try:
-        with other.transaction() as cur:
-            cur.fetchall(held[0], (held[1],))
-            worker.start()
-            seen: list[tuple[int, Any]] = []
+        def a_second_try_waits() -> bool:
+            seen.extend(w for w in waiting(db) if w not in seen)
+            return bool(outcome) or len({s for _, s in seen}) >= 2
 
-            def a_second_try_waits() -> bool:
-                now = waiting(db)
-                seen.extend(w for w in now if w not in seen)
-                return bool(outcome) or len({s for _, s in seen}) >= 2
+        wait_for(a_second_try_waits, 120, 0.25, "the action's second try to wait")
+        assert not outcome, f"the action ended before it was repeated: {outcome}"
 
-            wait_for(a_second_try_waits, 120, 0.25, "the action's second try to wait")
-            assert not outcome, f"the action ended before it was repeated: {outcome}"
-        worker.join(60)
-    finally:
-        if worker.is_alive():
-            worker.join(60)
-        other.close()
-    assert not worker.is_alive(), "the action did not finish after the lock was let go"
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["result"]
+    return against(db, action, hold)
 
 
 def test_a_snooze_that_waits_past_the_lock_wait_timeout_is_repeated(services, db):

@@ -18,7 +18,7 @@ import pytest
 import redis
 
 from tests.factories import make_email, make_job, make_mailbox
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT, kill_when, run_cli, wait_for
 from tests.integration.test_staff_actions_busy import lock_waits
 
 
@@ -166,20 +166,12 @@ def _reindexed_per_mail(db) -> dict[int, int]:
     return {int(r["entity_id"]): int(r["n"]) for r in rows}
 
 
-@pytest.mark.parametrize("scope", [[], ["--all"]])
-def test_reindex_killed_midway_resumes_and_the_two_records_count_each_mail_once(env, db,
-                                                                                scope):
-    mails = _partial_mails(db, 120)
-    if scope:  # --all walks every indexed mail: make them complete first
-        db.execute("UPDATE emails SET index_status = 'complete', index_missing = NULL")
-    proc = _start("reindex", *scope, "--json")
-    try:
-        _wait_processed(db, proc, "reindex", random.randint(3, 40))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+def _kill_then_reindex(db, proc: subprocess.Popen, mails: list[int],
+                       scope: list[str] | tuple[str, ...] = ()) -> None:
+    """SIGKILL ``proc`` once its reindex run confirmed a random number of mails, then run
+    `reindex` again: it continues the killed run, and the killed run's checkpoint and the
+    second run's record count every mail exactly once (one `reindexed` event each)."""
+    kill_when(proc, lambda: _wait_processed(db, proc, "reindex", random.randint(3, 40)))
     first = _last_run(db, "reindex")
     assert first["status"] == "running" and 0 < first["processed"] < len(mails), first
 
@@ -190,6 +182,15 @@ def test_reindex_killed_midway_resumes_and_the_two_records_count_each_mail_once(
     assert out["resumedFrom"] == first["processed"]
     assert out["resumedFrom"] + out["processed"] == len(mails), (first, out)
     assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
+
+
+@pytest.mark.parametrize("scope", [[], ["--all"]])
+def test_reindex_killed_midway_resumes_and_the_two_records_count_each_mail_once(env, db,
+                                                                                scope):
+    mails = _partial_mails(db, 120)
+    if scope:  # --all walks every indexed mail: make them complete first
+        db.execute("UPDATE emails SET index_status = 'complete', index_missing = NULL")
+    _kill_then_reindex(db, _start("reindex", *scope, "--json"), mails, scope)
     assert db.fetchone("SELECT COUNT(*) AS n FROM emails WHERE index_status = "
                        "'partially_indexed'")["n"] == 0
 
@@ -329,24 +330,8 @@ def test_index_sync_of_a_killed_vector_worker_is_continued_and_counts_each_mail_
     mails = _partial_mails(db, 120)
     queued = run_cli("reindex", "--queue", "--json")
     assert queued.returncode == 0, queued.stdout + queued.stderr
-    proc = _start("worker", "--with-vectors", "--burst", "--name", "vec-killed")
-    try:
-        _wait_processed(db, proc, "reindex", random.randint(3, 40))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    first = _last_run(db, "reindex")
-    assert first["status"] == "running" and 0 < first["processed"] < len(mails), first
-
-    again = run_cli("reindex", "--json", timeout=600)
-    assert again.returncode == 0, again.stdout + again.stderr
-    out = json.loads(again.stdout)
-    assert (out["status"], out["failed"], out["remaining"]) == ("completed", 0, 0), out
-    assert out["resumedFrom"] == first["processed"]
-    assert out["resumedFrom"] + out["processed"] == len(mails), (first, out)
-    assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
+    _kill_then_reindex(db, _start("worker", "--with-vectors", "--burst", "--name",
+                                  "vec-killed"), mails)
     rows = db.fetchall("SELECT status FROM run_results WHERE command = 'reindex' ORDER BY id")
     assert [r["status"] for r in rows] == ["interrupted", "completed"]
 
@@ -400,16 +385,9 @@ def test_a_killed_burst_worker_is_continued_by_the_next_burst_and_counts_each_en
     with holder.transaction() as cur:
         cur.execute("SELECT id FROM emails WHERE id = %s FOR UPDATE", (mails[held],))
         proc = _start("worker", "--with-vectors", "--burst", "--name", "vec")
-        try:
-            deadline = time.monotonic() + 120
-            while not lock_waits(db):  # INNODB_TRX is refreshed when unread for 0.1 s
-                assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-                time.sleep(0.25)
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+        # INNODB_TRX is refreshed only when unread for 0.1 s: asked every 0.25 s
+        kill_when(proc, lambda: wait_for(lambda: proc.poll() is not None or lock_waits(db),
+                                         120, 0.25, "the worker to wait for the mail"))
     holder.close()
     first = _last_run(db, "worker")
     # RQ keeps a killed worker's name until its registration expires (worker TTL, 420 s):
