@@ -12,16 +12,11 @@ can open it):
   follows it) and ``search`` is routed through the vector queue to that worker
   and waits for its answer (``--timeout``). Neither ever opens the folder then.
 
-``reindex`` in this process is a long command (core/run_result.py, items are mails) with
-the checkpoint of db/run_results.py, committed in each mail's own transaction:
-
-| situation | retry? | state known? | resume? |
-|---|---|---|---|
-| a store down | the store's tries, then the mail stays partially_indexed | yes | partial (2): run it again, or the periodic sync |
-| SIGTERM / Ctrl-C midway | no: stops after the mail in hand | yes (checkpoint) | interrupted (2): run it again |
-| killed (SIGKILL) midway | no | yes: the counts committed with each mail | the next run continues ("resuming") |
-| MariaDB lost midway | no: the command stops | yes: up to the last committed mail | interrupted (2): run it again when MariaDB is up |
-| the re-count finds partially_indexed mails after a clean run | no | yes | verification_failed (3): run it again |
+``reindex`` is a long command (core/run_result.py, items are mails): in this process
+and in the vector worker the same run (indexing/sync_run.py, its failure table there) with
+the checkpoint of db/run_results.py, committed in each mail's own transaction, so either
+continues a run the other left; queued and followed with ``--wait``, it prints the vector
+worker's run record.
 """
 
 from __future__ import annotations
@@ -33,7 +28,6 @@ from typing import Any
 
 from ..core.actors import command_line
 from ..core.errors import (
-    DatabaseUnavailableError,
     PermanentError,
     QueueCallTimeoutError,
     StoreUnavailableError,
@@ -44,7 +38,8 @@ from ..core.run_result import EndState, RunResult
 from ..db import sql
 from ..db.run_results import RunLog
 from ..indexing.local_store import is_local, try_open
-from ..indexing.sync import Armed, arm, sync, sync_queue
+from ..indexing.sync import Armed, arm, sync_queue
+from ..indexing.sync_run import COMMAND, again, run_sync
 from .output import ExitCode, Outcome, stop_on_signals, table
 
 
@@ -121,96 +116,40 @@ def run_reindex(args, svc) -> Outcome:
 
 
 def _run_here(svc, scope: str, actor: str, local: bool) -> Outcome:
-    """The sync in this process under the checkpoint (db/run_results.py): each mail's count
-    commits with the mail; SIGTERM / Ctrl-C ends the walk after the mail in hand; a run
-    killed midway, or one that lost MariaDB (reported interrupted), is continued by the
-    next (``--all`` after the last mail it confirmed, the partial scope by what is still
-    partially_indexed)."""
-    runs = RunLog(svc.db)
-    run = runs.begin("reindex", scope, actor, remaining=_partial_now(svc, scope))
-    start = int(run.cursor) if scope == "all" and run.cursor else 0
-
-    counted = {"processed": 0, "failed": 0}  # as last committed with a mail
-
-    def checkpoint(cur, mail_id: int, report) -> None:
-        runs.progress(run, len(report.reindexed), len(report.still_missing),
-                      cursor=str(mail_id), cur=cur)
-        counted.update(processed=len(report.reindexed), failed=len(report.still_missing))
-
+    """The sync in this process (indexing/sync_run.py: the checkpoint, the record);
+    SIGTERM / Ctrl-C ends the walk after the mail in hand."""
     stop = threading.Event()
     restore = stop_on_signals(stop)
     try:
-        report = sync(svc, scope, actor=actor, start_after=start, on_mail=checkpoint, stop=stop)
-    except DatabaseUnavailableError as e:  # MariaDB lost midway: say how far, how to go on
-        lost = RunResult(EndState.INTERRUPTED, item="mail", next=_again(scope),
-                         resumed_from=run.resumed_from or None, **counted,
-                         what=f"Processing interrupted: MariaDB was lost ({type(e).__name__}).",
-                         safe="Checkpoint saved with each mail: run the same command again "
-                         "when `email-rag status` shows MariaDB up; it continues there.")
-        return Outcome.of(lost, f"Re-indexed {counted['processed']} mail(s) before MariaDB "
-                          "was lost; nothing is half-written.", {"mode": "in_process",
-                                                                 "scope": scope,
-                                                                 "run_id": run.id})
+        done = run_sync(svc, scope, actor, stop)
     finally:
         restore()
-    outcome = _reindexed_here(svc, scope, report, local, run.resumed_from or None)
-    assert outcome.result is not None
-    runs.finish(run, outcome.result, actor)
-    return outcome
-
-
-def _partial_now(svc, scope: str) -> int:
-    """Mails of ``scope`` partially_indexed now, counted in MariaDB (not the sync's report)."""
-    if scope.startswith("email:"):
-        mail = index_state(svc, int(scope.split(":", 1)[1]))
-        return int(bool(mail and mail.index_status == "partially_indexed"))
-    return count_partial(svc)
-
-
-def _again(scope: str) -> str:
-    """The command that runs ``scope`` again (and continues its checkpoint)."""
-    return "email-rag reindex" + {"partial": "", "all": " --all"}.get(
-        scope, f" --email {scope.partition(':')[2]}")
-
-
-def _reindexed_here(svc, scope: str, report: Any, local: bool,
-                    resumed_from: int | None = None) -> Outcome:
-    """The run's record: processed = mails re-indexed, failed = mails still missing a store,
-    remaining = mails not tried (their store was down) or, when the run says it is done,
-    the re-count in MariaDB of mails partially_indexed now (verification)."""
-    remaining = _partial_now(svc, scope)
+    run = done.result
+    if done.report is None:  # MariaDB lost midway
+        return Outcome.of(run, f"Re-indexed {run.processed} mail(s) before MariaDB was lost; "
+                          "nothing is half-written.", {"mode": "in_process", "scope": scope,
+                                                      "run_id": done.run.id})
+    report, remaining = done.report, done.partial_now
     data = {"mode": "in_process", **report.as_dict(), "partially_indexed_now": remaining}
+    return Outcome.of(run, _said(scope, report, remaining, local), data)
+
+
+def _said(scope: str, report: Any, remaining: int | None, local: bool) -> str:
+    """What the run did, in words (the record says the counts and what to run next)."""
     done, missing = len(report.reindexed), len(report.still_missing)
-    where = "this process (the local store was free)" if local else "this process"
-    again = _again(scope)
     if report.stopped:
-        left = remaining if scope == "partial" else None
-        run = RunResult(EndState.INTERRUPTED, processed=done, failed=missing,
-                        remaining=left or 0, item="mail", next=again,
-                        resumed_from=resumed_from,
-                        what=f"Processing interrupted on request after {report.examined} "
-                        "mail(s).", safe="Checkpoint saved: each mail was written with its "
-                        "count; the next run continues after the last one.")
-        return Outcome.of(run, f"Stopped on request: re-indexed {done} mail(s).", data)
+        return f"Stopped on request: re-indexed {done} mail(s)."
     if not report.examined:
-        return Outcome.of(RunResult(EndState.NOTHING_TO_DO, verified=not remaining,
-                                    item="mail", resumed_from=resumed_from),
-                          f"Nothing to re-index ({scope}): no mail is missing from a store.",
-                          data)
+        return f"Nothing to re-index ({scope}): no mail is missing from a store."
+    where = "this process (the local store was free)" if local else "this process"
     msg = f"Re-indexed {done} of {report.examined} mail(s) in {where}."
+    if report.ok and not remaining:
+        return msg + (" Every store has them now (re-counted in MariaDB: no mail is "
+                      "partially_indexed; audited: reindexed).")
     if report.ok:
-        run = RunResult.decide(processed=done, remaining=remaining, verified=not remaining,
-                               item="mail", next=again if remaining else None,
-                               resumed_from=resumed_from,
-                               what=msg, safe="State is safe: each mail is written to every "
-                               "store or stays partially_indexed.")
-        if not remaining:
-            return Outcome.of(run, msg + " Every store has them now (re-counted in MariaDB: "
-                              "no mail is partially_indexed; audited: reindexed).", data)
-        return Outcome.of(run, msg + f" Re-counted in MariaDB: {remaining} mail(s) are "
-                          "partially_indexed now (an index write failed since, or a mail was "
-                          "not reached); the periodic sync tries again, or run `email-rag "
-                          "reindex` once more.", data)
+        return msg + (f" Re-counted in MariaDB: {remaining} mail(s) are partially_indexed now "
+                      "(an index write failed since, or a mail was not reached); the periodic "
+                      "sync tries again, or run `email-rag reindex` once more.")
     errors = "; ".join(f"{s}: {e}" for s, e in report.errors.items())
     if missing:
         msg += (f" {missing} miss a store ({errors}): they are partially_indexed and the "
@@ -218,13 +157,7 @@ def _reindexed_here(svc, scope: str, report: Any, local: bool,
     if report.unchanged and scope == "all":
         msg += (f" {report.unchanged} were not tried because the store was down ({errors}); "
                 "they were left as they were.")
-    msg += " The state is safe. Fix the store and run `email-rag reindex` again."
-    run = RunResult(EndState.PARTIAL if done else EndState.FAILED, processed=done,
-                    failed=missing, remaining=report.unchanged, item="mail", next=again,
-                    resumed_from=resumed_from,
-                    what="A store failed midway.", safe="State is safe: the mails not "
-                    "written to every store stay partially_indexed.")
-    return Outcome.of(run, msg, data)
+    return msg + " The state is safe. Fix the store and run `email-rag reindex` again."
 
 
 def _queued(args, svc, scope: str, info: Armed, local: bool) -> Outcome:
@@ -257,10 +190,12 @@ def _queued(args, svc, scope: str, info: Armed, local: bool) -> Outcome:
         mail = index_state(svc, args.email)
         data["index_status"] = mail.index_status if mail else None
         data["index_missing"] = mail.index_missing if mail else None
-    if state == "done":
-        code = ExitCode.OK if (not remaining if scope == "partial" else
-                               data.get("index_status") != "partially_indexed") else ExitCode.PARTIAL
-        return Outcome(code, f"{head} It ran: {remaining} mail(s) are partially_indexed now.", data)
+    ran = RunLog(svc.db).latest(COMMAND, scope) if state == "done" else None
+    record = ran.result("mail", again(scope)) if ran else None
+    if record is not None:  # the vector worker's run record (indexing/sync_run.py)
+        data["run_id"] = ran.id
+        return Outcome.of(record, f"{head} It ran: {remaining} mail(s) are partially_indexed "
+                          "now.", data)
     if state in ("dead", "failed"):
         return Outcome(ExitCode.ERROR, f"{head} It failed: {job.last_error if job else ''}. "
                        "See `email-rag failed list`.", data)

@@ -16,6 +16,10 @@ gone); the entries stay in MariaDB and re-dispatch enqueues them again.
 | Redis refuses / resets connections | yes, full jitter 0..0.5 s doubling to 10 s, unbounded; audited (redis_wait_started / redis_wait_ended with the duration) | yes (MariaDB) | fresh RQ worker once Redis answers |
 | Redis restarted empty | - | yes | re-dispatch enqueues the open entries |
 | a job was running when Redis went away | its own steps decide (checkpoints) | yes | the entry is claimed again later |
+
+With ``--burst`` (jobs in this process) the worker is a long command: its record counts
+entries, under the checkpoint of ``runtime/burst.py`` (the next burst of the same
+``--name`` continues a killed one; its failure table is there).
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ import time
 
 from ..core.errors import QueueUnavailableError
 from ..core.retry import ExponentialBackoff
-from ..core.run_result import RunResult
 from ..core.states import Actor
 from ..db.audit import AuditEvent
+from ..runtime.burst import BurstRun
 from ..runtime.job_runner import build_rq_worker, listen_queues, worker_settings
 from .output import ExitCode, Outcome
 
@@ -78,6 +82,8 @@ def run(args, svc) -> Outcome:
         runner = use_services(svc)  # jobs run in this process: one set of clients for both
     if runner is not None:
         runner.warm_up()
+    if args.burst and runner is not None:  # a forking worker's entries run in its children
+        runner.burst = BurstRun(svc, args.name or runner.name)
     try:
         _work_through_redis_outages(svc, args)
     finally:
@@ -90,19 +96,9 @@ def run(args, svc) -> Outcome:
                     db_statements=svc.db.statements, redis_round_trips=svc.queue.round_trips)
     message = (f"Worker stopped (queues {', '.join(queues)}). Entries it did not finish stay "
                "in MariaDB and are resumed by other workers or re-dispatch.")
-    if not args.burst or runner is None:  # a forking worker's counts are its children's
+    if runner is None or runner.burst is None:
         return Outcome(ExitCode.OK, message, data)
-    done = runner.results
-    # failed: back in the retry cycle (the scheduler re-dispatches it when due); dead: a
-    # human decides (`email-rag failed list`); lost: another worker owns the entry now
-    run = RunResult.decide(processed=done["done"] + done["handed_off"],
-                           failed=done["failed"] + done["dead"], item="entry",
-                           skipped=done["lost"] + done["skipped"],
-                           skipped_why="not claimable here (done, taken by another worker, or not due).",
-                           what="The queues were empty: burst finished.",
-                           safe="State is safe: every entry's state is in MariaDB.",
-                           next="email-rag failed list" if done["dead"] else None)
-    return Outcome.of(run, message, data)
+    return Outcome.of(runner.burst.finish(runner.results), message, data)
 
 
 def _work_through_redis_outages(svc, args) -> None:

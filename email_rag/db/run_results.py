@@ -19,7 +19,9 @@ Failure table (situation | retry? | state known? | resume?):
   killed while an item was in hand (``current_item`` set) | no | not from the counts:
       the item may or may not have committed | the next run asks the command's
       ``settled(item)`` (the business state: is the entry still dead?) and counts it as
-      done earlier when it was; otherwise it is found and done again (idempotent)
+      done earlier when it was; otherwise it is found and done again (idempotent), or,
+      where the next run cannot take it (a burst worker: the entry stays processing for
+      the stuck-job reset), ``Run.in_hand`` names it and the run counts it remaining
   two runs of one command and scope start at once | - | yes: the open row is locked, one
       continues it, the other starts fresh | both finish their own items
   MariaDB down at begin/progress/finish | the caller's | begin: nothing started;
@@ -32,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..core.rows import FromRow
-from ..core.run_result import RunResult
+from ..core.run_result import RESUMABLE, EndState, RunResult
 from .audit import AuditEvent, write_events
 from .connection import Cursor, Database
 from .queries import sql
@@ -57,6 +59,16 @@ class RunRow(FromRow):
     current_item: str | None = None
     cursor_key: str | None = None
 
+    def result(self, item: str = "item", next: str | None = None) -> RunResult | None:
+        """The record of a finished run as stored (None while it runs); the words and
+        ``verified`` are the finishing process's, not stored."""
+        if self.status == RUNNING:
+            return None
+        return RunResult(EndState(self.status), processed=self.processed, failed=self.failed,
+                         skipped=self.skipped, remaining=self.remaining, item=item,
+                         resumed_from=self.resumed_from or None,
+                         next=next if self.status in RESUMABLE else None)
+
 
 @dataclass(frozen=True)
 class Run:
@@ -68,6 +80,7 @@ class Run:
     resumed_from: int  # items done by the earlier unfinished runs it continues (0: fresh)
     continued: int | None  # the row id of the run it continues
     cursor: str | None = None  # the last confirmed item of an ordered walk: start after it
+    in_hand: str | None = None  # the item a killed run had in hand and did not settle
 
 
 class RunLog:
@@ -90,6 +103,8 @@ class RunLog:
             if earlier and settled_item and earlier.current_item == settled_item:
                 done_before += 1
             cursor = earlier.cursor_key if earlier else None
+            in_hand = (earlier.current_item if earlier and earlier.current_item
+                       and earlier.current_item != settled_item else None)
             cur.execute(sql("run_results_insert"), {
                 "command": command, "scope": scope, "remaining": remaining,
                 "resumed_from": done_before, "cursor": cursor, "actor": actor})
@@ -105,7 +120,8 @@ class RunLog:
                                          detail={"continued_by": run_id,
                                                  "done_before": done_before}))
             write_events(cur, events)
-        return Run(run_id, command, scope, done_before, earlier.id if earlier else None, cursor)
+        return Run(run_id, command, scope, done_before, earlier.id if earlier else None, cursor,
+                   in_hand)
 
     def item(self, run: Run, item: str) -> None:
         """The item in hand, before it is tried (a kill now leaves it named)."""
@@ -137,6 +153,11 @@ class RunLog:
                                                   "failed": result.failed,
                                                   "skipped": result.skipped,
                                                   "remaining": result.remaining})])
+
+    def latest(self, command: str, scope: str) -> RunRow | None:
+        """The newest run of ``command`` over ``scope`` that no later run continued."""
+        row = self.db.fetchone(sql("run_results_latest"), {"command": command, "scope": scope})
+        return RunRow.from_row(row) if row else None
 
     def get(self, run_id: int) -> RunRow | None:
         row = self.db.fetchone(sql("run_results_get"), {"id": run_id})

@@ -17,7 +17,7 @@ Failure table (one sync run):
 | a store is still down | store_tries for the first mail needing it, then not tried again in this run | yes: mails stay partially_indexed; `reindex_failed` for the mail that was tried; one `index_sync_run` event with the counts | the next periodic run |
 | a store came back | - | yes: `reindexed` (partially_indexed -> complete) in the same transaction as the status | - |
 | the vector worker is not running (local mode) | - | yes: the index_sync entry stays queued in MariaDB | runs when the worker starts (re-dispatch) |
-| crash mid-run | the entry is reset by the stuck-job cleanup | yes: each mail's status is committed on its own | re-run: idempotent (deterministic ids) |
+| crash mid-run | the entry is reset by the stuck-job cleanup | yes: each mail's status is committed on its own, with the run's checkpoint (sync_run.py) | re-run: continues the checkpoint; idempotent (deterministic ids) |
 | an arming while a run is queued or running | - | yes: coalesced into that run | - |
 """
 
@@ -32,13 +32,12 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..core.errors import PermanentError
 from ..core.jsonvalue import JsonObject
-from ..core.records import Job, Mail
+from ..core.records import Mail
 from ..core.routing import queues
 from ..core.states import Actor, IndexStatus, JobKind
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
 from ..jobs.arming import arm_run
-from ..jobs.handoff import Handoff
 from ..jobs.store import NewJob
 from .indexer import STORES, Indexer, IndexResult
 
@@ -212,13 +211,3 @@ def schedule(services: ServiceContext) -> JsonObject:
         return {}
     return {"partially_indexed": n, **arm(services, "partial", Actor.SCHEDULER)}
 
-
-def run_job(services: ServiceContext, job: Job, worker: str) -> Handoff | None:
-    """Handler of ``index_sync`` queue entries (in the worker that owns the vector store)."""
-    queue = sync_queue(services.settings)
-    if job.queue != queue:
-        return Handoff(queue, f"index sync runs on queue {queue}")
-    scope = job.job_key.split(":", 1)[1]
-    report = sync(services, scope, actor=f"{Actor.WORKER}:{worker}")
-    log.info("index sync job %s (%s): %s", job.id, scope, report.as_dict())
-    return None

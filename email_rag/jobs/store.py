@@ -39,6 +39,7 @@ from ..core.states import Actor, JobKind, JobState, MailStatus
 from ..core.timing import ALIVE
 from ..db import Database, slot_params, sql
 from ..db.audit import AuditEvent
+from ..db.busy import repeated_when_busy
 from ..db.connection import Cursor
 from ..db.stores import Stores
 from . import rules
@@ -289,8 +290,13 @@ class JobStore:
         step, a failed/manual mail resumes with it) or ``back_to_review`` (a send the relay
         refused: the draft is pending review again with the refusal shown). Raises
         ``TransitionRefused`` saying why when the business state does not allow it
-        (``rules.retry_plan``)."""
+        (``rules.retry_plan``). A deadlock or lock wait runs it again (db/busy.py)."""
+        return repeated_when_busy("admin_retry", actor, "job", job_id,
+                                  lambda repeats: self._retry(job_id, actor, note, repeats))
+
+    def _retry(self, job_id: int, actor: str, note: str, repeats: list[AuditEvent]) -> str:
         with self.rows.transaction() as rows:
+            rows.record(repeats)
             job = rows.get(job_id, lock=True)
             if job is None:
                 raise PermanentError(f"job {job_id} does not exist")
@@ -333,20 +339,31 @@ class JobStore:
         if job.email_id:
             self.resolve_mail(job.email_id, actor, note)
             return job.email_id
-        with self.rows.transaction() as rows:
-            locked = rows.get(job_id, lock=True)
-            assert locked is not None
-            self._close(rows, locked, actor, note)
+        def close(repeats: list[AuditEvent]) -> None:
+            with self.rows.transaction() as rows:
+                rows.record(repeats)
+                locked = rows.get(job_id, lock=True)
+                assert locked is not None
+                self._close(rows, locked, actor, note)
+
+        repeated_when_busy("admin_resolve", actor, "job", job_id, close)
         return None
 
     def resolve_mail(self, email_id: int, actor: str, note: str) -> Resolved:
         """Admin: close a mail that needs a human, with a note: its open entries are
         closed (dead, with the note) and a failed/manual mail becomes resolved
-        (``rules.check_resolve``)."""
+        (``rules.check_resolve``). A deadlock or lock wait runs it again (db/busy.py)."""
         note = (note or "").strip()
         if not note:
             raise PermanentError("a note is required to resolve (say what was done)")
+        return repeated_when_busy("admin_resolve", actor, "email", email_id,
+                                  lambda repeats: self._resolve_mail(email_id, actor, note,
+                                                                     repeats))
+
+    def _resolve_mail(self, email_id: int, actor: str, note: str,
+                      repeats: list[AuditEvent]) -> Resolved:
         with self.rows.transaction() as rows:
+            rows.record(repeats)
             mail = rows.mail(email_id)
             if mail is None:
                 raise PermanentError(f"mail {email_id} does not exist")

@@ -20,6 +20,7 @@ from ..core.errors import BadInputError
 from ..core.rows import FromRow
 from ..db import slot_params, sql
 from ..db.audit import AuditEvent, write_events
+from ..db.busy import repeated_when_busy, written_when_busy
 
 if TYPE_CHECKING:
     from ..jobs.context import ServiceContext
@@ -61,21 +62,16 @@ def owner(svc: ServiceContext, email_id: int) -> Owner | None:
 def claim(svc: ServiceContext, email_id: int, user_id: int, actor: str) -> Owner | None:
     """Opening a draft: the mail becomes this agent's when nobody owns it; the owner
     either way."""
-    with svc.db.transaction() as cur:
-        if (
-            cur.execute(
-                sql("assign_claim"), {"email_id": email_id, "user_id": user_id, "by": actor}
-            )
-            > 0
-        ):
-            write_events(
-                cur,
-                [
-                    AuditEvent(
-                        actor, "email", email_id, "assigned", detail={"to": actor, "how": "opened"}
-                    )
-                ],
-            )
+
+    def take(repeats: list[AuditEvent]) -> None:
+        with svc.db.transaction() as cur:
+            params = {"email_id": email_id, "user_id": user_id, "by": actor}
+            events = [AuditEvent(actor, "email", email_id, "assigned",
+                                 detail={"to": actor, "how": "opened"})
+                      ] if cur.execute(sql("assign_claim"), params) > 0 else []
+            write_events(cur, repeats + events)
+
+    repeated_when_busy("claim", actor, "email", email_id, take)
     return owner(svc, email_id)
 
 
@@ -98,36 +94,32 @@ def assign(
         target = next((c for c in colleagues(svc, mailbox_id) if c.name == to), None)
         if target is None:
             raise BadInputError("that user cannot work on this mailbox; nothing changed")
-    with svc.db.transaction() as cur:
-        row = cur.fetchone(sql("assign_get_for_update"), {"email_id": email_id})
-        before = None if row is None else Owner.from_row(row).name
-        after = target.name if target else None
-        if before == after:
-            return before, after
-        if target is None:
-            cur.execute(sql("assign_delete"), {"email_id": email_id})
-        else:
-            cur.execute(
-                sql("assign_set"), {"email_id": email_id, "user_id": target.id, "by": actor}
-            )
-        write_events(
-            cur,
-            [
-                AuditEvent(
-                    actor,
-                    "email",
-                    email_id,
-                    "assigned" if after else "unassigned",
-                    detail={"from": before and f"user:{before}", "to": after and f"user:{after}"},
-                )
-            ],
-        )
-    return before, after
+
+    def give(repeats: list[AuditEvent]) -> tuple[str | None, str | None]:
+        with svc.db.transaction() as cur:
+            write_events(cur, repeats)
+            row = cur.fetchone(sql("assign_get_for_update"), {"email_id": email_id})
+            before = None if row is None else Owner.from_row(row).name
+            after = target.name if target else None
+            if before == after:
+                return before, after
+            if target is None:
+                cur.execute(sql("assign_delete"), {"email_id": email_id})
+            else:
+                cur.execute(sql("assign_set"),
+                            {"email_id": email_id, "user_id": target.id, "by": actor})
+            write_events(cur, [AuditEvent(
+                actor, "email", email_id, "assigned" if after else "unassigned",
+                detail={"from": before and f"user:{before}", "to": after and f"user:{after}"})])
+        return before, after
+
+    return repeated_when_busy("assign", actor, "email", email_id, give)
 
 
-def here(svc: ServiceContext, draft_id: int, user_id: int) -> None:
-    """This agent has the draft open (now)."""
-    svc.db.execute(sql("presence_touch"), {"draft_id": draft_id, "user_id": user_id})
+def here(svc: ServiceContext, draft_id: int, user_id: int, by: str) -> None:
+    """This agent (``by``: its actor) has the draft open (now)."""
+    written_when_busy(svc.db, "here", by, "draft", draft_id, "presence_touch",
+                      {"draft_id": draft_id, "user_id": user_id})
 
 
 def others_here(svc: ServiceContext, draft_id: int, user_id: int) -> list[Present]:
@@ -153,6 +145,7 @@ def open_elsewhere(svc: ServiceContext, draft_ids: list[int], user_id: int) -> d
     return found
 
 
-def left(svc: ServiceContext, draft_id: int, user_id: int) -> None:
+def left(svc: ServiceContext, draft_id: int, user_id: int, by: str) -> None:
     """This agent is done with the draft (approved or rejected it)."""
-    svc.db.execute(sql("presence_leave"), {"draft_id": draft_id, "user_id": user_id})
+    written_when_busy(svc.db, "left", by, "draft", draft_id, "presence_leave",
+                      {"draft_id": draft_id, "user_id": user_id})

@@ -32,6 +32,7 @@ from ..core.rows import FromRow
 from ..core.states import DraftStatus
 from ..db import examples, figures, sql
 from ..db.audit import AuditEvent
+from ..db.busy import repeated_when_busy, written_when_busy
 from ..sending.review import listed_attachments
 from . import fulltext, service_levels
 from .assignment import VIEWS
@@ -468,9 +469,10 @@ EDITING_WINDOW_S = 600  # another agent's edit younger than this shows "being ed
 MAX_EDIT_CHARS = 100_000
 
 
-def save_edit(svc: ServiceContext, draft_id: int, user_id: int, body: str) -> None:
-    svc.db.execute(sql("desk_edit_save"), {"draft_id": draft_id, "user_id": user_id,
-                                           "body": body[:MAX_EDIT_CHARS]})
+def save_edit(svc: ServiceContext, draft_id: int, user_id: int, body: str, by: str) -> None:
+    """The agent's autosave (``by``: the agent's actor, for an audited repeat)."""
+    written_when_busy(svc.db, "save_edit", by, "draft", draft_id, "desk_edit_save",
+                      {"draft_id": draft_id, "user_id": user_id, "body": body[:MAX_EDIT_CHARS]})
 
 
 @dataclass(frozen=True)
@@ -495,8 +497,9 @@ def own_edit(svc: ServiceContext, draft_id: int, user_id: int) -> OwnEdit | None
     return None if row is None else OwnEdit.from_row(row)
 
 
-def discard_edit(svc: ServiceContext, draft_id: int, user_id: int) -> None:
-    svc.db.execute(sql("desk_edit_discard"), {"draft_id": draft_id, "user_id": user_id})
+def discard_edit(svc: ServiceContext, draft_id: int, user_id: int, by: str) -> None:
+    written_when_busy(svc.db, "discard_edit", by, "draft", draft_id, "desk_edit_discard",
+                      {"draft_id": draft_id, "user_id": user_id})
 
 
 def others_editing(svc: ServiceContext, draft_id: int, user_id: int) -> list[OtherEditor]:
@@ -558,7 +561,7 @@ def correct_classification(svc: ServiceContext, draft_id: int, by: str, category
     (``classification_corrected``, before and after). Values outside the enums are refused.
     Returns the changes (empty when nothing differed)."""
     from ..core.errors import BadInputError
-    from ..db.audit import AuditEvent, write_events
+    from ..db.audit import write_events
 
     choices = classification_choices()
     new = {"category": category, "language": language, "priority": priority}
@@ -566,19 +569,25 @@ def correct_classification(svc: ServiceContext, draft_id: int, by: str, category
     for field, value in new.items():
         if value not in choices[lists[field]]:
             raise BadInputError(f"{field} {value!r} is not one of the known values")
-    with svc.db.transaction() as cur:
-        mail = cur.fetchone(sql("desk_classification_for_update"), {"draft_id": draft_id})
-        if mail is None:
-            raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
-        changes = {k: [mail[k], v] for k, v in new.items() if mail[k] != v}
-        if changes:
-            cur.execute(sql("desk_classification_set"), {"id": mail["id"], **new})
-            write_events(cur, [AuditEvent(by, "email", mail["id"], "classification_corrected",
-                                          detail={"draft_id": draft_id, "changes": changes})])
-            figures.corrected(cur, mail["id"])
-        example = examples.record(cur, mail["id"], "correction")
-    examples.embed_recorded(svc.db, svc, example)
-    return changes
+
+    def correct(repeats: list[AuditEvent]) -> dict[str, Any]:
+        with svc.db.transaction() as cur:
+            mail = cur.fetchone(sql("desk_classification_for_update"), {"draft_id": draft_id})
+            if mail is None:
+                raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
+            changes = {k: [mail[k], v] for k, v in new.items() if mail[k] != v}
+            if changes:
+                cur.execute(sql("desk_classification_set"), {"id": mail["id"], **new})
+                write_events(cur, [AuditEvent(by, "email", mail["id"],
+                                              "classification_corrected",
+                                              detail={"draft_id": draft_id,
+                                                      "changes": changes})])
+                figures.corrected(cur, mail["id"])
+            examples.record(cur, svc, mail["id"], "correction")
+            write_events(cur, repeats)
+        return changes
+
+    return repeated_when_busy("correct_classification", by, "draft", draft_id, correct)
 
 
 # --- the conversation around a draft ---

@@ -29,6 +29,7 @@ from ..core.rows import FromRow
 from ..core.states import MailStatus
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
+from ..db.busy import repeated_when_busy
 
 if TYPE_CHECKING:
     from ..jobs.context import ServiceContext
@@ -85,33 +86,43 @@ def snooze(svc: ServiceContext, email_id: int, until: datetime, by: str) -> Snoo
     """Put the mail aside until ``until`` (naive UTC; ``parse_until``). The caller checked
     that the user may see the mail's mailbox."""
     by = person(by)
-    with svc.db.transaction() as cur:
-        mail = svc.stores.rows_of(cur).reply_mail(email_id, lock=True)
-        if mail is None:
-            raise DraftNotFoundError(MAIL_MISSING % {"id": email_id})
-        if mail.status not in SNOOZABLE:
-            raise StateRefused(f"mail {email_id} is {mail.status}; only a mail waiting for "
-                               "staff (draft ready or manual) can be put aside")
-        before = cur.fetchone(sql("snooze_get_for_update"), {"email_id": email_id})
-        cur.execute(sql("snooze_set"), {"email_id": email_id, "until": until, "by": by})
-        detail: dict[str, Any] = {"until": until.isoformat(timespec="minutes") + "Z"}
-        if before is not None:
-            detail["before"] = before["until_at"].isoformat(timespec="minutes") + "Z"
-        write_events(cur, [AuditEvent(by, "email", email_id, "snoozed", detail=detail)])
+
+    def put_aside(repeats: list[AuditEvent]) -> None:
+        with svc.db.transaction() as cur:
+            mail = svc.stores.rows_of(cur).reply_mail(email_id, lock=True)
+            if mail is None:
+                raise DraftNotFoundError(MAIL_MISSING % {"id": email_id})
+            if mail.status not in SNOOZABLE:
+                raise StateRefused(f"mail {email_id} is {mail.status}; only a mail waiting "
+                                   "for staff (draft ready or manual) can be put aside")
+            before = cur.fetchone(sql("snooze_get_for_update"), {"email_id": email_id})
+            cur.execute(sql("snooze_set"), {"email_id": email_id, "until": until, "by": by})
+            detail: dict[str, Any] = {"until": until.isoformat(timespec="minutes") + "Z"}
+            if before is not None:
+                detail["before"] = before["until_at"].isoformat(timespec="minutes") + "Z"
+            write_events(cur, [*repeats, AuditEvent(by, "email", email_id, "snoozed",
+                                                    detail=detail)])
+
+    repeated_when_busy("snooze", by, "email", email_id, put_aside)
     return Snooze(email_id, until, by)
 
 
 def unsnooze(svc: ServiceContext, email_id: int, by: str) -> bool:
     """Back into the queue now; False when the mail was not snoozed."""
     by = person(by)
-    with svc.db.transaction() as cur:
-        row = cur.fetchone(sql("snooze_get_for_update"), {"email_id": email_id})
-        if row is None:
-            return False
-        cur.execute(sql("snooze_delete"), {"email_id": email_id})
-        write_events(cur, [AuditEvent(by, "email", email_id, "unsnoozed", detail={
-            "until": row["until_at"].isoformat(timespec="minutes") + "Z"})])
-    return True
+
+    def back(repeats: list[AuditEvent]) -> bool:
+        with svc.db.transaction() as cur:
+            write_events(cur, repeats)
+            row = cur.fetchone(sql("snooze_get_for_update"), {"email_id": email_id})
+            if row is None:
+                return False
+            cur.execute(sql("snooze_delete"), {"email_id": email_id})
+            write_events(cur, [AuditEvent(by, "email", email_id, "unsnoozed", detail={
+                "until": row["until_at"].isoformat(timespec="minutes") + "Z"})])
+        return True
+
+    return repeated_when_busy("unsnooze", by, "email", email_id, back)
 
 
 def wake_due(svc: ServiceContext, actor: str, limit: int = 200) -> list[int]:

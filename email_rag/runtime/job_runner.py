@@ -37,7 +37,7 @@ from ..core.settings import Settings
 from ..core.states import Actor, JobKind
 from ..core.timing import JobHeartbeat
 from ..db.audit import AuditEvent
-from ..indexing import sync as index_sync
+from ..indexing import sync_run as index_sync
 from ..ingest import history
 from ..jobs.handoff import FINISHED, Finished, Handoff
 from ..jobs.store import JobStore
@@ -45,6 +45,7 @@ from ..pipeline.contract import StepSpec
 from ..pipeline.registry import default_pipeline
 from ..privacy import erasure_requests, retention
 from ..wiring.services import Services
+from .burst import BurstRun
 from .rq_job import TaskJob, worker_class
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ class JobRunner:
         self.policy = retry_policy(services.settings)
         self.outages = 0
         self.results: Counter[str] = Counter()  # what run() returned, for the worker's summary
+        self.burst: BurstRun | None = None  # the checkpoint of `worker --burst` (burst.py)
         self._handlers: dict[str, Handler] | None = None
 
     @property
@@ -133,8 +135,12 @@ class JobRunner:
         ``queue``: the queue the delivery came on (None: run in-process, any queue); an
         entry of another queue is not run here (a misrouted delivery is a no-op, which
         re-dispatch repairs: it enqueues the entry on its own queue)."""
+        if self.burst is not None:
+            self.burst.taking(job_id)
         result = self._run(job_id, queue)
         self.results[result] += 1
+        if self.burst is not None:
+            self.burst.took(self.results)
         return result
 
     def _run(self, job_id: int, queue: str | None = None) -> str:

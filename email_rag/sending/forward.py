@@ -30,8 +30,8 @@ from ..core.records import Job, SendAttempt
 from ..core.rows import FromRow
 from ..db import sql
 from ..db.audit import AuditEvent
+from ..db.busy import repeated_when_busy
 from ..jobs.dispatch import enqueue
-from .busy import repeated_when_busy
 from .compose import forward_subject, strip_bidi_controls
 from .handwrite import recipient
 from .review import _send_attempt, _send_job

@@ -27,9 +27,9 @@ from ..core.errors import MAIL_MISSING, BadInputError, DraftNotFoundError, State
 from ..core.states import MailStatus
 from ..db import sql
 from ..db.audit import AuditEvent
+from ..db.busy import repeated_when_busy
 from ..mail.addresses import parse_addresses, valid_address
 from . import rules
-from .busy import repeated_when_busy
 from .compose import reply_subject
 
 if TYPE_CHECKING:

@@ -32,9 +32,9 @@ from ..core.routing import job_key
 from ..core.states import JobKind, JobState, MailStatus, ReviewOutcome
 from ..db import sql
 from ..db.audit import AuditEvent
+from ..db.busy import repeated_when_busy
 from ..jobs.dispatch import enqueue
 from . import rules
-from .busy import repeated_when_busy
 
 if TYPE_CHECKING:
     from ..jobs.context import ServiceContext

@@ -38,12 +38,12 @@ from ..core.rows import FromRow
 from ..core.states import DraftStatus, JobKind, MailStatus, ReviewOutcome, SendStatus
 from ..db import examples, sql
 from ..db.audit import AuditEvent
+from ..db.busy import repeated_when_busy
 from ..jobs.dispatch import enqueue
 from ..mail import parts
 from ..mail.addresses import ReplyChoice
 from ..mail.mime import attachment_bytes, find_part, human_size
 from . import rules
-from .busy import repeated_when_busy
 from .compose import new_message_id
 
 if TYPE_CHECKING:

@@ -137,7 +137,8 @@ def insert(request: Request, user: StaffUser, draft_id: int, query: QueueFilters
                                          "(any more)."))
         rendered = placeholders.render(chosen.body, values)
     text = body.replace("\r\n", "\n").rstrip()
-    desk.save_edit(svc, draft_id, user.id, (text + "\n\n" if text else "") + rendered.text)
+    desk.save_edit(svc, draft_id, user.id, (text + "\n\n" if text else "") + rendered.text,
+                   user.actor)
     said = _tr(request, user, "Inserted at the end of your text.")
     if rendered.missing:
         said += " " + _tr(request, user, "Fill in what is still in braces before you "

@@ -139,7 +139,7 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, query: QueueFil
     else:
         owner = assignment.owner(svc, draft.email_id)
     if actionable:
-        assignment.here(svc, draft_id, user.id)
+        assignment.here(svc, draft_id, user.id, user.actor)
     mail = shown.mail
     if not refreshing:
         notes.opened(svc, draft.email_id, user.id)
@@ -254,7 +254,7 @@ def _conflict(request: Request, svc, user, e: DraftConflictError, draft_id: int,
             request, user, "Reply: %(outcome)s.", outcome=_outcome(request, user, svc, draft_id)))
         return RedirectResponse(with_filters(f"/drafts/{draft_id}", query), status_code=303)
     if text is not None:
-        desk.save_edit(svc, draft_id, user.id, text)
+        desk.save_edit(svc, draft_id, user.id, text, user.actor)
     kept = (" " + _tr(request, user, "Your text is kept on this page; nothing of yours was "
                       "sent.")) if text else ""
     flash(request, "error", _tr(request, user, "Draft #%(id)s changed while you were working "
@@ -272,7 +272,7 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr,
     edited = body.replace("\r\n", "\n")  # browsers send CRLF from a textarea
     left_open = placeholders.unfilled(edited)
     if left_open:  # a saved reply's placeholder nobody filled in never goes out
-        desk.save_edit(svc, draft_id, user.id, edited)
+        desk.save_edit(svc, draft_id, user.id, edited, user.actor)
         return _back_to_draft(request, draft_id, "error", _tr(
             request, user, "Draft #%(id)s was not approved: fill in %(names)s first (a "
             "placeholder of a saved reply that had no value).", id=draft_id,
@@ -282,7 +282,7 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr,
     except DraftConflictError as e:
         return _conflict(request, svc, user, e, draft_id, edited, query)
     except (StateRefused, BadInputError) as e:
-        desk.save_edit(svc, draft_id, user.id, edited)
+        desk.save_edit(svc, draft_id, user.id, edited, user.actor)
         return _back_to_draft(request, draft_id, "error", _tr(
             request, user, "Draft #%(id)s was not approved: %(why)s", id=draft_id,
             why=tr_known(request, str(e), REFUSALS)), query)
@@ -295,8 +295,8 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr,
             request, user, "Draft #%(id)s was already approved by %(who)s. Nothing changed: "
             "there is one send attempt only.", id=draft_id,
             who=r.detail.get("approved_by") or "?") + " " + reply, query)
-    desk.discard_edit(svc, draft_id, user.id)
-    assignment.left(svc, draft_id, user.id)
+    desk.discard_edit(svc, draft_id, user.id, user.actor)
+    assignment.left(svc, draft_id, user.id, user.actor)
     done = (_tr(request, user, "Draft #%(id)s approved with your edits.", id=draft_id)
             if r.detail.get("edited") else _tr(request, user, "Draft #%(id)s approved.",
                                                id=draft_id))
@@ -325,8 +325,8 @@ def reject(request: Request, user: StaffUser, draft_id: int, query: QueueFilters
         return _back_to_draft(request, draft_id, "warn", _tr(
             request, user, "Draft #%(id)s was already rejected. Nothing changed.",
             id=draft_id), query)
-    desk.discard_edit(svc, draft_id, user.id)
-    assignment.left(svc, draft_id, user.id)
+    desk.discard_edit(svc, draft_id, user.id, user.actor)
+    assignment.left(svc, draft_id, user.id, user.actor)
     flash(request, "ok", _tr(request, user, "Draft #%(id)s rejected; the mail is closed "
                              "without a reply.", id=draft_id),
           f"/drafts/{draft_id}", _tr(request, user, "View it"))
@@ -347,8 +347,8 @@ def autosave(request: Request, user: StaffUser, draft_id: int, body: FormStr) ->
             "%(max)s a reply may have. Shorten it; your text is only in this page.",
             chars=format_decimal(len(text), locale=lang),
             max=format_decimal(desk.MAX_EDIT_CHARS, locale=lang))})
-    desk.save_edit(svc, draft_id, user.id, text)
-    assignment.here(svc, draft_id, user.id)
+    desk.save_edit(svc, draft_id, user.id, text, user.actor)
+    assignment.here(svc, draft_id, user.id, user.actor)
     state = desk.draft_state(svc, draft_id)
     changed = state is not None and state.status not in (DraftStatus.PENDING_REVIEW,
                                                          DraftStatus.STALE)

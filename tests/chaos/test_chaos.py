@@ -7,11 +7,16 @@ subprocess. About 4.5 minutes on 2 cores."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 
 import pytest
+from email_rag_harness.chaos.harness import COUNTER_CHECKS
 from email_rag_harness.chaos.verify import NAIVE_MUST_SHOW, PROMISED_ZERO
 
-from tests.helpers import run_cli
+from tests.helpers import ROOT, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -38,6 +43,9 @@ def test_small_plan_hardened_keeps_every_promise_and_naive_shows_every_defect():
     findings = out["data"]["runs"]["hardened"]["findings"]
     assert proc.returncode == 0, (out["message"], findings, proc.stderr[-3000:])
     assert out["ok"] and out["data"]["verdict"] == {"ok": True, "reasons": []}
+    # the run record of every long command: its items are the columns
+    assert (out["status"], out["processed"], out["failed"], out["remaining"],
+            out["resumeAvailable"]) == ("completed", 2, 0, 0, False)
 
     assert {k: hardened[k] for k in PROMISED_ZERO} == dict.fromkeys(PROMISED_ZERO, 0)
     assert out["data"]["runs"]["hardened"]["settled"]
@@ -56,3 +64,31 @@ def test_small_plan_hardened_keeps_every_promise_and_naive_shows_every_defect():
 
     assert all(naive[k] > 0 for k in NAIVE_MUST_SHOW), naive
     assert naive["reconciled_sent"] == 0  # no reconciliation without the safeguards
+
+
+def test_a_chaos_run_stopped_by_sigterm_prints_the_interrupted_record():
+    """GIVEN `email-rag chaos --mails 10 --counter-checks --json` (hardened, one column per
+    safeguard, naive) WHEN it gets SIGTERM while its first column runs THEN it stops every
+    process it started and prints the interrupted record: exit 2, no column done, all of
+    them remaining, resumeAvailable, and next the same plan again."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH",
+                                                                               "")}
+    proc = subprocess.Popen([sys.executable, "-m", "email_rag", "chaos", "--mails", "10",
+                             "--seed", "3", "--counter-checks", "--json"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stderr:  # the harness says when a column starts
+            if "running the hardened column" in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    assert proc.returncode == 2, out + err[-3000:]
+    record = json.loads(out)
+    assert (record["status"], record["processed"], record["remaining"],
+            record["resumeAvailable"], record["verified"]) == (
+        "interrupted", 0, len(COUNTER_CHECKS) + 2, True, None)
+    assert record["next"] == "email-rag chaos --mails 10 --seed 3 --counter-checks"

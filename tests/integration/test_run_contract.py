@@ -15,9 +15,11 @@ import sys
 import time
 
 import pytest
+import redis
 
 from tests.factories import make_email, make_job, make_mailbox
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT, kill_when, run_cli, wait_for
+from tests.integration.test_staff_actions_busy import lock_waits
 
 
 def _start(*args: str) -> subprocess.Popen:
@@ -164,20 +166,12 @@ def _reindexed_per_mail(db) -> dict[int, int]:
     return {int(r["entity_id"]): int(r["n"]) for r in rows}
 
 
-@pytest.mark.parametrize("scope", [[], ["--all"]])
-def test_reindex_killed_midway_resumes_and_the_two_records_count_each_mail_once(env, db,
-                                                                                scope):
-    mails = _partial_mails(db, 120)
-    if scope:  # --all walks every indexed mail: make them complete first
-        db.execute("UPDATE emails SET index_status = 'complete', index_missing = NULL")
-    proc = _start("reindex", *scope, "--json")
-    try:
-        _wait_processed(db, proc, "reindex", random.randint(3, 40))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+def _kill_then_reindex(db, proc: subprocess.Popen, mails: list[int],
+                       scope: list[str] | tuple[str, ...] = ()) -> None:
+    """SIGKILL ``proc`` once its reindex run confirmed a random number of mails, then run
+    `reindex` again: it continues the killed run, and the killed run's checkpoint and the
+    second run's record count every mail exactly once (one `reindexed` event each)."""
+    kill_when(proc, lambda: _wait_processed(db, proc, "reindex", random.randint(3, 40)))
     first = _last_run(db, "reindex")
     assert first["status"] == "running" and 0 < first["processed"] < len(mails), first
 
@@ -188,6 +182,15 @@ def test_reindex_killed_midway_resumes_and_the_two_records_count_each_mail_once(
     assert out["resumedFrom"] == first["processed"]
     assert out["resumedFrom"] + out["processed"] == len(mails), (first, out)
     assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
+
+
+@pytest.mark.parametrize("scope", [[], ["--all"]])
+def test_reindex_killed_midway_resumes_and_the_two_records_count_each_mail_once(env, db,
+                                                                                scope):
+    mails = _partial_mails(db, 120)
+    if scope:  # --all walks every indexed mail: make them complete first
+        db.execute("UPDATE emails SET index_status = 'complete', index_missing = NULL")
+    _kill_then_reindex(db, _start("reindex", *scope, "--json"), mails, scope)
     assert db.fetchone("SELECT COUNT(*) AS n FROM emails WHERE index_status = "
                        "'partially_indexed'")["n"] == 0
 
@@ -307,3 +310,104 @@ def test_reindex_that_loses_mariadb_midway_says_how_far_it_got_and_resumes(
     assert code == 0 and again["status"] == "completed", again
     assert again["resumedFrom"] == 8 and again["resumedFrom"] + again["processed"] == 25
     assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
+
+
+def _queued_sync(db, scope: tuple[str, ...] = ()) -> subprocess.Popen:
+    """`reindex --queue --wait` in a subprocess, returned once its index_sync entry exists."""
+    proc = _start("reindex", *scope, "--queue", "--wait", "300", "--json")
+    deadline = time.monotonic() + 120
+    while not db.fetchone("SELECT id FROM jobs WHERE kind = 'index_sync'"):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.01)
+    return proc
+
+
+def test_index_sync_of_a_killed_vector_worker_is_continued_and_counts_each_mail_once(env, db):
+    """GIVEN 120 partially_indexed mails and their index_sync entry WHEN the vector worker
+    running it (`worker --with-vectors --burst`) is SIGKILLed at a random mail THEN its run
+    stays in the checkpoint, `reindex` continues it ("resuming"), and the two records count
+    every mail exactly once."""
+    mails = _partial_mails(db, 120)
+    queued = run_cli("reindex", "--queue", "--json")
+    assert queued.returncode == 0, queued.stdout + queued.stderr
+    _kill_then_reindex(db, _start("worker", "--with-vectors", "--burst", "--name",
+                                  "vec-killed"), mails)
+    rows = db.fetchall("SELECT status FROM run_results WHERE command = 'reindex' ORDER BY id")
+    assert [r["status"] for r in rows] == ["interrupted", "completed"]
+
+
+def test_reindex_queued_for_the_vector_worker_prints_the_workers_run_record(env, db):
+    """GIVEN partially_indexed mails WHEN `reindex --queue --wait` hands them to the vector
+    worker THEN its --json is the worker's run record (completed, every mail processed,
+    exit 0) beside today's keys."""
+    mails = _partial_mails(db, 30)
+    proc = _queued_sync(db)
+    try:
+        worker = run_cli("worker", "--with-vectors", "--burst", timeout=600)
+        assert worker.returncode == 0, worker.stdout + worker.stderr
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stdout + stderr
+    out = json.loads(stdout)
+    assert out["data"]["mode"] == "queued" and out["data"]["final_state"] == "done"
+    assert (out["status"], out["processed"], out["failed"], out["remaining"],
+            out["resumeAvailable"], out["exit_code"]) == ("completed", len(mails), 0, 0,
+                                                          False, 0), out
+    assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
+
+
+def test_a_killed_burst_worker_is_continued_by_the_next_burst_and_counts_each_entry_once(
+        env, db):
+    """GIVEN 30 index_sync entries, and the mail of a random one of them locked by another
+    connection WHEN `worker --with-vectors --burst --name vec` waits on that lock (seen in
+    INNODB_TRX) and is SIGKILLed THEN its run stays in the checkpoint with that entry in
+    hand; the next burst of the same name says "resuming", does the rest, and reports the
+    entry in hand (still processing: the stuck-job reset's) as remaining: the two records
+    count every entry exactly once."""
+    from email_rag.adapters.queue import JobQueue
+    from email_rag.db import Database
+
+    mails = _partial_mails(db, 30)
+    jobs = []
+    for mail in mails:
+        with db.transaction() as cur:
+            cur.execute("INSERT INTO jobs (kind, job_key, email_id, queue, state) VALUES "
+                        "('index_sync', %s, %s, 'email-rag-vectors', 'queued')",
+                        (f"index_sync:email:{mail}", mail))
+            jobs.append(cur.lastrowid)
+    q = JobQueue(env["EMAIL_RAG_REDIS_URL"])
+    q.enqueue([("email-rag-vectors", job) for job in jobs])
+    q.close()
+    held = random.randint(3, 25)  # the entry in hand when the worker is killed
+    holder = Database(database=db.database)
+    with holder.transaction() as cur:
+        cur.execute("SELECT id FROM emails WHERE id = %s FOR UPDATE", (mails[held],))
+        proc = _start("worker", "--with-vectors", "--burst", "--name", "vec")
+        # INNODB_TRX is refreshed only when unread for 0.1 s: asked every 0.25 s
+        kill_when(proc, lambda: wait_for(lambda: proc.poll() is not None or lock_waits(db),
+                                         120, 0.25, "the worker to wait for the mail"))
+    holder.close()
+    first = _last_run(db, "worker")
+    # RQ keeps a killed worker's name until its registration expires (worker TTL, 420 s):
+    # expired now, as the next burst of the name would find it a few minutes later
+    redis.Redis.from_url(env["EMAIL_RAG_REDIS_URL"]).delete("rq:worker:vec")
+    assert (first["status"], first["processed"], first["current_item"]) == (
+        "running", held, str(jobs[held])), first
+
+    again = run_cli("worker", "--with-vectors", "--burst", "--name", "vec", "--json",
+                    timeout=600)
+    assert again.returncode == 2, again.stdout + again.stderr
+    out = json.loads(again.stdout)
+    assert (out["status"], out["resumedFrom"], out["processed"], out["remaining"]) == (
+        "partial", held, len(jobs) - held - 1, 1), out
+    assert out["next"] == "email-rag cleanup"
+    states = {r["id"]: r["state"] for r in db.fetchall("SELECT id, state FROM jobs")}
+    assert [j for j in jobs if states[j] != "done"] == [jobs[held]]
+    assert states[jobs[held]] == "processing"
+    claims = db.fetchall("SELECT entity_id, COUNT(*) AS n FROM audit_log WHERE entity_type = "
+                         "'job' AND event = 'claimed' GROUP BY entity_id")
+    assert {int(r["entity_id"]): int(r["n"]) for r in claims} == dict.fromkeys(jobs, 1)
+    rows = db.fetchall("SELECT status FROM run_results WHERE command = 'worker' ORDER BY id")
+    assert [r["status"] for r in rows] == ["interrupted", "partial"]

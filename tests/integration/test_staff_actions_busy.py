@@ -45,14 +45,12 @@ def lock_waits(db: Database) -> int:
         "WHERE t.trx_state = 'LOCK WAIT' AND p.DB = %s", (db.database,))["n"])
 
 
-def through_a_deadlock(db: Database, action: Callable[[], Any],
-                       second: tuple[str, int], first: tuple[str, int]) -> Any:
-    """Run ``action`` in a thread so that its first try is a deadlock's victim: another
-    connection holds ``second`` (the row the action locks after ``first``), waits until the
-    action waits for it, then asks for ``first``. Returns the action's result (or raises its
-    error)."""
-    db.execute("CREATE TABLE IF NOT EXISTS ballast (id INT AUTO_INCREMENT PRIMARY KEY, n INT)")
-    other = Database(**MARIADB, database=db.database)
+def against(db: Database, action: Callable[[], Any],
+            other: Callable[[Any, Callable[[], None], dict[str, Any]], None]) -> Any:
+    """Run ``action`` in a thread against another connection's transaction:
+    ``other(cur, start, outcome)`` takes its locks, starts the action (``start()``) and
+    commits by returning. Returns the action's result (or raises its error)."""
+    second = Database(**MARIADB, database=db.database)
     outcome: dict[str, Any] = {}
 
     def run() -> None:
@@ -63,24 +61,38 @@ def through_a_deadlock(db: Database, action: Callable[[], Any],
 
     worker = threading.Thread(target=run)
     try:
-        with other.transaction() as cur:
-            # the heavier transaction: InnoDB picks the action's as the deadlock victim
-            cur.execute("INSERT INTO ballast (n) SELECT seq FROM seq_1_to_500")
-            cur.fetchall(second[0], (second[1],))
-            worker.start()
-            wait_for(lambda: outcome or lock_waits(db) == 1, 60, 0.25,
-                     "the action to wait for the row")
-            assert not outcome, f"the action ended before it waited: {outcome}"
-            cur.fetchall(first[0], (first[1],))  # the deadlock: the action's try rolls back
+        with second.transaction() as cur:
+            other(cur, worker.start, outcome)
         worker.join(60)
     finally:
         if worker.is_alive():
             worker.join(60)
-        other.close()
-    assert not worker.is_alive(), "the action did not finish after the deadlock"
+        second.close()
+    assert not worker.is_alive(), "the action did not finish after the other transaction"
     if "error" in outcome:
         raise outcome["error"]
     return outcome["result"]
+
+
+def through_a_deadlock(db: Database, action: Callable[[], Any],
+                       second: tuple[str, int], first: tuple[str, int]) -> Any:
+    """Run ``action`` in a thread so that its first try is a deadlock's victim: another
+    connection holds ``second`` (the row the action locks after ``first``), waits until the
+    action waits for it, then asks for ``first``. Returns the action's result (or raises its
+    error)."""
+    db.execute("CREATE TABLE IF NOT EXISTS ballast (id INT AUTO_INCREMENT PRIMARY KEY, n INT)")
+
+    def deadlock(cur, start: Callable[[], None], outcome: dict[str, Any]) -> None:
+        # the heavier transaction: InnoDB picks the action's as the deadlock victim
+        cur.execute("INSERT INTO ballast (n) SELECT seq FROM seq_1_to_500")
+        cur.fetchall(second[0], (second[1],))
+        start()
+        wait_for(lambda: outcome or lock_waits(db) == 1, 60, 0.25,
+                 "the action to wait for the row")
+        assert not outcome, f"the action ended before it waited: {outcome}"
+        cur.fetchall(first[0], (first[1],))  # the deadlock: the action's try rolls back
+
+    return against(db, action, deadlock)
 
 
 def repeats(db: Database, entity: str, entity_id: int) -> list[dict]:

@@ -52,3 +52,13 @@ SELECT id, command, scope, status, processed, failed, skipped, remaining, resume
        continued_by, current_item, cursor_key
   FROM run_results
  WHERE id = %(id)s;
+
+-- name: run_results_latest
+-- The newest run of a command over a scope that was not continued (what a caller that
+-- handed the run to another process reports: reindex --queue --wait).
+SELECT id, command, scope, status, processed, failed, skipped, remaining, resumed_from,
+       continued_by, current_item, cursor_key
+  FROM run_results
+ WHERE command = %(command)s AND scope = %(scope)s AND continued_by IS NULL
+ ORDER BY id DESC
+ LIMIT 1;

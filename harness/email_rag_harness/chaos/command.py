@@ -8,9 +8,13 @@ naive column (does the harness see the defects?), ``--hardened-only`` only the
 hardened one (does the pipeline keep its promises?). ``--print-plan`` prints the plan and exits (edit it and
 pass it back with ``--plan FILE``).
 
-Exit codes: 0 every column that ran passed (hardened: zeros where zeros are
-promised; naive: every defect class shown); 3 verification failed; 1 the
-harness could not run (missing service, bad plan).
+The result is a run record (email_rag/core/run_result.py) like every long command's; its
+items are the columns (with ``--seeds``: the seeds). Exit codes by its end state: 0
+completed (every column that ran passed: hardened, zeros where zeros are promised; naive,
+every defect class shown); 3 verification_failed; 2 interrupted (SIGTERM / Ctrl-C: every
+process stopped and its database dropped; ``next`` runs what was not finished: a column
+is run again from its start, ``--seeds`` continues at the seed in hand); 1 the harness
+could not run (missing service, bad plan).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import logging
 import sys
 
 from email_rag.cli.output import ExitCode, Outcome, Parser, UsageError, common_parser, table
+from email_rag.core.run_result import EndState, RunResult
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +72,67 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         outcome = run(args)
-    except KeyboardInterrupt:
-        outcome = Outcome(ExitCode.ERROR, "Interrupted. Every process the harness started was "
-                          "stopped and its database dropped.")
+    except KeyboardInterrupt:  # before any column started (each column says its own)
+        outcome = Outcome.of(columns_record(_modes(args), {}, again(args), interrupted=True),
+                             INTERRUPTED)
     return outcome.render(getattr(args, "json", False))
+
+
+INTERRUPTED = "Interrupted. Every process the harness started was stopped and its database " \
+    "dropped."
+
+
+def again(args, seeds: list[int] | None = None) -> str | None:
+    """The command that runs this one again (``seeds``: only those; None when they are no
+    one range)."""
+    words = ["email-rag chaos"]
+    if getattr(args, "plan", None):
+        words.append(f"--plan {args.plan}")
+    else:
+        words.append(f"--mails {args.mails}")
+    seeds = seeds if seeds is not None else getattr(args, "seeds", None)
+    if not seeds or len(seeds) == 1:
+        words.append(f"--seed {seeds[0] if seeds else args.seed}")
+    elif seeds == list(range(seeds[0], seeds[-1] + 1)):
+        words.append(f"--seeds {seeds[0]}-{seeds[-1]}")
+    else:
+        return None
+    words += [flag for flag, on in (("--naive", args.naive),
+                                    ("--hardened-only", args.hardened_only),
+                                    ("--counter-checks", args.counter_checks),
+                                    ("--keep", args.keep)) if on]
+    return " ".join(words)
+
+
+def _modes(args) -> list[str]:
+    modes = ["naive"] if args.naive else ["hardened"] if args.hardened_only else \
+        ["hardened", "naive"]
+    if args.counter_checks:  # hardened except one safeguard each, beside the others
+        from .harness import COUNTER_CHECKS
+
+        modes = [m for m in modes if m == "hardened"] + list(COUNTER_CHECKS) + \
+            [m for m in modes if m == "naive"]
+    return modes
+
+
+def columns_record(modes: list[str], results: dict, next_cmd: str | None,
+                   interrupted: bool = False) -> RunResult:
+    """One run's record: a column passed when its verdict holds (hardened: zeros where
+    zeros are promised and settled; naive: every defect class shown; a counter-check
+    column is a figure, it passes); columns not run are remaining."""
+    from .report import verdict
+
+    failed = [m for m, r in results.items() if not verdict({m: r})[0]]
+    done = len(results) - len(failed)
+    return RunResult.decide(
+        processed=done, failed=len(failed), remaining=len(modes) - len(results),
+        verified=None if interrupted else not failed, interrupted=interrupted, item="column",
+        next=next_cmd if interrupted or failed else None,
+        what=("Processing interrupted: the column in hand was stopped." if interrupted else
+              f"Column(s) failing their verdict: {', '.join(failed)}." if failed else
+              "Every column keeps its verdict."),
+        safe="State is safe: every process the harness started was stopped and its database "
+             "dropped; a column is run again from its start.")
 
 
 def _seed_range(text: str) -> list[int]:
@@ -103,6 +165,10 @@ def run_seeds(args) -> Outcome:
         print(f"chaos: seed {seed} of {args.seeds[0]}-{args.seeds[-1]}", file=sys.stderr,
               flush=True)
         outcome = run_one(args)
+        if outcome.result is not None and outcome.result.status == EndState.INTERRUPTED:
+            left = [s for s in args.seeds if s >= seed]
+            return Outcome.of(seeds_record(args, rows, left), f"seed {seed}: {INTERRUPTED}",
+                              {"seeds": per_seed, "interrupted_seed": seed})
         if outcome.exit_code == ExitCode.ERROR:
             return Outcome(ExitCode.ERROR, f"seed {seed}: {outcome.message}",
                            {"seeds": per_seed, "failed_seed": seed})
@@ -126,10 +192,27 @@ def run_seeds(args) -> Outcome:
     text = table(rows, ["seed", "verdict", "settled", "crashes", "longest_down_s", "admin_acts",
                         "kills", "replies", "unknown", "seconds", "why"])
     data = {"seeds": per_seed, "failed": failed}
+    record = seeds_record(args, rows, [])
     if failed:
-        return Outcome(ExitCode.VERIFY_FAILED, f"Verification FAILED for seed(s) {failed} of "
-                       f"{len(rows)}.", data, text)
-    return Outcome(ExitCode.OK, f"Verification passed for all {len(rows)} seeds.", data, text)
+        return Outcome.of(record, f"Verification FAILED for seed(s) {failed} of {len(rows)}.",
+                          data, text)
+    return Outcome.of(record, f"Verification passed for all {len(rows)} seeds.", data, text)
+
+
+def seeds_record(args, rows: list[dict], left: list[int]) -> RunResult:
+    """The record over seeds: a seed passed or failed its verdict; ``left``: the seeds not
+    finished when the run was interrupted (``next`` continues with them)."""
+    failed = [r["seed"] for r in rows if r["verdict"] != "pass"]
+    interrupted = bool(left)
+    return RunResult.decide(
+        processed=len(rows) - len(failed), failed=len(failed), remaining=len(left),
+        verified=None if interrupted else not failed, interrupted=interrupted, item="seed",
+        next=again(args, left) if left else again(args, failed) if failed else None,
+        what=(f"Processing interrupted at seed {left[0]}." if left else
+              f"Seed(s) failing their verdict: {failed}." if failed else
+              "Every seed keeps its verdict."),
+        safe="State is safe: every process the harness started was stopped and its database "
+             "dropped.")
 
 
 def run_one(args) -> Outcome:
@@ -145,13 +228,7 @@ def run_one(args) -> Outcome:
         return Outcome(ExitCode.OK, "", {"plan": plan}, chaos_plan.dumps(plan))
     logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd: every SMTP line
     _sigterm_interrupts()
-    modes = ["naive"] if args.naive else ["hardened"] if args.hardened_only else \
-        ["hardened", "naive"]
-    if args.counter_checks:  # hardened except one safeguard each, beside the others
-        from .harness import COUNTER_CHECKS
-
-        modes = [m for m in modes if m == "hardened"] + list(COUNTER_CHECKS) + \
-            [m for m in modes if m == "naive"]
+    modes = _modes(args)
 
     from email_rag.core.errors import EmailRagError
 
@@ -182,20 +259,24 @@ def run_one(args) -> Outcome:
                        "Every process it started was stopped and its database dropped.",
                        {"error": type(e).__name__, "detail": str(e),
                         "columns": {m: r.figures for m, r in results.items()}})
+    except KeyboardInterrupt:  # the column in hand cleaned up after itself
+        return Outcome.of(columns_record(modes, results, again(args), interrupted=True),
+                          INTERRUPTED, {"columns": {m: r.figures for m, r in results.items()}})
     finally:
         dovecot.stop()
         tokens.stop()
     duplicates = sum(1 for m in shared.mails if m.deliveries > 1)
     text, data, ok, reasons = render(plan, results, len(shared.raws), duplicates)
+    record = columns_record(modes, results, again(args))
     if ok:
         message = ("Verification passed: " + "; ".join(
             ["hardened: zero where zero is promised" if "hardened" in results else "",
              "naive: every defect class shows" if "naive" in results else ""]).strip("; ")
             + ". Each run's database was dropped and its Redis db released.")
-        return Outcome(ExitCode.OK, message, data, text)
-    return Outcome(ExitCode.VERIFY_FAILED, "Verification FAILED: " + "; ".join(reasons)
-                   + ". See the findings above; a hardened defect is a bug in the pipeline.",
-                   data, text)
+        return Outcome.of(record, message, data, text)
+    return Outcome.of(record, "Verification FAILED: " + "; ".join(reasons)
+                      + ". See the findings above; a hardened defect is a bug in the pipeline.",
+                      data, text)
 
 
 def _sigterm_interrupts() -> None:
