@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from ..core.actors import shown
 from ..core.catalog import N_
 from ..core.errors import DRAFT_MISSING, MAIL_MISSING, NO_SOURCE, DraftNotFoundError
-from ..core.records import Draft, ReplyMail
+from ..core.records import Draft, RecordedExample, ReplyMail
 from ..core.rows import FromRow
 from ..core.states import DraftStatus
 from ..db import examples, figures, sql
@@ -570,7 +570,7 @@ def correct_classification(svc: ServiceContext, draft_id: int, by: str, category
         if value not in choices[lists[field]]:
             raise BadInputError(f"{field} {value!r} is not one of the known values")
 
-    def correct(repeats: list[AuditEvent]) -> dict[str, Any]:
+    def correct(repeats: list[AuditEvent]) -> tuple[dict[str, Any], RecordedExample | None]:
         with svc.db.transaction() as cur:
             mail = cur.fetchone(sql("desk_classification_for_update"), {"draft_id": draft_id})
             if mail is None:
@@ -583,11 +583,14 @@ def correct_classification(svc: ServiceContext, draft_id: int, by: str, category
                                               detail={"draft_id": draft_id,
                                                       "changes": changes})])
                 figures.corrected(cur, mail["id"])
-            examples.record(cur, svc, mail["id"], "correction")
+            example = examples.record(cur, mail["id"], "correction")
             write_events(cur, repeats)
-        return changes
+        return changes, example
 
-    return repeated_when_busy("correct_classification", by, "draft", draft_id, correct)
+    changes, example = repeated_when_busy("correct_classification", by, "draft", draft_id,
+                                          correct)
+    examples.embed_recorded(svc.db, svc, example)
+    return changes
 
 
 # --- the conversation around a draft ---
