@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from ..core.errors import BadInputError
-from ..review import desk
+from ..review import queue
 from ..sending import review
 from ..sending.outcome import send_outcome_text
 from .output import ExitCode, Outcome, table
@@ -25,7 +25,7 @@ def register(sub, common) -> None:
     lst.add_argument("--mailbox")
     lst.add_argument("--category")
     lst.add_argument("--search", help="words in subject, sender or text (every word required)")
-    lst.add_argument("--sort", choices=desk.SORTS, default="waiting",
+    lst.add_argument("--sort", choices=queue.SORTS, default="waiting",
                      help="waiting (longest first; default), priority or mailbox")
     lst.add_argument("--limit", type=_page_size, default=200, help="drafts per page (1-1000)")
     lst.add_argument("--after", metavar="CURSOR", help="the next page: the cursor the page "
@@ -59,9 +59,9 @@ def _page_size(text: str) -> int:
 def list_drafts(args, svc) -> Outcome:
     """One page of the review queue with the true count ("2 of 5"), the same query, order
     and paging as the web desk (an admin's terminal: every mailbox)."""
-    query = desk.QueueQuery(args.mailbox or "", args.category or "", args.search or "",
+    query = queue.QueueQuery(args.mailbox or "", args.category or "", args.search or "",
                             args.sort)
-    page = desk.queue_page(svc, None, query, after=args.after, limit=args.limit)
+    page = queue.queue_page(svc, None, query, after=args.after, limit=args.limit)
     rows = [{k: v for k, v in dataclasses.asdict(r).items() if k != "sort_key"} for r in page.rows]
     total = f"more than {page.total}" if page.capped else str(page.total)
     message = f"{len(rows)} of {total} draft(s) waiting for review"

@@ -10,7 +10,7 @@ when that action does and nothing is recomputed from the drafts or the audit log
 | staff reject a draft (sending.review)              | ``draft_reviews``: rejected             |
 | staff regenerate a draft (sending.regenerate)      | ``draft_reviews``: regenerated           |
 | the classify step's checkpoint (pipeline.classify) | ``classified_mails``: the category given |
-| staff correct the classification (review.desk), or ask for a reply the model had not suggested (review.no_reply) | ``classified_mails.corrected`` |
+| staff correct the classification (review.corrections), or ask for a reply the model had not suggested (review.no_reply) | ``classified_mails.corrected`` |
 
 Read per mailbox, category and week (the status page, ``by_week``) and in total (the
 counters of /metrics, ``totals``). Rates: rejected, regenerated and each edit class over

@@ -35,13 +35,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..core.catalog import N_
 from ..core.errors import BadInputError, DraftNotFoundError
 from ..core.rows import FromRow
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
 from ..knowledge.saved_replies import SavedReplySync
 from ..mail.placeholders import Rendered, clean_value, customer_name, order_number, render
-from .desk import N_
 
 if TYPE_CHECKING:
     from ..jobs.context import ServiceContext

@@ -28,7 +28,7 @@ from ..core.errors import DRAFT_MISSING, BadInputError, DraftNotFoundError, Stat
 from ..core.states import DraftStatus, MailStatus, ReviewOutcome
 from ..sending import review
 from ..sending.rules import OPEN
-from . import assignment, desk
+from . import access, assignment, edits
 
 if TYPE_CHECKING:
     from ..jobs.context import ServiceContext
@@ -70,18 +70,18 @@ def mark_no_reply(svc: ServiceContext, draft_id: int, by: str) -> str:
 
 def _one(svc: ServiceContext, scope: frozenset[int] | None, by: str, action: str, draft_id: int,
          to: str | None, reason: str) -> Outcome:
-    desk.require_draft(svc, scope, draft_id)
+    access.require_draft(svc, scope, draft_id)
     if action == "reject":
         r = review.reject(svc, draft_id, by, reason)
         return Outcome(draft_id, "unchanged" if r.action == "already_rejected" else "done")
     if action == "no_reply":
         return Outcome(draft_id, mark_no_reply(svc, draft_id, by))
-    state = desk.draft_state(svc, draft_id)
+    state = edits.draft_state(svc, draft_id)
     if state is None:
         raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
     if state.status not in OPEN:
         raise StateRefused(f"draft {draft_id} is {state.status}, not waiting for review")
-    before, after = assignment.assign(svc, state.email_id, desk.draft_mailbox(svc, draft_id) or 0,
+    before, after = assignment.assign(svc, state.email_id, access.draft_mailbox(svc, draft_id) or 0,
                                       to, person(by))
     return Outcome(draft_id, "unchanged" if before == after else "done")
 

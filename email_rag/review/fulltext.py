@@ -4,7 +4,7 @@ finds the mails the FULLTEXT index ``ft_email_search`` finds for them, row by ro
 The index evaluates a word in most mails in 70-120 ms per statement however a statement
 uses it (at 100,000 mails); the pattern tests one mail's subject, sender and text in
 microseconds, so a broad search walks the sort order and tests only the rows it lists
-(review/desk.py, desk.sql). A narrow search still starts from the index's result and
+(review/queue.py, desk.sql). A narrow search still starts from the index's result and
 keeps the rows the pattern accepts, so both plans list the same drafts whatever the
 pattern misses. What it models of InnoDB's full-text parser and the column's collation
 (utf8mb4_unicode_ci), each checked against the real index in

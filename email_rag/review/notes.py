@@ -25,12 +25,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..core.catalog import N_
 from ..core.errors import BadInputError
 from ..core.rows import FromRow
 from ..db import sql
 from ..db.audit import AuditEvent, write_events
 from . import assignment
-from .desk import N_, in_scope
+from .access import in_scope
 
 if TYPE_CHECKING:
     from ..jobs.context import ServiceContext

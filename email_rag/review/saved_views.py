@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlencode
 from ..core.errors import BadInputError
 from ..core.rows import FromRow
 from ..db import sql
-from .desk import FILTER_KEYS
+from .queue import FILTER_KEYS
 
 if TYPE_CHECKING:
     from ..jobs.context import ServiceContext

@@ -4,7 +4,7 @@ page: all mails of one sender address, our replies to them, the open items.
 Both read only the user's mailboxes (``scope``: None for admins). The mails are found by
 the desk's FULLTEXT index (``ft_email_search``: subject, sender, text) and our replies by
 the same kind of index on their text (``ft_draft_text``, migration 0370), with the queue's
-query form (``desk.fulltext_query``: every word required, as a prefix). A hit carries a
+query form (``queue.fulltext_query``: every word required, as a prefix). A hit carries a
 snippet around the first matching word as parts (text, matched?), so the page escapes
 every part and marks the matches itself: mail text is never trusted as markup.
 
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..core.rows import FromRow
 from ..core.states import MAIL_TERMINAL
 from ..db import sql
-from .desk import MIN_WORD, fulltext_query
+from .queue import MIN_WORD, fulltext_query
 
 if TYPE_CHECKING:
     from ..jobs.context import ServiceContext

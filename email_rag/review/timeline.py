@@ -14,7 +14,7 @@ from ..core.errors import BadInputError, PermanentError
 from ..core.records import Draft, Job, SendAttempt
 from ..db import sql
 from ..db.audit import AuditEntry
-from .desk import MailView
+from .mail_view import MailView
 
 if TYPE_CHECKING:
     from ..jobs.context import ServiceContext

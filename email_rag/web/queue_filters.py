@@ -4,7 +4,7 @@ draft's actions (approve, reject, regenerate, assign, correction, insert), whose
 the next draft of the same filtered queue.
 
 ``QueueFilters`` is a route parameter: the filters from the query string (GET) or the form
-(POST: the draft page's forms carry them as hidden fields), read by ``desk.query_of`` with
+(POST: the draft page's forms carry them as hidden fields), read by ``queue.query_of`` with
 the user's id (view "Mine") and time zone (the days of "waiting since")."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from urllib.parse import parse_qsl, urlencode
 
 from fastapi import Depends, Request
 
-from ..review import desk, saved_views
-from ..review.desk import QueueQuery
+from ..review import queue, saved_views
+from ..review.queue import QueueQuery
 from .render import user_zone
 from .security import StaffUser
 
@@ -24,7 +24,7 @@ from .security import StaffUser
 async def queue_query(request: Request, user: StaffUser) -> QueueQuery:
     params = await request.form() if request.method == "POST" else request.query_params
     zone = user_zone(user, request.app.state.settings.web_time_zone)
-    return desk.query_of(params, user.id, str(zone))
+    return queue.query_of(params, user.id, str(zone))
 
 
 QueueFilters = Annotated[QueueQuery, Depends(queue_query)]

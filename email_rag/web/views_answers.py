@@ -12,7 +12,7 @@ from fastapi.responses import RedirectResponse
 
 from ..core.errors import BadInputError, DraftNotFoundError
 from ..mail import placeholders
-from ..review import answers, desk, notes
+from ..review import access, answers, edits, notes
 from ..sending.rules import OPEN
 from .queue_filters import QueueFilters, back_to, with_filters
 from .render import page
@@ -115,9 +115,9 @@ def set_signature(request: Request, user: AdminUser, mailbox_id: FormInt, body: 
 def insert(request: Request, user: StaffUser, draft_id: int, query: QueueFilters,
            body: FormStr = "", saved_reply: FormStr = "", signature: FormStr = ""):
     svc = _svc(request)
-    desk.require_draft(svc, user.mailbox_ids, draft_id)
-    mailbox_id = desk.draft_mailbox(svc, draft_id) or 0
-    state = desk.draft_state(svc, draft_id)
+    access.require_draft(svc, user.mailbox_ids, draft_id)
+    mailbox_id = access.draft_mailbox(svc, draft_id) or 0
+    state = edits.draft_state(svc, draft_id)
     if state is None or state.status not in OPEN:
         flash(request, "error", _tr(request, user, "This draft is not waiting for review any "
                                     "more; nothing was inserted."))
@@ -137,7 +137,7 @@ def insert(request: Request, user: StaffUser, draft_id: int, query: QueueFilters
                                          "(any more)."))
         rendered = placeholders.render(chosen.body, values)
     text = body.replace("\r\n", "\n").rstrip()
-    desk.save_edit(svc, draft_id, user.id, (text + "\n\n" if text else "") + rendered.text,
+    edits.save_edit(svc, draft_id, user.id, (text + "\n\n" if text else "") + rendered.text,
                    user.actor)
     said = _tr(request, user, "Inserted at the end of your text.")
     if rendered.missing:
@@ -155,9 +155,9 @@ def insert(request: Request, user: StaffUser, draft_id: int, query: QueueFilters
 def add_note(request: Request, user: StaffUser, email_id: int, body: FormStr = "",
              back: FormStr = ""):
     svc = _svc(request)
-    desk.require_mail(svc, user.mailbox_ids, email_id)
+    access.require_mail(svc, user.mailbox_ids, email_id)
     target = back_to(back, email_id) + "#notes"
-    mailbox_id = desk.mail_mailbox(svc, email_id) or 0
+    mailbox_id = access.mail_mailbox(svc, email_id) or 0
     try:
         added = notes.add(svc, email_id, mailbox_id, user.id, user.name, body)
     except BadInputError as e:

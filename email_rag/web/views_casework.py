@@ -3,7 +3,7 @@ reopen a closed one, forward it to an address.
 
 The domain functions are ``email_rag.review.snooze``, ``email_rag.review.reopen`` and
 ``email_rag.sending.forward``; every route checks the mail's mailbox first
-(``desk.require_mail``: another mailbox's mail is "not found"), answers with a redirect and
+(``access.require_mail``: another mailbox's mail is "not found"), answers with a redirect and
 says what happened (POST, redirect, GET; CSRF on every form).
 """
 
@@ -19,7 +19,7 @@ from fastapi.responses import RedirectResponse
 from ..core.errors import BadInputError, StateRefused
 from ..core.states import MAIL_REOPENABLE, Actor
 from ..db import sql
-from ..review import assignment, bulk, desk, reopen, saved_views, snooze
+from ..review import access, assignment, bulk, reopen, saved_views, snooze
 from ..sending import forward
 from ..sending.outcome import N_
 from .labels import label
@@ -57,7 +57,7 @@ def wake(svc: Services) -> None:
 def snooze_mail(request: Request, user: StaffUser, email_id: int, until: FormStr = "",
                 back: FormStr = ""):
     svc = _svc(request)
-    desk.require_mail(svc, user.mailbox_ids, email_id)
+    access.require_mail(svc, user.mailbox_ids, email_id)
     zone = user_zone(user, request.app.state.settings.web_time_zone)
     try:
         when = snooze.parse_until(until, zone)
@@ -79,7 +79,7 @@ def snooze_mail(request: Request, user: StaffUser, email_id: int, until: FormStr
 @router.post("/mails/{email_id}/unsnooze")
 def unsnooze_mail(request: Request, user: StaffUser, email_id: int, back: FormStr = ""):
     svc = _svc(request)
-    desk.require_mail(svc, user.mailbox_ids, email_id)
+    access.require_mail(svc, user.mailbox_ids, email_id)
     if snooze.unsnooze(svc, email_id, user.actor):
         flash(request, "ok", _tr(request, user, "Mail #%(id)s is back in the queue.",
                                  id=email_id))
@@ -92,7 +92,7 @@ def unsnooze_mail(request: Request, user: StaffUser, email_id: int, back: FormSt
 @router.post("/mails/{email_id}/reopen")
 def reopen_mail(request: Request, user: StaffUser, email_id: int, reason: FormStr = ""):
     svc = _svc(request)
-    desk.require_mail(svc, user.mailbox_ids, email_id)
+    access.require_mail(svc, user.mailbox_ids, email_id)
     try:
         was = reopen.reopen(svc, email_id, user.actor, reason)
     except (BadInputError, StateRefused) as e:
@@ -109,7 +109,7 @@ def reopen_mail(request: Request, user: StaffUser, email_id: int, reason: FormSt
 def forward_mail(request: Request, user: StaffUser, email_id: int, to: FormStr = "",
                  note: FormStr = "", back: FormStr = ""):
     svc = _svc(request)
-    desk.require_mail(svc, user.mailbox_ids, email_id)
+    access.require_mail(svc, user.mailbox_ids, email_id)
     target = back_to(back, email_id)
     try:
         done = forward.forward(svc, email_id, user.actor, to, note)

@@ -32,9 +32,21 @@ from ..core.records import Draft
 from ..core.states import DraftStatus
 from ..db import examples
 from ..mail import placeholders
-from ..review import answers, assignment, desk, no_reply, notes, saved_views
+from ..review import (
+    access,
+    answers,
+    assignment,
+    corrections,
+    edits,
+    mail_view,
+    no_reply,
+    notes,
+    saved_views,
+)
+from ..review import draft_page as cards
+from ..review import queue as desk_queue
 from ..review.console import review_filters
-from ..review.desk import QueueQuery
+from ..review.queue import QueueQuery
 from ..sending import handwrite, review
 from ..sending import regenerate as regen
 from ..sending.outcome import local_text, send_outcome
@@ -65,7 +77,7 @@ def _outcome(request: Request, user, svc, draft_id: int) -> str:
 
 
 def _happened(request: Request, user, draft: Draft) -> str:
-    message, values = desk.what_happened(draft, _zone(request, user))
+    message, values = edits.what_happened(draft, _zone(request, user))
     return _tr(request, user, message, **values)
 
 
@@ -85,7 +97,7 @@ def _refresh(request: Request) -> float:
 def _next_url(svc, user, query: QueueQuery, draft_id: int) -> str:
     """The draft after this one in the same filtered, sorted queue (computed before the
     action, while this draft still has its place), else the queue."""
-    nxt = desk.position(svc, user.mailbox_ids, query, draft_id).next_id
+    nxt = desk_queue.position(svc, user.mailbox_ids, query, draft_id).next_id
     return with_filters(f"/drafts/{nxt}" if nxt and nxt != draft_id else "/queue", query)
 
 
@@ -94,9 +106,9 @@ def queue(request: Request, user: StaffUser, query: QueueFilters, after: str = "
           before: str = ""):
     svc = _svc(request)
     views_casework.wake(svc)
-    pg = desk.queue_page(svc, user.mailbox_ids, query, after or None, before or None)
+    pg = desk_queue.queue_page(svc, user.mailbox_ids, query, after or None, before or None)
     filters = review_filters(svc)
-    filters["mailboxes"] = desk.visible_mailboxes(svc, user.mailbox_ids)
+    filters["mailboxes"] = access.visible_mailboxes(svc, user.mailbox_ids)
     params = query.url_params()
     open_by = assignment.open_elsewhere(svc, [r.id for r in pg.rows], user.id)
     return page(request, "queue.html", rows=pg.rows, total=pg.total, first=pg.first_position,
@@ -105,27 +117,27 @@ def queue(request: Request, user: StaffUser, query: QueueFilters, after: str = "
                 next_cursor=pg.next_cursor, prev_cursor=pg.prev_cursor, filters=filters,
                 mailbox=query.mailbox, category=query.category, q=query.search, sort=query.sort,
                 state=query.state, owner=query.owner, since=query.since, until=query.until,
-                states=desk.STATES[1:],
+                states=desk_queue.STATES[1:],
                 view=query.view, view_param=query.url_params().get("view", ""),
                 view_on={v: v == query.view for v in assignment.VIEWS}, view_links={
                     v: with_filters("/queue", replace(query, view=v)) for v in assignment.VIEWS},
-                sorts=desk.SORTS, query=urlencode(params),
-                search_ignored=bool(query.search) and desk.fulltext_query(query.search) is None,
+                sorts=desk_queue.SORTS, query=urlencode(params),
+                search_ignored=bool(query.search) and desk_queue.fulltext_query(query.search) is None,
                 bulk_to=views_casework.bulk_colleagues(svc, user.mailbox_ids),
                 saved_views=saved_views.of_user(svc, user.id),
                 back="/queue" + (f"?{urlencode(params)}" if params else ""),
-                level=desk.waiting_level, due_in=desk.due_in, refresh=_refresh(request))
+                level=desk_queue.waiting_level, due_in=desk_queue.due_in, refresh=_refresh(request))
 
 
 @router.get("/drafts/{draft_id}")
 def draft_page(request: Request, user: StaffUser, draft_id: int, query: QueueFilters):
     svc = _svc(request)
-    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    access.require_draft(svc, user.mailbox_ids, draft_id)
     shown = review.show(svc, draft_id)
     draft = shown.draft
     actionable = draft.status in OPEN
-    where = desk.position(svc, user.mailbox_ids, query, draft_id)
-    mine = desk.own_edit(svc, draft_id, user.id)
+    where = desk_queue.position(svc, user.mailbox_ids, query, draft_id)
+    mine = edits.own_edit(svc, draft_id, user.id)
     original = draft.body
     if mine is not None and mine.body == original:
         mine = None
@@ -149,21 +161,21 @@ def draft_page(request: Request, user: StaffUser, draft_id: int, query: QueueFil
                 saved_replies=saved, signature=signature,
                 notes=notes.of_mail(svc, draft.email_id),
                 note_back=with_filters(f"/drafts/{draft_id}", query),
-                conversation=desk.conversation(svc, shown.reply_mail),
-                history=desk.sender_history(svc, shown.reply_mail),
+                conversation=cards.conversation(svc, shown.reply_mail),
+                history=cards.sender_history(svc, shown.reply_mail),
                 text=mine.body if mine and actionable else original, original=original,
-                editing=desk.others_editing(svc, draft_id, user.id), present=present,
+                editing=edits.others_editing(svc, draft_id, user.id), present=present,
                 owner=owner, colleagues=assignment.colleagues(svc, mailbox_id),
-                choices=desk.classification_choices(), mail=mail, thread=shown.thread,
-                sources=desk.source_cards(shown.sources), send=shown.send_attempt,
-                written=desk.written(shown.basis, shown.trace, shown.sources),
+                choices=corrections.classification_choices(), mail=mail, thread=shown.thread,
+                sources=cards.source_cards(shown.sources), send=shown.send_attempt,
+                written=cards.written(shown.basis, shown.trace, shown.sources),
                 reply=shown.reply, attachments=shown.attachments,
                 newer=shown.newer_inbound, actionable=actionable,
                 carry=query.url_params(), query=urlencode(query.url_params()),
                 position=where.position, total=where.total, capped=where.capped,
                 listed=where.listed, next_id=where.next_id,
-                prev_id=where.prev_id, age_s=where.age_s, level=desk.waiting_level,
-                due_at=where.due_at, due_s=desk.due_in(where.due_at), refresh=_refresh(request),
+                prev_id=where.prev_id, age_s=where.age_s, level=desk_queue.waiting_level,
+                due_at=where.due_at, due_s=desk_queue.due_in(where.due_at), refresh=_refresh(request),
                 decision=decision_line(request, user, svc, draft.email_id),
                 **views_casework.context(svc, draft.email_id, shown.reply_mail.status))
 
@@ -174,13 +186,13 @@ def assign(request: Request, user: StaffUser, draft_id: int, query: QueueFilters
     """Give the draft's mail to a colleague (``to``: a user name), take it, or unassign it
     (``to`` empty); audited under this user."""
     svc = _svc(request)
-    desk.require_draft(svc, user.mailbox_ids, draft_id)
-    state = desk.draft_state(svc, draft_id)
+    access.require_draft(svc, user.mailbox_ids, draft_id)
+    state = edits.draft_state(svc, draft_id)
     if state is None:
         raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
     try:
         before, after = assignment.assign(svc, state.email_id,
-                                          desk.draft_mailbox(svc, draft_id) or 0,
+                                          access.draft_mailbox(svc, draft_id) or 0,
                                           to.strip() or None, user.actor)
     except BadInputError as e:
         flash(request, "error", _tr(request, user, "Not assigned: %(why)s", why=e))
@@ -223,7 +235,7 @@ async def attachment(request: Request, user: StaffUser, draft_id: int, n: int):
     before the first byte is sent, then sent piece by piece (``review.download``)."""
 
     def load() -> review.Download:
-        desk.require_draft(_svc(request), user.mailbox_ids, draft_id)
+        access.require_draft(_svc(request), user.mailbox_ids, draft_id)
         return review.download(lambda: _svc(request), draft_id, n, user.name, WHOLE_SLOTS)
 
     got = await anyio.to_thread.run_sync(load)
@@ -247,14 +259,14 @@ def _conflict(request: Request, svc, user, e: DraftConflictError, draft_id: int,
     change was this agent's own approval (a second click), say that it went out once."""
     if e.draft.status in (DraftStatus.APPROVED, DraftStatus.SENT) \
             and e.draft.approved_by == user.actor:
-        _, values = desk.what_happened(e.draft, _zone(request, user))
+        _, values = edits.what_happened(e.draft, _zone(request, user))
         flash(request, "warn", _tr(request, user, "You approved draft #%(id)s already at "
                                    "%(at)s. Nothing changed: there is one send attempt only.",
                                    id=draft_id, at=values["at"]) + " " + _tr(
             request, user, "Reply: %(outcome)s.", outcome=_outcome(request, user, svc, draft_id)))
         return RedirectResponse(with_filters(f"/drafts/{draft_id}", query), status_code=303)
     if text is not None:
-        desk.save_edit(svc, draft_id, user.id, text, user.actor)
+        edits.save_edit(svc, draft_id, user.id, text, user.actor)
     kept = (" " + _tr(request, user, "Your text is kept on this page; nothing of yours was "
                       "sent.")) if text else ""
     flash(request, "error", _tr(request, user, "Draft #%(id)s changed while you were working "
@@ -267,12 +279,12 @@ def _conflict(request: Request, svc, user, e: DraftConflictError, draft_id: int,
 def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr,
             query: QueueFilters, seen: FormStr = ""):
     svc = _svc(request)
-    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    access.require_draft(svc, user.mailbox_ids, draft_id)
     next_url = _next_url(svc, user, query, draft_id)
     edited = body.replace("\r\n", "\n")  # browsers send CRLF from a textarea
     left_open = placeholders.unfilled(edited)
     if left_open:  # a saved reply's placeholder nobody filled in never goes out
-        desk.save_edit(svc, draft_id, user.id, edited, user.actor)
+        edits.save_edit(svc, draft_id, user.id, edited, user.actor)
         return _back_to_draft(request, draft_id, "error", _tr(
             request, user, "Draft #%(id)s was not approved: fill in %(names)s first (a "
             "placeholder of a saved reply that had no value).", id=draft_id,
@@ -282,7 +294,7 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr,
     except DraftConflictError as e:
         return _conflict(request, svc, user, e, draft_id, edited, query)
     except (StateRefused, BadInputError) as e:
-        desk.save_edit(svc, draft_id, user.id, edited, user.actor)
+        edits.save_edit(svc, draft_id, user.id, edited, user.actor)
         return _back_to_draft(request, draft_id, "error", _tr(
             request, user, "Draft #%(id)s was not approved: %(why)s", id=draft_id,
             why=tr_known(request, str(e), REFUSALS)), query)
@@ -295,7 +307,7 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr,
             request, user, "Draft #%(id)s was already approved by %(who)s. Nothing changed: "
             "there is one send attempt only.", id=draft_id,
             who=r.detail.get("approved_by") or "?") + " " + reply, query)
-    desk.discard_edit(svc, draft_id, user.id, user.actor)
+    edits.discard_edit(svc, draft_id, user.id, user.actor)
     assignment.left(svc, draft_id, user.id, user.actor)
     done = (_tr(request, user, "Draft #%(id)s approved with your edits.", id=draft_id)
             if r.detail.get("edited") else _tr(request, user, "Draft #%(id)s approved.",
@@ -310,7 +322,7 @@ def approve(request: Request, user: StaffUser, draft_id: int, body: FormStr,
 def reject(request: Request, user: StaffUser, draft_id: int, query: QueueFilters,
            reason: FormStr = "", seen: FormStr = ""):
     svc = _svc(request)
-    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    access.require_draft(svc, user.mailbox_ids, draft_id)
     next_url = _next_url(svc, user, query, draft_id)
     try:
         r = review.reject(svc, draft_id, user.name, reason, seen or None)
@@ -325,7 +337,7 @@ def reject(request: Request, user: StaffUser, draft_id: int, query: QueueFilters
         return _back_to_draft(request, draft_id, "warn", _tr(
             request, user, "Draft #%(id)s was already rejected. Nothing changed.",
             id=draft_id), query)
-    desk.discard_edit(svc, draft_id, user.id, user.actor)
+    edits.discard_edit(svc, draft_id, user.id, user.actor)
     assignment.left(svc, draft_id, user.id, user.actor)
     flash(request, "ok", _tr(request, user, "Draft #%(id)s rejected; the mail is closed "
                              "without a reply.", id=draft_id),
@@ -338,23 +350,23 @@ def autosave(request: Request, user: StaffUser, draft_id: int, body: FormStr) ->
     """The agent's text, saved as they type (JSON for the page's script): who else is
     editing, and whether the draft changed under them."""
     svc = _svc(request)
-    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    access.require_draft(svc, user.mailbox_ids, draft_id)
     text = body.replace("\r\n", "\n")
-    if len(text) > desk.MAX_EDIT_CHARS:  # never store a cut text as if it were the agent's
+    if len(text) > edits.MAX_EDIT_CHARS:  # never store a cut text as if it were the agent's
         lang = language(request, user)
         return JSONResponse({"saved": False, "error": _tr(
             request, user, "Not saved: the text has %(chars)s characters, more than the "
             "%(max)s a reply may have. Shorten it; your text is only in this page.",
             chars=format_decimal(len(text), locale=lang),
-            max=format_decimal(desk.MAX_EDIT_CHARS, locale=lang))})
-    desk.save_edit(svc, draft_id, user.id, text, user.actor)
+            max=format_decimal(edits.MAX_EDIT_CHARS, locale=lang))})
+    edits.save_edit(svc, draft_id, user.id, text, user.actor)
     assignment.here(svc, draft_id, user.id, user.actor)
-    state = desk.draft_state(svc, draft_id)
+    state = edits.draft_state(svc, draft_id)
     changed = state is not None and state.status not in (DraftStatus.PENDING_REVIEW,
                                                          DraftStatus.STALE)
     return JSONResponse({
         "saved": True,
-        "editing": [o.name for o in desk.others_editing(svc, draft_id, user.id)],
+        "editing": [o.name for o in edits.others_editing(svc, draft_id, user.id)],
         "changed": _happened(request, user, state) if changed else None})
 
 
@@ -367,8 +379,8 @@ def correct_classification(request: Request, user: StaffUser, draft_id: int,
                            category_new: FormStr, language_new: FormStr, priority_new: FormStr,
                            query: QueueFilters):
     svc = _svc(request)
-    desk.require_draft(svc, user.mailbox_ids, draft_id)
-    changes = desk.correct_classification(svc, draft_id, user.actor, category_new,
+    access.require_draft(svc, user.mailbox_ids, draft_id)
+    changes = corrections.correct_classification(svc, draft_id, user.actor, category_new,
                                           language_new, priority_new)
     if changes:
         said = ", ".join(f"{k} {old or '–'} → {new}" for k, (old, new) in changes.items())
@@ -385,7 +397,7 @@ def correct_classification(request: Request, user: StaffUser, draft_id: int,
 def regenerate(request: Request, user: StaffUser, draft_id: int, query: QueueFilters,
                note: FormStr = ""):
     svc = _svc(request)
-    desk.require_draft(svc, user.mailbox_ids, draft_id)
+    access.require_draft(svc, user.mailbox_ids, draft_id)
     next_url = _next_url(svc, user, query, draft_id)
     try:
         r = regen.regenerate(svc, draft_id, user.name, note)
@@ -425,11 +437,11 @@ def mail_page(request: Request, user: StaffUser, email_id: int):
 def _mail_page(request: Request, user, email_id: int, status: int = 200, to: str | None = None,
                body: str = "", error: str | None = None):
     svc = _svc(request)
-    mail = desk.read_mail(svc, user.mailbox_ids, email_id)
+    mail = mail_view.read_mail(svc, user.mailbox_ids, email_id)
     stored = svc.stores.rows_of(svc.db).reply_mail(email_id)
     choice = reply_choice(stored) if stored else None
     notes.opened(svc, email_id, user.id)
-    mailbox_id = desk.mail_mailbox(svc, email_id) or 0
+    mailbox_id = access.mail_mailbox(svc, email_id) or 0
     if mail.status in handwrite.WRITABLE and not body and error is None:
         # a reply written by hand starts with the mailbox's signature (filled in)
         _, signature = answers.for_mail(svc, mailbox_id, email_id, user.name)
@@ -451,7 +463,7 @@ def write_reply(request: Request, user: StaffUser, email_id: int, to: FormStr = 
     pending review, approved and sent like any draft. A refused address or state answers
     the mail page again with the typed recipient and text kept."""
     svc = _svc(request)
-    desk.require_mail(svc, user.mailbox_ids, email_id)
+    access.require_mail(svc, user.mailbox_ids, email_id)
     try:
         written = handwrite.write(svc, email_id, user.name, to, body)
     except (BadInputError, StateRefused) as e:
@@ -468,7 +480,7 @@ def mail_source(request: Request, user: StaffUser, email_id: int) -> Response:
     """The raw mail as plain text for anyone who may see its mailbox: ``text/plain`` with
     ``nosniff`` and a sandboxing CSP (the SecurityHeaders middleware), so nothing in it is
     ever rendered or run, only read."""
-    raw = desk.raw_source(_svc(request), user.mailbox_ids, email_id, user.actor)
+    raw = mail_view.raw_source(_svc(request), user.mailbox_ids, email_id, user.actor)
     return Response(raw, media_type="text/plain; charset=utf-8",
                     headers={"Content-Disposition": "inline", "X-Content-Type-Options": "nosniff"})
 
@@ -479,7 +491,7 @@ def no_reply_decide(request: Request, user: StaffUser, email_id: int, action: st
         flash(request, "error", _tr(request, user, "Unknown action %(action)s; nothing changed.",
                                     action=repr(action)))
         return RedirectResponse("/no-reply", status_code=303)
-    desk.require_mail(_svc(request), user.mailbox_ids, email_id)
+    access.require_mail(_svc(request), user.mailbox_ids, email_id)
     try:
         r = no_reply.decide(_svc(request), email_id, user.name, reply=action == "reply")
     except (StateRefused, BadInputError) as e:

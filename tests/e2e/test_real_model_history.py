@@ -15,7 +15,7 @@ import pytest
 from email_rag.db import examples
 from email_rag.ingest.poller import Poller
 from email_rag.llm.local_server import LocalLLMServer
-from email_rag.review import desk
+from email_rag.review import corrections
 from email_rag.runtime.job_runner import JobRunner
 from tests.factories import make_email, make_mailbox
 from tests.helpers import run_job
@@ -91,7 +91,7 @@ def test_history_decides_without_the_model_and_a_correction_counts_at_once(worke
     # the team's category is one the model did not give (seen: the model said account)
     team_category = next(c for c in ("account", "other", "feedback") if c != before["category"])
     [draft] = worker.db.fetchall("SELECT id FROM drafts WHERE email_id = ?", (before["id"],))
-    desk.correct_classification(worker.svc, draft["id"], "anna", team_category,
+    corrections.correct_classification(worker.svc, draft["id"], "anna", team_category,
                                 before["language"], before["priority"])
     after = worker.one("rv2", VOUCHER[0], VOUCHER[1] + " Bitte prüfen Sie das.")
     assert after["category"] == team_category, after["classification_sources"]

@@ -10,7 +10,7 @@ from email_rag_harness.testing.smtp_server import FaultSmtpServer
 from email_rag.core.records import SendAttempt
 from email_rag.db.audit import events_for
 from email_rag.ingest.poller import Poller
-from email_rag.review.desk import QueueQuery, queue_page
+from email_rag.review.queue import QueueQuery, queue_page
 from email_rag.sending import review
 from email_rag.sending.outcome import send_outcome_text
 from tests.integration.ingest_helpers import services_for

@@ -12,7 +12,7 @@ import pytest
 from email_rag_harness.testing.llm_rules import classify as scripted_answer
 
 from email_rag.db import examples
-from email_rag.review import desk, no_reply
+from email_rag.review import corrections, no_reply
 from email_rag.sending import review
 from tests.integration.realpath import RealPath, head, llm  # noqa: F401 (fixture)
 
@@ -110,7 +110,7 @@ def test_staff_actions_store_labelled_examples_in_their_transaction(team):
 
     voucher = team.one("v1", *VOUCHER)
     assert voucher["category"] == "other"
-    desk.correct_classification(team.svc, team.draft_id(voucher["id"]), "anna", "billing",
+    corrections.correct_classification(team.svc, team.draft_id(voucher["id"]), "anna", "billing",
                                 voucher["language"], "normal")
     ex = stored(team.db, voucher["id"])
     assert (ex["source"], ex["category"]) == ("correction", "billing")
@@ -153,7 +153,7 @@ def test_staff_actions_embed_their_example_after_their_transaction_never_inside_
     team.svc.__dict__["embedder"] = Watching()
     try:
         review.approve(team.svc, team.draft_id(approved["id"]), "anna")
-        desk.correct_classification(team.svc, team.draft_id(corrected["id"]), "anna",
+        corrections.correct_classification(team.svc, team.draft_id(corrected["id"]), "anna",
                                     "billing", corrected["language"], "normal")
         no_reply.decide(team.svc, news["id"], "anna", reply=False)
     finally:
@@ -212,7 +212,7 @@ def test_a_staff_correction_changes_the_next_similar_mails_category(team):
     team.seed()
     before = team.one("v-before", VOUCHER[0], VOUCHER[1] + " Bitte prüfen.")
     assert before["category"] != "account"
-    desk.correct_classification(team.svc, team.draft_id(before["id"]), "anna", "account",
+    corrections.correct_classification(team.svc, team.draft_id(before["id"]), "anna", "account",
                                 before["language"], "normal")
     after = team.one("v-after", VOUCHER[0], VOUCHER[1] + " Bitte prüfen Sie das.")
     sources = json.loads(after["classification_sources"])

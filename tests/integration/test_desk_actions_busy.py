@@ -17,7 +17,7 @@ from typing import Any
 
 from email_rag.db import Database
 from email_rag.db.audit import events_for
-from email_rag.review import assignment, console, desk, snooze
+from email_rag.review import assignment, console, corrections, edits, snooze
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import wait_for
 from tests.integration.test_staff_actions_busy import (
@@ -84,7 +84,7 @@ def test_a_classification_correction_that_hits_a_deadlock_is_repeated(services, 
     mail = make_email(db, make_mailbox(db))
     draft = make_draft(db, mail)
     changes = through_a_deadlock(
-        db, lambda: desk.correct_classification(services, draft, "user:anna", "billing", "de",
+        db, lambda: corrections.correct_classification(services, draft, "user:anna", "billing", "de",
                                                 "high"),
         second=(MAIL_ROW, mail), first=(DRAFT_ROW, draft))
     assert changes["category"][1] == "billing"
@@ -169,8 +169,8 @@ def test_an_autosaved_edit_that_waits_past_the_lock_wait_timeout_is_repeated(ser
     mail = make_email(db, make_mailbox(db))
     draft = make_draft(db, mail)
     anna = user(db, "anna")
-    desk.save_edit(services, draft, anna, "Hallo", "user:anna")
-    through_a_lock_wait_timeout(db, services, lambda: desk.save_edit(
+    edits.save_edit(services, draft, anna, "Hallo", "user:anna")
+    through_a_lock_wait_timeout(db, services, lambda: edits.save_edit(
         services, draft, anna, "Hallo Alice", "user:anna"), (EDIT_ROW, draft))
-    assert desk.own_edit(services, draft, anna).body == "Hallo Alice"
+    assert edits.own_edit(services, draft, anna).body == "Hallo Alice"
     assert set(errnos(db, "draft", draft)) == {1205}

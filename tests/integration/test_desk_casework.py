@@ -14,8 +14,8 @@ from email_rag_harness.testing.smtp_server import FaultSmtpServer
 
 from email_rag.core.errors import BadInputError, StateRefused, TransitionRefused
 from email_rag.core.states import Actor
-from email_rag.review import desk, reopen, snooze
-from email_rag.review.desk import QueueQuery
+from email_rag.review import queue, reopen, snooze
+from email_rag.review.queue import QueueQuery
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending import forward
 from email_rag.sending.sender import SendService
@@ -36,7 +36,7 @@ def services(settings):
 
 
 def _queue_ids(svc, view: str = "all") -> list[int]:
-    return [r.id for r in desk.queue_page(svc, None, QueueQuery(view=view, me=1)).rows]
+    return [r.id for r in queue.queue_page(svc, None, QueueQuery(view=view, me=1)).rows]
 
 
 def _events(db, email_id: int, event: str) -> list[dict]:
@@ -61,10 +61,10 @@ def test_a_snoozed_mail_leaves_the_queue_and_comes_back_when_its_date_passes(ser
     snooze.snooze(services, later, until, "anna")
     assert _queue_ids(services) == [d_other]
     assert _queue_ids(services, "unassigned") == [d_other]
-    page = desk.queue_page(services, None, QueueQuery(view="snoozed"))
+    page = queue.queue_page(services, None, QueueQuery(view="snoozed"))
     assert [r.id for r in page.rows] == [d_later] and page.total == 1
     assert abs((page.rows[0].snoozed_until - until).total_seconds()) < 1
-    assert desk.queue_page(services, None, QueueQuery()).total == 1
+    assert queue.queue_page(services, None, QueueQuery()).total == 1
     [ev] = _events(db, later, "snoozed")
     assert ev["actor"] == "user:anna" and until.isoformat(timespec="minutes") in ev["detail"]
     assert snooze.current(services, later).snoozed_by == "user:anna"

@@ -8,8 +8,9 @@ from datetime import datetime
 
 import pytest
 
-from email_rag.review import assignment, desk
-from email_rag.review.desk import QueueQuery
+from email_rag.review import assignment
+from email_rag.review import queue as desk_queue
+from email_rag.review.queue import QueueQuery
 from tests.factories import make_draft, make_email
 
 PEOPLE = {"anna": "staff", "bob": "staff", "carl": "staff", "root": "admin"}
@@ -38,7 +39,7 @@ def queue(app, db, team, services):
 
 
 def _ids(services, scope=None, **filters) -> list[int]:
-    page = desk.queue_page(services, scope, QueueQuery(**filters))
+    page = desk_queue.queue_page(services, scope, QueueQuery(**filters))
     assert page.total == len(page.rows)
     return sorted(r.id for r in page.rows)
 

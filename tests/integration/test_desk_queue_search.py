@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 import pytest
 
 from email_rag.db import sql
-from email_rag.review import assignment, desk
-from email_rag.review.desk import QueueQuery, fulltext_query
+from email_rag.review import assignment, queue
+from email_rag.review.queue import QueueQuery, fulltext_query
 from tests.factories import make_draft, make_email
 
 PEOPLE = {"anna": "staff", "bob": "staff", "carl": "staff", "root": "admin"}
@@ -52,7 +52,7 @@ def seeded(app, db, team, services):
 def _reference(services, db, scope, query: QueueQuery) -> list[int]:
     """The queue without the search, in its order, keeping the drafts whose mail the
     FULLTEXT index finds for the search."""
-    everything = desk.queue_page(services, scope, QueueQuery(**{
+    everything = queue.queue_page(services, scope, QueueQuery(**{
         **query.__dict__, "search": ""}), limit=10_000).rows
     found = {int(r["id"]) for r in db.fetchall(
         "SELECT id FROM emails WHERE MATCH(subject, from_addr, from_name, body_text) "
@@ -65,14 +65,14 @@ def _walk(services, scope, query: QueueQuery, limit: int):
     prev_cursor: (forward ids, backward pages' ids, first positions, totals)."""
     pages, after = [], None
     while True:
-        pg = desk.queue_page(services, scope, query, after=after, limit=limit)
+        pg = queue.queue_page(services, scope, query, after=after, limit=limit)
         pages.append(pg)
         if pg.next_cursor is None:
             break
         after = pg.next_cursor
     back, before = [], pages[-1].prev_cursor
     while before is not None:
-        pg = desk.queue_page(services, scope, query, before=before, limit=limit)
+        pg = queue.queue_page(services, scope, query, before=before, limit=limit)
         back.insert(0, [r.id for r in pg.rows])
         before = pg.prev_cursor
     return pages, back
@@ -93,7 +93,7 @@ def test_a_searched_queue_is_the_queue_restricted_to_the_mails_the_index_finds(
     order, every page, the first positions and the total equal the unsearched queue
     restricted to the index's matches; with a count cap below the matches (broad) the total
     says "more than the cap" and the pages are still the same."""
-    monkeypatch.setattr(desk, "COUNT_CAP", cap)
+    monkeypatch.setattr(queue, "COUNT_CAP", cap)
     for case in CASES:
         for scope in (seeded, None):
             query = QueueQuery(**case)
@@ -116,27 +116,27 @@ def test_a_drafts_place_in_a_searched_queue_is_its_place_in_the_restricted_queue
     """The draft page's "x of N", Next and Previous under a search: the neighbours in the
     restricted queue (Next after the last wraps to the first); a draft the search does not
     find is "not in this queue"."""
-    monkeypatch.setattr(desk, "COUNT_CAP", cap)
+    monkeypatch.setattr(queue, "COUNT_CAP", cap)
     query = QueueQuery(search="Rechnung", sort="priority")
     expected = _reference(services, db, seeded, query)
     assert len(expected) > 5
     for i, draft_id in enumerate(expected):
-        where = desk.position(services, seeded, query, draft_id)
+        where = queue.position(services, seeded, query, draft_id)
         assert where.position == (i + 1 if i + 1 <= cap else None), draft_id
         assert where.total == min(len(expected), cap)
         assert where.capped == (len(expected) > cap)
         assert where.next_id == (expected[i + 1] if i + 1 < len(expected) else expected[0])
         assert where.prev_id == (expected[i - 1] if i else None)
-    missing = next(d for d in desk.queue_page(services, seeded, QueueQuery(), limit=100).rows
+    missing = next(d for d in queue.queue_page(services, seeded, QueueQuery(), limit=100).rows
                    if d.id not in expected)
-    where = desk.position(services, seeded, query, missing.id)
+    where = queue.position(services, seeded, query, missing.id)
     assert where.position is None and not where.listed and where.next_id == expected[0]
 
 
 def test_a_broad_search_over_http_says_more_than_the_cap(client, seeded, monkeypatch):
     """The queue's count for a broad search: "more than 5" (English) and "mehr als 5"
     (German), never a number presented as exact."""
-    monkeypatch.setattr(desk, "COUNT_CAP", 5)
+    monkeypatch.setattr(queue, "COUNT_CAP", 5)
     anna = client("anna")
     page = anna.get("/queue", params={"q": "Anfrage"}).text
     assert 'id="queue-total">more than 5<' in page
@@ -172,13 +172,13 @@ def test_a_broad_search_never_asks_the_fulltext_index(services, db, seeded, monk
     statement however it is used (at 100,000 drafts), so neither the choice of the plan nor
     the page, the count up to a draft or the draft page's neighbours ask it - each row's
     mail is tested by the search's word pattern, the same rows the index finds."""
-    monkeypatch.setattr(desk, "COUNT_CAP", 5)
+    monkeypatch.setattr(queue, "COUNT_CAP", 5)
     query = QueueQuery(search="Anfrage", sort="priority")
     expected = _reference(services, db, seeded, query)
     assert len(expected) > 10
     sent = _statements(services, monkeypatch)
     pages, back = _walk(services, seeded, query, 3)
-    where = desk.position(services, seeded, query, expected[7])
+    where = queue.position(services, seeded, query, expected[7])
     assert [r.id for pg in pages for r in pg.rows] == expected
     assert pages[0].capped and where.position is None and where.listed
     searched = [s for s in sent if "review_queue_keys" in s]
@@ -193,9 +193,9 @@ def test_a_narrow_search_asks_the_fulltext_index_twice_a_first_page(services, db
     mails?) cost no more than the count they replace."""
     query = QueueQuery(search="kunde3")
     expected = _reference(services, db, seeded, query)
-    assert 0 < len(expected) < desk.COUNT_CAP
+    assert 0 < len(expected) < queue.COUNT_CAP
     sent = _statements(services, monkeypatch)
-    page = desk.queue_page(services, seeded, query)
+    page = queue.queue_page(services, seeded, query)
     assert [r.id for r in page.rows] == expected and page.first_position == 1
     assert page.total == len(expected) and not page.capped
     searched = [s for s in sent if "%(search)s" in s or "%(pattern)s" in s]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from email_rag.review import desk, fulltext
-from email_rag.review.desk import QueueQuery, fulltext_query, search_words
+from email_rag.review import fulltext, queue
+from email_rag.review.queue import QueueQuery, fulltext_query, search_words
 from tests.factories import make_draft, make_email
 
 PEOPLE = {"anna": "staff", "bob": "staff", "carl": "staff", "root": "admin"}
@@ -102,10 +102,10 @@ def test_both_plans_list_the_same_drafts_for_every_word(services, db, mails, mon
     names = {v: k for k, v in drafts.items()}
     for search in SEARCHES:
         query = QueueQuery(search=search, sort=sort)
-        narrow = [names[r.id] for r in desk.queue_page(services, None, query, limit=100).rows]
-        monkeypatch.setattr(desk, "COUNT_CAP", 0)
-        broad = desk.queue_page(services, None, query, limit=100)
-        monkeypatch.setattr(desk, "COUNT_CAP", 1000)
+        narrow = [names[r.id] for r in queue.queue_page(services, None, query, limit=100).rows]
+        monkeypatch.setattr(queue, "COUNT_CAP", 0)
+        broad = queue.queue_page(services, None, query, limit=100)
+        monkeypatch.setattr(queue, "COUNT_CAP", 1000)
         assert [names[r.id] for r in broad.rows] == narrow, search
         assert broad.capped == bool(narrow), search
         expected = _by_index(db, mails, search) - NOT_MODELLED.get(search, set())

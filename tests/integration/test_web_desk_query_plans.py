@@ -29,7 +29,7 @@ def test_the_reports_replies_are_read_from_the_sends_of_the_weeks_asked_for(db):
 
 
 def _search_params(**kw):
-    from email_rag.review.desk import QueueQuery
+    from email_rag.review.queue import QueueQuery
 
     return {**QueueQuery(search="Rechnung").params(None), "after_key": None, "after_id": 0,
             "before_key": b"\xff", "before_id": 0, "limit": 50, "at_key": None, "at_id": 0,
@@ -78,7 +78,7 @@ def test_the_queue_count_tests_no_subquery_per_draft(db):
     """The queue's count ("x of N" on every queue and draft page) reads the sort index once;
     the filters' subqueries (snoozed, mine, unassigned, ...) are each read once, never once
     per draft: the snoozed test per draft took 90 of the count's 130 ms at 100,000."""
-    from email_rag.review.desk import QueueQuery
+    from email_rag.review.queue import QueueQuery
 
     _seed_queue(db)
     for view in ("all", "snoozed", "mine", "unassigned"):

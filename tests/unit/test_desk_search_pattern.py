@@ -5,7 +5,7 @@ tests/integration/test_desk_search_words.py."""
 from __future__ import annotations
 
 from email_rag.review import fulltext
-from email_rag.review.desk import QueueQuery
+from email_rag.review.queue import QueueQuery
 
 
 def test_no_word_no_pattern():

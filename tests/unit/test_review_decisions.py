@@ -346,7 +346,7 @@ def test_the_console_offers_resolve_for_a_failed_mail_whose_entry_is_dead():
 
 
 def test_a_draft_outside_the_users_mailboxes_is_not_found():
-    from email_rag.review.desk import in_scope
+    from email_rag.review.access import in_scope
 
     assert in_scope(frozenset({1, 2}), 2) and in_scope(None, 7)
     assert not in_scope(frozenset({1, 2}), 3) and not in_scope(None, None)

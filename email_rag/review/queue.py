@@ -3,12 +3,10 @@
 The queue is the view ``review_queue`` (migration 0185). A page is found by its sort key
 and draft id (keyset), so a position survives drafts before it being approved by others,
 and "x of N" is one COUNT over the same filters. Every query takes the user's mailbox
-scope: staff only see, open and act on the mailboxes they are assigned to
-(``require_draft``/``require_mail`` are called before every action); admins see all.
+scope (``review.access``): staff only see the mailboxes they are assigned to; admins see all.
 
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
-| draft of a mailbox outside the user's scope | no | yes: answered as "not found", nothing changed | an admin assigns the mailbox |
 | cursor from an old link points at a draft that left the queue | - | yes | the page starts after that key (keys are values, not rows) |
 | search words shorter than 3 characters | - | yes: ignored (the index does not hold them) | the page says so |
 | a search matching more than COUNT_CAP drafts | - | yes: every match is listed, the count says "more than 1,000", positions beyond it are not numbered | narrow the search |
@@ -19,39 +17,46 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..core.actors import shown
-from ..core.catalog import N_
-from ..core.errors import DRAFT_MISSING, MAIL_MISSING, NO_SOURCE, DraftNotFoundError
-from ..core.records import Draft, RecordedExample, ReplyMail
 from ..core.rows import FromRow
-from ..core.states import DraftStatus
-from ..db import examples, figures, sql
-from ..db.audit import AuditEvent
-from ..db.busy import repeated_when_busy, written_when_busy
-from ..sending.review import listed_attachments
+from ..db import sql
 from . import fulltext, service_levels
 from .assignment import VIEWS
 
 if TYPE_CHECKING:
     from ..jobs.context import ServiceContext
 
+
 SORTS = ("waiting", "priority", "mailbox", "due")
+
+
 PAGE_SIZE = 50
+
+
 # waiting time colours: ok below WARN, warn below LATE, late after (hours since the
 # customer sent the mail)
 WAITING_WARN_HOURS = 4
+
+
 WAITING_LATE_HOURS = 24
+
+
 MIN_WORD = 3  # innodb_ft_min_token_size: shorter words are not in the index
+
+
 COUNT_CAP = 1_000  # a search counts its matches up to this ("more than 1,000")
+
+
 # a search is known broad without the FULLTEXT index when its pattern accepts more than
 # COUNT_CAP of the first PROBE_ROWS * COUNT_CAP listed drafts; it tries that when it accepts
 # more than 1 in PROBE_ROWS of the first PROBE_FIRST
 PROBE_FIRST = 100
+
+
 PROBE_ROWS = 4
 
 
@@ -100,10 +105,16 @@ class QueueQuery:
 
 
 STATES = ("", "pending_review", "stale", "flagged")
+
+
 # the queue's filters as request parameters (``QueueQuery.url_params``, ``query_of``): the
 # queue's links and form, the draft page's links and hidden fields, and saved views
 FILTER_KEYS = ("mailbox", "category", "q", "sort", "view", "state", "owner", "since", "until")
+
+
 MAX_SEARCH = 200
+
+
 MAX_OWNER = 100
 
 
@@ -204,7 +215,11 @@ class _Plan:
 
 
 _PLAIN = _Plan("desk_queue_page", "desk_queue_page_before")
+
+
 _NARROW = _Plan("desk_queue_search_page", "desk_queue_search_page_before")
+
+
 _BROAD = _Plan("desk_queue_broad_page", "desk_queue_broad_page_before", capped=True)
 
 
@@ -366,361 +381,3 @@ def due_in(due_at: datetime | None, now: datetime | None = None) -> int | None:
         return None
     now = now or datetime.now(UTC).replace(tzinfo=None)
     return int((due_at.replace(tzinfo=None) - now).total_seconds())
-
-
-def draft_mailbox(svc: ServiceContext, draft_id: int) -> int | None:
-    """The mailbox of a draft's mail (None: no such draft)."""
-    return _mailbox_of(svc, "desk_draft_mailbox", draft_id)
-
-
-def mail_mailbox(svc: ServiceContext, email_id: int) -> int | None:
-    """The mailbox of a mail (None: no such mail)."""
-    return _mailbox_of(svc, "desk_mail_mailbox", email_id)
-
-
-def require_draft(svc: ServiceContext, scope: frozenset[int] | None, draft_id: int) -> None:
-    """The draft exists and its mailbox is in the user's scope; otherwise "not found"
-    (a staff member does not learn that drafts of other mailboxes exist)."""
-    if not in_scope(scope, _mailbox_of(svc, "desk_draft_mailbox", draft_id)):
-        raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
-
-
-def require_mail(svc: ServiceContext, scope: frozenset[int] | None, email_id: int) -> None:
-    if not in_scope(scope, _mailbox_of(svc, "desk_mail_mailbox", email_id)):
-        raise DraftNotFoundError(MAIL_MISSING % {"id": email_id})
-
-
-def in_scope(scope: frozenset[int] | None, mailbox_id: int | None) -> bool:
-    """A record of this mailbox (None: no such record) may be seen by a user of ``scope``
-    (None: an admin, every mailbox)."""
-    return mailbox_id is not None and (scope is None or mailbox_id in scope)
-
-
-def _mailbox_of(svc: ServiceContext, query: str, record_id: int) -> int | None:
-    found = svc.db.fetchone(sql(query), {"id": record_id})
-    return None if found is None else int(found["mailbox_id"])
-
-
-@dataclass(frozen=True)
-class MailView(FromRow):
-    """One mail as staff and admins read it, never its raw source: the draft page and the
-    mail page (``desk_mail_read``) and the admin timeline (``web_timeline_mail``) each select
-    the columns they show; the others stay None."""
-
-    id: int
-    status: str
-    subject: str | None = None
-    from_addr: str | None = None
-    from_name: str | None = None
-    to_addrs: str | None = None
-    cc_addrs: str | None = None
-    received_at: datetime | None = None
-    status_reason: str | None = None
-    category: str | None = None
-    priority: str | None = None
-    language: str | None = None
-    classification_defaulted: bool = False
-    summary: str | None = None
-    body_text: str | None = None
-    body_html: str | None = None
-    mailbox: str | None = None
-    attachments: Any = None  # the column's JSON text; ``read_mail``: ListedAttachments
-    index_status: str | None = None
-    index_missing: str | None = None
-    parse_status: str | None = None
-    parse_error: str | None = None
-    message_id: str | None = None
-
-
-def read_mail(svc: ServiceContext, scope: frozenset[int] | None, email_id: int) -> MailView:
-    """One mail for reading (its text, the sanitised HTML part is the page's business,
-    its attachments as listed by the parse step), if the user may see its mailbox."""
-    require_mail(svc, scope, email_id)
-    row = svc.db.fetchone(sql("desk_mail_read"), {"id": email_id})
-    if row is None:
-        raise DraftNotFoundError(MAIL_MISSING % {"id": email_id})
-    mail = MailView.from_row(row)
-    return replace(mail, attachments=listed_attachments(mail.attachments))
-
-
-def raw_source(svc: ServiceContext, scope: frozenset[int] | None, email_id: int,
-               actor: str) -> bytes:
-    """The mail as it was received (every header, every part), for a user who may see its
-    mailbox; the view is audited (it shows what the parsed page does not)."""
-    require_mail(svc, scope, email_id)
-    row = svc.db.fetchone(sql("desk_mail_raw"), {"id": email_id})
-    if row is None or row["raw"] is None:
-        raise DraftNotFoundError(NO_SOURCE % {"id": email_id})
-    raw = bytes(row["raw"])
-    svc.audit.record(AuditEvent(actor, "email", email_id, "raw_source_viewed",
-                                detail={"size": len(raw)}))
-    return raw
-
-
-def visible_mailboxes(svc: ServiceContext, scope: frozenset[int] | None) -> list[str]:
-    """The mailbox names a user may filter by."""
-    return [r["name"] for r in svc.db.fetchall(sql("desk_mailboxes"))
-            if scope is None or int(r["id"]) in scope]
-
-
-# --- edits saved as the agent types (draft_edits) ---
-
-EDITING_WINDOW_S = 600  # another agent's edit younger than this shows "being edited by X"
-MAX_EDIT_CHARS = 100_000
-
-
-def save_edit(svc: ServiceContext, draft_id: int, user_id: int, body: str, by: str) -> None:
-    """The agent's autosave (``by``: the agent's actor, for an audited repeat)."""
-    written_when_busy(svc.db, "save_edit", by, "draft", draft_id, "desk_edit_save",
-                      {"draft_id": draft_id, "user_id": user_id, "body": body[:MAX_EDIT_CHARS]})
-
-
-@dataclass(frozen=True)
-class OwnEdit(FromRow):
-    """The agent's own autosaved text of a draft."""
-
-    body: str
-    saved_at: datetime | None = None
-
-
-@dataclass(frozen=True)
-class OtherEditor(FromRow):
-    """Another agent who saved an edit of the draft recently."""
-
-    name: str
-    saved_at: datetime | None = None
-    ago_s: int | None = None
-
-
-def own_edit(svc: ServiceContext, draft_id: int, user_id: int) -> OwnEdit | None:
-    row = svc.db.fetchone(sql("desk_edit_get"), {"draft_id": draft_id, "user_id": user_id})
-    return None if row is None else OwnEdit.from_row(row)
-
-
-def discard_edit(svc: ServiceContext, draft_id: int, user_id: int, by: str) -> None:
-    written_when_busy(svc.db, "discard_edit", by, "draft", draft_id, "desk_edit_discard",
-                      {"draft_id": draft_id, "user_id": user_id})
-
-
-def others_editing(svc: ServiceContext, draft_id: int, user_id: int) -> list[OtherEditor]:
-    return OtherEditor.from_rows(svc.db.fetchall(sql("desk_edit_others"), {
-        "draft_id": draft_id, "user_id": user_id, "window_s": EDITING_WINDOW_S}))
-
-
-def draft_state(svc: ServiceContext, draft_id: int) -> Draft | None:
-    """The draft's status and who moved it (no texts): what an open page polls."""
-    row = svc.db.fetchone(sql("desk_draft_state"), {"id": draft_id})
-    return None if row is None else Draft.from_row(row)
-
-
-
-def what_happened(draft: Draft, zone: Any = None) -> tuple[str, dict[str, str]]:
-    """The other agent's action on a draft, as a message with its values (for a conflict;
-    the web UI translates it); times in ``zone``."""
-    status = draft.status
-    if status in (DraftStatus.APPROVED, DraftStatus.SENT):
-        return N_("%(who)s approved it at %(at)s"), {
-            "who": _who(draft.approved_by), "at": _at(draft.approved_at, zone)}
-    if status == DraftStatus.REJECTED:
-        return N_("%(who)s rejected it (%(reason)s)"), {
-            "who": _who(draft.rejected_by), "reason": str(draft.reject_reason or "")}
-    if status == DraftStatus.SUPERSEDED:
-        return N_("it was replaced by a regenerated draft"), {}
-    if status == DraftStatus.STALE:
-        return N_("it was marked stale (%(reason)s)"), {
-            "reason": str(draft.stale_reason or "a newer mail arrived")}
-    return N_("it changed (now %(status)s)"), {"status": str(status)}
-
-
-def _who(actor: Any) -> str:
-    return shown(actor, "someone")
-
-
-def _at(value: Any, zone: Any = None) -> str:
-    if not hasattr(value, "strftime"):
-        return str(value or "")
-    if zone is not None and value.tzinfo is None:  # stored as UTC without tzinfo
-        from datetime import UTC
-
-        value = value.replace(tzinfo=UTC).astimezone(zone)
-    return value.strftime("%H:%M")
-
-
-# --- classification corrected by a human ---
-
-def classification_choices() -> dict[str, list[str]]:
-    from ..classification.values import Category, Language, Priority
-
-    return {"categories": [c.value for c in Category], "languages": [c.value for c in Language],
-            "priorities": [c.value for c in Priority]}
-
-
-def correct_classification(svc: ServiceContext, draft_id: int, by: str, category: str,
-                           language: str, priority: str) -> dict[str, Any]:
-    """Set the mail's category, language and priority by hand, with an audit event
-    (``classification_corrected``, before and after). Values outside the enums are refused.
-    Returns the changes (empty when nothing differed)."""
-    from ..core.errors import BadInputError
-    from ..db.audit import write_events
-
-    choices = classification_choices()
-    new = {"category": category, "language": language, "priority": priority}
-    lists = {"category": "categories", "language": "languages", "priority": "priorities"}
-    for field, value in new.items():
-        if value not in choices[lists[field]]:
-            raise BadInputError(f"{field} {value!r} is not one of the known values")
-
-    def correct(repeats: list[AuditEvent]) -> tuple[dict[str, Any], RecordedExample | None]:
-        with svc.db.transaction() as cur:
-            mail = cur.fetchone(sql("desk_classification_for_update"), {"draft_id": draft_id})
-            if mail is None:
-                raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
-            changes = {k: [mail[k], v] for k, v in new.items() if mail[k] != v}
-            if changes:
-                cur.execute(sql("desk_classification_set"), {"id": mail["id"], **new})
-                write_events(cur, [AuditEvent(by, "email", mail["id"],
-                                              "classification_corrected",
-                                              detail={"draft_id": draft_id,
-                                                      "changes": changes})])
-                figures.corrected(cur, mail["id"])
-            example = examples.record(cur, mail["id"], "correction")
-            write_events(cur, repeats)
-        return changes, example
-
-    changes, example = repeated_when_busy("correct_classification", by, "draft", draft_id,
-                                          correct)
-    examples.embed_recorded(svc.db, svc, example)
-    return changes
-
-
-# --- the conversation around a draft ---
-
-@dataclass(frozen=True)
-class ThreadItem(FromRow):
-    """A mail of the thread (``kind`` inbound: ``desk_thread_mails``) or one of our replies
-    (``ours``: ``desk_thread_replies``); ``current``: the mail this draft answers."""
-
-    status: str
-    at: datetime | None = None
-    id: int | None = None  # the inbound mail's id
-    email_id: int | None = None  # ours: the mail it answered
-    draft_id: int | None = None
-    subject: str | None = None
-    from_addr: str | None = None
-    from_name: str | None = None
-    body_text: str | None = None
-    approved_by: str | None = None
-    send_status: str | None = None
-    kind: str = "inbound"
-    current: bool = False
-
-
-@dataclass(frozen=True)
-class HistoryItem(FromRow):
-    """Another mail of the sender in this mailbox (``desk_sender_history``)."""
-
-    id: int
-    status: str
-    subject: str | None = None
-    category: str | None = None
-    at: datetime | None = None
-    draft_id: int | None = None
-
-
-def conversation(svc: ServiceContext, mail: ReplyMail) -> list[ThreadItem]:
-    """The whole thread in time order: the customer's mails (this one marked) and our
-    replies that were approved or sent, each with ``kind`` inbound | ours."""
-    if not mail.thread_key:
-        return []
-    key = {"mailbox_id": mail.mailbox_id, "thread_key": mail.thread_key}
-    items = [replace(m, kind="inbound", current=m.id == mail.id)
-             for m in ThreadItem.from_rows(svc.db.fetchall(sql("desk_thread_mails"), key))]
-    items += [replace(r, kind="ours")
-              for r in ThreadItem.from_rows(svc.db.fetchall(sql("desk_thread_replies"), key))]
-    items.sort(key=lambda i: (i.at is None, i.at or datetime.min, i.kind == "ours"))
-    return items if len(items) > 1 else []
-
-
-def sender_history(svc: ServiceContext, mail: ReplyMail) -> list[HistoryItem]:
-    if not mail.from_addr:
-        return []
-    return HistoryItem.from_rows(svc.db.fetchall(sql("desk_sender_history"), {
-        "mailbox_id": mail.mailbox_id, "from_addr": mail.from_addr, "id": mail.id,
-        "thread_key": mail.thread_key}))
-
-
-SOURCE_TEXT_KEYS = ("snippet", "text", "excerpt", "summary", "body")
-
-
-@dataclass(frozen=True)
-class SourceCard:
-    """A retrieved source as the draft page shows it."""
-
-    title: str
-    text: str = ""
-    score: Any = None
-    email_id: Any = None
-    at: Any = None
-    category: Any = None
-    reply: str = ""
-    ref: str = ""  # S1, S2 ...: the label the draft's lines point to
-    link: str = ""  # the article passage (/admin/knowledge/<id>#p<n>) or the past mail
-    kind: str = ""  # article | saved_reply | case | past_reply
-    vouched_by: str = ""  # the past mail (/mails/<id>) whose reply states this passage's facts
-
-
-@dataclass(frozen=True)
-class TracedLine:
-    text: str
-    ref: str | None  # the source the line came from; None: written by the product
-
-
-@dataclass(frozen=True)
-class Written:
-    """How the draft was written, as its page shows it: the basis, each line of the body
-    with its source, and the sources themselves."""
-
-    basis: str | None  # "sources" | "no_source"; None: a draft of an older version
-    lines: list[TracedLine]
-    sources: list[SourceCard]
-
-    @property
-    def no_source(self) -> bool:
-        return self.basis == "no_source"
-
-
-def written(basis: str | None, trace: list[Any], sources: list[Any]) -> Written:
-    lines = [TracedLine(str(t.get("text") or ""), t.get("ref") or None)
-             for t in trace if isinstance(t, dict)]
-    return Written(basis, lines, source_cards(sources))
-
-
-def _mail_link(origin: Any) -> str:
-    """``mail:<id>`` as the page of that mail, else ""."""
-    kind, _, number = str(origin or "").partition(":")
-    return f"/mails/{int(number)}" if kind == "mail" and number.isdigit() else ""
-
-
-def source_cards(sources: list[Any]) -> list[SourceCard]:
-    """Retrieved sources (JSON values of the draft's retrieval detail) as readable cards:
-    title, score, the customer's text and our reply then - never a raw dict dump."""
-    cards = []
-    for s in sources:
-        if not isinstance(s, dict):
-            cards.append(SourceCard("source", str(s)[:1500]))
-            continue
-        reply = s.get("reply")
-        reply_text = reply.get("text") if isinstance(reply, dict) else reply
-        text = next((s[k] for k in SOURCE_TEXT_KEYS if s.get(k)), "")
-        email_id = s.get("email_id")
-        link = str(s.get("link") or "")
-        cards.append(SourceCard(
-            title=s.get("subject") or s.get("title") or
-            (f"mail #{email_id}" if email_id is not None else "source"),
-            score=s.get("score"), email_id=email_id,
-            at=s.get("received_at") or s.get("date"), category=s.get("category"),
-            text=str(text)[:1500], reply=str(reply_text or "")[:1500],
-            ref=str(s.get("ref") or ""), kind=str(s.get("kind") or ""),
-            link=link if link.startswith("/") and not link.startswith("//") else "",
-            vouched_by=_mail_link(s.get("vouched_by"))))
-    return cards
