@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from email_rag.auth import users
 from email_rag.db import Database
-from email_rag.review import users
 
 PASSWORD = "correct horse 42"
 # the browser of the in-process tests: on this machine, so a plain-http login is allowed

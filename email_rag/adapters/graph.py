@@ -307,7 +307,7 @@ class ArangoGraph:
 
     def forget_mail(self, mail: GraphMail, address: str | None,
                     children: Sequence[int] = ()) -> None:
-        """Erasure (email_rag.review.erasure): delete the mail's documents as ``upsert_mail``
+        """Erasure (email_rag.privacy.erasure): delete the mail's documents as ``upsert_mail``
         wrote them (the mail, its replies, every edge it made), the reply_to edges of the
         mails that answer it (``children``: their ids) and the person ``address`` (None: no
         person vertex, as for retention). Deleting by key: a document already gone is no

@@ -402,8 +402,9 @@ class QdrantStore:
         product; the points are walked best first (ties: the older point first) and the two
         conditions (mailbox, excluded mail) read from the payloads in place, only until
         ``limit`` hits are found; only those become records. The same hits and scores as
-        the filtered query (``tests/integration/test_speedups.py``). None (use the query) in
-        server mode or if this qdrant-client keeps its points differently.
+        the filtered query (``tests/integration/test_fast_paths_keep_their_guarantees.py``).
+        None (use the query) in server mode or if this qdrant-client keeps its points
+        differently.
         """
         if self.mode != "local":
             return None

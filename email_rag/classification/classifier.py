@@ -46,7 +46,13 @@ from ..llm.budget import context_tokens
 from ..llm.mail_input import MailContent, mail_content
 from ..llm.policy import EventFactory, PolicyLimits, TaskOutcome, TaskResult, run_task
 from .history import HistoryDeps, TeamHistory, TeamView, field_value
-from .rules import asks_question, language_decision, no_reply_outcome, no_reply_rule
+from .rules import (
+    NO_QUESTION_CATEGORIES,
+    asks_question,
+    language_decision,
+    no_reply_outcome,
+    no_reply_rule,
+)
 from .task import classification_task
 from .values import EMAIL_COLUMNS, SUMMARY_MAX, Classification, FieldSource, Language
 
@@ -165,6 +171,9 @@ class Classifier:
         if not value.needs_reply and not content.auto_reason \
                 and asks_question(mail.body_text, value.category):
             value = value.model_copy(update={"needs_reply": True})
+            sources["needs_reply"] = FieldSource(source="rules", confidence=None)
+        elif value.needs_reply and value.category in NO_QUESTION_CATEGORIES:
+            value = value.model_copy(update={"needs_reply": False})
             sources["needs_reply"] = FieldSource(source="rules", confidence=None)
         updates: dict[str, SqlValue] = dict(value.email_updates(labels.version,
                                                                 labels.defaulted))

@@ -7,6 +7,9 @@ language.
   staff to confirm: never terminal).
 - ``asks_question``: a mail whose own words ask the team something needs a reply, whatever
   the history or the model say - unless it is spam or a notification.
+- ``NO_QUESTION_CATEGORIES``: what the history or the model file as spam or a notification
+  needs no reply even when their reply flag says it does (the real 1.5B model filed an SEO
+  offer and a lottery mail as spam needing a reply); a suggestion staff confirm, as any.
 - ``no_reply_outcome``: the one place that decides whether a classified mail gets no
   reply: an LLM's ``needs_reply: false`` alone is only a suggestion; a list header
   (``corroborating_header``) or the loop guard make it terminal; a sender that takes no

@@ -1,7 +1,7 @@
 """``email-rag privacy export ADDRESS --out FILE.zip``: everything stored about a person,
 for an access request; ``email-rag privacy forget ADDRESS --reason TEXT [--dry-run]``:
-erase it (email_rag.review.privacy). ``email-rag privacy retention [--dry-run]``: one
-retention pass now (email_rag.review.retention). Each prints a ``RunResult``
+erase it (email_rag.privacy.personal_data). ``email-rag privacy retention [--dry-run]``: one
+retention pass now (email_rag.privacy.retention). Each prints a ``RunResult``
 (core/run_result.py; items are mails): forget is ``partial`` (2) when a store is down (run
 it again to finish: the erasure list is its checkpoint), ``verification_failed`` (3) when
 the check afterwards still finds the person, ``completed`` (0) otherwise; retention is
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..core.actors import command_line
 from ..core.run_result import EndState, RunResult
-from ..review import privacy, retention
+from ..privacy import personal_data, retention
 from .output import ExitCode, Outcome
 
 
@@ -32,7 +32,7 @@ def register(sub, common) -> None:
 
 def export(args, svc) -> Outcome:
     try:
-        r = privacy.export(svc, args.address, args.out, args.by)
+        r = personal_data.export(svc, args.address, args.out, args.by)
     except OSError as e:
         return Outcome(ExitCode.ERROR, f"Could not write {args.out}: {e.strerror or e}. "
                        "Nothing was written.", {"error": type(e).__name__})
@@ -55,7 +55,7 @@ def register_forget(psub, common) -> None:
 
 
 def forget(args, svc) -> Outcome:
-    r = privacy.forget(svc, args.address, args.reason, args.by, args.dry_run)
+    r = personal_data.forget(svc, args.address, args.reason, args.by, args.dry_run)
     data = vars(r)
     counts = ", ".join(f"{k} {v}" for k, v in r.plan.items())
     if r.state == "planned":

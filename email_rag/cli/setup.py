@@ -2,13 +2,13 @@
 
 While no account exists, it prints a link to the web's set-up page (valid for an
 hour, usable once): the first admin is created there, then the first mailbox is added and
-its history import started (review/first_start.py). Once an account exists it prints nothing
+its history import started (auth/first_start.py). Once an account exists it prints nothing
 secret and exits 1: log in, or add users with `email-rag users add`.
 """
 
 from __future__ import annotations
 
-from ..review import first_start
+from ..auth import first_start
 from .output import ExitCode, Outcome
 
 

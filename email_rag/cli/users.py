@@ -13,10 +13,10 @@ import os
 import sys
 from pathlib import Path
 
+from ..auth import users
 from ..core.actors import command_line
 from ..core.errors import BadInputError
 from ..core.states import UserRole
-from ..review import users
 from .output import ExitCode, Outcome, table
 
 PASSWORD_ENV = "EMAIL_RAG_NEW_USER_PASSWORD"

@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .jsonvalue import JsonObject
-from .records import Draft, InboundRef, Job, Mail, ReplyMail, SendAttempt
+from .records import Draft, InboundRef, Job, Mail, RecordedExample, ReplyMail, SendAttempt
 from .routing import job_key
 from .rows import Row
 from .states import JobKind, JobState, MailStatus
 
 if TYPE_CHECKING:  # an annotation only: audit events are written by the implementations
-    from ..db.audit import AuditEvent
+    from .audit_event import AuditEvent
 
 
 # --- IMAP ---
@@ -174,9 +174,10 @@ class ReviewRows(Protocol):
         """The mailbox's name and address."""
         ...
 
-    def labelled(self, email_id: int, source: str, services: Any) -> bool:
+    def labelled(self, email_id: int, source: str) -> RecordedExample | None:
         """The mail's current labels stored as a labelled example of the team
-        (``db.examples.record``: ``services`` gives the embedder)."""
+        (``db.examples.record``), whose vector the caller makes after its commit
+        (``db.examples.embed_recorded``); None when the mail has no labels to learn from."""
         ...
 
     def reviewed(self, draft_id: int, outcome: Any, distance: float | None = None,

@@ -175,6 +175,18 @@ class ReplyMail(FromRow):
 
 
 @dataclass(frozen=True)
+class RecordedExample:
+    """A labelled example a person's action stored (``db.examples.record``): the text its
+    vector is made from once the action committed, and the embedder of the vector it has
+    (None: none yet)."""
+
+    email_id: int
+    subject: str | None
+    body_text: str | None
+    vector_of: str | None = None
+
+
+@dataclass(frozen=True)
 class SendContext:
     """What the sender needs to send one reply: the approved draft, the mail it answers,
     the mailbox it leaves from, the addresses and the one send attempt."""

@@ -1,7 +1,8 @@
 """The team's labelled examples: what people confirmed about a mail's classification.
 
 A human action that confirms a mail's labels calls ``record`` inside its own transaction,
-so the example exists exactly when the action does:
+so the example exists exactly when the action does, and ``embed_recorded`` after its commit
+(the embedder is never called while the action holds its locks):
 
 | action (module)                          | source     | labels                           |
 |------------------------------------------|------------|----------------------------------|
@@ -29,6 +30,8 @@ Failure table:
 | at the human action                     |                  |              | step embeds it (``unembedded``)    |
 | the mail has no classification yet      | -                | yes          | nothing stored (no labels to learn) |
 | the transaction rolls back              | -                | yes          | no example, as no action           |
+| the process dies after the commit,      | -                | yes          | the classify step embeds it        |
+| before the embedding                    |                  |              | (``unembedded``)                   |
 | the configured embedder changed         | -                | yes          | re-embedded by the classify step   |
 """
 
@@ -44,7 +47,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..core.index_ports import Embedder
-from ..core.records import Mail
+from ..core.records import Mail, RecordedExample
 from ..core.rows import FromRow, Row
 from .connection import Cursor, Database
 from .queries import slot_params, sql
@@ -143,31 +146,47 @@ class LabelledMail(FromRow):
     category: str | None = None
     priority: str | None = None
     needs_reply: bool | int | None = None
+    vector_of: str | None = None  # the embedder of its example's vector, if it has one
 
 
-def record(cur: Cursor, services: HasEmbedder, email_id: int, source: str) -> bool:
+def record(cur: Cursor, email_id: int, source: str) -> RecordedExample | None:
     """Store the mail's current labels as an example (``source``), inside the caller's
-    transaction. Embedding failures never fail the caller: the example is stored without
-    vector. False when the mail has no complete classification to learn from."""
+    transaction, keeping a vector it has; the caller makes its vector after its commit
+    (``embed_recorded``): no embedder call while the action's rows are locked. None when
+    the mail has no complete classification to learn from."""
     if source not in SOURCES:
         raise ValueError(f"unknown example source {source!r}")
     row = cur.fetchone(sql("examples_mail_labels"), {"id": email_id})
     mail = LabelledMail.from_row(row) if row else None
     if mail is None or None in (mail.category, mail.priority, mail.needs_reply):
-        return False
-    vector, name = None, None
-    try:
-        embedder = services.embedder
-        vector = mail_vectors(embedder, [(mail.subject, mail.body_text)])[0]
-        name = vector_name(embedder)
-    except Exception as e:  # any failure of the embedder must not undo a person's action
-        log.warning("example of mail %s stored without vector (%s); the classify step "
-                    "embeds it later", email_id, type(e).__name__)
+        return None
     cur.execute(sql("examples_upsert"), {
         "mailbox_id": mail.mailbox_id, "email_id": email_id, "source": source,
         "category": mail.category, "priority": mail.priority,
-        "needs_reply": bool(mail.needs_reply), "embedder": name, "vector": vector})
-    return True
+        "needs_reply": bool(mail.needs_reply), "embedder": None, "vector": None})
+    return RecordedExample(email_id, mail.subject, mail.body_text, mail.vector_of)
+
+
+def embed_recorded(db: Database, services: HasEmbedder, example: RecordedExample | None) -> bool:
+    """The vector of an example ``record`` stored, once the action's transaction committed
+    (one statement; none when its vector is of the configured embedder already). True when
+    one was stored. No failure here fails the action: the example stays without vector and
+    the classify step embeds it."""
+    if example is None:
+        return False
+    try:
+        embedder = services.embedder
+        name = vector_name(embedder)
+        if example.vector_of == name:
+            return False
+        vector = mail_vectors(embedder, [(example.subject, example.body_text)])[0]
+        db.execute(sql("examples_set_vector_of_mail"), {
+            "email_id": example.email_id, "embedder": name, "vector": vector})
+        return True
+    except Exception as e:  # any failure here must not undo or fail a person's action
+        log.warning("example of mail %s stored without vector (%s); the classify step "
+                    "embeds it later", example.email_id, type(e).__name__)
+        return False
 
 
 def record_history(cur: Cursor, email_ids: Sequence[int]) -> None:

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 from ..core.errors import PermanentError, TransitionRefused
 from ..core.jsonvalue import JsonObject
 from ..core.ports import StoreRows
-from ..core.records import Draft, InboundRef, Mail, ReplyMail, SendAttempt
+from ..core.records import Draft, InboundRef, Mail, RecordedExample, ReplyMail, SendAttempt
 from ..core.rows import Row
 from ..core.states import (
     DRAFT_MOVES,
@@ -67,8 +67,8 @@ class CursorRows:
         write_events(self.cur, events)
 
     # --- ReviewRows ---
-    def labelled(self, email_id: int, source: str, services: Any) -> bool:
-        return examples.record(self.cur, services, email_id, source)
+    def labelled(self, email_id: int, source: str) -> RecordedExample | None:
+        return examples.record(self.cur, email_id, source)
 
     def reviewed(self, draft_id: int, outcome: Any, distance: float | None = None,
                  by: str = "") -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.index_ports import MailToIndex, VectorPoint
 from ..core.jsonvalue import JsonObject
@@ -35,6 +35,9 @@ from .indexer import (
     chunk_payload,
     with_tries,
 )
+
+if TYPE_CHECKING:
+    from ..jobs.context import ServiceContext
 
 ALONE_GIVE_UP = 3  # mails failing alone in a row, none embedded: the embedder is down
 ONE_TRY = RetryPolicy(delays=(0.0,), max_attempts=1, jitter=0.0)
@@ -135,7 +138,7 @@ def _vectors(indexer: Indexer, mails: list[MailToIndex],
             if written.state == "ok" else {})
 
 
-def _each_alone(services: Any, mails: list[MailToIndex],
+def _each_alone(services: ServiceContext, mails: list[MailToIndex],
                 chunks: dict[int, tuple[list[str], list[str]]],
                 vectors: dict[int, list[list[float]]], results: dict[int, IndexResult],
                 batch: StoreResult) -> None:

@@ -45,6 +45,7 @@ from .chunking import MAX_CHUNKS, attachment_chunks, mail_chunks
 
 if TYPE_CHECKING:
     from ..db.connection import Cursor, Database
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +171,8 @@ def _is_store_error(e: BaseException) -> bool:
 
 
 class Indexer:
-    def __init__(self, services: Any, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, services: ServiceContext,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.services = services
         self.settings = services.settings
         self.policy = store_policy(services.settings)

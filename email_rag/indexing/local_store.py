@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import StoreLockedError, StoreUnavailableError
+
+if TYPE_CHECKING:
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +26,7 @@ def is_local(settings: Any) -> bool:
     return not settings.qdrant_url
 
 
-def take(services: Any, wait_seconds: float | None = None,
+def take(services: ServiceContext, wait_seconds: float | None = None,
          sleep: Any = time.sleep) -> None:
     """Open the local store now, waiting up to ``wait_seconds`` for another holder to let go.
 
@@ -63,7 +66,7 @@ def take(services: Any, wait_seconds: float | None = None,
             return
 
 
-def try_open(services: Any) -> bool:
+def try_open(services: ServiceContext) -> bool:
     """Open the store in this process if it is free. False: another process holds it."""
     try:
         services.vectors.open()

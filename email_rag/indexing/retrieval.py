@@ -51,6 +51,7 @@ from ..core.index_ports import ChunkPayload, HistoryMail, MailToIndex, VectorHit
 from ..core.jsonvalue import JsonObject
 from ..core.rows import FromRow, Row, set_field
 from ..db import slot_params, sql
+from ..jobs.context import ServiceContext
 from .chunking import clean_body, mail_chunks
 from .indexer import StoreResult, _iso, store_policy, with_tries
 
@@ -347,23 +348,25 @@ class Reader(Protocol):
 
 
 class Retriever:
-    def __init__(self, services: Any, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, services: ServiceContext, sleep: Callable[[float], None] = time.sleep) -> None:
         self.services = services
         self.settings = services.settings
         self.policy = store_policy(services.settings)
         self.sleep = sleep
 
     # --- for the draft ---
-    def for_mail(self, email: MailToIndex | Mapping[str, Any]
+    def for_mail(self, email: MailToIndex | Mapping[str, Any], close_bar: float | None = None
                  ) -> tuple[JsonObject, dict[str, StoreResult]]:
         """The retrieve step's detail (JSON) and the store results (see ``retrieve``)."""
-        got = self.retrieve(MailToIndex.of(email))
+        got = self.retrieve(MailToIndex.of(email), close_bar)
         return got.detail(), got.stores
 
-    def retrieve(self, mail: MailToIndex) -> Retrieved:
+    def retrieve(self, mail: MailToIndex, close_bar: float | None = None) -> Retrieved:
         """The outside stores first (vectors, graph), then every MariaDB read in one read
         transaction (one commit): the lexical ranking, the thread, the sent replies of the
-        fused candidates and of the thread (one query), the sender's history."""
+        fused candidates and of the thread (one query), the sender's history. ``close_bar``:
+        the cosine at which a past case may answer the mail (the drafting's bar): such cases
+        the fusion left out are kept too (``close_cases``); None: the fused ones only."""
         s = self.settings
         stores: dict[str, StoreResult] = {}
         chunks, _ = mail_chunks(mail.subject, mail.body_text, s.chunk_chars, s.chunk_overlap)
@@ -413,8 +416,8 @@ class Retriever:
             cases = self._sent_cases([h.email_id for h in fused] + [r.id for r in rows], cur)
             if fused:
                 similar = similar_cases(fused, cases, s.retrieve_limit, {h.id for h in words})
-                similar += close_cases(fused, similar, cases, s.draft_bar_past_reply,
-                                       s.retrieve_limit)
+                if close_bar is not None:
+                    similar += close_cases(fused, similar, cases, close_bar, s.retrieve_limit)
             thread = thread_mails(rows, cases)
             if source == "mariadb" and mail.from_addr:
                 history = [_history(r) for r in cur.fetchall(

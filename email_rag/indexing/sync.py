@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..core.errors import PermanentError
 from ..core.jsonvalue import JsonObject
@@ -40,6 +40,9 @@ from ..db.audit import AuditEvent, write_events
 from ..jobs.arming import arm_run
 from ..jobs.store import NewJob
 from .indexer import STORES, Indexer, IndexResult
+
+if TYPE_CHECKING:
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +86,7 @@ def parse_scope(scope: str) -> tuple[str, int | None]:
 OnMail = Callable[[Any, int, SyncReport], None]
 
 
-def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
+def sync(services: ServiceContext, scope: str = "partial", actor: str = Actor.SCHEDULER,
          sleep: Callable[[float], None] = time.sleep, start_after: int = 0,
          on_mail: OnMail | None = None,
          stop: threading.Event | None = None) -> SyncReport:
@@ -137,7 +140,7 @@ def sync(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER,
     return report
 
 
-def _one(services: Any, indexer: Indexer, mail: Mail, only: list[str] | None,
+def _one(services: ServiceContext, indexer: Indexer, mail: Mail, only: list[str] | None,
          down: set[str], report: SyncReport, actor: str, on_mail: OnMail | None = None) -> None:
     report.examined += 1
     result = indexer.index(mail.as_row(), only, down)
@@ -190,7 +193,7 @@ class Armed(TypedDict):
     enqueued: bool  # False: left in MariaDB for re-dispatch
 
 
-def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> Armed:
+def arm(services: ServiceContext, scope: str = "partial", actor: str = Actor.SCHEDULER) -> Armed:
     """Queue a sync run of ``scope`` on the vector queue (coalesced with one pending)."""
     parse_scope(scope)
     queue = sync_queue(services.settings)
@@ -201,7 +204,7 @@ def arm(services: Any, scope: str = "partial", actor: str = Actor.SCHEDULER) -> 
                  armed=armed, enqueued=bool(enqueued))
 
 
-def schedule(services: Any) -> JsonObject:
+def schedule(services: ServiceContext) -> JsonObject:
     """The periodic job: arm a run when partially_indexed mail exists. Opens no store."""
     n = int(services.db.fetchone(sql("index_count_partial"))["n"])
     if not n:

@@ -22,16 +22,20 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.errors import DatabaseUnavailableError
 from ..core.records import Job
 from ..core.run_result import EndState, RunResult
 from ..core.states import Actor
 from ..db import sql
+from ..db.connection import Database
 from ..db.run_results import Run, RunLog
 from ..jobs.handoff import Handoff
 from .sync import SyncReport, sync, sync_queue
+
+if TYPE_CHECKING:
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +61,7 @@ def again(scope: str) -> str:
         scope, f" --email {scope.partition(':')[2]}")
 
 
-def partial_now(db: Any, scope: str) -> int:
+def partial_now(db: Database, scope: str) -> int:
     """Mails of ``scope`` partially_indexed now, counted in MariaDB (not the sync's report)."""
     if scope.startswith("email:"):
         row = db.fetchone(sql("index_status_of"), {"id": int(scope.split(":", 1)[1])})
@@ -66,7 +70,7 @@ def partial_now(db: Any, scope: str) -> int:
     return int(row["n"]) if row else 0
 
 
-def run_sync(services: Any, scope: str, actor: str,
+def run_sync(services: ServiceContext, scope: str, actor: str,
              stop: threading.Event | None = None) -> SyncRun:
     """The sync of ``scope`` under the checkpoint: each mail's count commits with the mail;
     ``stop`` ends the walk after the mail in hand; a run killed midway, or one that lost
@@ -128,7 +132,7 @@ def sync_result(scope: str, report: SyncReport, remaining: int,
                      "written to every store stay partially_indexed.")
 
 
-def run_job(services: Any, job: Job, worker: str) -> Handoff | None:
+def run_job(services: ServiceContext, job: Job, worker: str) -> Handoff | None:
     """Handler of ``index_sync`` queue entries (in the worker that owns the vector store)."""
     queue = sync_queue(services.settings)
     if job.queue != queue:

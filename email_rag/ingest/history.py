@@ -60,7 +60,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ClaimLostError, EmailRagError, PermanentError
 from ..core.index_ports import MailToIndex
@@ -75,6 +75,9 @@ from ..indexing.indexer import Indexer
 from ..jobs.handoff import FINISHED, Finished
 from ..mail import mime
 from .store import PreparedMail
+
+if TYPE_CHECKING:
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +185,7 @@ def _linked(email_id: int, reply_id: int, mailbox: str) -> AuditEvent:
 
 # --- the index-only job (history queue) ---
 
-def run_index_job(services: Any, job: Job, worker: str) -> Finished:
+def run_index_job(services: ServiceContext, job: Job, worker: str) -> Finished:
     """Handler of ``index_history`` entries: ``job`` and up to ``history_index_batch`` - 1
     waiting ones are taken together (``JobStore.claim_companions``); their mails are
     parsed (once), indexed with one embedder call and one vector upsert
@@ -226,7 +229,7 @@ def run_index_job(services: Any, job: Job, worker: str) -> Finished:
     return FINISHED
 
 
-def _mails(services: Any, jobs: list[Job], worker: str) -> list[tuple[Job, Mail]]:
+def _mails(services: ServiceContext, jobs: list[Job], worker: str) -> list[tuple[Job, Mail]]:
     """The mails of ``jobs`` (one statement, without the raw mail); an entry whose mail is
     gone is dead (PermanentError), the others go on."""
     ids = [int(j.email_id) for j in jobs if j.email_id is not None]
@@ -246,7 +249,7 @@ def _mails(services: Any, jobs: list[Job], worker: str) -> list[tuple[Job, Mail]
 RAW_PER_READ = 32 * 1024 * 1024  # raw bytes read in one statement for the parse
 
 
-def _parse_pending(services: Any, mails: list[tuple[Job, Mail]], worker: str
+def _parse_pending(services: ServiceContext, mails: list[tuple[Job, Mail]], worker: str
                    ) -> list[tuple[Job, Mail]]:
     """The batch with its mails parsed: those not parsed yet are (their raw read in groups
     of at most RAW_PER_READ bytes: a batch of large mails never sits in memory at once), the
@@ -299,7 +302,7 @@ def _parsed_columns(s: Any, mail: Mail, raw: bytes) -> dict[str, Any]:
             "attachments": p.attachments_json(), "attachment_text": p.attachment_text}
 
 
-def _embed_examples(services: Any, mails: list[Mail]) -> None:
+def _embed_examples(services: ServiceContext, mails: list[Mail]) -> None:
     """The vectors of the solved cases these mails complete (their own examples, or those
     of the questions our replies answer), in one embedder call; the classify step embeds
     what is left when the embedder fails here."""

@@ -50,17 +50,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..adapters.imap import IdleSession
 from ..core.errors import ConfigError, DatabaseUnavailableError, EmailRagError, ImapError
 from ..core.redact import redact_text
 from ..core.settings import MailboxConfig, Settings
+from ..jobs.context import ServiceContext
 from . import mailbox_state as ms
 from .poller import MailboxResult, Poller
-
-if TYPE_CHECKING:
-    from ..wiring.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +98,21 @@ class IdleStats:
     polls: list[MailboxResult] = field(default_factory=list, repr=False)
 
 
+class IdleContext(ServiceContext, Protocol):
+    """A watcher's services: the context, the poller and IDLE connections it opens, and the
+    reset of every client after a MariaDB outage (``wiring.services.Services`` is one)."""
+
+    def poller(self, **options: Any) -> Poller: ...
+
+    def idle_session(self, config: MailboxConfig, folder: str, timeout: float) -> IdleSession: ...
+
+    def reset(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class IdleWatcher:
-    def __init__(self, services: Services, config: MailboxConfig, *,
+    def __init__(self, services: IdleContext, config: MailboxConfig, *,
                  stop: threading.Event | None = None, owner: str | None = None,
                  session_factory: Callable[[MailboxConfig, str, float], IdleSession] | None = None,
                  keep_polls: bool = False) -> None:
@@ -295,7 +306,7 @@ class _Watched:
 
 
 def watch(settings: Settings, names: list[str] | None, stop: threading.Event,
-          services: Services) -> dict[str, IdleStats]:
+          services: IdleContext) -> dict[str, IdleStats]:
     """Watch the polled mailboxes (only ``names``, when given), one thread each with its
     own services of the caller's kind, until ``stop``. The mailboxes are read again every
     ``poll_interval_seconds``: an added mailbox gets its watcher, a disabled or removed one's
@@ -335,12 +346,12 @@ def watch(settings: Settings, names: list[str] | None, stop: threading.Event,
     return stats
 
 
-def _wanted(services: Services, names: list[str] | None) -> dict[str, MailboxConfig]:
+def _wanted(services: ServiceContext, names: list[str] | None) -> dict[str, MailboxConfig]:
     return {c.name: c for c in services.mailboxes.active(fresh=True)
             if not names or c.name in names}
 
 
-def _start(make: Callable[[Settings], Services], settings: Settings,
+def _start(make: Callable[[Settings], IdleContext], settings: Settings,
            config: MailboxConfig) -> _Watched:
     w = _Watched(config, threading.Event())
 

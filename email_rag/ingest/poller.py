@@ -66,7 +66,7 @@ from .store import (
 )
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ class PollResult:
 
 
 class Poller:
-    def __init__(self, services: Services, *, owner: str | None = None,
+    def __init__(self, services: ServiceContext, *, owner: str | None = None,
                  stop: threading.Event | None = None,
                  imap_factory: Callable[[MailboxConfig, float], ImapMailbox] = imap_connect,
                  backoff: ExponentialBackoff | None = None) -> None:

@@ -1,12 +1,12 @@
 """Arming a periodic run: one queue entry per natural key, coalesced with a run that is
 still queued or processing, a fresh cycle for one that finished. The index sync
-(``indexing.sync.arm``) and the retention pass (``review.retention.schedule``) arm their
+(``indexing.sync.arm``) and the retention pass (``privacy.retention.schedule``) arm their
 runs for the vector worker this way."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.ports import NewJob
 from ..core.records import Job
@@ -14,11 +14,14 @@ from ..core.states import JobState
 from .dispatch import enqueue
 from .rows import create_jobs
 
+if TYPE_CHECKING:
+    from .context import ServiceContext
+
 # an arming while a run is queued or processing coalesces into it; these states re-arm it
 REARMED = (JobState.DONE, JobState.DEAD, JobState.FAILED)
 
 
-def arm_run(services: Any, new: NewJob, actor: str, event: str,
+def arm_run(services: ServiceContext, new: NewJob, actor: str, event: str,
             also: Callable[[Any], None] | None = None) -> tuple[Job, bool, bool]:
     """The entry of ``new`` (created, re-armed or joined) and whether this call armed it
     and whether Redis took it (False: left in MariaDB for re-dispatch). ``also(cur)``: the

@@ -160,140 +160,187 @@ def cut_off(answer: LLMResult, max_tokens: int | None) -> LLMInvalidOutputError 
 def run_task(llm: ChatModel, task: LLMTask[T], limits: PolicyLimits, *, event: EventFactory,
              audit: AuditLog | None = None,
              sleep: Callable[[float], None] = time.sleep) -> TaskResult[T]:
-    """Run ``task`` under the policy (see the module's failure table)."""
-    result: TaskResult[T] = TaskResult(TaskOutcome.OK, None, task.prompt_version,
-                                       model=llm.model)
-    timeouts = invalids = waits = overflows = 0
-    error_for_prompt: str | None = None
-    max_tokens = task.max_tokens
-    if task.trimmed:
-        result.events.append(event("llm_input_trimmed", {"task": task.name, **task.trimmed}))
-
-    def attempt(outcome: str, fallback: str, started: float, **extra: Any) -> float:
-        duration = time.monotonic() - started
-        result.duration += duration
-        detail = {
-            "task": task.name, "try": result.attempts,
-            "prompt": task.name if error_for_prompt is None else f"{task.name}_retry",
-            "prompt_version": task.prompt_version, "model": llm.model,
-            "duration_ms": round(duration * 1000, 1), "outcome": outcome, "fallback": fallback,
-            **{k: v for k, v in extra.items() if v is not None},
-        }
-        result.events.append(event("llm_attempt", detail))
-        return duration
-
-    def fail(err: Exception, outcome: str, fallback: str, started: float, **extra: Any) -> None:
-        attempt(outcome, fallback, started, error=redact_text(str(err))[:300], **extra)
-        if audit is not None:
-            audit.record(*result.events)
-        result.events.clear()
-
+    """Run ``task`` under the policy (see the module's failure table): attempts one after
+    the other until one decides the task (an answer, a fallback) or raises for the job."""
+    run = _TaskRun(llm, task, limits, event, audit, sleep)
     while True:
-        result.attempts += 1
-        messages = task.messages(error_for_prompt)
+        done = run.attempt()
+        if done is not None:
+            return done
+
+
+class _TaskRun(Generic[T]):
+    """The state of one ``run_task``: its result so far, the counters of the failure table,
+    the error the next prompt names and the answer's room (``max_tokens``). Each step
+    returns the task's result when it decided it, None for another attempt, or raises."""
+
+    def __init__(self, llm: ChatModel, task: LLMTask[T], limits: PolicyLimits,
+                 event: EventFactory, audit: AuditLog | None,
+                 sleep: Callable[[float], None]) -> None:
+        self.llm, self.task, self.limits = llm, task, limits
+        self.event, self.audit, self.sleep = event, audit, sleep
+        self.result: TaskResult[T] = TaskResult(TaskOutcome.OK, None, task.prompt_version,
+                                                model=llm.model)
+        self.timeouts = self.invalids = self.waits = self.overflows = 0
+        self.error_for_prompt: str | None = None
+        self.max_tokens = task.max_tokens
+        if task.trimmed:
+            self.result.events.append(event("llm_input_trimmed",
+                                            {"task": task.name, **task.trimmed}))
+
+    def attempt(self) -> TaskResult[T] | None:
+        """One call of the model and what its answer or error decides."""
+        self.result.attempts += 1
+        messages = self.task.messages(self.error_for_prompt)
         started = time.monotonic()
         try:
-            answer = _call(llm, task, messages, max_tokens)
+            answer = _call(self.llm, self.task, messages, self.max_tokens)
         except LLMContextOverflowError as e:
-            overflows += 1
-            result.last_error = str(e)
-            dropped = task.shrink() if task.shrink is not None else None
-            if overflows < limits.overflow_attempts and dropped:
-                attempt("context_overflow", "retry_less_context", started, error=str(e)[:300],
-                        dropped=dropped)
-                continue
-            attempt("context_overflow", "manual", started, error=str(e)[:300])
-            result.outcome = TaskOutcome.MANUAL
-            result.reason = (f"LLM {task.name}: the prompt does not fit the model's context "
-                             "even with less reference material; a human must answer, or use "
-                             "an endpoint with a larger context (EMAIL_RAG_LLM_CONTEXT_TOKENS)")
-            result.events.append(event("llm_manual", {"task": task.name, "reason": result.reason,
-                                                      "prompt_version": task.prompt_version}))
-            return result
+            return self.overflowed(e, started)
         except LLMTimeoutError as e:
-            timeouts += 1
-            result.last_error = str(e)
-            if timeouts < limits.timeout_attempts:
-                attempt("timeout", "retry", started, error=str(e)[:300])
-                continue
-            attempt("timeout", "manual", started, error=str(e)[:300])
-            result.outcome = TaskOutcome.MANUAL
-            result.reason = (f"LLM {task.name}: timed out {timeouts} times "
-                             f"({llm.timeout:g} s each); a human must decide or retry the mail")
-            result.events.append(event("llm_manual", {"task": task.name, "reason": result.reason,
-                                                      "prompt_version": task.prompt_version}))
-            return result
+            return self.timed_out(e, started)
         except LLMRateLimitedError as e:
-            wait = e.retry_after if e.retry_after is not None else NO_HEADER_WAIT * 2 ** waits
-            if waits >= limits.rate_limit_retries or wait > limits.max_retry_after:
-                why = ("Retry-After above llm_max_retry_after"
-                       if wait > limits.max_retry_after else
-                       f"{waits} rate-limit wait(s) already used")
-                fail(e, "rate_limited", "job_retry", started, retry_after=e.retry_after,
-                     why=why)
-                raise LLMRateLimitedError(
-                    f"{e} ({why}); the job retry cycle takes over",
-                    retry_after=e.retry_after if e.retry_after is not None else wait,
-                ) from e
-            waits += 1
-            attempt("rate_limited", "wait_retry_after", started, retry_after=e.retry_after,
-                    wait_s=round(wait, 3))
-            sleep(wait)
-            continue
+            return self.rate_limited(e, started)
         except LLMRequestRejectedError as e:
-            fail(e, "rejected", "permanent", started, status=e.context.get("status"))
+            self.fail(e, "rejected", "permanent", started, status=e.context.get("status"))
             raise
         except LLMError as e:
-            fail(e, "error", "job_retry", started, status=e.context.get("status"))
+            self.fail(e, "error", "job_retry", started, status=e.context.get("status"))
             raise
+        return self.answered(answer, started)
+
+    # --- the endpoint's errors ---
+    def overflowed(self, e: LLMContextOverflowError, started: float) -> TaskResult[T] | None:
+        """The prompt does not fit: once more with less context, else a human answers."""
+        self.overflows += 1
+        self.result.last_error = str(e)
+        dropped = self.task.shrink() if self.task.shrink is not None else None
+        if self.overflows < self.limits.overflow_attempts and dropped:
+            self.record("context_overflow", "retry_less_context", started, error=str(e)[:300],
+                        dropped=dropped)
+            return None
+        self.record("context_overflow", "manual", started, error=str(e)[:300])
+        return self.manual(f"LLM {self.task.name}: the prompt does not fit the model's context "
+                           "even with less reference material; a human must answer, or use "
+                           "an endpoint with a larger context (EMAIL_RAG_LLM_CONTEXT_TOKENS)")
+
+    def timed_out(self, e: LLMTimeoutError, started: float) -> TaskResult[T] | None:
+        """A timeout: once more with the same prompt, else a human decides."""
+        self.timeouts += 1
+        self.result.last_error = str(e)
+        if self.timeouts < self.limits.timeout_attempts:
+            self.record("timeout", "retry", started, error=str(e)[:300])
+            return None
+        self.record("timeout", "manual", started, error=str(e)[:300])
+        return self.manual(f"LLM {self.task.name}: timed out {self.timeouts} times "
+                           f"({self.llm.timeout:g} s each); a human must decide or retry the "
+                           "mail")
+
+    def rate_limited(self, e: LLMRateLimitedError, started: float) -> None:
+        """A 429: waited out in-process within the limits, else the job retry cycle's."""
+        limits = self.limits
+        wait = e.retry_after if e.retry_after is not None else NO_HEADER_WAIT * 2 ** self.waits
+        if self.waits >= limits.rate_limit_retries or wait > limits.max_retry_after:
+            why = ("Retry-After above llm_max_retry_after" if wait > limits.max_retry_after
+                   else f"{self.waits} rate-limit wait(s) already used")
+            self.fail(e, "rate_limited", "job_retry", started, retry_after=e.retry_after,
+                      why=why)
+            raise LLMRateLimitedError(
+                f"{e} ({why}); the job retry cycle takes over",
+                retry_after=e.retry_after if e.retry_after is not None else wait,
+            ) from e
+        self.waits += 1
+        self.record("rate_limited", "wait_retry_after", started, retry_after=e.retry_after,
+                    wait_s=round(wait, 3))
+        self.sleep(wait)
+        return None
+
+    # --- an answer ---
+    def answered(self, answer: LLMResult, started: float) -> TaskResult[T] | None:
+        """An answer: the task's value, or an unusable answer (``unusable``)."""
         # not "*_tokens": the audit redaction masks keys that look like secrets ("token")
         usage = {"input": answer.usage.get("prompt_tokens", 0),
                  "output": answer.usage.get("completion_tokens", 0)} if answer.usage else None
-        result.waited += answer.waited
-        waited = round(answer.waited, 3) if answer.waited else None
-        ours = answer.prefill or None  # recorded: these words are ours, not the model's
+        self.result.waited += answer.waited
+        call = {"usage": usage, "finish_reason": answer.finish_reason,
+                "slot_wait_s": round(answer.waited, 3) if answer.waited else None,
+                "prefill": answer.prefill or None}  # the prefill's words are ours, not the model's
         try:
-            cut = cut_off(answer, max_tokens)
+            cut = cut_off(answer, self.max_tokens)
             if cut is not None:
                 raise cut
-            value = task.parse(answer.text)
+            value = self.task.parse(answer.text)
         except LLMInvalidOutputError as e:
-            invalids += 1
-            kind = str(e.context.get("kind", "invalid_output"))
-            result.last_error, result.last_text, result.last_kind = str(e), answer.text, kind
-            if invalids < limits.invalid_attempts:
-                fix = "retry_adjusted_prompt"
-                if kind == "length":  # more room for the answer, or less context around it
-                    doubled = 2 * (max_tokens or 512)
-                    grown = min(doubled, task.max_tokens_cap or doubled)
-                    if grown > (max_tokens or 0):
-                        max_tokens, fix = grown, "retry_more_tokens"
-                    elif task.shrink is not None and task.shrink():
-                        fix = "retry_less_context"
-                attempt(kind, fix, started, error=str(e)[:300], usage=usage,
-                        finish_reason=answer.finish_reason, slot_wait_s=waited, prefill=ours,
-                        **measured(answer))
-                error_for_prompt = str(e)
-                continue
-            if task.default is None:
-                attempt(kind, "invalid", started, error=str(e)[:300], usage=usage,
-                        finish_reason=answer.finish_reason, slot_wait_s=waited, prefill=ours,
-                        **measured(answer))
-                result.outcome = TaskOutcome.INVALID
-                result.reason = f"LLM {task.name}: output unusable {invalids} times ({e})"
-                return result
-            attempt(kind, "defaults", started, error=str(e)[:300], usage=usage,
+            return self.unusable(e, answer, started, call)
+        self.record("ok", "none", started, usage=usage, finish_reason=answer.finish_reason,
+                    answered_by=answer.model or None, slot_wait_s=call["slot_wait_s"],
+                    prefill=call["prefill"], **measured(answer))
+        self.result.value = value
+        return self.result
+
+    def unusable(self, e: LLMInvalidOutputError, answer: LLMResult, started: float,
+                 call: dict[str, Any]) -> TaskResult[T] | None:
+        """Invalid or cut-off output: once more with a prompt naming the error (and more
+        room, or less context, for a cut-off answer), else the defaults or INVALID."""
+        task = self.task
+        self.invalids += 1
+        kind = str(e.context.get("kind", "invalid_output"))
+        self.result.last_error, self.result.last_text, self.result.last_kind = (
+            str(e), answer.text, kind)
+        if self.invalids < self.limits.invalid_attempts:
+            fix = "retry_adjusted_prompt"
+            if kind == "length":  # more room for the answer, or less context around it
+                doubled = 2 * (self.max_tokens or 512)
+                grown = min(doubled, task.max_tokens_cap or doubled)
+                if grown > (self.max_tokens or 0):
+                    self.max_tokens, fix = grown, "retry_more_tokens"
+                elif task.shrink is not None and task.shrink():
+                    fix = "retry_less_context"
+            self.record(kind, fix, started, error=str(e)[:300], **call, **measured(answer))
+            self.error_for_prompt = str(e)
+            return None
+        if task.default is None:
+            self.record(kind, "invalid", started, error=str(e)[:300], **call, **measured(answer))
+            self.result.outcome = TaskOutcome.INVALID
+            self.result.reason = f"LLM {task.name}: output unusable {self.invalids} times ({e})"
+            return self.result
+        self.record(kind, "defaults", started, error=str(e)[:300], usage=call["usage"],
                     **measured(answer))
-            result.outcome = TaskOutcome.DEFAULTED
-            result.value = task.default()
-            result.reason = (f"LLM {task.name}: output unusable {invalids} times, default "
-                             f"values used ({str(e)[:200]})")
-            result.events.append(event("llm_fallback_defaults", {
-                "task": task.name, "reason": result.reason,
-                "prompt_version": task.prompt_version}))
-            return result
-        attempt("ok", "none", started, usage=usage, finish_reason=answer.finish_reason,
-                answered_by=answer.model or None, slot_wait_s=waited, prefill=ours,
-                **measured(answer))
-        result.value = value
-        return result
+        self.result.outcome = TaskOutcome.DEFAULTED
+        self.result.value = task.default()
+        self.result.reason = (f"LLM {task.name}: output unusable {self.invalids} times, "
+                              f"default values used ({str(e)[:200]})")
+        self.result.events.append(self.event("llm_fallback_defaults", {
+            "task": task.name, "reason": self.result.reason,
+            "prompt_version": task.prompt_version}))
+        return self.result
+
+    # --- what each attempt records ---
+    def record(self, outcome: str, fallback: str, started: float, **extra: Any) -> None:
+        """The attempt's ``llm_attempt`` event (its duration counted in the result)."""
+        task, duration = self.task, time.monotonic() - started
+        self.result.duration += duration
+        detail = {
+            "task": task.name, "try": self.result.attempts,
+            "prompt": task.name if self.error_for_prompt is None else f"{task.name}_retry",
+            "prompt_version": task.prompt_version, "model": self.llm.model,
+            "duration_ms": round(duration * 1000, 1), "outcome": outcome, "fallback": fallback,
+            **{k: v for k, v in extra.items() if v is not None},
+        }
+        self.result.events.append(self.event("llm_attempt", detail))
+
+    def fail(self, err: Exception, outcome: str, fallback: str, started: float,
+             **extra: Any) -> None:
+        """Record the attempt and write the events so far now: the caller raises next."""
+        self.record(outcome, fallback, started, error=redact_text(str(err))[:300], **extra)
+        if self.audit is not None:
+            self.audit.record(*self.result.events)
+        self.result.events.clear()
+
+    def manual(self, reason: str) -> TaskResult[T]:
+        """A human must look: MANUAL with the reason and its ``llm_manual`` event."""
+        self.result.outcome = TaskOutcome.MANUAL
+        self.result.reason = reason
+        self.result.events.append(self.event("llm_manual", {
+            "task": self.task.name, "reason": reason, "prompt_version": self.task.prompt_version}))
+        return self.result

@@ -34,7 +34,7 @@ from ..db.audit import AuditEvent
 
 if TYPE_CHECKING:
     from ..db.connection import Cursor
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 
 ColumnValue = SqlValue | list[JsonValue] | JsonObject  # a list or object is stored as JSON text
@@ -42,7 +42,7 @@ ColumnValue = SqlValue | list[JsonValue] | JsonObject  # a list or object is sto
 
 @dataclass
 class StepContext:
-    services: Services
+    services: ServiceContext
     email: Mail  # the mail at the start of the step (read once per run, then kept current
     # with the columns each step wrote); never its raw source (see ``raw``)
     job: Job  # the queue entry being run
@@ -98,4 +98,4 @@ class StepSpec:
     # a read of the step's own (``read(cur, mail, services)``), made in the run's first read
     # transaction - one commit for both - when the step runs in this run; the step finds
     # its result in ``StepContext.read_ahead`` (None: not read, the step reads it itself)
-    read_ahead: Callable[[Cursor, Mail, Services], object] | None = None
+    read_ahead: Callable[[Cursor, Mail, ServiceContext], object] | None = None

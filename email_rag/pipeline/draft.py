@@ -175,15 +175,15 @@ def write_body(ctx: StepContext, content: MailContent, retrieved: dict[str, Any]
                frame: ReplyFrame, language: str) -> tuple[Written, list[Source]]:
     s = ctx.services.settings
     found = candidates(retrieved, language_of)
-    chosen = select(found, Bars(s.draft_bar_knowledge, s.draft_bar_past_reply, s.draft_sources,
-                                s.draft_source_margin))
+    bars = Bars(s.draft_bar_knowledge, s.draft_bar_past_reply, s.draft_sources,
+                s.draft_source_margin)
+    chosen = select(found, bars)
     if not chosen:
         hours = service_hours(ctx)
         body = no_source.reply_body(frame.language, f"{content.subject}\n{content.body}", hours)
         return Written("no_source", [Traced(x, None) for x in body.splitlines()]), found
     written = from_sources(ctx, chosen, language, frame, evidence(content, retrieved),
                            placeholder_values(ctx, content))
-    bars = Bars(s.draft_bar_knowledge, s.draft_bar_past_reply)
     if not written.no_draft and max(c.lead(bars) for c in chosen) < s.draft_sure_lead:
         written.hedged = True
         written.lines.append(Traced(no_source.follow_up(frame.language, service_hours(ctx)), None))

@@ -20,10 +20,10 @@ from .contract import StepContext, StepOutcome
 
 if TYPE_CHECKING:
     from ..db.connection import Cursor
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 
-def replies_read_ahead(cur: Cursor, mail: Mail, _svc: Services) -> list[SentReply]:
+def replies_read_ahead(cur: Cursor, mail: Mail, _svc: ServiceContext) -> list[SentReply]:
     """The mail's sent replies (the vector payload's ``has_sent_reply``), read with the mail
     at the start of the run (``StepSpec.read_ahead``: no transaction of their own)."""
     return sent_replies(cur, mail.id)

@@ -47,7 +47,8 @@ def run(ctx: StepContext) -> StepOutcome:
         return StepOutcome(detail={"skipped": "the mail needs no reply", "similar": [],
                                    "thread": [], "sender_history": [], "knowledge": [],
                                    "reduced": False})
-    detail, stores = Retriever(ctx.services).for_mail(ctx.email.as_row())
+    detail, stores = Retriever(ctx.services).for_mail(
+        ctx.email.as_row(), close_bar=ctx.services.settings.draft_bar_past_reply)
     detail["knowledge"], lexical_only = knowledge(ctx)
     events = [ctx.event("store_try_failed", {"store": name, "try": f.attempt, "error": f.error,
                                              "retry_in_s": f.retry_in_s, "purpose": "retrieval"})

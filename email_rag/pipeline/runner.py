@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.errors import (
     ClaimLostError,
@@ -58,6 +58,9 @@ from ..db.connection import repeat_when_busy
 from ..jobs.handoff import FINISHED, Finished, Handoff
 from .contract import ColumnValue, StepContext, StepOutcome, StepSpec
 
+if TYPE_CHECKING:
+    from ..jobs.context import ServiceContext
+
 log = logging.getLogger(__name__)
 
 
@@ -72,7 +75,7 @@ class StepDone:
 
 
 class PipelineRunner:
-    def __init__(self, services: Any, pipeline: list[StepSpec],
+    def __init__(self, services: ServiceContext, pipeline: list[StepSpec],
                  also_runs: frozenset[str] = frozenset()) -> None:
         self.services = services
         self.pipeline = pipeline

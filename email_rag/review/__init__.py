@@ -1,1 +1,2 @@
-"""What staff and admins do: the review desk, no-reply list, failure console, timeline, users."""
+"""The desk's casework: the review queue, assignment, notes, snooze, bulk actions, the
+no-reply list, the failure console, a mail's timeline and search."""

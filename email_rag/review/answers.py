@@ -44,14 +44,14 @@ from ..mail.placeholders import Rendered, clean_value, customer_name, order_numb
 from .desk import N_
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 MAX_TITLE = 200
 MAX_BODY = 20_000
 MAX_SIGNATURE = 2_000
 
 
-def fill_values(svc: Services, email_id: int, agent: str) -> dict[str, str | None]:
+def fill_values(svc: ServiceContext, email_id: int, agent: str) -> dict[str, str | None]:
     """The placeholders' values for a reply to this mail, written by ``agent``."""
     row = svc.db.fetchone(sql("answers_mail_facts"), {"id": email_id})
     if row is None:
@@ -93,24 +93,24 @@ class Mailbox(FromRow):
     name: str
 
 
-def mailboxes(svc: Services) -> list[Mailbox]:
+def mailboxes(svc: ServiceContext) -> list[Mailbox]:
     return Mailbox.from_rows(svc.db.fetchall(sql("answers_mailboxes"), {}))
 
 
-def replies(svc: Services, mailbox_id: int) -> list[SavedReply]:
+def replies(svc: ServiceContext, mailbox_id: int) -> list[SavedReply]:
     return SavedReply.from_rows(
         svc.db.fetchall(sql("saved_replies_of_mailbox"), {"mailbox_id": mailbox_id})
     )
 
 
-def reply(svc: Services, reply_id: int) -> SavedReply:
+def reply(svc: ServiceContext, reply_id: int) -> SavedReply:
     row = svc.db.fetchone(sql("saved_reply_get"), {"id": reply_id})
     if row is None:
         raise DraftNotFoundError(N_("This saved reply does not exist (any more)."))
     return SavedReply.from_row(row)
 
 
-def signature(svc: Services, mailbox_id: int) -> Signature | None:
+def signature(svc: ServiceContext, mailbox_id: int) -> Signature | None:
     row = svc.db.fetchone(sql("signature_get"), {"mailbox_id": mailbox_id})
     return None if row is None else Signature.from_row(row)
 
@@ -132,7 +132,7 @@ def _mailbox_name(cur, mailbox_id: int) -> str:
     return str(row["name"])
 
 
-def create(svc: Services, mailbox_id: int, title: str, body: str, actor: str) -> int:
+def create(svc: ServiceContext, mailbox_id: int, title: str, body: str, actor: str) -> int:
     title, body = _checked(title, body)
     knowledge = SavedReplySync(svc.db, svc.embedder)
     prepared = knowledge.prepare(title, body)
@@ -152,7 +152,7 @@ def create(svc: Services, mailbox_id: int, title: str, body: str, actor: str) ->
     return reply_id
 
 
-def update(svc: Services, reply_id: int, version: int, title: str, body: str,
+def update(svc: ServiceContext, reply_id: int, version: int, title: str, body: str,
            actor: str) -> None:
     """Change the reply an admin saw at ``version``; refused when it changed meanwhile."""
     title, body = _checked(title, body)
@@ -180,7 +180,7 @@ def update(svc: Services, reply_id: int, version: int, title: str, body: str,
         )
 
 
-def delete(svc: Services, reply_id: int, actor: str) -> None:
+def delete(svc: ServiceContext, reply_id: int, actor: str) -> None:
     with svc.db.transaction() as cur:
         row = cur.fetchone(sql("saved_reply_get"), {"id": reply_id})
         if row is None:
@@ -195,7 +195,7 @@ def delete(svc: Services, reply_id: int, actor: str) -> None:
         )
 
 
-def set_signature(svc: Services, mailbox_id: int, body: str, actor: str) -> bool:
+def set_signature(svc: ServiceContext, mailbox_id: int, body: str, actor: str) -> bool:
     """The mailbox's signature (empty: none); True when it changed (audited)."""
     body = (body or "").replace("\r\n", "\n").strip("\n")
     if len(body) > MAX_SIGNATURE:
@@ -219,7 +219,7 @@ def set_signature(svc: Services, mailbox_id: int, body: str, actor: str) -> bool
     return True
 
 
-def for_mail(svc: Services, mailbox_id: int, email_id: int, agent: str
+def for_mail(svc: ServiceContext, mailbox_id: int, email_id: int, agent: str
              ) -> tuple[list[tuple[SavedReply, Rendered]], Rendered | None]:
     """The mailbox's saved replies and signature, filled for a reply to this mail."""
     values = fill_values(svc, email_id, agent)

@@ -23,7 +23,7 @@ from ..db.audit import AuditEvent, write_events
 from ..db.busy import repeated_when_busy, written_when_busy
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 PRESENCE_WINDOW_S = 900  # an open page younger than this counts as "has it open"
 VIEWS = ("all", "mine", "unassigned", "snoozed")  # snoozed: review/snooze.py
@@ -54,12 +54,12 @@ class Colleague(FromRow):
     name: str
 
 
-def owner(svc: Services, email_id: int) -> Owner | None:
+def owner(svc: ServiceContext, email_id: int) -> Owner | None:
     row = svc.db.fetchone(sql("assign_get"), {"email_id": email_id})
     return None if row is None else Owner.from_row(row)
 
 
-def claim(svc: Services, email_id: int, user_id: int, actor: str) -> Owner | None:
+def claim(svc: ServiceContext, email_id: int, user_id: int, actor: str) -> Owner | None:
     """Opening a draft: the mail becomes this agent's when nobody owns it; the owner
     either way."""
 
@@ -75,7 +75,7 @@ def claim(svc: Services, email_id: int, user_id: int, actor: str) -> Owner | Non
     return owner(svc, email_id)
 
 
-def colleagues(svc: Services, mailbox_id: int) -> list[Colleague]:
+def colleagues(svc: ServiceContext, mailbox_id: int) -> list[Colleague]:
     """Who may own a mail of this mailbox: admins and the staff who see it (its own, and
     those with no mailbox while ``web_staff_see_unassigned`` lets them see all)."""
     see_all = int(bool(svc.settings.web_staff_see_unassigned))
@@ -85,7 +85,7 @@ def colleagues(svc: Services, mailbox_id: int) -> list[Colleague]:
 
 
 def assign(
-    svc: Services, email_id: int, mailbox_id: int, to: str | None, actor: str
+    svc: ServiceContext, email_id: int, mailbox_id: int, to: str | None, actor: str
 ) -> tuple[str | None, str | None]:
     """Give the mail to ``to`` (a user name who may see its mailbox), or nobody (None);
     returns (previous owner, new owner); audited when something changed."""
@@ -116,13 +116,13 @@ def assign(
     return repeated_when_busy("assign", actor, "email", email_id, give)
 
 
-def here(svc: Services, draft_id: int, user_id: int, by: str) -> None:
+def here(svc: ServiceContext, draft_id: int, user_id: int, by: str) -> None:
     """This agent (``by``: its actor) has the draft open (now)."""
     written_when_busy(svc.db, "here", by, "draft", draft_id, "presence_touch",
                       {"draft_id": draft_id, "user_id": user_id})
 
 
-def others_here(svc: Services, draft_id: int, user_id: int) -> list[Present]:
+def others_here(svc: ServiceContext, draft_id: int, user_id: int) -> list[Present]:
     return Present.from_rows(
         svc.db.fetchall(
             sql("presence_others"),
@@ -131,7 +131,7 @@ def others_here(svc: Services, draft_id: int, user_id: int) -> list[Present]:
     )
 
 
-def open_elsewhere(svc: Services, draft_ids: list[int], user_id: int) -> dict[int, list[str]]:
+def open_elsewhere(svc: ServiceContext, draft_ids: list[int], user_id: int) -> dict[int, list[str]]:
     """For the queue: which of these drafts other agents have open, and who."""
     if not draft_ids:
         return {}
@@ -145,7 +145,7 @@ def open_elsewhere(svc: Services, draft_ids: list[int], user_id: int) -> dict[in
     return found
 
 
-def left(svc: Services, draft_id: int, user_id: int, by: str) -> None:
+def left(svc: ServiceContext, draft_id: int, user_id: int, by: str) -> None:
     """This agent is done with the draft (approved or rejected it)."""
     written_when_busy(svc.db, "left", by, "draft", draft_id, "presence_leave",
                       {"draft_id": draft_id, "user_id": user_id})

@@ -31,7 +31,7 @@ from ..sending.rules import OPEN
 from . import assignment, desk
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 ACTIONS = ("assign", "reject", "no_reply")
 MAX_ITEMS = 100
@@ -45,7 +45,7 @@ class Outcome:
     why: str = ""
 
 
-def mark_no_reply(svc: Services, draft_id: int, by: str) -> str:
+def mark_no_reply(svc: ServiceContext, draft_id: int, by: str) -> str:
     """Close the waiting draft's mail without a reply; "done", or "unchanged" when it was
     closed so already."""
     by = person(by)
@@ -68,7 +68,7 @@ def mark_no_reply(svc: Services, draft_id: int, by: str) -> str:
     return "done"
 
 
-def _one(svc: Services, scope: frozenset[int] | None, by: str, action: str, draft_id: int,
+def _one(svc: ServiceContext, scope: frozenset[int] | None, by: str, action: str, draft_id: int,
          to: str | None, reason: str) -> Outcome:
     desk.require_draft(svc, scope, draft_id)
     if action == "reject":
@@ -86,7 +86,7 @@ def _one(svc: Services, scope: frozenset[int] | None, by: str, action: str, draf
     return Outcome(draft_id, "unchanged" if before == after else "done")
 
 
-def run(svc: Services, scope: frozenset[int] | None, by: str, action: str,
+def run(svc: ServiceContext, scope: frozenset[int] | None, by: str, action: str,
         draft_ids: list[int], to: str = "", reason: str = "") -> list[Outcome]:
     """Do ``action`` on every draft (at most ``MAX_ITEMS``, each once, in the given order);
     the outcome of each. A missing reason (reject) or an unknown action refuses the whole

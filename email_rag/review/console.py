@@ -33,7 +33,7 @@ from ..jobs.rules import OPEN_JOB_STATES, resolve_refusal, retry_refusal
 from ..jobs.store import Resolved
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 # Kinds of attention, in the order the console shows them.
 KINDS = ("failed", "manual", "dead", "send_unknown", "retrying", "partially_indexed")
@@ -81,7 +81,7 @@ class RetryResult:
     enqueued: bool = False
 
 
-def attention_items(svc: Services, kind: str | None = None,
+def attention_items(svc: ServiceContext, kind: str | None = None,
                     limit: int = 1000) -> list[AttentionItem]:
     """One item per mail that needs a human or is degraded, oldest first, with ``kinds``
     (why it is listed), ``last_error``, ``attempts`` and which actions apply:
@@ -131,7 +131,7 @@ def describe(r: AttentionItem) -> AttentionItem:
                    can_retry=can_retry, can_resolve=can_resolve, can_decide_send=send_unknown)
 
 
-def retry_jobs(svc: Services, job_ids: list[int], actor: str, note: str = "") -> RetryResult:
+def retry_jobs(svc: ServiceContext, job_ids: list[int], actor: str, note: str = "") -> RetryResult:
     """Admin retry of several entries, each decided on its business state
     (``JobStore.retry``): queued again, back to review, or refused with the reason."""
     result = RetryResult()
@@ -148,7 +148,7 @@ def retry_jobs(svc: Services, job_ids: list[int], actor: str, note: str = "") ->
     return result
 
 
-def resolve_mail(svc: Services, email_id: int, actor: str, note: str) -> Resolved:
+def resolve_mail(svc: ServiceContext, email_id: int, actor: str, note: str) -> Resolved:
     """Close a mail that needs a human by hand, with a note (``JobStore.resolve_mail``)."""
     if not (note or "").strip():
         raise BadInputError("a note is required to resolve (say what was done)")
@@ -160,7 +160,7 @@ class ResolvedJob(TypedDict):
     email_id: int | None  # its mail, resolved with it (None: a mail-less entry)
 
 
-def resolve_job(svc: Services, job_id: int, actor: str, note: str) -> ResolvedJob:
+def resolve_job(svc: ServiceContext, job_id: int, actor: str, note: str) -> ResolvedJob:
     """Close by job id: the entry's mail is resolved (an entry without a mail alone)."""
     if not (note or "").strip():
         raise BadInputError("a note is required to resolve (say what was done)")
@@ -168,7 +168,7 @@ def resolve_job(svc: Services, job_id: int, actor: str, note: str) -> ResolvedJo
     return ResolvedJob(job_id=job_id, email_id=email_id)
 
 
-def review_filters(svc: Services) -> dict[str, list[str]]:
+def review_filters(svc: ServiceContext) -> dict[str, list[str]]:
     """Mailbox names and categories for the review queue's filters."""
     return {"mailboxes": [r["name"] for r in svc.db.fetchall(sql("web_mailbox_names"))],
             "categories": [r["category"] for r in svc.db.fetchall(sql("web_categories"))]}

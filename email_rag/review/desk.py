@@ -38,7 +38,7 @@ from . import fulltext, service_levels
 from .assignment import VIEWS
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 SORTS = ("waiting", "priority", "mailbox", "due")
 PAGE_SIZE = 50
@@ -208,7 +208,7 @@ _NARROW = _Plan("desk_queue_search_page", "desk_queue_search_page_before")
 _BROAD = _Plan("desk_queue_broad_page", "desk_queue_broad_page_before", capped=True)
 
 
-def _plan(svc: Services, params: dict[str, Any]) -> tuple[_Plan, int | None]:
+def _plan(svc: ServiceContext, params: dict[str, Any]) -> tuple[_Plan, int | None]:
     """A search finding more than COUNT_CAP waiting drafts is broad: its pages walk the
     sort order (the first matches), its count stops at the cap. A word in most mails is
     told by its pattern on the first listed drafts (the FULLTEXT index is not asked); any
@@ -235,7 +235,7 @@ class _Count:
     before: int | None  # listed drafts before it (None: not known, beyond the cap)
 
 
-def _count(svc: Services, plan: _Plan, params: dict[str, Any], at_key: bytes | None,
+def _count(svc: ServiceContext, plan: _Plan, params: dict[str, Any], at_key: bytes | None,
            at_id: int) -> _Count:
     """The total and a position's place: one count over the whole listing, or for a broad
     search the first COUNT_CAP matches in order up to the position."""
@@ -255,7 +255,7 @@ def _count(svc: Services, plan: _Plan, params: dict[str, Any], at_key: bytes | N
     return _Count(int(found["total"]), bool(found["here"]), int(found["before_n"]))
 
 
-def queue_page(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
+def queue_page(svc: ServiceContext, scope: frozenset[int] | None, query: QueueQuery,
                after: str | None = None, before: str | None = None,
                limit: int = PAGE_SIZE) -> QueuePage:
     service_levels.compute(svc.db, svc.mailboxes.configs())
@@ -306,7 +306,7 @@ class Position:
     capped: bool = False  # total is COUNT_CAP: there are more
 
 
-def position(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
+def position(svc: ServiceContext, scope: frozenset[int] | None, query: QueueQuery,
              draft_id: int) -> Position:
     """Where a draft stands in the filtered, sorted queue, and its neighbours: "Next"
     goes on from here (not back to the oldest); after the last one it wraps to the first.
@@ -341,7 +341,7 @@ def position(svc: Services, scope: frozenset[int] | None, query: QueueQuery,
                     following, prev and prev["id"], *age, listed=True, capped=plan.capped)
 
 
-def _listed(svc: Services, plan: _Plan, params: dict[str, Any], key: bytes,
+def _listed(svc: ServiceContext, plan: _Plan, params: dict[str, Any], key: bytes,
             draft_id: int) -> bool:
     """The draft at ``key`` is itself in the listing (the next listed row from just before
     it is this draft)."""
@@ -368,24 +368,24 @@ def due_in(due_at: datetime | None, now: datetime | None = None) -> int | None:
     return int((due_at.replace(tzinfo=None) - now).total_seconds())
 
 
-def draft_mailbox(svc: Services, draft_id: int) -> int | None:
+def draft_mailbox(svc: ServiceContext, draft_id: int) -> int | None:
     """The mailbox of a draft's mail (None: no such draft)."""
     return _mailbox_of(svc, "desk_draft_mailbox", draft_id)
 
 
-def mail_mailbox(svc: Services, email_id: int) -> int | None:
+def mail_mailbox(svc: ServiceContext, email_id: int) -> int | None:
     """The mailbox of a mail (None: no such mail)."""
     return _mailbox_of(svc, "desk_mail_mailbox", email_id)
 
 
-def require_draft(svc: Services, scope: frozenset[int] | None, draft_id: int) -> None:
+def require_draft(svc: ServiceContext, scope: frozenset[int] | None, draft_id: int) -> None:
     """The draft exists and its mailbox is in the user's scope; otherwise "not found"
     (a staff member does not learn that drafts of other mailboxes exist)."""
     if not in_scope(scope, _mailbox_of(svc, "desk_draft_mailbox", draft_id)):
         raise DraftNotFoundError(DRAFT_MISSING % {"id": draft_id})
 
 
-def require_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> None:
+def require_mail(svc: ServiceContext, scope: frozenset[int] | None, email_id: int) -> None:
     if not in_scope(scope, _mailbox_of(svc, "desk_mail_mailbox", email_id)):
         raise DraftNotFoundError(MAIL_MISSING % {"id": email_id})
 
@@ -396,7 +396,7 @@ def in_scope(scope: frozenset[int] | None, mailbox_id: int | None) -> bool:
     return mailbox_id is not None and (scope is None or mailbox_id in scope)
 
 
-def _mailbox_of(svc: Services, query: str, record_id: int) -> int | None:
+def _mailbox_of(svc: ServiceContext, query: str, record_id: int) -> int | None:
     found = svc.db.fetchone(sql(query), {"id": record_id})
     return None if found is None else int(found["mailbox_id"])
 
@@ -432,7 +432,7 @@ class MailView(FromRow):
     message_id: str | None = None
 
 
-def read_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> MailView:
+def read_mail(svc: ServiceContext, scope: frozenset[int] | None, email_id: int) -> MailView:
     """One mail for reading (its text, the sanitised HTML part is the page's business,
     its attachments as listed by the parse step), if the user may see its mailbox."""
     require_mail(svc, scope, email_id)
@@ -443,7 +443,8 @@ def read_mail(svc: Services, scope: frozenset[int] | None, email_id: int) -> Mai
     return replace(mail, attachments=listed_attachments(mail.attachments))
 
 
-def raw_source(svc: Services, scope: frozenset[int] | None, email_id: int, actor: str) -> bytes:
+def raw_source(svc: ServiceContext, scope: frozenset[int] | None, email_id: int,
+               actor: str) -> bytes:
     """The mail as it was received (every header, every part), for a user who may see its
     mailbox; the view is audited (it shows what the parsed page does not)."""
     require_mail(svc, scope, email_id)
@@ -456,7 +457,7 @@ def raw_source(svc: Services, scope: frozenset[int] | None, email_id: int, actor
     return raw
 
 
-def visible_mailboxes(svc: Services, scope: frozenset[int] | None) -> list[str]:
+def visible_mailboxes(svc: ServiceContext, scope: frozenset[int] | None) -> list[str]:
     """The mailbox names a user may filter by."""
     return [r["name"] for r in svc.db.fetchall(sql("desk_mailboxes"))
             if scope is None or int(r["id"]) in scope]
@@ -468,7 +469,7 @@ EDITING_WINDOW_S = 600  # another agent's edit younger than this shows "being ed
 MAX_EDIT_CHARS = 100_000
 
 
-def save_edit(svc: Services, draft_id: int, user_id: int, body: str, by: str) -> None:
+def save_edit(svc: ServiceContext, draft_id: int, user_id: int, body: str, by: str) -> None:
     """The agent's autosave (``by``: the agent's actor, for an audited repeat)."""
     written_when_busy(svc.db, "save_edit", by, "draft", draft_id, "desk_edit_save",
                       {"draft_id": draft_id, "user_id": user_id, "body": body[:MAX_EDIT_CHARS]})
@@ -491,22 +492,22 @@ class OtherEditor(FromRow):
     ago_s: int | None = None
 
 
-def own_edit(svc: Services, draft_id: int, user_id: int) -> OwnEdit | None:
+def own_edit(svc: ServiceContext, draft_id: int, user_id: int) -> OwnEdit | None:
     row = svc.db.fetchone(sql("desk_edit_get"), {"draft_id": draft_id, "user_id": user_id})
     return None if row is None else OwnEdit.from_row(row)
 
 
-def discard_edit(svc: Services, draft_id: int, user_id: int, by: str) -> None:
+def discard_edit(svc: ServiceContext, draft_id: int, user_id: int, by: str) -> None:
     written_when_busy(svc.db, "discard_edit", by, "draft", draft_id, "desk_edit_discard",
                       {"draft_id": draft_id, "user_id": user_id})
 
 
-def others_editing(svc: Services, draft_id: int, user_id: int) -> list[OtherEditor]:
+def others_editing(svc: ServiceContext, draft_id: int, user_id: int) -> list[OtherEditor]:
     return OtherEditor.from_rows(svc.db.fetchall(sql("desk_edit_others"), {
         "draft_id": draft_id, "user_id": user_id, "window_s": EDITING_WINDOW_S}))
 
 
-def draft_state(svc: Services, draft_id: int) -> Draft | None:
+def draft_state(svc: ServiceContext, draft_id: int) -> Draft | None:
     """The draft's status and who moved it (no texts): what an open page polls."""
     row = svc.db.fetchone(sql("desk_draft_state"), {"id": draft_id})
     return None if row is None else Draft.from_row(row)
@@ -554,7 +555,7 @@ def classification_choices() -> dict[str, list[str]]:
             "priorities": [c.value for c in Priority]}
 
 
-def correct_classification(svc: Services, draft_id: int, by: str, category: str,
+def correct_classification(svc: ServiceContext, draft_id: int, by: str, category: str,
                            language: str, priority: str) -> dict[str, Any]:
     """Set the mail's category, language and priority by hand, with an audit event
     (``classification_corrected``, before and after). Values outside the enums are refused.
@@ -569,7 +570,7 @@ def correct_classification(svc: Services, draft_id: int, by: str, category: str,
         if value not in choices[lists[field]]:
             raise BadInputError(f"{field} {value!r} is not one of the known values")
 
-    def correct(repeats: list[AuditEvent]) -> dict[str, Any]:
+    def correct(repeats: list[AuditEvent]) -> tuple[dict[str, Any], Any]:
         with svc.db.transaction() as cur:
             mail = cur.fetchone(sql("desk_classification_for_update"), {"draft_id": draft_id})
             if mail is None:
@@ -582,11 +583,14 @@ def correct_classification(svc: Services, draft_id: int, by: str, category: str,
                                               detail={"draft_id": draft_id,
                                                       "changes": changes})])
                 figures.corrected(cur, mail["id"])
-            examples.record(cur, svc, mail["id"], "correction")
+            example = examples.record(cur, mail["id"], "correction")
             write_events(cur, repeats)
-        return changes
+        return changes, example
 
-    return repeated_when_busy("correct_classification", by, "draft", draft_id, correct)
+    changes, example = repeated_when_busy("correct_classification", by, "draft", draft_id,
+                                          correct)
+    examples.embed_recorded(svc.db, svc, example)
+    return changes
 
 
 # --- the conversation around a draft ---
@@ -623,7 +627,7 @@ class HistoryItem(FromRow):
     draft_id: int | None = None
 
 
-def conversation(svc: Services, mail: ReplyMail) -> list[ThreadItem]:
+def conversation(svc: ServiceContext, mail: ReplyMail) -> list[ThreadItem]:
     """The whole thread in time order: the customer's mails (this one marked) and our
     replies that were approved or sent, each with ``kind`` inbound | ours."""
     if not mail.thread_key:
@@ -637,7 +641,7 @@ def conversation(svc: Services, mail: ReplyMail) -> list[ThreadItem]:
     return items if len(items) > 1 else []
 
 
-def sender_history(svc: Services, mail: ReplyMail) -> list[HistoryItem]:
+def sender_history(svc: ServiceContext, mail: ReplyMail) -> list[HistoryItem]:
     if not mail.from_addr:
         return []
     return HistoryItem.from_rows(svc.db.fetchall(sql("desk_sender_history"), {
@@ -662,6 +666,7 @@ class SourceCard:
     ref: str = ""  # S1, S2 ...: the label the draft's lines point to
     link: str = ""  # the article passage (/admin/knowledge/<id>#p<n>) or the past mail
     kind: str = ""  # article | saved_reply | case | past_reply
+    vouched_by: str = ""  # the past mail (/mails/<id>) whose reply states this passage's facts
 
 
 @dataclass(frozen=True)
@@ -690,6 +695,12 @@ def written(basis: str | None, trace: list[Any], sources: list[Any]) -> Written:
     return Written(basis, lines, source_cards(sources))
 
 
+def _mail_link(origin: Any) -> str:
+    """``mail:<id>`` as the page of that mail, else ""."""
+    kind, _, number = str(origin or "").partition(":")
+    return f"/mails/{int(number)}" if kind == "mail" and number.isdigit() else ""
+
+
 def source_cards(sources: list[Any]) -> list[SourceCard]:
     """Retrieved sources (JSON values of the draft's retrieval detail) as readable cards:
     title, score, the customer's text and our reply then - never a raw dict dump."""
@@ -710,5 +721,6 @@ def source_cards(sources: list[Any]) -> list[SourceCard]:
             at=s.get("received_at") or s.get("date"), category=s.get("category"),
             text=str(text)[:1500], reply=str(reply_text or "")[:1500],
             ref=str(s.get("ref") or ""), kind=str(s.get("kind") or ""),
-            link=link if link.startswith("/") and not link.startswith("//") else ""))
+            link=link if link.startswith("/") and not link.startswith("//") else "",
+            vouched_by=_mail_link(s.get("vouched_by"))))
     return cards

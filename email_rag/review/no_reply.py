@@ -37,7 +37,7 @@ from ..db import examples, figures, sql
 from ..jobs.dispatch import enqueue
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 
 @dataclass
@@ -49,7 +49,7 @@ class NoReplyDecision:
     enqueued: bool = False
 
 
-def list_suggested(svc: Services, mailbox: str | None = None, limit: int = 200,
+def list_suggested(svc: ServiceContext, mailbox: str | None = None, limit: int = 200,
                    scope: frozenset[int] | None = None) -> list[dict[str, Any]]:
     """``scope``: the mailbox ids the user may see (None = all)."""
     return svc.db.fetchall(sql("noreply_suggested"), {
@@ -57,7 +57,8 @@ def list_suggested(svc: Services, mailbox: str | None = None, limit: int = 200,
         "scope": None if scope is None else ",".join(map(str, sorted(scope))) or "0"})
 
 
-def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -> NoReplyDecision:
+def decide(svc: ServiceContext, email_id: int, by: str, reply: bool,
+           note: str = "") -> NoReplyDecision:
     """Staff's decision on one suggested no-reply mail (the one place that moves a mail out
     of ``no_reply_suggested``)."""
     by = person(by)
@@ -82,7 +83,7 @@ def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -
                               query="noreply_move", needs_reply=reply,
                               detail={"decision": "reply" if reply else "confirm_no_reply",
                                       "note": note[:500]})
-        examples.record(cur, svc, email_id, "correction" if reply else "no_reply")
+        example = examples.record(cur, email_id, "correction" if reply else "no_reply")
         new_job = None
         if reply:
             figures.corrected(cur, email_id)  # the model's "no reply" was wrong
@@ -90,6 +91,7 @@ def decide(svc: Services, email_id: int, by: str, reply: bool, note: str = "") -
             new_job = svc.jobs.queue_work(cur, JobKind.PROCESS_EMAIL, email_id, actor=by,
                                           event="reply_requested", queue=queue,
                                           email_id=email_id, detail={"email_id": email_id})
+    examples.embed_recorded(svc.db, svc, example)
     if new_job is None:
         return NoReplyDecision(email_id, "confirmed", status)
     enqueued = enqueue(svc, [new_job], by)

@@ -33,7 +33,7 @@ from . import assignment
 from .desk import N_, in_scope
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 MAX_NOTE = 5_000
 MENTIONS_LISTED = 100
@@ -103,7 +103,7 @@ class Mention(FromRow):
     read_at: datetime | None = None
 
 
-def add(svc: Services, email_id: int, mailbox_id: int, user_id: int, user_name: str,
+def add(svc: ServiceContext, email_id: int, mailbox_id: int, user_id: int, user_name: str,
         body: str) -> Added:
     """A note on the mail by this user; its mentions notify the mailbox's users named."""
     text = (body or "").replace("\r\n", "\n").strip()
@@ -127,21 +127,21 @@ def add(svc: Services, email_id: int, mailbox_id: int, user_id: int, user_name: 
     return Added(note_id, notify, unknown)
 
 
-def of_mail(svc: Services, email_id: int) -> list[Note]:
+def of_mail(svc: ServiceContext, email_id: int) -> list[Note]:
     return Note.from_rows(svc.db.fetchall(sql("notes_of_mail"), {"email_id": email_id}))
 
 
-def opened(svc: Services, email_id: int, user_id: int) -> None:
+def opened(svc: ServiceContext, email_id: int, user_id: int) -> None:
     """The user opened the mail: their mentions on it are read."""
     svc.db.execute(sql("mentions_mark_read"), {"user_id": user_id, "email_id": email_id})
 
 
-def unread_count(svc: Services, user_id: int, scope: frozenset[int] | None) -> int:
+def unread_count(svc: ServiceContext, user_id: int, scope: frozenset[int] | None) -> int:
     rows = svc.db.fetchall(sql("mentions_unread_count"), {"user_id": user_id})
     return sum(int(r["n"]) for r in rows if in_scope(scope, int(r["mailbox_id"])))
 
 
-def of_user(svc: Services, user_id: int, scope: frozenset[int] | None) -> list[Mention]:
+def of_user(svc: ServiceContext, user_id: int, scope: frozenset[int] | None) -> list[Mention]:
     """The user's mentions on mails they may see: unread first, then the latest read."""
     rows = svc.db.fetchall(sql("mentions_of_user"),
                            {"user_id": user_id, "limit": MENTIONS_LISTED})

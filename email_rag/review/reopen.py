@@ -28,7 +28,7 @@ from ..core.errors import (
 from ..core.states import MAIL_REOPENABLE, MailStatus
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 MAX_REASON = 500
 PREFIX = "reopened by "  # the status reason of a reopened mail: "reopened by user:NAME: why"
@@ -40,7 +40,7 @@ def reopened_reason(status_reason: str | None) -> str | None:
     return status_reason if status_reason and status_reason.startswith(PREFIX) else None
 
 
-def reopen(svc: Services, email_id: int, by: str, reason: str) -> str:
+def reopen(svc: ServiceContext, email_id: int, by: str, reason: str) -> str:
     """Move the closed mail to ``manual``; returns the status it had. The caller checked
     that the user may see the mail's mailbox."""
     by = person(by)

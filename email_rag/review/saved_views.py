@@ -15,7 +15,7 @@ from ..db import sql
 from .desk import FILTER_KEYS
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 MAX_NAME = 100
 MAX_VIEWS = 50
@@ -38,11 +38,11 @@ def clean_query(params: dict[str, str]) -> str:
     return urlencode(kept)
 
 
-def of_user(svc: Services, user_id: int) -> list[SavedView]:
+def of_user(svc: ServiceContext, user_id: int) -> list[SavedView]:
     return SavedView.from_rows(svc.db.fetchall(sql("saved_views_of_user"), {"user_id": user_id}))
 
 
-def save(svc: Services, user_id: int, name: str, query: str) -> SavedView:
+def save(svc: ServiceContext, user_id: int, name: str, query: str) -> SavedView:
     """Keep the filters (a queue query string) under ``name``; the same name again replaces
     them."""
     name = " ".join((name or "").split())
@@ -58,6 +58,6 @@ def save(svc: Services, user_id: int, name: str, query: str) -> SavedView:
     return next(v for v in of_user(svc, user_id) if v.name == name)
 
 
-def delete(svc: Services, user_id: int, view_id: int) -> bool:
+def delete(svc: ServiceContext, user_id: int, view_id: int) -> bool:
     """Delete one of the user's views; False when it is not theirs (or gone)."""
     return svc.db.execute(sql("saved_view_delete"), {"id": view_id, "user_id": user_id}) == 1

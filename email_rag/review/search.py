@@ -28,7 +28,7 @@ from ..db import sql
 from .desk import MIN_WORD, fulltext_query
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 LIMIT = 50
 CUSTOMER_LIMIT = 200
@@ -146,7 +146,7 @@ def _scope(scope: frozenset[int] | None) -> str | None:
     return None if scope is None else ",".join(map(str, sorted(scope))) or "0"
 
 
-def search(svc: Services, scope: frozenset[int] | None, text: str,
+def search(svc: ServiceContext, scope: frozenset[int] | None, text: str,
            limit: int = LIMIT, before: str | None = None) -> Results:
     """Mails and replies matching every word of ``text``, newest first, ``limit`` hits a
     page (after the hit ``before``, a page's ``next_cursor``), each with its snippet."""
@@ -221,7 +221,7 @@ class Customer:
         return [m for m in self.mails if m.is_open]
 
 
-def customer(svc: Services, scope: frozenset[int] | None, addr: str,
+def customer(svc: ServiceContext, scope: frozenset[int] | None, addr: str,
              limit: int = CUSTOMER_LIMIT) -> Customer:
     """Every mail of ``addr`` in the user's mailboxes (newest first), our replies to them
     and the ones still open; empty lists when there are none (a sender of another mailbox

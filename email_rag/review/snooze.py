@@ -32,7 +32,7 @@ from ..db.audit import AuditEvent, write_events
 from ..db.busy import repeated_when_busy
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 MAX_DAYS = 366
 SNOOZABLE = frozenset({MailStatus.DRAFT_READY, MailStatus.MANUAL})
@@ -73,7 +73,7 @@ def parse_until(typed: str, zone: Any, now: datetime | None = None) -> datetime:
     return until
 
 
-def current(svc: Services, email_id: int) -> Snooze | None:
+def current(svc: ServiceContext, email_id: int) -> Snooze | None:
     """The mail's snooze while its date has not passed (None: not snoozed)."""
     row = svc.db.fetchone(sql("snooze_get"), {"email_id": email_id})
     snooze = None if row is None else Snooze.from_row(row)
@@ -82,7 +82,7 @@ def current(svc: Services, email_id: int) -> Snooze | None:
     return snooze
 
 
-def snooze(svc: Services, email_id: int, until: datetime, by: str) -> Snooze:
+def snooze(svc: ServiceContext, email_id: int, until: datetime, by: str) -> Snooze:
     """Put the mail aside until ``until`` (naive UTC; ``parse_until``). The caller checked
     that the user may see the mail's mailbox."""
     by = person(by)
@@ -107,7 +107,7 @@ def snooze(svc: Services, email_id: int, until: datetime, by: str) -> Snooze:
     return Snooze(email_id, until, by)
 
 
-def unsnooze(svc: Services, email_id: int, by: str) -> bool:
+def unsnooze(svc: ServiceContext, email_id: int, by: str) -> bool:
     """Back into the queue now; False when the mail was not snoozed."""
     by = person(by)
 
@@ -125,7 +125,7 @@ def unsnooze(svc: Services, email_id: int, by: str) -> bool:
     return repeated_when_busy("unsnooze", by, "email", email_id, back)
 
 
-def wake_due(svc: Services, actor: str, limit: int = 200) -> list[int]:
+def wake_due(svc: ServiceContext, actor: str, limit: int = 200) -> list[int]:
     """End every snooze whose date has passed, each with its audit event (``snooze_ended``);
     the mails whose snooze this call ended."""
     due = Snooze.from_rows(svc.db.fetchall(sql("snooze_due"), {"limit": limit}))

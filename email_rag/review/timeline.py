@@ -17,7 +17,7 @@ from ..db.audit import AuditEntry
 from .desk import MailView
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 ENTITY_TYPES = ("email", "job", "draft", "send_attempt", "mailbox", "saved_reply", "user",
                 "system")
@@ -32,7 +32,7 @@ class MailTimeline:
     events: list[AuditEntry]  # oldest first
 
 
-def mail_timeline(svc: Services, email_id: int) -> MailTimeline:
+def mail_timeline(svc: ServiceContext, email_id: int) -> MailTimeline:
     db = svc.db
     row = db.fetchone(sql("web_timeline_mail"), {"id": email_id})
     if row is None:
@@ -52,11 +52,11 @@ def mail_timeline(svc: Services, email_id: int) -> MailTimeline:
     return MailTimeline(MailView.from_row(row), jobs, drafts, sends, events)
 
 
-def deleted_mail_events(svc: Services, email_id: int) -> list[AuditEntry]:
+def deleted_mail_events(svc: ServiceContext, email_id: int) -> list[AuditEntry]:
     """What the audit log still says about a mail that no longer exists: its own events and
     the retention batch events that deleted it (their detail names it); oldest first. Empty
     for an id that never was a mail."""
-    from .retention import erased_in
+    from ..privacy.retention import erased_in
 
     events = AuditEntry.from_rows(svc.db.fetchall(sql("web_audit_of_entity"),
                                                   {"type": "email", "id": str(email_id)}))
@@ -64,7 +64,7 @@ def deleted_mail_events(svc: Services, email_id: int) -> list[AuditEntry]:
     return sorted(events, key=lambda e: (e.at, e.id))
 
 
-def search_audit(svc: Services, entity_type: str | None = None, entity_id: str | None = None,
+def search_audit(svc: ServiceContext, entity_type: str | None = None, entity_id: str | None = None,
                  event: str | None = None, actor: str | None = None,
                  since: datetime | str | None = None, until: datetime | str | None = None,
                  limit: int = 200, zone: tzinfo = UTC) -> list[AuditEntry]:
@@ -80,7 +80,7 @@ def search_audit(svc: Services, entity_type: str | None = None, entity_id: str |
     return AuditEntry.from_rows(svc.db.fetchall(sql("web_audit_search"), params))
 
 
-def event_names(svc: Services) -> list[str]:
+def event_names(svc: ServiceContext) -> list[str]:
     return [r["event"] for r in svc.db.fetchall(sql("web_audit_event_names"))]
 
 

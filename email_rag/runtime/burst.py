@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.errors import DatabaseUnavailableError
 from ..core.run_result import RunResult
 from ..core.states import Actor, JobState
 from ..db.run_results import Run, RunLog
+
+if TYPE_CHECKING:
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +49,7 @@ class BurstRun:
     """Begun with the first entry (or at the end of an empty burst): after RQ registered
     the worker's name, so a worker RQ refuses never continues the run of a live one."""
 
-    def __init__(self, services: Any, name: str) -> None:
+    def __init__(self, services: ServiceContext, name: str) -> None:
         self.services = services
         self.name = name
         self.actor = f"{Actor.WORKER}:{name}"

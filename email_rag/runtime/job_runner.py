@@ -43,7 +43,7 @@ from ..jobs.handoff import FINISHED, Finished, Handoff
 from ..jobs.store import JobStore
 from ..pipeline.contract import StepSpec
 from ..pipeline.registry import default_pipeline
-from ..review import privacy_requests, retention
+from ..privacy import erasure_requests, retention
 from ..wiring.services import Services
 from .burst import BurstRun
 from .rq_job import TaskJob, worker_class
@@ -125,7 +125,7 @@ class JobRunner:
             JobKind.INDEX_HISTORY: lambda job, worker: history.run_index_job(self.services, job,
                                                                              worker),
             JobKind.RETENTION: lambda job, worker: retention.run_job(self.services, job, worker),
-            JobKind.PRIVACY_FORGET: lambda job, worker: privacy_requests.run_job(
+            JobKind.PRIVACY_FORGET: lambda job, worker: erasure_requests.run_job(
                 self.services, job, worker),
         }
 

@@ -31,7 +31,8 @@ def periodic_jobs(services: Services) -> list[tuple[str, int, Callable[[], Any]]
     from ..adapters.queue import enqueue_poll
     from ..indexing import sync as index_sync
     from ..jobs.dispatch import redispatch
-    from ..review import retention, snooze
+    from ..privacy import retention
+    from ..review import snooze
     from . import maintenance
 
     s = services.settings

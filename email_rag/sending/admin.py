@@ -38,12 +38,12 @@ from . import rules
 from .journal import SendJournal
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
 
-def delivery_evidence(svc: Services, attempt: SendAttempt) -> list[str]:
+def delivery_evidence(svc: ServiceContext, attempt: SendAttempt) -> list[str]:
     """What speaks for delivery of an attempt whose outcome is unknown (empty: nothing)."""
     found: list[str] = []
     for e in svc.db.fetchall(sql("audit_of_entity"), {"type": "send_attempt",
@@ -71,17 +71,17 @@ def delivery_evidence(svc: Services, attempt: SendAttempt) -> list[str]:
     return found
 
 
-def list_attempts(svc: Services, status: str | None = None,
+def list_attempts(svc: ServiceContext, status: str | None = None,
                   limit: int = 200) -> list[SendAttempt]:
     return [SendAttempt.from_row(r)
             for r in svc.db.fetchall(sql("sends_list"), {"status": status, "limit": limit})]
 
 
-def get_attempt(svc: Services, attempt_id: int) -> SendAttempt | None:
+def get_attempt(svc: ServiceContext, attempt_id: int) -> SendAttempt | None:
     return svc.stores.rows_of(svc.db).send(attempt_id)
 
 
-def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note: str = "",
+def resolve_unknown(svc: ServiceContext, attempt_id: int, by: str, decision: str, note: str = "",
                     despite_evidence: bool = False) -> str:
     """decision: 'mark_sent', 'resend' or 'give_up' (``rules.send_decision``). Returns the
     new attempt status."""
@@ -102,7 +102,7 @@ def resolve_unknown(svc: Services, attempt_id: int, by: str, decision: str, note
     return str(send_to)
 
 
-def _decide(svc: Services, attempt_id: int, by: str, decision: str, note: str,
+def _decide(svc: ServiceContext, attempt_id: int, by: str, decision: str, note: str,
             evidence: list[str], repeats: list[AuditEvent]) -> tuple[SendStatus, Job | None]:
     """The decision's transaction (repeated when busy): the attempt's new status and the
     send job queued again (a resend)."""

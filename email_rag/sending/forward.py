@@ -37,7 +37,7 @@ from .handwrite import recipient
 from .review import _send_attempt, _send_job
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 MAX_NOTE_CHARS = 10_000
 REPEAT_WINDOW_S = 600
@@ -79,7 +79,8 @@ def forward_text(note: str, mail: QuotedMail) -> str:
     return (note.strip() + "\n\n" + quoted) if note.strip() else quoted
 
 
-def forward(svc: Services, email_id: int, by: str, typed_to: str, note: str = "") -> Forwarded:
+def forward(svc: ServiceContext, email_id: int, by: str, typed_to: str,
+            note: str = "") -> Forwarded:
     """Forward the mail to ``typed_to`` with ``note`` (the caller checked that the user may
     see the mail's mailbox)."""
     by = person(by)
@@ -97,7 +98,7 @@ def forward(svc: Services, email_id: int, by: str, typed_to: str, note: str = ""
     return Forwarded(draft_id, addr, "forwarded", send.message_id)
 
 
-def _forward(svc: Services, email_id: int, by: str, addr: str, note: str,
+def _forward(svc: ServiceContext, email_id: int, by: str, addr: str, note: str,
              repeats: list[AuditEvent]) -> Forwarded | tuple[int, SendAttempt, Job]:
     """The transaction (repeated when busy): the answer to a double click, or the new
     draft, its send attempt and its queued send job."""
@@ -143,7 +144,7 @@ class ForwardRow:
     recipient: str | None
 
 
-def of_mail(svc: Services, email_id: int) -> list[ForwardRow]:
+def of_mail(svc: ServiceContext, email_id: int) -> list[ForwardRow]:
     """The mail's forwards with their send state (oldest first)."""
     return [ForwardRow(int(r["draft_id"]), r["approved_by"], r["created_at"], r["send_status"],
                        r["recipients"])

@@ -33,7 +33,7 @@ from . import rules
 from .compose import reply_subject
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 MAX_REPLY_CHARS = 100_000
 # the mail statuses a hand-written reply may start from (each may move to draft_ready)
@@ -67,7 +67,7 @@ def recipient(typed: str) -> str:
     return addr
 
 
-def write(svc: Services, email_id: int, by: str, typed_to: str, body: str) -> Written:
+def write(svc: ServiceContext, email_id: int, by: str, typed_to: str, body: str) -> Written:
     """Write the hand-written reply as a pending draft of source ``manual`` (the caller
     checked the user may see the mail's mailbox)."""
     by = person(by)
@@ -84,7 +84,7 @@ def write(svc: Services, email_id: int, by: str, typed_to: str, body: str) -> Wr
         svc, email_id, by, addr, text, repeats))
 
 
-def _write(svc: Services, email_id: int, by: str, addr: str, text: str,
+def _write(svc: ServiceContext, email_id: int, by: str, addr: str, text: str,
            repeats: list[AuditEvent]) -> Written:
     """The transaction (repeated when busy)."""
     stores = svc.stores

@@ -37,7 +37,7 @@ from ..jobs.dispatch import enqueue
 from . import rules
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 
 @dataclass
@@ -49,7 +49,7 @@ class RegenerateResult:
     enqueued: bool = False
 
 
-def regenerate(svc: Services, draft_id: int, by: str, note: str = "") -> RegenerateResult:
+def regenerate(svc: ServiceContext, draft_id: int, by: str, note: str = "") -> RegenerateResult:
     by = person(by)
     done = repeated_when_busy("regenerate", by, "draft", draft_id, lambda repeats: _regenerate(
         svc, draft_id, by, note, repeats))
@@ -60,7 +60,7 @@ def regenerate(svc: Services, draft_id: int, by: str, note: str = "") -> Regener
                             enqueue(svc, [new_job], by))
 
 
-def _regenerate(svc: Services, draft_id: int, by: str, note: str,
+def _regenerate(svc: ServiceContext, draft_id: int, by: str, note: str,
                 repeats: list[AuditEvent]) -> RegenerateResult | tuple[int, Job]:
     """The transaction (repeated when busy): the answer to a repeat, or the mail and its
     queued entry."""

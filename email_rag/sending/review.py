@@ -33,10 +33,10 @@ from ..core.errors import (
     DraftNotFoundError,
 )
 from ..core.jsonvalue import JsonObject
-from ..core.records import Draft, InboundRef, Job, ReplyMail, SendAttempt
+from ..core.records import Draft, InboundRef, Job, RecordedExample, ReplyMail, SendAttempt
 from ..core.rows import FromRow
 from ..core.states import DraftStatus, JobKind, MailStatus, ReviewOutcome, SendStatus
-from ..db import sql
+from ..db import examples, sql
 from ..db.audit import AuditEvent
 from ..db.busy import repeated_when_busy
 from ..jobs.dispatch import enqueue
@@ -47,7 +47,7 @@ from . import rules
 from .compose import new_message_id
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 
 def seen_token(draft: Draft) -> str:
@@ -145,7 +145,7 @@ class DraftView:
     attachments: list[ListedAttachment]
 
 
-def show(svc: Services, draft_id: int) -> DraftView:
+def show(svc: ServiceContext, draft_id: int) -> DraftView:
     db = svc.db
     rows = svc.stores.rows_of(db)
     draft = rows.draft(draft_id)
@@ -177,7 +177,8 @@ class AttachmentSource(FromRow):
     attachments: Any = None  # the column's JSON text
 
 
-def attachment(svc: Services, draft_id: int, n: int, by: str) -> tuple[ListedAttachment, bytes]:
+def attachment(svc: ServiceContext, draft_id: int, n: int,
+               by: str) -> tuple[ListedAttachment, bytes]:
     """Attachment ``n`` (1-based, as listed on the draft page) of a draft's mail: its
     recorded metadata and its decoded bytes, read from the stored raw mail by the part
     path the parse step recorded and checked against the recorded SHA-256. Audited
@@ -221,7 +222,7 @@ class AttachmentListing(FromRow):
     attachments: Any = None  # the column's JSON text
 
 
-def download(current: Callable[[], Services], draft_id: int, n: int, by: str,
+def download(current: Callable[[], ServiceContext], draft_id: int, n: int, by: str,
              whole_slots: threading.Semaphore) -> Download:
     """Attachment ``n`` of a draft's mail, read from the stored raw mail in pieces of
     ``parts.PIECE`` (``SUBSTRING`` over the LONGBLOB): located, decoded and checked
@@ -229,7 +230,7 @@ def download(current: Callable[[], Services], draft_id: int, n: int, by: str,
     a line are in memory. A part the piece reader does not follow (``parts.locate`` gives
     None, or its bytes differ from the recorded checksum) is read whole by ``attachment``
     while holding one of ``whole_slots``. Audited (``attachment_downloaded``).
-    ``current()``: the calling thread's Services (the pieces may be sent from another
+    ``current()``: the calling thread's ServiceContext (the pieces may be sent from another
     thread than the one that checked them)."""
     svc = current()
     found = svc.db.fetchone(sql("drafts_mail_attachment_list"), {"id": draft_id})
@@ -267,14 +268,14 @@ def download(current: Callable[[], Services], draft_id: int, n: int, by: str,
                     False)
 
 
-def _downloaded(svc: Services, email_id: int, draft_id: int, n: int, info: ListedAttachment,
+def _downloaded(svc: ServiceContext, email_id: int, draft_id: int, n: int, info: ListedAttachment,
                 size: int, by: str) -> None:
     svc.audit.record(AuditEvent(person(by), "email", email_id, "attachment_downloaded",
                                 detail={"draft_id": draft_id, "attachment": n,
                                         "filename": info.filename, "size": size}))
 
 
-def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = None,
+def approve(svc: ServiceContext, draft_id: int, by: str, edited_body: str | None = None,
             seen: str | None = None) -> ReviewResult:
     """Approve the draft (with the agent's ``edited_body``): one transaction, repeated when
     MariaDB rolled it back as busy (``busy``); the send job is put on Redis after it."""
@@ -283,16 +284,18 @@ def approve(svc: Services, draft_id: int, by: str, edited_body: str | None = Non
         svc, draft_id, by, edited_body, seen, repeats))
     if isinstance(done, ReviewResult):
         return done
-    send, job, edited = done
+    send, job, edited, example = done
     enqueue(svc, [job], by)
+    examples.embed_recorded(svc.db, svc, example)
     return ReviewResult(draft_id, "approved", DraftStatus.APPROVED, send.id,
                         send.message_id, job.id, {"edited": edited})
 
 
-def _approve(svc: Services, draft_id: int, by: str, edited_body: str | None, seen: str | None,
-             repeats: list[AuditEvent]) -> ReviewResult | tuple[SendAttempt, Job, bool]:
-    """The approval's transaction: the answer to a repeat, or the send attempt and the
-    queued send job."""
+def _approve(svc: ServiceContext, draft_id: int, by: str, edited_body: str | None, seen: str | None,
+             repeats: list[AuditEvent]
+             ) -> ReviewResult | tuple[SendAttempt, Job, bool, RecordedExample | None]:
+    """The approval's transaction: the answer to a repeat, or the send attempt, the queued
+    send job, whether the body was edited and the example to embed after the commit."""
     stores = svc.stores
     with svc.db.transaction() as cur:
         rows = stores.rows_of(cur)
@@ -321,7 +324,7 @@ def _approve(svc: Services, draft_id: int, by: str, edited_body: str | None, see
         job = _send_job(svc, cur, mail.id, draft_id, by)
         stores.mails.move(cur, mail.id, MailStatus.APPROVED, actor=by, row=mail,
                           detail={"draft_id": draft_id}, events=events)
-        rows.labelled(mail.id, "approval", svc)
+        example = rows.labelled(mail.id, "approval")
         rows.reviewed(draft_id, ok.outcome, ok.distance, by)
         if created:
             events.append(AuditEvent(
@@ -329,10 +332,10 @@ def _approve(svc: Services, draft_id: int, by: str, edited_body: str | None, see
                 detail={"draft_id": draft_id, "message_id": send.message_id,
                         "job_id": job.id}))
         rows.audit(events)
-    return send, job, bool(ok.diff)
+    return send, job, bool(ok.diff), example
 
 
-def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str,
+def _send_attempt(svc: ServiceContext, cur: Any, draft_id: int, recipient: str,
                   by: str) -> tuple[SendAttempt, bool]:
     """The draft's one send attempt: created with its Message-ID on the first approval;
     an attempt the relay refused (the draft came back to review) is armed again, one that
@@ -356,7 +359,7 @@ def _send_attempt(svc: Services, cur: Any, draft_id: int, recipient: str,
     return dataclasses.replace(send, status=SendStatus.PENDING, message_id=new_id), created
 
 
-def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) -> Job:
+def _send_job(svc: ServiceContext, cur: Any, email_id: int, draft_id: int, by: str) -> Job:
     """The draft's send_draft entry, queued: created, or a fresh cycle of the existing one
     (even while its previous run is finishing: see ``JobStore.requeue``)."""
     return svc.jobs.queue_work(cur, JobKind.SEND_DRAFT, draft_id, actor=by,
@@ -365,7 +368,7 @@ def _send_job(svc: Services, cur: Any, email_id: int, draft_id: int, by: str) ->
                                detail={"draft_id": draft_id})
 
 
-def reject(svc: Services, draft_id: int, by: str, reason: str,
+def reject(svc: ServiceContext, draft_id: int, by: str, reason: str,
            seen: str | None = None) -> ReviewResult:
     """Reject the draft and close its mail: one transaction, repeated when MariaDB rolled it
     back as busy (``busy``)."""
@@ -374,7 +377,7 @@ def reject(svc: Services, draft_id: int, by: str, reason: str,
         svc, draft_id, by, reason, seen, repeats))
 
 
-def _reject(svc: Services, draft_id: int, by: str, reason: str, seen: str | None,
+def _reject(svc: ServiceContext, draft_id: int, by: str, reason: str, seen: str | None,
             repeats: list[AuditEvent]) -> ReviewResult:
     stores = svc.stores
     with svc.db.transaction() as cur:

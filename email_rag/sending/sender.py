@@ -38,8 +38,9 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..core.audit_event import AuditEvent, utcnow
 from ..core.errors import (
     PermanentError,
     SmtpOutcomeUnknownError,
@@ -51,11 +52,13 @@ from ..core.jsonvalue import JsonObject
 from ..core.ports import MailSender, SentFolder
 from ..core.records import InboundRef, Job, ReplyMail, SendAttempt, SendContext
 from ..core.states import Actor, DraftStatus, MailStatus, SendStatus, SendVerifiedBy
-from ..db.audit import AuditEvent, utcnow
 from ..knowledge.candidates import Candidates
 from .compose import build_forward, build_reply
 from .journal import Acceptance, SendJournal
 from .rules import reply_choice
+
+if TYPE_CHECKING:
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +75,8 @@ def _mail(ctx: SendContext, status: MailStatus) -> MailStatus | None:
 
 
 class SendService:
-    def __init__(self, services: Any, sent_folder: Callable[[str], SentFolder] | None = None,
+    def __init__(self, services: ServiceContext,
+                 sent_folder: Callable[[str], SentFolder] | None = None,
                  sender: MailSender | None = None) -> None:
         self.services = services
         self.settings = services.settings

@@ -9,6 +9,7 @@ between HTTP and the domain functions the CLI uses as well.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from urllib.parse import quote
 
@@ -113,96 +114,106 @@ def _service_levels_changed(pool: ServicesPool) -> None:
 
 
 def _handlers(app: FastAPI) -> None:
-    @app.exception_handler(NotLoggedIn)
-    async def not_logged_in(request: Request, exc: NotLoggedIn):
-        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        if request.method != "GET":
-            target = "/queue"
-        return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
+    """The error pages: every error a request may raise gets an HTML page (``HANDLERS``)."""
+    for error, handler in HANDLERS:
+        app.add_exception_handler(error, handler)
 
-    @app.exception_handler(Forbidden)
-    async def forbidden(request: Request, exc: Forbidden):
-        return page(request, "error.html", 403, title=_tr(request, None, "Admins only"),
-                    message=_tr(request, None, "This page is for admins. Your role lets you "
-                                "review drafts; ask an admin if you need this."))
 
-    @app.exception_handler(CsrfError)
-    async def csrf_failed(request: Request, exc: CsrfError):
-        if request.url.path in ("/login", "/setup") and plain_http_login(request):
-            # with EMAIL_RAG_WEB_HTTPS=required the Secure cookie never came back over http:
-            # the reason is the connection, not an old form
-            return page(request, "error.html", 403, title=_tr(request, None, "Not encrypted"),
-                        message=_tr(request, None, PLAIN_HTTP))
-        return page(request, "error.html", 403, title=_tr(request, None, "Form expired"),
-                    message=_tr(request, None, "This form was not accepted (its security token "
-                                "is missing or old, e.g. after a new login or from another "
-                                "site). Nothing was changed. Go back, reload the page and try "
-                                "again."))
+async def not_logged_in(request: Request, exc: NotLoggedIn):
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    if request.method != "GET":
+        target = "/queue"
+    return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
 
-    @app.exception_handler(DraftNotFoundError)
-    @app.exception_handler(AttachmentNotFoundError)
-    async def draft_missing(request: Request, exc: Exception):
-        return page(request, "error.html", 404, title=_tr(request, None, "Not found"),
-                    message=tr_known(request, str(exc), MISSING))
+async def forbidden(request: Request, exc: Forbidden):
+    return page(request, "error.html", 403, title=_tr(request, None, "Admins only"),
+                message=_tr(request, None, "This page is for admins. Your role lets you "
+                            "review drafts; ask an admin if you need this."))
 
-    def unavailable(request: Request, title: str, first: str) -> Response:
-        """503 with Retry-After: what is known, that stored work is safe, what to do."""
-        parts = [first]
-        if request.method == "POST":
-            parts.append(_tr(request, None, "If you had just sent a form, it may or may not "
-                             "have been saved: reload the page to see the current state before "
-                             "repeating it (approving twice still sends once)."))
-        parts.append(_tr(request, None, "Stored work is safe; try again in a minute."))
-        response = page(request, "error.html", 503, title=title, message=" ".join(parts))
-        response.headers["Retry-After"] = "60"
-        return response
+async def csrf_failed(request: Request, exc: CsrfError):
+    if request.url.path in ("/login", "/setup") and plain_http_login(request):
+        # with EMAIL_RAG_WEB_HTTPS=required the Secure cookie never came back over http:
+        # the reason is the connection, not an old form
+        return page(request, "error.html", 403, title=_tr(request, None, "Not encrypted"),
+                    message=_tr(request, None, PLAIN_HTTP))
+    return page(request, "error.html", 403, title=_tr(request, None, "Form expired"),
+                message=_tr(request, None, "This form was not accepted (its security token "
+                            "is missing or old, e.g. after a new login or from another "
+                            "site). Nothing was changed. Go back, reload the page and try "
+                            "again."))
 
-    @app.exception_handler(DatabaseUnavailableError)
-    async def db_down(request: Request, exc: DatabaseUnavailableError):
-        request.app.state.pool.generation += 1  # every thread reconnects on its next request
-        log.error("MariaDB unavailable during %s %s: %s", request.method, request.url.path, exc)
-        return unavailable(request, _tr(request, None, "Database unreachable"),
-                           _tr(request, None, "MariaDB does not answer right now."))
+async def draft_missing(request: Request, exc: Exception):
+    return page(request, "error.html", 404, title=_tr(request, None, "Not found"),
+                message=tr_known(request, str(exc), MISSING))
 
-    @app.exception_handler(TransientError)
-    async def service_down(request: Request, exc: TransientError):
-        log.warning("%s during %s %s: %s", type(exc).__name__, request.method,
-                    request.url.path, redact_text(str(exc)))
-        return unavailable(request, _tr(request, None, "Temporarily unavailable"),
-                           _tr(request, None, "A service email-rag needs did not answer in "
-                               "time (%(what)s).", what=type(exc).__name__))
+def _unavailable(request: Request, title: str, first: str) -> Response:
+    """503 with Retry-After: what is known, that stored work is safe, what to do."""
+    parts = [first]
+    if request.method == "POST":
+        parts.append(_tr(request, None, "If you had just sent a form, it may or may not "
+                         "have been saved: reload the page to see the current state before "
+                         "repeating it (approving twice still sends once)."))
+    parts.append(_tr(request, None, "Stored work is safe; try again in a minute."))
+    response = page(request, "error.html", 503, title=title, message=" ".join(parts))
+    response.headers["Retry-After"] = "60"
+    return response
 
-    @app.exception_handler(OutcomeUnknownError)
-    async def outcome_unknown(request: Request, exc: OutcomeUnknownError):
-        log.warning("outcome unknown during %s %s: %s", request.method, request.url.path,
-                    redact_text(str(exc)))
-        return unavailable(request, _tr(request, None, "Outcome unknown"),
-                           _tr(request, None, "What you asked for may or may not have "
-                               "happened (%(why)s).", why=redact_text(str(exc))))
+async def db_down(request: Request, exc: DatabaseUnavailableError):
+    request.app.state.pool.generation += 1  # every thread reconnects on its next request
+    log.error("MariaDB unavailable during %s %s: %s", request.method, request.url.path, exc)
+    return _unavailable(request, _tr(request, None, "Database unreachable"),
+                       _tr(request, None, "MariaDB does not answer right now."))
 
-    @app.exception_handler(EmailRagError)
-    async def domain_error(request: Request, exc: EmailRagError):
-        return page(request, "error.html", 400, title=_tr(request, None, "Not possible"),
-                    message=_tr(request, None, "%(why)s Nothing was changed.",
-                                why=tr_known(request, redact_text(str(exc)),
-                                             (*MISSING, *REFUSALS))))
+async def service_down(request: Request, exc: TransientError):
+    log.warning("%s during %s %s: %s", type(exc).__name__, request.method,
+                request.url.path, redact_text(str(exc)))
+    return _unavailable(request, _tr(request, None, "Temporarily unavailable"),
+                       _tr(request, None, "A service email-rag needs did not answer in "
+                           "time (%(what)s).", what=type(exc).__name__))
 
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(request: Request, exc: RequestValidationError):
-        """A number expected in the address, a form field missing: an HTML page, never
-        FastAPI's JSON (nothing of the input is echoed)."""
-        fields = sorted({str(e.get("loc", ["", "?"])[-1]) for e in exc.errors()})
-        return page(request, "error.html", 422, title=_tr(request, None, "Not understood"),
-                    message=_tr(request, None, "This address or form has a value the page "
-                                "cannot use (%(fields)s). Nothing was changed. Go back and "
-                                "check it, or start again from the review queue.",
-                                fields=", ".join(fields)[:200]))
+async def outcome_unknown(request: Request, exc: OutcomeUnknownError):
+    log.warning("outcome unknown during %s %s: %s", request.method, request.url.path,
+                redact_text(str(exc)))
+    return _unavailable(request, _tr(request, None, "Outcome unknown"),
+                       _tr(request, None, "What you asked for may or may not have "
+                           "happened (%(why)s).", why=redact_text(str(exc))))
 
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException):
-        titles = {404: N_("Not found"), 405: N_("Not allowed"), 400: N_("Bad request"),
-                  413: N_("Too large")}
-        return page(request, "error.html", exc.status_code,
-                    title=_tr(request, None, titles.get(exc.status_code, N_("Error"))),
-                    message=_tr(request, None, "There is no such page.")
-                    if exc.status_code == 404 else str(exc.detail))
+async def domain_error(request: Request, exc: EmailRagError):
+    return page(request, "error.html", 400, title=_tr(request, None, "Not possible"),
+                message=_tr(request, None, "%(why)s Nothing was changed.",
+                            why=tr_known(request, redact_text(str(exc)),
+                                         (*MISSING, *REFUSALS))))
+
+async def bad_request(request: Request, exc: RequestValidationError):
+    """A number expected in the address, a form field missing: an HTML page, never
+    FastAPI's JSON (nothing of the input is echoed)."""
+    fields = sorted({str(e.get("loc", ["", "?"])[-1]) for e in exc.errors()})
+    return page(request, "error.html", 422, title=_tr(request, None, "Not understood"),
+                message=_tr(request, None, "This address or form has a value the page "
+                            "cannot use (%(fields)s). Nothing was changed. Go back and "
+                            "check it, or start again from the review queue.",
+                            fields=", ".join(fields)[:200]))
+
+async def http_error(request: Request, exc: StarletteHTTPException):
+    titles = {404: N_("Not found"), 405: N_("Not allowed"), 400: N_("Bad request"),
+              413: N_("Too large")}
+    return page(request, "error.html", exc.status_code,
+                title=_tr(request, None, titles.get(exc.status_code, N_("Error"))),
+                message=_tr(request, None, "There is no such page.")
+                if exc.status_code == 404 else str(exc.detail))
+
+
+# (error, its page); an error gets the page of its nearest class (Starlette walks its MRO)
+HANDLERS: list[tuple[type[Exception], Callable[..., Awaitable[Response]]]] = [
+    (NotLoggedIn, not_logged_in),
+    (Forbidden, forbidden),
+    (CsrfError, csrf_failed),
+    (DraftNotFoundError, draft_missing),
+    (AttachmentNotFoundError, draft_missing),
+    (DatabaseUnavailableError, db_down),
+    (TransientError, service_down),
+    (OutcomeUnknownError, outcome_unknown),
+    (EmailRagError, domain_error),
+    (RequestValidationError, bad_request),
+    (StarletteHTTPException, http_error),
+]

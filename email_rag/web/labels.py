@@ -47,7 +47,7 @@ LABELS: dict[str, str] = {
     "privacy_forget": N_("privacy erasure"),
     # erasures (privacy_erasures.state) beyond the above
     "partial": N_("partial"),
-    # what an erasure deletes (review.erasure.row_counts)
+    # what an erasure deletes (privacy.erasure.row_counts)
     "mails": N_("mails"),
     "drafts": N_("reply drafts"),
     "send_attempts": N_("send attempts"),

@@ -34,8 +34,8 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Form, Request
 
+from ..auth.users import User, active_user
 from ..core.settings import Settings, networks
-from ..review.users import User, active_user
 from ..sending.outcome import N_
 
 log = logging.getLogger(__name__)

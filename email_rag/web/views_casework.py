@@ -10,7 +10,7 @@ says what happened (POST, redirect, GET; CSRF on every form).
 from __future__ import annotations
 
 from datetime import UTC
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Form, Request
@@ -28,13 +28,16 @@ from .render import tr as _tr
 from .render import user_zone
 from .security import FormStr, StaffUser, flash
 
+if TYPE_CHECKING:
+    from ..wiring.services import Services
+
 router = APIRouter()
 
 def _svc(request: Request):
     return request.app.state.pool.get()
 
 
-def context(svc: Any, email_id: int, status: str,
+def context(svc: Services, email_id: int, status: str,
             status_reason: str | None = None) -> dict[str, Any]:
     """What the mail and draft pages show of a case's pending date, reopen and forwards."""
     return {"snoozed": snooze.current(svc, email_id),
@@ -44,7 +47,7 @@ def context(svc: Any, email_id: int, status: str,
             "forwards": forward.of_mail(svc, email_id)}
 
 
-def wake(svc: Any) -> None:
+def wake(svc: Services) -> None:
     """End the snoozes whose date has passed (their drafts are back in the queue already;
     this writes each one's audit event), as the queue is read."""
     snooze.wake_due(svc, Actor.WEB)
@@ -130,7 +133,7 @@ BULK_DONE = {"assign": N_("Assigned: %(ids)s."), "reject": N_("Rejected: %(ids)s
              "no_reply": N_("Closed without a reply: %(ids)s.")}
 
 
-def bulk_colleagues(svc: Any, scope: frozenset[int] | None) -> list[str]:
+def bulk_colleagues(svc: Services, scope: frozenset[int] | None) -> list[str]:
     """Everyone who may own a mail of one of the user's mailboxes (the bulk form's list)."""
     ids = [int(r["id"]) for r in svc.db.fetchall(sql("desk_mailboxes"))
            if scope is None or int(r["id"]) in scope]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hmac
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Request
@@ -48,6 +48,9 @@ from . import mailbox_form
 from .render import page
 from .render import tr as _tr
 from .security import AdminUser, FormStr, flash
+
+if TYPE_CHECKING:
+    from ..wiring.services import Services
 
 router = APIRouter(prefix="/admin")
 PENDING_S = 900  # a sign-in started longer ago than this is refused at the callback
@@ -201,13 +204,13 @@ def oauth_callback(request: Request, user: AdminUser, state: str = "", code: str
     return target
 
 
-def _client(svc: Any, mb: Any) -> oauth2.OAuthClient:
+def _client(svc: Services, mb: Any) -> oauth2.OAuthClient:
     o = mb.oauth
     return oauth2.OAuthClient(o.token_url, o.client_id, o.secret(), tuple(o.scopes),
                               svc.settings.oauth_timeout)
 
 
-def _entry(svc: Any, name: str, editable: bool = False) -> Any:
+def _entry(svc: Services, name: str, editable: bool = False) -> Any:
     try:
         entry = svc.mailboxes.entry(name, fresh=True)
     except KeyError:

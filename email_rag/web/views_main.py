@@ -11,10 +11,10 @@ import anyio.to_thread
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, RedirectResponse
 
+from ..auth import first_start, users
 from ..core.errors import EmailRagError
 from ..db import figures
 from ..ops import health, metrics
-from ..review import first_start, users
 from . import i18n
 from .render import language, page
 from .render import tr as _tr

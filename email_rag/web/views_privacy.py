@@ -1,9 +1,9 @@
 """Admin page: a person's data, export and erasure (``/admin/privacy``, admins only).
 
-Export writes the archive of ``email-rag privacy export`` (``privacy.export``) and sends
+Export writes the archive of ``email-rag privacy export`` (``personal_data.export``) and sends
 it as a download. Forget takes two POSTs: the first checks the address and the reason and
 shows what would be deleted (nothing is deleted), the second (``confirmed``) carries it
-out through ``privacy_requests.request``: at once with a Qdrant server, else queued for
+out through ``erasure_requests.request``: at once with a Qdrant server, else queued for
 the vector worker. Both are audited under the address's hash by the code they call."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from ..core.errors import BadInputError
-from ..review import privacy, privacy_requests
+from ..privacy import erasure_requests, personal_data
 from .render import page
 from .render import tr as _tr
 from .security import AdminUser, FormStr, flash
@@ -35,9 +35,9 @@ def privacy_page(request: Request, user: AdminUser):
     rows = [{**e, "again": bool(e["pending"]) and e["state"] != "queued",
              "tone": "bad" if e["state"] == "partial" or e["last_error"]
              else "ok" if e["state"] == "done" else ""}
-            for e in privacy_requests.recent(svc)]
+            for e in erasure_requests.recent(svc)]
     return page(request, "privacy.html", erasures=rows,
-                queued=not privacy_requests.runs_here(svc.settings))
+                queued=not erasure_requests.runs_here(svc.settings))
 
 
 @router.post("/export")
@@ -48,7 +48,7 @@ async def export(request: Request, user: AdminUser, address: FormStr = ""):
         fd, name = tempfile.mkstemp(suffix=".zip")
         os.close(fd)
         try:
-            privacy.export(svc, address, name, user.actor)
+            personal_data.export(svc, address, name, user.actor)
             return Path(name).read_bytes()
         finally:
             Path(name).unlink(missing_ok=True)
@@ -58,7 +58,7 @@ async def export(request: Request, user: AdminUser, address: FormStr = ""):
     except BadInputError as e:
         flash(request, "error", _tr(request, user, "Nothing exported: %(why)s", why=e))
         return RedirectResponse("/admin/privacy", status_code=303)
-    name = f"person-{privacy.address_hash(address)[:12]}.zip"
+    name = f"person-{personal_data.address_hash(address)[:12]}.zip"
     return Response(data, media_type="application/zip", headers={
         "Content-Disposition": f'attachment; filename="{name}"',
         "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"})
@@ -69,14 +69,14 @@ def forget(request: Request, user: AdminUser, address: FormStr = "", reason: For
            confirmed: FormStr = ""):
     svc = _svc(request)
     try:
-        privacy.normalise(address)
+        personal_data.normalise(address)
         if not " ".join(reason.split()):
             raise BadInputError("give the reason for the erasure: it is kept")
         if not confirmed:
             return page(request, "privacy_confirm.html", address=address.strip(),
-                        reason=reason, plan=privacy_requests.plan(svc, address),
-                        queued=not privacy_requests.runs_here(svc.settings))
-        done = privacy_requests.request(svc, address, reason, user.actor)
+                        reason=reason, plan=erasure_requests.plan(svc, address),
+                        queued=not erasure_requests.runs_here(svc.settings))
+        done = erasure_requests.request(svc, address, reason, user.actor)
     except BadInputError as e:
         flash(request, "error", _tr(request, user, "Nothing erased: %(why)s", why=e))
         return RedirectResponse("/admin/privacy", status_code=303)

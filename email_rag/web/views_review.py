@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
 
 import anyio
@@ -46,6 +46,9 @@ from .queue_filters import QueueFilters, with_filters
 from .render import language, page, tr_known, user_zone
 from .render import tr as _tr
 from .security import FormStr, StaffUser, flash
+
+if TYPE_CHECKING:
+    from ..wiring.services import Services
 
 router = APIRouter()
 
@@ -195,7 +198,7 @@ def assign(request: Request, user: StaffUser, draft_id: int, query: QueueFilters
     return RedirectResponse(with_filters(f"/drafts/{draft_id}", query), status_code=303)
 
 
-def decision_line(request: Request, user, svc: Any, email_id: int) -> str | None:
+def decision_line(request: Request, user, svc: Services, email_id: int) -> str | None:
     """Where each classification field came from, in the user's language (the field's name,
     the category or priority by its label)."""
     labels = examples.mail_labels(svc.db, email_id)

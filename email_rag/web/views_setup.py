@@ -1,4 +1,4 @@
-"""The first start (review/first_start.py): while no admin exists, the set-up page instead of
+"""The first start (auth/first_start.py): while no admin exists, the set-up page instead of
 the login. ``/setup?token=...`` (the one-time link `email-rag setup` prints) creates the first
 admin and logs them in; ``/setup/next`` leads on: add the first mailbox (the mailbox pages),
 start its history import and watch it."""
@@ -8,9 +8,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse
 
+from ..auth import first_start, users
 from ..core.errors import BadInputError
 from ..ingest import history_import
-from ..review import first_start, users
 from .render import page
 from .render import tr as _tr
 from .security import PLAIN_HTTP, AdminUser, FormStr, flash, login_session, plain_http_login

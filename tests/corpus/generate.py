@@ -6,7 +6,7 @@ Every mail is written by this script (hand-made edge cases, the MIME zoo and hos
 cases of ``email_rag_harness.testing.mails``, documents from ``email_rag_harness.testing.documents``)
 together with what must become of it after the real path (Dovecot -> poller -> worker):
 final status, parse status, addresses, reply address, text, attachments. The
-expectations are written here by hand, per class; ``tests/integration/test_corpus.py``
+expectations are written here by hand, per class; ``tests/integration/test_mail_fidelity_corpus.py``
 checks every stored row against them. Office files embed timestamps, so regenerating
 changes their bytes, never their expectations.
 """

@@ -193,9 +193,9 @@ class MemoryDatabase:
         self.events += events
 
     # --- ReviewRows ---
-    def labelled(self, email_id: int, source: str, services: Any) -> bool:
+    def labelled(self, email_id: int, source: str) -> None:
+        """Records the example; its text is not kept, so there is no vector to make."""
         self.labelled_examples.append((email_id, source))
-        return True
 
     def reviewed(self, draft_id: int, outcome: Any, distance: float | None = None,
                  by: str = "") -> None:

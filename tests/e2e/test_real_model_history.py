@@ -49,7 +49,9 @@ class Worker:
             email = make_email(self.db, mb, status="sent", subject=subject, body=body,
                                category=category, priority=priority, needs_reply=needs_reply)
             with self.db.transaction() as cur:
-                assert examples.record(cur, self.svc, email, "approval")
+                example = examples.record(cur, email, "approval")
+            assert example
+            examples.embed_recorded(self.db, self.svc, example)
 
     def one(self, n: str, subject: str, body: str) -> dict:
         self.mailbox.append(head(n, subject=subject) + body.encode())

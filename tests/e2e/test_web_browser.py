@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from email_rag_harness.testing.smtp_server import FaultSmtpServer
 
-from email_rag.review import users
+from email_rag.auth import users
 from email_rag.sending import review
 from email_rag.wiring.services import Services
-from tests.e2e.test_cli_truthful import says_sent
+from tests.e2e.test_cli_exit_codes_and_sent_wording import says_sent
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import ROOT
 from tests.webutil import PASSWORD, XSS_BODY, XSS_HTML, XSS_SUBJECT, serve_web

@@ -541,7 +541,7 @@ def test_a_german_agent_reads_the_editor_and_states_in_german(web, db, browser):
     """GIVEN anna chose German WHEN she opens a draft and types THEN the editor's live
     messages (made by the page's script) are German, as are the draft's state, category
     and priority; no English state or category is left on the page."""
-    from email_rag.review import users
+    from email_rag.auth import users
 
     make_user(db, "anna")
     anna = users.active_user(db, db.fetchone("SELECT id FROM users WHERE name = 'anna'")["id"])

@@ -247,7 +247,7 @@ def test_first_day_set_up_mailboxes_sign_in_import_history_and_a_drafted_mail(
 def test_revoked_consent_is_an_alarm_and_consenting_again_restores_polling(stack, page, db):
     base = stack.web
     sales = stack.mail.add_user(username="sales@example.com")
-    from email_rag.review import users
+    from email_rag.auth import users
 
     users.add_user(db, "root", "admin", ADMIN_PASSWORD, "test")
     added = run_cli("mailboxes", "add", "sales", "--host", sales.host, "--port",

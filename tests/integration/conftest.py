@@ -57,7 +57,7 @@ def svc(settings, server):
 def team(db) -> tuple[int, int]:
     """The mailboxes support (anna and bob work it) and sales (carl): their ids. The module's
     ``PEOPLE`` names those users."""
-    from email_rag.review import users
+    from email_rag.auth import users
     from tests.factories import make_mailbox
 
     support, sales = make_mailbox(db, "support"), make_mailbox(db, "sales")

@@ -8,8 +8,9 @@ import json
 
 import pytest
 
+from email_rag.auth import users
 from email_rag.core.errors import BadInputError, DraftNotFoundError
-from email_rag.review import answers, notes, users
+from email_rag.review import answers, notes
 from email_rag.wiring.services import Services
 from tests.factories import make_email, make_mailbox
 from tests.webutil import make_user
@@ -136,16 +137,16 @@ def test_notes_go_with_their_mail(svc, db, team):
 
 
 def test_a_persons_export_holds_the_notes_on_their_mails(svc, db, team, tmp_path):
-    """An access request's archive (privacy.export) carries the team's notes on the
+    """An access request's archive (personal_data.export) carries the team's notes on the
     person's mails: they may say things about the person."""
     import zipfile
 
-    from email_rag.review import privacy
+    from email_rag.privacy import personal_data
 
     notes.add(svc, team["mail"], team["support"], team["anna"], "anna",
               "Kundin hat angerufen, Paket liegt beim Nachbarn.")
     out = tmp_path / "carla.zip"
-    privacy.export(svc, "carla@example.org", out)
+    personal_data.export(svc, "carla@example.org", out)
     with zipfile.ZipFile(out) as z:
         text = z.read(f"mails/{team['mail']}/mail.txt").decode()
     assert "== Internal note by anna at" in text

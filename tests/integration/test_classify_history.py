@@ -6,6 +6,7 @@ pipeline (scripted LLM over HTTP counting its calls, hashing embedder) -> staff 
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 import pytest
 from email_rag_harness.testing.llm_rules import classify as scripted_answer
@@ -118,6 +119,48 @@ def test_staff_actions_store_labelled_examples_in_their_transaction(team):
     no_reply.decide(team.svc, news["id"], "anna", reply=False)
     ex = stored(team.db, news["id"])
     assert (ex["source"], ex["needs_reply"], ex["category"]) == ("no_reply", 0, "notification")
+
+
+def test_staff_actions_embed_their_example_after_their_transaction_never_inside_it(
+        team, monkeypatch):
+    """GIVEN processed mails WHEN staff approve, correct a classification and confirm no
+    reply THEN the embedder makes each action's example vector, and is never called while a
+    transaction is open (the action's rows stay locked only for its writes)."""
+    approved, corrected, news = (team.one("t1", *BILLING[0]), team.one("t2", *VOUCHER),
+                                 team.one("t3", *NEWS[0]))
+    db, working = team.svc.db, team.svc.embedder
+    open_now: list[int] = []
+    calls: list[bool] = []  # per embedder call: was a transaction open?
+    real = db.transaction
+
+    @contextmanager
+    def watched():
+        open_now.append(1)
+        try:
+            with real() as cur:
+                yield cur
+        finally:
+            open_now.pop()
+
+    class Watching:
+        name = working.name
+
+        def embed(self, texts):
+            calls.append(bool(open_now))
+            return working.embed(texts)
+
+    monkeypatch.setattr(db, "transaction", watched)
+    team.svc.__dict__["embedder"] = Watching()
+    try:
+        review.approve(team.svc, team.draft_id(approved["id"]), "anna")
+        desk.correct_classification(team.svc, team.draft_id(corrected["id"]), "anna",
+                                    "billing", corrected["language"], "normal")
+        no_reply.decide(team.svc, news["id"], "anna", reply=False)
+    finally:
+        team.svc.__dict__["embedder"] = working
+    assert calls == [False, False, False]
+    for mail in (approved, corrected, news):
+        assert stored(team.db, mail["id"])["embedder"] == examples.vector_name(working)
 
 
 def test_an_embedder_failure_never_blocks_the_action_and_the_vector_comes_later(team):

@@ -350,3 +350,25 @@ def test_a_question_in_spam_or_a_link_s_query_is_no_question_to_answer(db, servi
         out = classify.run(context(services, eid))
         assert out.mail_status is MailStatus.NO_REPLY_SUGGESTED, (category, out.status_reason)
         assert out.email_updates["needs_reply"] is False
+
+
+def test_what_the_model_calls_spam_or_a_notification_gets_no_draft_even_if_it_says_reply(
+        db, services, srv):
+    """GIVEN the SEO offer and the lottery mail of the labelled sets, which the real 1.5B model
+    filed as spam yet needing a reply (they got drafts), and a notice it filed as a notification
+    needing one WHEN classified THEN no reply is needed by rule (audited as such), staff decide
+    (no header confirms it): the model's own category outweighs its reply flag."""
+    for category, subject, body in (
+            ("spam", "Posicione su web en el TOP 1 de Google",
+             "Hemos encontrado 37 errores SEO. Responda a este correo para una auditoría."),
+            ("spam", "You have won 1,000,000 EUR", "Click here to claim your prize."),
+            ("notification", "Lagerbestand niedrig", "Der Lagerbestand ist unter 20 Stück.")):
+        said = json.dumps({"category": category, "priority": "low", "language": "en",
+                           "summary": "-", "needs_reply": True})
+        srv.set_plan({"rules": [{"fault": "answer", "kind": "classify", "content": said}]})
+        eid = make_email(db, subject, body)
+        out = classify.run(context(services, eid))
+        assert out.mail_status is MailStatus.NO_REPLY_SUGGESTED, (category, out.status_reason)
+        assert out.email_updates["needs_reply"] is False and out.stop
+        sources = json.loads(out.email_updates["classification_sources"])
+        assert sources["needs_reply"] == {"source": "rules", "confidence": None}

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from email_rag.auth import users as user_store
 from email_rag.core.errors import BadInputError
 from email_rag.review import assignment, bulk
-from email_rag.review import users as user_store
 from tests.factories import make_draft, make_email, make_mailbox
 from tests.webutil import make_user
 

@@ -481,12 +481,12 @@ def test_a_dropped_candidate_never_enters_the_knowledge(db):
 
 def test_erasing_a_person_takes_their_candidates_along(services, db):
     from email_rag.knowledge.candidates import Candidates
-    from email_rag.review import privacy
+    from email_rag.privacy import personal_data
 
     support = make_mailbox(db, "support")
     sent_case(db, support)
     Candidates(db, HashingEmbedder()).collect("cli:test")
-    privacy.forget(services, "alice@customer.example", "request", "user:root")
+    personal_data.forget(services, "alice@customer.example", "request", "user:root")
     assert db.fetchone("SELECT COUNT(*) AS n FROM knowledge_candidates")["n"] == 0
 
 

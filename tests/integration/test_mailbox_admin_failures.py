@@ -1,6 +1,6 @@
 """The failure tables of the mailbox admin, a test per row: db/mailbox_configs.py,
 ops/mailbox_admin.py, web/views_mailboxes.py (OAuth2 sign-in), ingest/history_import.py,
-review/first_start.py. Real MariaDB, Dovecot, a real token endpoint."""
+auth/first_start.py. Real MariaDB, Dovecot, a real token endpoint."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from email_rag_harness.testing.oauth_server import TokenServer
 
+from email_rag.auth import first_start
 from email_rag.cli import main
 from email_rag.core.errors import BadInputError, ConfigError, DatabaseUnavailableError
 from email_rag.core.settings import get_settings
@@ -17,7 +18,6 @@ from email_rag.db import Database
 from email_rag.db.mailbox_configs import MailboxConfigStore, MailboxDirectory
 from email_rag.db.oauth_tokens import TokenCipher
 from email_rag.ingest import history_import
-from email_rag.review import first_start
 from email_rag.wiring.services import Services
 from tests.integration.test_mailbox_settings import KEY, keyed  # noqa: F401 - the fixture
 from tests.webutil import browsers, web_app

@@ -16,7 +16,7 @@ from email_rag.core.settings import get_settings
 from email_rag.db.audit import AuditEvent, AuditLog, events_for
 from email_rag.indexing.indexer import Indexer
 from email_rag.mail.mime import parse_mail
-from email_rag.review.privacy import address_hash
+from email_rag.privacy.personal_data import address_hash
 from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.index_helpers import ArangoRecorder

@@ -1,5 +1,5 @@
 """Issue 29: a real `email-rag privacy forget` process SIGKILLed at each phase of the erasure
-(email_rag.review.erasure: mark, vector deletes, graph deletes, send journal and audit
+(email_rag.privacy.erasure: mark, vector deletes, graph deletes, send journal and audit
 spool, the MariaDB delete transaction) and the same command run again.
 
 The kill points are made deterministic from outside the process, by what a real
@@ -47,7 +47,7 @@ from email_rag.core.settings import get_settings
 from email_rag.db import Database
 from email_rag.db.audit import AuditEvent, AuditLog, events_for
 from email_rag.indexing.indexer import Indexer
-from email_rag.review.privacy import address_hash
+from email_rag.privacy.personal_data import address_hash
 from email_rag.sending.journal import Acceptance, SendJournal
 from email_rag.wiring.services import Services
 from tests.conftest import MARIADB

@@ -10,7 +10,7 @@ from email_rag.core.errors import DatabaseBusyError, DatabaseError
 from email_rag.db import sql
 from email_rag.db.connection import Database
 from email_rag.db.queries import slot_params
-from email_rag.review.erasure import ROW_DELETES
+from email_rag.privacy.erasure import ROW_DELETES
 from tests.conftest import MARIADB
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 

@@ -1,5 +1,5 @@
 """Issue 29: retention per mailbox (real MariaDB, local Qdrant), deleting through the same
-code as privacy forget (email_rag.review.erasure)."""
+code as privacy forget (email_rag.privacy.erasure)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from email_rag.cli import main
 from email_rag.core.settings import get_settings
 from email_rag.core.states import MAIL_TERMINAL, MailStatus
 from email_rag.db.audit import AuditEvent, AuditLog, events_for
-from email_rag.review import retention
+from email_rag.privacy import retention
 from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import ROOT, kill_when
@@ -270,7 +270,7 @@ def test_a_pass_killed_between_the_stores_and_mariadb_is_finished_by_the_next(
     """GIVEN a pass that dies after the vector points of its first batch are deleted and
     before the batch's MariaDB transaction
     THEN those mails are whole in MariaDB and marked, and the next pass erases them."""
-    from email_rag.review import erasure
+    from email_rag.privacy import erasure
 
     _mailboxes(monkeypatch, support=30)
     box = make_mailbox(db, "support")

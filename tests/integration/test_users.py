@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from email_rag.auth import users
 from email_rag.core.errors import BadInputError
-from email_rag.review import users
 from tests.webutil import PASSWORD, make_user
 
 

@@ -13,9 +13,9 @@ from email.message import EmailMessage
 
 import pytest
 
+from email_rag.auth import users
 from email_rag.mail import parts
 from email_rag.mail.mime import parse_mail
-from email_rag.review import users
 from email_rag.sending import review
 from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_mailbox

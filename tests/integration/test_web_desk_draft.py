@@ -159,6 +159,25 @@ def test_sources_are_readable_cards(client, db):
     assert "{" not in text(cards.split("</ol>")[0])  # no dict dump
 
 
+def test_a_passage_lifted_by_a_past_reply_says_so_and_links_that_mail(client, db):
+    """The similarity shown for a passage the team's past reply vouched for is not the
+    embedder's alone: the card says which mail's reply raised it, with a link; a forged
+    origin gives no link."""
+    sources = {"basis": "sources", "sources": [
+        {"kind": "article", "title": "Geschenke", "score": 0.43, "ref": "S1",
+         "text": "Verpackung 3,50 EUR.", "link": "/admin/knowledge/5#p1",
+         "origin": "knowledge:5:1", "vouched_by": "mail:12"},
+        {"kind": "article", "title": "Versand", "score": 0.41, "ref": "S2", "text": "2 Tage.",
+         "link": "/admin/knowledge/6#p1", "origin": "knowledge:6:1",
+         "vouched_by": "mail:12/../../admin"}]}
+    draft = make_draft(db, make_email(db, make_mailbox(db)), sources=json.dumps(sources))
+    cards = client().get(f"/drafts/{draft}").text
+    cards = cards[cards.index('class="sources"'):]
+    first, second = cards.split('id="source-S2"')
+    assert 'href="/mails/12"' in first and "confirmed by a past reply" in first
+    assert "confirmed by a past reply" not in second and "admin\"" not in second
+
+
 def test_classification_correction_is_audited_and_feeds_regenerate(client, db):
     """GIVEN a German follow-up classified as Spanish WHEN staff correct it to German and
     regenerate with an instruction THEN the mail row and the audit log have the correction,

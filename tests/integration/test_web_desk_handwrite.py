@@ -12,7 +12,7 @@ import html as htmllib
 import pytest
 from email_rag_harness.testing.smtp_server import FaultSmtpServer
 
-from email_rag.review import users
+from email_rag.auth import users
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending.sender import SendService
 from email_rag.wiring.services import Services

@@ -4,7 +4,7 @@ safely by whoever may see its mailbox (plain text, never rendered, audited)."""
 
 from __future__ import annotations
 
-from email_rag.review import users
+from email_rag.auth import users
 from tests.factories import make_email, make_mailbox
 
 PEOPLE = {"anna": "staff", "otto": "staff", "root": "admin"}

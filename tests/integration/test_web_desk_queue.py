@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from email_rag.review import users
+from email_rag.auth import users
 
 
 def bulk_drafts(db, n, mailbox="support", start="2026-11-01 00:00:00", **cols):

@@ -11,7 +11,7 @@ import pytest
 from email_rag_harness.testing.tcp_proxy import TcpFaultProxy
 from fastapi.testclient import TestClient
 
-from email_rag.review import users
+from email_rag.auth import users
 from email_rag.web import create_app
 from tests.factories import make_draft, make_email, make_mailbox
 from tests.webutil import LOOPBACK, PASSWORD, browsers, csrf_of, login, make_user, web_app

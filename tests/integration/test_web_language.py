@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from email_rag.review import users
+from email_rag.auth import users
 from email_rag.web.i18n import from_accept_language
 from tests.factories import make_draft, make_email, make_mailbox
 from tests.webutil import browsers, english_in, login, shown_text, web_app

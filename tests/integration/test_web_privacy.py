@@ -15,7 +15,7 @@ from email_rag.cli import main
 from email_rag.core.index_ports import ChunkPayload, VectorPoint
 from email_rag.core.settings import get_settings
 from email_rag.db.audit import events_for
-from email_rag.review.privacy import address_hash
+from email_rag.privacy.personal_data import address_hash
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_mailbox

@@ -15,8 +15,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from rq import Queue
 
 from email_rag.adapters.queue import rq_job_id
+from email_rag.auth import users
 from email_rag.db.audit import AuditEvent, AuditLog
-from email_rag.review import users
 from email_rag.web import create_app
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.webutil import (
@@ -112,7 +112,7 @@ def test_login_and_logout_need_the_csrf_token(client):
 
 
 def test_disabled_user_is_out_at_the_next_request(client, db):
-    from email_rag.review import users
+    from email_rag.auth import users
 
     c = client()
     login(c)

@@ -93,7 +93,7 @@ def test_the_first_admins_password_is_refused_over_plain_http_from_another_machi
     """GIVEN an empty database and the set-up link WHEN a browser on another machine creates
     the first admin over plain http THEN it is refused (403, the reason on the page) and no
     account exists; over https it is created."""
-    from email_rag.review import first_start
+    from email_rag.auth import first_start
     from email_rag.web import create_app
 
     token = first_start.new_link(db)

@@ -4,7 +4,14 @@ the bench itself)."""
 
 from __future__ import annotations
 
-from email_rag_harness.bench.llm_speed import as_run, figures, interleaved, quality
+from email_rag_harness.bench.llm_speed import (
+    as_run,
+    figures,
+    interleaved,
+    quality,
+    quality_over_runs,
+    verdict,
+)
 from email_rag_harness.bench.quality_drafts import DEFAULT_SET
 from email_rag_harness.testing.labelled import load_set
 
@@ -72,3 +79,34 @@ def test_a_labelled_run_is_read_as_calls_per_mail_and_its_quality():
     assert figures("now", [run])["model_seconds_per_drafted_mail"] == round(1.7 / 2, 2)
     assert quality(found) == {"fact_recall": 0.75, "all_facts_share": 0.5, "wrong_facts": 1,
                               "wrong_language": 1}
+
+
+def test_quality_is_the_mean_of_the_runs_and_the_noise_their_range():
+    runs = [{"fact_recall": 0.8, "all_facts_share": 0.6, "wrong_facts": 1, "wrong_language": 0},
+            {"fact_recall": 0.7, "all_facts_share": 0.5, "wrong_facts": 3, "wrong_language": 0},
+            {"fact_recall": 0.9, "all_facts_share": 0.7, "wrong_facts": 2, "wrong_language": 0}]
+    q = quality_over_runs(runs)
+    assert q["fact_recall"] == 0.8 and q["all_facts_share"] == 0.6 and q["wrong_facts"] == 2.0
+    assert q["noise"] == {"fact_recall": 0.2, "all_facts_share": 0.2, "wrong_facts": 2,
+                          "wrong_language": 0}
+    assert quality_over_runs([{"fact_recall": None, "all_facts_share": None,
+                               "wrong_facts": 0, "wrong_language": 0}])["fact_recall"] is None
+
+
+def test_a_figure_is_worse_only_beyond_the_noise_of_both_configurations():
+    """GIVEN before and now with their runs' noise THEN a recall lower by less than the larger
+    noise is within the noise, lower by more is worse; more wrong facts beyond the noise is
+    worse; a better figure is never worse; with one run each (noise 0) any step counts."""
+    before = {"fact_recall": 0.0, "all_facts_share": 0.0, "wrong_facts": 0.0,
+              "wrong_language": 0.0, "noise": {"fact_recall": 0.0, "all_facts_share": 0.0,
+                                               "wrong_facts": 0, "wrong_language": 0}}
+    now = {"fact_recall": 0.8, "all_facts_share": 0.6, "wrong_facts": 1.5, "wrong_language": 0.0,
+           "noise": {"fact_recall": 0.1, "all_facts_share": 0.1, "wrong_facts": 2,
+                     "wrong_language": 0}}
+    v = verdict(before, now)
+    assert v["fact_recall"] == "better" and v["all_facts_share"] == "better"
+    assert v["wrong_facts"] == "within the noise" and v["wrong_language"] == "same"
+    worse = {**now, "wrong_facts": 2.5}
+    assert verdict(before, worse)["wrong_facts"] == "worse"
+    assert verdict(now, {**now, "fact_recall": 0.75})["fact_recall"] == "within the noise"
+    assert verdict(now, {**now, "fact_recall": 0.65})["fact_recall"] == "worse"

@@ -16,8 +16,11 @@
 - The package's folders are its layers (``LAYERS``, lowest first): a module imports
   from its own first-level group or a lower one, never a higher one; no two groups
   import each other and no cycle runs through several. Imports inside functions
-  count; ``if TYPE_CHECKING:`` blocks do not (they are annotations, not imports).
+  count, and so do ``if TYPE_CHECKING:`` blocks: an annotation that names a higher
+  layer is a dependency on it too (a lower layer declares the port it needs).
   Modules live in a layer: none at the package's top besides ``__init__``/``__main__``.
+- No product function is longer than ``LONGEST_FUNCTION`` lines (from its ``def`` to its
+  last line): a longer one reads better as a sequence of named steps.
 - The test harness (chaos run, doubles, demo, benchmarks) is a distribution of its own,
   harness/ (package ``email_rag_harness``): email_rag never imports it.
 """
@@ -264,7 +267,9 @@ LAYERS = [
     "ingest",  # stage: poll / IDLE a mailbox, store new mail and its job in one transaction
     "pipeline",  # stage: the steps of one mail (parse, classify, index, retrieve, draft)
     "sending",  # stage: review decisions, compose, send exactly once, reconcile
-    "review",  # what staff and admins do: desk, no-reply list, console, timeline, users
+    "auth",  # sign-in: accounts, logins, sessions, the first start
+    "privacy",  # a person's data: export, erasure, retention, erasure requests
+    "review",  # the desk's casework: queue, assignment, notes, no-reply list, console, timeline
     "wiring",  # Services: the composition root; builds adapters, stores and the stage objects
     "runtime",  # RQ task entry points, the job runner, the scheduler process, maintenance
     "ops",  # health and metrics
@@ -278,13 +283,16 @@ LAYERS = [
 KNOWN_BACK_EDGES: dict[tuple[str, str], str] = {}
 
 
-def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
+def imported_modules(source: str, module: str, is_package: bool,
+                     annotations: bool = False) -> set[str]:
     """Absolute names of everything ``module`` imports, inside functions too, ``if
-    TYPE_CHECKING:`` blocks excepted (``from a import b`` yields ``a`` and ``a.b``)."""
+    TYPE_CHECKING:`` blocks only with ``annotations`` (``from a import b`` yields ``a`` and
+    ``a.b``)."""
     tree = ast.parse(source)
-    typing_only = {id(n) for block in ast.walk(tree)
-                   if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
-                   for n in ast.walk(block)}
+    typing_only = set() if annotations else {
+        id(n) for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for n in ast.walk(block)}
     package = module if is_package else module.rpartition(".")[0]
     found = set()
     for node in ast.walk(tree):
@@ -304,9 +312,11 @@ def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
     return found
 
 
-def group_edges(package: str = "email_rag") -> dict[tuple[str, str], list[str]]:
+def group_edges(package: str = "email_rag",
+                annotations: bool = False) -> dict[tuple[str, str], list[str]]:
     """(group, imported group) -> the modules that import across, for the package's
-    first-level groups (a sub-package, or a module at its top)."""
+    first-level groups (a sub-package, or a module at its top); with ``annotations`` the
+    imports in ``if TYPE_CHECKING:`` blocks count too."""
     root = ROOT / package
     edges: dict[tuple[str, str], list[str]] = {}
     for path in sorted(root.rglob("*.py")):
@@ -316,7 +326,7 @@ def group_edges(package: str = "email_rag") -> dict[tuple[str, str], list[str]]:
         if module == package:
             continue
         group = module.split(".")[1]
-        for target in imported_modules(path.read_text(), module, is_package):
+        for target in imported_modules(path.read_text(), module, is_package, annotations):
             parts = target.split(".")
             if parts[0] == package and len(parts) > 1 and parts[1] != group:
                 edges.setdefault((group, parts[1]), []).append(module)
@@ -370,6 +380,13 @@ def test_the_import_scanner_resolves_relative_imports_and_skips_type_checking():
     assert not any(m.startswith("email_rag.web") for m in found)
 
 
+def test_the_import_scanner_sees_type_checking_imports_when_annotations_count():
+    src = ("from typing import TYPE_CHECKING\n"
+           "if TYPE_CHECKING:\n    from ..wiring.services import Services\n")
+    found = imported_modules(src, "email_rag.review.desk", is_package=False, annotations=True)
+    assert "email_rag.wiring.services.Services" in found
+
+
 def test_the_cycle_finder_sees_two_way_pairs_and_longer_rings():
     assert cycles({("a", "b"), ("b", "a"), ("c", "a")}) == [["a", "b"]]
     assert cycles({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == [["a", "b", "c"]]
@@ -401,6 +418,20 @@ def test_imports_point_down_the_layers():
     assert cycles(edges) == []
     stale = sorted(e for e in KNOWN_BACK_EDGES if e not in edges)
     assert stale == [], "this back edge is gone: remove it from KNOWN_BACK_EDGES"
+
+
+def test_annotation_only_imports_point_down_the_layers_too():
+    """GIVEN the layers in LAYERS, counting the imports in ``if TYPE_CHECKING:`` blocks THEN
+    no group names a higher one even in an annotation (a lower layer that needs something of
+    a higher one declares a port for it, and the higher layer passes it in), no two groups
+    name each other, and no cycle joins several."""
+    edges = group_edges(annotations=True)
+    rank = {g: i for i, g in enumerate(LAYERS)}
+    upward = {e: sorted(set(m)) for e, m in edges.items() if rank[e[0]] < rank[e[1]]}
+    assert upward == {}, "an annotation names a higher layer: declare a port in the lower " \
+        "one:\n" + "\n".join(f"{a} -> {b}: {', '.join(m)}" for (a, b), m in sorted(upward.items()))
+    assert sorted({tuple(sorted(e)) for e in edges if (e[1], e[0]) in edges}) == []
+    assert cycles(edges) == []
 
 
 def test_the_readmes_layer_map_lists_the_layers_in_order():
@@ -449,3 +480,39 @@ def test_the_product_sql_holds_no_harness_query():
     holds a query of the benchmarks, the chaos run or the demo."""
     harness = [n for n in product_queries() if n.startswith(("bench_", "chaos_", "demo_"))]
     assert harness == []
+
+
+LONGEST_FUNCTION = 80
+
+
+def function_lengths(source: str, module: str) -> list[tuple[int, str]]:
+    """(lines from ``def`` to the last line, qualified name) of every function of a module,
+    methods and nested functions included."""
+    found = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.append((child.end_lineno - child.lineno + 1, f"{module}.{prefix}{child.name}"))
+                walk(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.")
+            else:
+                walk(child, prefix)
+
+    walk(ast.parse(source), "")
+    return found
+
+
+def test_the_length_check_counts_methods_and_nested_functions():
+    src = "class A:\n    def f(self):\n        def g():\n            pass\n        return g\n"
+    assert sorted(function_lengths(src, "m")) == [(2, "m.A.f.g"), (4, "m.A.f")]
+
+
+def test_no_product_function_is_longer_than_the_limit():
+    """GIVEN the package's functions THEN none is longer than LONGEST_FUNCTION lines."""
+    found = [(n, name) for p in sorted((ROOT / "email_rag").rglob("*.py"))
+             for n, name in function_lengths(p.read_text(), str(p.relative_to(ROOT)))
+             if n > LONGEST_FUNCTION]
+    assert found == [], "split these into named steps:\n" + "\n".join(
+        f"{name}: {n} lines" for n, name in sorted(found, reverse=True))

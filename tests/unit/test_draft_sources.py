@@ -82,7 +82,8 @@ def hit(article_id, cosine, text="Rücksendungen: 30 Tage.", origin="file", lang
 
 
 def test_select_keeps_the_best_over_its_bar_and_a_close_second_labelled_s1_s2():
-    found = sources.candidates({"knowledge": [hit(1, 0.52), hit(2, 0.49, "Versand: 4,90 €."),
+    found = sources.candidates({"knowledge": [hit(1, 0.52, "Umtausch binnen 14 Tagen."),
+                                              hit(2, 0.49, "Versand: 4,90 €."),
                                               hit(3, 0.30, "Garantie 2 Jahre.")],
                                 "similar": [{"email_id": 9, "score": 0.70, "subject": "x",
                                              "reply": {"text": PAST}}]},
@@ -210,3 +211,28 @@ def test_an_articles_other_passages_found_for_the_mail_come_with_it_in_their_ord
         passage(2, 0.20, "EK-250. " * (sources.ARTICLE_CHARS // 8 + 1))]}, lambda _: "de")
     assert [s.origin for s in sources.select(long, sources.Bars(0.375, 0.55))] == \
         ["knowledge:4:1"]
+
+
+def test_a_passage_holding_the_facts_of_a_close_past_reply_is_vouched_for():
+    """A French question about a German article scores under the article bar; the team's
+    past reply to a similar mail (under its own bar) states the same fee and address: the
+    passage is lifted by the reply's relevance times the share of the reply's facts it holds
+    (VOUCH), says who vouched, and becomes the source. A passage sharing no fact, or a reply
+    whose facts are only single digits, lifts nothing."""
+    reply = ("Hello,\n\nwe gift-wrap every order for 3,50 EUR, write to "
+             "geschenk@kw.example for a card.\n\nYour team")
+    retrieved = {"knowledge": [hit(5, 0.33, "Geschenkverpackung 3,50 EUR: geschenk@kw.example."),
+                               hit(6, 0.34, "Versand in 2 Tagen.")],
+                 "similar": [{"email_id": 12, "score": 0.47, "subject": "Gift wrap",
+                              "reply": {"text": reply}}]}
+    found = sources.candidates(retrieved, lambda _: "de")
+    bars = sources.Bars(knowledge=0.375, past_reply=0.52)
+    lifted = next(s for s in found if s.origin == "knowledge:5:1")
+    assert lifted.relevance == pytest.approx(0.33 + sources.VOUCH * 0.47)
+    assert lifted.vouched_by == "mail:12"
+    assert [s.origin for s in sources.select(found, bars)] == ["knowledge:5:1"]
+    other = next(s for s in found if s.origin == "knowledge:6:1")
+    assert other.relevance == pytest.approx(0.34) and other.vouched_by == ""
+    small = {**retrieved, "similar": [{"email_id": 12, "score": 0.47, "subject": "x",
+                                       "reply": {"text": "Hello,\n\nit takes 2 days.\n\nTeam"}}]}
+    assert sources.select(sources.candidates(small, lambda _: "de"), bars) == []

@@ -1,4 +1,4 @@
--- Deleting mails in every store (email_rag.review.erasure), shared by privacy forget and
+-- Deleting mails in every store (email_rag.privacy.erasure), shared by privacy forget and
 -- retention. The row deletes themselves are the privacy_delete_* queries (privacy.sql).
 
 -- name: erasure_mark

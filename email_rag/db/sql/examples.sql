@@ -1,8 +1,12 @@
 -- The team's labelled examples (email_rag.db.examples).
 
 -- name: examples_mail_labels
-SELECT id, mailbox_id, subject, body_text, category, priority, needs_reply
-  FROM emails WHERE id = %(id)s;
+-- A mail's labels and text, and the embedder of its example's vector (NULL: no example yet,
+-- or one without vector).
+SELECT e.id, e.mailbox_id, e.subject, e.body_text, e.category, e.priority, e.needs_reply,
+       IF(x.vector IS NULL, NULL, x.embedder) AS vector_of
+  FROM emails e LEFT JOIN labelled_examples x ON x.email_id = e.id
+ WHERE e.id = %(id)s;
 
 -- name: examples_upsert
 -- One example per mail: a later confirmation (a correction after an approval) replaces the
@@ -68,6 +72,12 @@ SELECT x.id, e.subject, e.body_text
   FROM emails e JOIN labelled_examples x ON x.email_id = e.id
  WHERE e.mailbox_id = %(mailbox_id)s AND e.message_id = %(in_reply_to)s
    AND (x.vector IS NULL OR x.embedder <> %(embedder)s) AND e.parse_status <> 'pending';
+
+-- name: examples_set_vector_of_mail
+-- The vector of the example a person's action stored, made after the action's commit
+-- (examples.embed_recorded).
+UPDATE labelled_examples SET embedder = %(embedder)s, vector = %(vector)s
+ WHERE email_id = %(email_id)s;
 
 -- name: examples_record_history
 -- The solved cases of the imported history ({ids}) as examples: an answered inbound

@@ -1,4 +1,4 @@
--- What is stored about one person (email_rag.review.privacy): the mails from or to an
+-- What is stored about one person (email_rag.privacy.personal_data): the mails from or to an
 -- address (the parsed address columns, compared lower-cased; display names never match)
 -- and everything that hangs off them.
 

@@ -1,4 +1,4 @@
--- Retention per mailbox (email_rag.review.retention).
+-- Retention per mailbox (email_rag.privacy.retention).
 
 -- name: retention_mailboxes
 SELECT id, name FROM mailboxes ORDER BY name;

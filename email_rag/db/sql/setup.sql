@@ -1,4 +1,4 @@
--- The first start (review/first_start.py): one-time set-up links.
+-- The first start (auth/first_start.py): one-time set-up links.
 
 -- name: setup_any_user
 SELECT id FROM users LIMIT 1;

@@ -24,8 +24,11 @@ draft or adaptation, any retry); printed as p50/p95 and totals.
 reply included) over the drafted mails; ``drafted_mails_per_hour`` is 3,600 over it (one
 worker, the model busy all the time). The draft-quality fields (``fact_recall``,
 ``all_facts_share`` over the mails a past reply or an article answers, ``wrong_facts``,
-``wrong_language`` over all) come from the same run's judge. The configurations run
-interleaved, ``--runs`` times (3 give the run-to-run noise: ``model_seconds_runs``).
+``wrong_language`` over all) come from the same runs' judge: the mean of the runs, and
+their run-to-run noise (highest minus lowest run) under ``noise``. The configurations run
+interleaved, ``--runs`` times (3 give the noise: ``model_seconds_runs``, ``quality_runs``);
+``quality_verdict`` says per quality figure whether the last configuration is better, the
+same, worse within the larger noise of the two, or worse than the first.
 """
 
 from __future__ import annotations
@@ -148,6 +151,37 @@ def quality(found: dict[str, Any]) -> dict[str, Any]:
             "wrong_language": sum(g["wrong_language"] for g in groups.values())}
 
 
+QUALITY = ("fact_recall", "all_facts_share", "wrong_facts", "wrong_language")
+HIGHER_IS_BETTER = {"fact_recall", "all_facts_share"}
+
+
+def quality_over_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The quality figures as the mean of the runs, and their run-to-run noise (the range:
+    highest minus lowest) under ``noise``."""
+    out: dict[str, Any] = {"noise": {}}
+    for key in QUALITY:
+        values = [r[key] for r in runs if r.get(key) is not None]
+        out[key] = round(mean(values), 3) if values else None
+        out["noise"][key] = round(max(values) - min(values), 3) if values else None
+    return out
+
+
+def verdict(first: dict[str, Any], last: dict[str, Any]) -> dict[str, str]:
+    """Per quality figure, ``last`` against ``first``: better, same, within the noise (worse
+    by no more than the larger of the two configurations' run-to-run ranges) or worse."""
+    out = {}
+    for key in QUALITY:
+        a, b = first.get(key), last.get(key)
+        if a is None or b is None:
+            out[key] = "not measured"
+            continue
+        step = (b - a) if key in HIGHER_IS_BETTER else (a - b)
+        noise = max(first["noise"].get(key) or 0, last["noise"].get(key) or 0)
+        out[key] = ("better" if step > 0 else "same" if step == 0
+                    else "within the noise" if -step <= noise + 1e-9 else "worse")
+    return out
+
+
 def run(args: Any) -> Report:
     from ..testing.labelled import load_set
     from .quality_drafts import DEFAULT_SET, run_set
@@ -181,7 +215,7 @@ def run(args: Any) -> Report:
         if before is not None:
             _remove_checkout(before)
         shutil.rmtree(work, ignore_errors=True)
-    configs = [{**figures(n, results[n]), **judged[n][0],
+    configs = [{**figures(n, results[n]), **quality_over_runs(judged[n]),
                 "quality_runs": judged[n]} for n in names]
     rows = [{"configuration": c["name"], "drafted": c["drafted_mails"],
              "model_s_per_mail": c["model_seconds_per_drafted_mail"],
@@ -191,7 +225,9 @@ def run(args: Any) -> Report:
              "generated_p50": c["generated_tokens"]["p50"], "pp_tok_s": c["pp_tokens_per_s"],
              "tg_tok_s": c["tg_tokens_per_s"], "accepted": c["draft_acceptance"],
              "wall_p50": c["wall_s"]["p50"], "wall_p95": c["wall_s"]["p95"],
-             "model_s_total": c["model_s"]["total"]} for c in configs]
+             "model_s_total": c["model_s"]["total"],
+             **{k: c[k] for k in QUALITY},
+             "noise": " / ".join(f"{c['noise'][k]}" for k in QUALITY)} for c in configs]
     first, last = configs[0], configs[-1]
     ratio = (round(last["model_seconds_per_drafted_mail"]
                    / first["model_seconds_per_drafted_mail"], 2)
@@ -201,9 +237,14 @@ def run(args: Any) -> Report:
                   f"{ratio} ({len(only)} mails x {runs} run(s); load average "
                   f"{os.getloadavg()[0]:.1f})",
                   list(rows[0]), rows, {"configurations": configs, "ratio": ratio,
+                                        "quality_verdict": verdict(first, last),
                                         "mails": len(only), "set": str(set_path),
                                         "before_commit": BEFORE_COMMIT},
                   checks=["every configuration ran the same mails of the labelled set, each "
                           "with its own code (before: the checkout of " + BEFORE_COMMIT + ")"],
                   notes=["figures from llama-server's timings as the product audited them; "
-                         "quality from the same runs' judge (bench/draft_judge.py)"])
+                         "quality from the same runs' judge (bench/draft_judge.py): the mean "
+                         "of the runs, noise = highest minus lowest run (fact recall / all "
+                         "facts / wrong facts / wrong language)",
+                         f"{last['name']} against {first['name']}: " + ", ".join(
+                             f"{k} {v}" for k, v in verdict(first, last).items())])

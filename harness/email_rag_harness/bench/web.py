@@ -27,9 +27,10 @@ from typing import Any
 
 import httpx
 
+from email_rag.auth import users
 from email_rag.core.settings import MailboxConfig
 from email_rag.db import Database, sql
-from email_rag.review import service_levels, users
+from email_rag.review import service_levels
 
 from .common import CheckFailed, Report, Target, Workspace, percentile, spawn, stop, wait_until
 

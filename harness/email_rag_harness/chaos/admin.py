@@ -13,7 +13,7 @@ nothing to act on within the wait is recorded as skipped.
 | ``admin_cli_retry_failed`` | ``failed retry`` of every item ``failed list`` shows (unknown sends, manual mails included) |
 | ``admin_decide_unknown_sends`` | ``sends resolve`` of every unknown send, decided from the relay's own record (accepted -> ``--mark-sent``, never received -> ``--resend``), as an admin reads the relay's log |
 | ``staff_regenerate`` | Regenerate on a draft waiting for review |
-| ``privacy_forget`` | an admin erases one customer (the admin page's code, ``privacy_requests.request``: queued for the vector worker, which owns the local Qdrant folder) once every generated mail of that customer is stored and at rest, then waits for the erasure to be done |
+| ``privacy_forget`` | an admin erases one customer (the admin page's code, ``erasure_requests.request``: queued for the vector worker, which owns the local Qdrant folder) once every generated mail of that customer is stored and at rest, then waits for the erasure to be done |
 
 The verifier then checks that no act stranded, reopened or double-sent a mail, and that
 nothing of an erased customer remains (``Admin.erased``; the harness searches every store).
@@ -202,7 +202,7 @@ class Admin:
             self.staff.release()
 
     def privacy_forget(self, e: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        from email_rag.review import privacy, privacy_requests
+        from email_rag.privacy import erasure_requests, personal_data
 
         # a customer with an answered case (drafts, a send, its journal) if one comes within
         # two thirds of the wait, else any
@@ -216,13 +216,13 @@ class Admin:
         while True:  # MariaDB may be down by plan: the admin submits again
             svc = self.new_services()
             try:
-                ids = privacy.mail_ids(svc, address)
+                ids = personal_data.mail_ids(svc, address)
                 drafts = [int(r["id"]) for r in svc.db.fetchall(
                     sql("privacy_drafts", ids=len(ids)), slot_params(ids=ids))] if ids else []
                 attempts = {int(r["draft_id"]): int(r["id"]) for r in svc.db.fetchall(
                     sql("privacy_send_attempts", ids=len(drafts)), slot_params(ids=drafts))
                 } if drafts else {}
-                asked = privacy_requests.request(svc, address, "chaos: erasure request", ADMIN)
+                asked = erasure_requests.request(svc, address, "chaos: erasure request", ADMIN)
                 break
             except EmailRagError as err:
                 if time.monotonic() >= deadline or self.stop.is_set():
@@ -244,7 +244,7 @@ class Admin:
                 again += 1
                 svc = self.new_services()
                 try:
-                    privacy_requests.request(svc, address, "chaos: erasure asked again", ADMIN)
+                    erasure_requests.request(svc, address, "chaos: erasure asked again", ADMIN)
                 except EmailRagError:
                     pass  # MariaDB may be down by plan: the next look asks again
                 finally:

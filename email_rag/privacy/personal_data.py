@@ -42,7 +42,7 @@ from ..mail.mime import find_part
 from . import erasure
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 BATCH = 200  # mails read per round trip
 
@@ -87,7 +87,7 @@ class ExportResult:
     audit_events: int = 0
 
 
-def mail_ids(svc: Services, address: str) -> list[int]:
+def mail_ids(svc: ServiceContext, address: str) -> list[int]:
     rows = svc.db.fetchall(sql("privacy_mail_ids"), {"address": normalise(address)})
     return [int(r["id"]) for r in rows]
 
@@ -97,7 +97,7 @@ def _batches(ids: Sequence[int], size: int = BATCH) -> Iterator[list[int]]:
         yield list(ids[start:start + size])
 
 
-def read_mails(svc: Services, ids: list[int]) -> list[StoredMail]:
+def read_mails(svc: ServiceContext, ids: list[int]) -> list[StoredMail]:
     """The mails ``ids`` (one batch) with their drafts, edits, send attempts and events."""
     if not ids:
         return []
@@ -131,7 +131,7 @@ def read_mails(svc: Services, ids: list[int]) -> list[StoredMail]:
     return out
 
 
-def _events(svc: Services, mails: list[int], drafts: list[int],
+def _events(svc: ServiceContext, mails: list[int], drafts: list[int],
             sends: list[int]) -> list[AuditEntry]:
     def keys(ids: list[int]) -> list[str]:
         return [str(i) for i in ids] or ["-"]  # "-" names no entity: the slot is never empty
@@ -226,7 +226,8 @@ def mail_text(stored: StoredMail, files: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export(svc: Services, address: str, out: Path | str, by: str = "cli:privacy") -> ExportResult:
+def export(svc: ServiceContext, address: str, out: Path | str,
+           by: str = "cli:privacy") -> ExportResult:
     """Write everything stored about ``address`` to the zip ``out`` (replaced whole: a
     temporary file renamed at the end, so a failed export leaves no half archive)."""
     addr = normalise(address)
@@ -313,7 +314,7 @@ class ForgetResult:
     remaining: dict[str, int] = field(default_factory=dict)  # the verification's findings
 
 
-def plan(svc: Services, ids: list[int]) -> dict[str, int]:
+def plan(svc: ServiceContext, ids: list[int]) -> dict[str, int]:
     """What forget would delete, per store (MariaDB rows per table, vector points)."""
     counts = erasure.row_counts(svc.db, ids)
     try:
@@ -323,7 +324,7 @@ def plan(svc: Services, ids: list[int]) -> dict[str, int]:
     return counts
 
 
-def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
+def forget(svc: ServiceContext, address: str, reason: str, by: str = "cli:privacy",
            dry_run: bool = False) -> ForgetResult:
     """Delete every mail from or to ``address`` and what was derived from it, in batches,
     through ``erasure.erase_batch`` (vector points, graph documents with the person's
@@ -374,7 +375,7 @@ def forget(svc: Services, address: str, reason: str, by: str = "cli:privacy",
     return result
 
 
-def verify(svc: Services, address: str, erased: Sequence[int] = ()) -> dict[str, int]:
+def verify(svc: ServiceContext, address: str, erased: Sequence[int] = ()) -> dict[str, int]:
     """What still matches the person, per store: mails in MariaDB found by the address
     (the FULLTEXT index lives on those rows), vector points of the erased mails, audit
     events whose detail names the address, mails the graph still has sent by the person.

@@ -1,9 +1,9 @@
-"""An erasure asked for in the web UI (admin only): ``privacy.forget``, the code of
+"""An erasure asked for in the web UI (admin only): ``personal_data.forget``, the code of
 ``email-rag privacy forget``, run where the vector store may be opened.
 
 With a Qdrant server any process may delete points: the web process runs forget at once.
 With a local Qdrant folder only the vector worker may open it, so the web process stores the
-request (``privacy_requests``: the address, which the erasure needs, until it is done) and
+request (table ``privacy_requests``: the address, which the erasure needs, until it is done) and
 arms a ``privacy_forget`` queue entry on the vector queue in one transaction; the vector
 worker runs forget and deletes the request when the erasure is done.
 
@@ -30,10 +30,10 @@ from ..core.states import JobKind
 from ..db import sql
 from ..jobs.arming import arm_run
 from ..jobs.handoff import Handoff
-from . import erasure, privacy
+from . import erasure, personal_data
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ RECENT = 50  # erasures listed on the admin page
 class Requested:
     address_hash: str
     queued: bool  # True: the vector worker carries it out; False: done here
-    result: privacy.ForgetResult | None = None  # when done here
+    result: personal_data.ForgetResult | None = None  # when done here
     job_id: int | None = None  # when queued
 
 
@@ -54,21 +54,21 @@ def runs_here(settings: Any) -> bool:
     return bool(settings.qdrant_url)
 
 
-def plan(svc: Services, address: str) -> dict[str, int]:
+def plan(svc: ServiceContext, address: str) -> dict[str, int]:
     """What forget would delete in MariaDB (the vector points are counted where the vector
     store may be opened: by forget itself)."""
-    return erasure.row_counts(svc.db, privacy.mail_ids(svc, privacy.normalise(address)))
+    return erasure.row_counts(svc.db, personal_data.mail_ids(svc, personal_data.normalise(address)))
 
 
-def request(svc: Services, address: str, reason: str, by: str) -> Requested:
+def request(svc: ServiceContext, address: str, reason: str, by: str) -> Requested:
     """Erase ``address`` now (a Qdrant server) or queue it for the vector worker."""
-    addr = privacy.normalise(address)
-    digest = privacy.address_hash(addr)
+    addr = personal_data.normalise(address)
+    digest = personal_data.address_hash(addr)
     reason = " ".join((reason or "").split())[:500]
     if not reason:
         raise BadInputError("give the reason for the erasure: it is kept")
     if runs_here(svc.settings):
-        return Requested(digest, False, privacy.forget(svc, addr, reason, by))
+        return Requested(digest, False, personal_data.forget(svc, addr, reason, by))
     queue = queues(svc.settings)[1]
     job, _, _ = arm_run(
         svc, NewJob(JobKind.PRIVACY_FORGET, digest, queue, detail={"queue": queue}),
@@ -78,12 +78,12 @@ def request(svc: Services, address: str, reason: str, by: str) -> Requested:
     return Requested(digest, True, job_id=job.id)
 
 
-def recent(svc: Services, limit: int = RECENT) -> list[dict[str, Any]]:
+def recent(svc: ServiceContext, limit: int = RECENT) -> list[dict[str, Any]]:
     """The latest erasures, queued ones included (named by hash only)."""
     return svc.db.fetchall(sql("privacy_erasures_recent"), {"limit": limit})
 
 
-def run_job(services: Services, job: Job, worker: str) -> Handoff | None:
+def run_job(services: ServiceContext, job: Job, worker: str) -> Handoff | None:
     """Handler of ``privacy_forget`` entries, in the worker that owns the vector store."""
     queue = queues(services.settings)[1]
     if job.queue != queue:
@@ -92,7 +92,7 @@ def run_job(services: Services, job: Job, worker: str) -> Handoff | None:
     found = services.db.fetchone(sql("privacy_request_get"), {"hash": digest})
     if found is None:  # carried out already (a repeated delivery)
         return None
-    r = privacy.forget(services, str(found["address"]), str(found["reason"]),
+    r = personal_data.forget(services, str(found["address"]), str(found["reason"]),
                        str(found["requested_by"]))
     if r.state == "partial":  # the retry cycle runs it again
         raise StoreUnavailableError(f"privacy forget partial: {r.erased} mail(s) erased, "

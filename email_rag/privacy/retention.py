@@ -31,19 +31,20 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from ..core.audit_event import AuditEvent, utcnow
 from ..core.errors import StoreUnavailableError
 from ..core.records import Job
 from ..core.routing import queues
 from ..core.states import Actor, JobKind
 from ..db import sql
-from ..db.audit import AuditEntry, AuditEvent, utcnow
+from ..db.audit import AuditEntry
 from ..jobs.arming import arm_run
 from ..jobs.handoff import Handoff
 from ..jobs.store import NewJob
 from . import erasure
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def _still_due(mailbox_id: int, cutoff: datetime) -> erasure.Keep:
     return keep
 
 
-def run(svc: Services, *, clock: Callable[[], datetime] = utcnow, dry_run: bool = False,
+def run(svc: ServiceContext, *, clock: Callable[[], datetime] = utcnow, dry_run: bool = False,
         actor: str = Actor.SCHEDULER, batch: int | None = None) -> RetentionResult:
     """One pass over every mailbox whose ``retention_days`` is set (``clock``: UTC without
     tzinfo, as MariaDB stores times). ``dry_run``: count what would be erased, erase
@@ -128,7 +129,7 @@ def run(svc: Services, *, clock: Callable[[], datetime] = utcnow, dry_run: bool 
     return result
 
 
-def _release_all(svc: Services, name: str, mailbox_id: int, actor: str) -> None:
+def _release_all(svc: ServiceContext, name: str, mailbox_id: int, actor: str) -> None:
     while ids := erasure.marked(svc, CAUSE, mailbox_id, 0, svc.settings.retention_batch_size):
         erasure.release(svc, ids)
         svc.audit.record(AuditEvent(actor, "mailbox", name, "retention_released",
@@ -136,7 +137,7 @@ def _release_all(svc: Services, name: str, mailbox_id: int, actor: str) -> None:
                                             "why": "retention is off for this mailbox"}))
 
 
-def _count(svc: Services, one: MailboxPass, mailbox_id: int, cutoff: datetime,
+def _count(svc: ServiceContext, one: MailboxPass, mailbox_id: int, cutoff: datetime,
            size: int) -> None:
     after = 0
     while ids := _due(svc.db, mailbox_id, cutoff, after, NO_LIMIT, size):
@@ -155,7 +156,7 @@ def _add(one: MailboxPass, counts: dict[str, int], attachments: int) -> None:
     one.attachments += attachments
 
 
-def _erase(svc: Services, one: MailboxPass, mailbox_id: int, cutoff: datetime, size: int,
+def _erase(svc: ServiceContext, one: MailboxPass, mailbox_id: int, cutoff: datetime, size: int,
            actor: str) -> None:
     keep = _still_due(mailbox_id, cutoff)
 
@@ -189,7 +190,7 @@ def _erase(svc: Services, one: MailboxPass, mailbox_id: int, cutoff: datetime, s
             one_batch(ids)
 
 
-def erased_in(svc: Services, email_id: int) -> list[AuditEntry]:
+def erased_in(svc: ServiceContext, email_id: int) -> list[AuditEntry]:
     """The retention events that erased mail ``email_id`` (what happened to it, after it is
     gone; its own earlier events stay under entity ``email``)."""
     return AuditEntry.from_rows(svc.db.fetchall(sql("retention_erased_in"),
@@ -198,7 +199,7 @@ def erased_in(svc: Services, email_id: int) -> list[AuditEntry]:
 
 # --- queue side: the scheduler arms a pass for the vector worker (it deletes points) ---
 
-def schedule(services: Services) -> dict[str, Any]:
+def schedule(services: ServiceContext) -> dict[str, Any]:
     """The periodic job: arm one pass when a mailbox has retention. Opens no store."""
     if not any(b.retention_days > 0 for b in services.mailboxes.configs(fresh=True)) and not (
             services.db.fetchone(sql("retention_any_marked"))):
@@ -210,7 +211,7 @@ def schedule(services: Services) -> dict[str, Any]:
     return {"job_id": job.id, "armed": armed, "enqueued": enqueued}
 
 
-def run_job(services: Services, job: Job, worker: str) -> Handoff | None:
+def run_job(services: ServiceContext, job: Job, worker: str) -> Handoff | None:
     """Handler of ``retention`` queue entries, in the worker that owns the vector store. A
     store that is down ends the pass partial (audited); the next scheduled pass finishes."""
     queue = queues(services.settings)[1]

@@ -95,7 +95,7 @@ def test_env_file_is_read(tmp_path, monkeypatch):
 def test_audit_event_uids_are_random_version_4_uuids():
     import uuid
 
-    from email_rag.db.audit import AuditEvent, new_event_uid
+    from email_rag.core.audit_event import AuditEvent, new_event_uid
 
     uids = {new_event_uid() for _ in range(1000)}
     assert len(uids) == 1000

@@ -45,7 +45,7 @@ from ..indexing.indexer import Indexer
 from ..sending.journal import SendJournal
 
 if TYPE_CHECKING:
-    from ..wiring.services import Services
+    from ..jobs.context import ServiceContext
 
 PLAN_BATCH = 200  # mails counted per round trip
 ROW_DELETES = ("privacy_delete_jobs", "privacy_delete_draft_jobs", "privacy_delete_send_attempts",
@@ -89,14 +89,14 @@ def busy(db: Any, ids: list[int]) -> set[int]:
     return found
 
 
-def marked(svc: Services, cause: str, mailbox_id: int, after: int, limit: int) -> list[int]:
+def marked(svc: ServiceContext, cause: str, mailbox_id: int, after: int, limit: int) -> list[int]:
     """Mails of ``mailbox_id`` whose erasure for ``cause`` began and did not finish."""
     rows = svc.db.fetchall(sql("erasure_marked"), {"cause": cause, "mailbox": mailbox_id,
                                                    "after": after, "limit": limit})
     return [int(r["email_id"]) for r in rows]
 
 
-def release(svc: Services, ids: list[int]) -> None:
+def release(svc: ServiceContext, ids: list[int]) -> None:
     """Call off the begun erasure of ``ids`` (their cause no longer wants them deleted):
     their marks go, and their index is marked for the periodic sync (points or graph
     documents may be gone already)."""
@@ -119,7 +119,7 @@ Keep = Callable[[Any, list[int]], set[int]]  # (cursor, ids) -> the ids still to
 Events = Callable[[BatchResult], list[AuditEvent]]  # the batch's audit events
 
 
-def erase_batch(svc: Services, ids: list[int], cause: str, *, person: str | None = None,
+def erase_batch(svc: ServiceContext, ids: list[int], cause: str, *, person: str | None = None,
                 keep: Keep | None = None, events: Events | None = None) -> BatchResult:
     """Delete the mails ``ids`` (one batch, all in MariaDB) in every store, in the four
     phases of this module's docstring. ``person``: the address being forgotten (its graph
@@ -195,7 +195,7 @@ def _addresses(mail: MailToIndex) -> set[str]:
     return {a for a in found if "@" in a}
 
 
-def _delete_rows(svc: Services, ids: list[int], keep: Keep | None,
+def _delete_rows(svc: ServiceContext, ids: list[int], keep: Keep | None,
                  events: Events | None) -> BatchResult:
     """Phase 4, one transaction (repeated whole when MariaDB rolls it back for a deadlock or
     a lock wait timeout, e.g. against a worker's claim)."""
