@@ -22,17 +22,21 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.errors import DatabaseUnavailableError
 from ..core.records import Job
 from ..core.run_result import EndState, RunResult
 from ..core.states import Actor
 from ..db import sql
+from ..db.connection import Database
 from ..db.run_results import Run, RunLog
 from ..jobs.context import ServiceContext
 from ..jobs.handoff import Handoff
 from .sync import SyncReport, sync, sync_queue
+
+if TYPE_CHECKING:
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +62,7 @@ def again(scope: str) -> str:
         scope, f" --email {scope.partition(':')[2]}")
 
 
-def partial_now(db: Any, scope: str) -> int:
+def partial_now(db: Database, scope: str) -> int:
     """Mails of ``scope`` partially_indexed now, counted in MariaDB (not the sync's report)."""
     if scope.startswith("email:"):
         row = db.fetchone(sql("index_status_of"), {"id": int(scope.split(":", 1)[1])})

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from ..core.errors import DatabaseUnavailableError
 from ..core.run_result import RunResult
 from ..core.states import Actor, JobState
 from ..db.run_results import Run, RunLog
-from ..jobs.context import ServiceContext
+
+if TYPE_CHECKING:
+    from ..jobs.context import ServiceContext
 
 log = logging.getLogger(__name__)
 
