@@ -21,6 +21,9 @@ Guarantees, per step:
   still never resent.
 - Sent-folder copy after a confirmed send: checked before appending (at most one copy).
 
+What a send does with a try whose outcome it did not see is the ``Unconfirmed`` policy
+the service is built with; the guarantees above are its default, ``RECONCILE``.
+
 | situation | retry? | state known? | resume? |
 |---|---|---|---|
 | relay 4xx / connection refused / dropped before DATA | yes (job cycle: 4 attempts, EMAIL_RAG_MAX_ATTEMPTS) | yes: not sent | draft stays approved; sent on the next attempt |
@@ -38,6 +41,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from ..core.audit_event import AuditEvent, utcnow
@@ -74,11 +78,28 @@ def _mail(ctx: SendContext, status: MailStatus) -> MailStatus | None:
     return None if is_forward(ctx.draft) else status
 
 
+class Unconfirmed(StrEnum):
+    """What a send does with a try whose outcome it did not see: an earlier try left
+    ``attempted`` (a worker killed after the hand-off, MariaDB lost after the relay's 250)
+    or the relay's answer lost (a timeout after DATA). The delivery guarantee, chosen where
+    the ``SendService`` is built (``wiring``: always ``RECONCILE``)."""
+
+    # at most once: the send journal, then the Sent folder decide; what neither confirms
+    # is ``unknown`` for an admin, never sent again blindly
+    RECONCILE = "reconcile"
+    # at least once: the job's next try sends it again (journal and Sent folder are not
+    # read), for a relay that drops a repeated Message-ID; the send store must then take an
+    # ``attempted`` send again (its ``attempt_query``)
+    RESEND = "resend"
+
+
 class SendService:
     def __init__(self, services: ServiceContext,
                  sent_folder: Callable[[str], SentFolder] | None = None,
-                 sender: MailSender | None = None) -> None:
+                 sender: MailSender | None = None,
+                 unconfirmed: Unconfirmed = Unconfirmed.RECONCILE) -> None:
         self.services = services
+        self.unconfirmed = unconfirmed
         self.settings = services.settings
         self._sent_folder = sent_folder
         self._folders: dict[str, SentFolder] = {}  # one kept IMAP connection per mailbox
@@ -135,7 +156,10 @@ class SendService:
     def _settle_previous(self, ctx: SendContext, job: Job) -> bool:
         """An earlier try was started but its outcome never recorded: the send journal (the
         relay said 250 before MariaDB went away) or the Sent folder decides before anything
-        is sent again. True when the attempt is settled (nothing more to do here)."""
+        is sent again. True when the attempt is settled (nothing more to do here); never
+        when unconfirmed tries are sent again (``Unconfirmed.RESEND``)."""
+        if self.unconfirmed is Unconfirmed.RESEND:
+            return False
         attempt = ctx.attempt
         accepted = self.journal.get(attempt.id, attempt.message_id)
         if accepted is not None:  # the relay said 250; MariaDB did not record it then
@@ -146,8 +170,11 @@ class SendService:
     def _outcome_unknown(self, ctx: SendContext, job: Job, attempt: SendAttempt,
                          error: SmtpOutcomeUnknownError) -> None:
         """The relay may have accepted the message (a timeout after DATA, a dropped
-        connection): reconcile with the Sent folder, never send blindly again. ``attempt``:
-        the attempt as this run loaded it."""
+        connection): reconcile with the Sent folder, never send blindly again; or, with
+        ``Unconfirmed.RESEND``, fail transiently with the attempt left ``attempted``, for
+        the job's next try to send it again. ``attempt``: the attempt as this run loaded it."""
+        if self.unconfirmed is Unconfirmed.RESEND:
+            raise SmtpTransientError(str(error)) from error
         self._audit(job, "send_outcome_unknown", attempt, {"error": str(error)})
         self._reconcile(ctx, job, str(error))
 

@@ -17,7 +17,7 @@ from email_rag.pipeline.registry import default_pipeline
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.wiring.services import Services
 from tests.factories import make_email, make_job
-from tests.integration.test_worker import Steps, force_due, job_row
+from tests.integration.test_job_runner_steps_retries_and_claims import Steps, force_due, job_row
 
 
 class Crash(BaseException):

@@ -19,7 +19,10 @@ from email_rag.db.mailbox_configs import MailboxConfigStore, MailboxDirectory
 from email_rag.db.oauth_tokens import TokenCipher
 from email_rag.ingest import history_import
 from email_rag.wiring.services import Services
-from tests.integration.test_mailbox_settings import KEY, keyed  # noqa: F401 - the fixture
+from tests.integration.test_mailboxes_kept_in_mariadb_checked_and_audited import (  # noqa: F401
+    KEY,
+    keyed,  # the fixture
+)
 from tests.webutil import browsers, web_app
 
 

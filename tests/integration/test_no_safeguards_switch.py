@@ -18,7 +18,6 @@ import pytest
 from email_rag_harness.chaos.naive import (
     NaiveDraftStore,
     NaiveJobStore,
-    NaiveSendService,
     NaiveServices,
 )
 from email_rag_harness.testing.mails import mail
@@ -33,7 +32,7 @@ from email_rag.jobs.store import JobStore
 from email_rag.pipeline.contract import StepOutcome, StepSpec
 from email_rag.runtime.job_runner import JobRunner
 from email_rag.sending import review
-from email_rag.sending.sender import SendService
+from email_rag.sending.sender import SendService, Unconfirmed
 from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.integration.ingest_helpers import FAST, emails
@@ -76,10 +75,13 @@ def attempted_send(services: Services, db) -> tuple[int, str]:
     return result.job_id, result.message_id
 
 
-def send_runner(services: Services, service_class: type[SendService]) -> JobRunner:
+def send_runner(services: Services) -> JobRunner:
+    """A runner whose send service is the one ``services`` build (its ``Unconfirmed``
+    policy), on a Sent folder whose search fails."""
     runner = JobRunner(services, "w1", pipeline=[])
-    runner._handlers = {"send_draft": service_class(
-        services, sent_folder=lambda _: MemorySentFolder()).run}
+    runner._handlers = {"send_draft": SendService(
+        services, sent_folder=lambda _: MemorySentFolder(),
+        unconfirmed=services.send_service().unconfirmed).run}
     return runner
 
 
@@ -152,7 +154,8 @@ def test_with_the_leftover_variable_an_attempted_send_is_reconciled_not_resent(
     svc = Services(leftover.model_copy(update={"smtp_port": relay.port, "retry_jitter": 0}))
     try:
         job, _ = attempted_send(svc, db)
-        assert send_runner(svc, SendService).run(job) == "failed"  # the search failed
+        assert svc.send_service().unconfirmed is Unconfirmed.RECONCILE
+        assert send_runner(svc).run(job) == "failed"  # the search failed
     finally:
         svc.close()
     assert relay.received == []
@@ -236,8 +239,8 @@ def test_the_naive_sender_sends_an_attempted_send_again_blindly(settings, db, re
     svc = NaiveServices(settings.model_copy(update={"smtp_port": relay.port, "retry_jitter": 0}))
     try:
         job, message_id = attempted_send(svc, db)
-        assert isinstance(svc.send_service(), NaiveSendService)
-        assert send_runner(svc, NaiveSendService).run(job) == "done"
+        assert svc.send_service().unconfirmed is Unconfirmed.RESEND
+        assert send_runner(svc).run(job) == "done"
     finally:
         svc.close()
     assert relay.count(message_id) == 1  # sent although the earlier try's outcome is unknown

@@ -54,7 +54,7 @@ from tests.conftest import MARIADB
 from tests.factories import make_email, make_mailbox
 from tests.helpers import ROOT, kill_when
 from tests.index_helpers import ArangoRecorder
-from tests.integration.test_privacy import _index, _with_attachment
+from tests.integration.test_privacy_export_and_forget import _index, _with_attachment
 
 ALICE = "alice@customer.example"
 CAROL = "carol@other.example"

@@ -22,7 +22,7 @@ from email_rag.privacy import retention
 from email_rag.wiring.services import Services
 from tests.factories import make_draft, make_email, make_job, make_mailbox
 from tests.helpers import ROOT, kill_when
-from tests.integration.test_privacy import _index, _points, _with_attachment
+from tests.integration.test_privacy_export_and_forget import _index, _points, _with_attachment
 
 NOW = datetime(2026, 6, 1, 12, 0, 0)  # the frozen clock
 LONG_AGO = datetime(2020, 1, 1)

@@ -3,7 +3,7 @@
 Claim, finish, fail, retry, dead letter, stuck reset, admin retry and resolve, and the
 console's questions (``rules.retry_refusal`` / ``resolve_refusal``) - each asserted on
 the records and audit events the store wrote. SQL and concurrency: the MariaDB tests
-(tests/integration/test_worker.py, test_stuck_reset_locks.py, test_console.py).
+(tests/integration/test_job_runner_steps_retries_and_claims.py, test_stuck_reset_locks.py, test_failure_console_lists_retries_and_resolves.py).
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ the embedder of ``--backend`` (``local``: the multilingual USE model production 
 then the same folder is imported again (every file unchanged), then 100 searches run over
 the passages (each asking about the made-up names of one section). Checked first: one
 article per file, the re-import changed nothing, and every search found its own section first.
-(Quality on real questions is the paraphrase test of tests/integration/test_knowledge.py.)
+(Quality on real questions is the paraphrase test of
+tests/integration/test_knowledge_import_search_and_resume.py.)
 """
 
 from __future__ import annotations

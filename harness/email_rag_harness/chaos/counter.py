@@ -2,11 +2,11 @@
 column per safeguard, beside the hardened and the naive column, so the report shows which
 safeguard prevents which defect class.
 
-| column | the one safeguard removed | through (naive.py's seams) |
+| column | the one safeguard removed | through (the product's public seams, naive.py) |
 |---|---|---|
 | ``no_idempotency_keys`` | one send attempt per draft (the draft's send key): every approval arms a send | ``KeylessSendStore`` (``insert_query``) |
 | ``no_claim_fence`` | one worker runs an entry, only when it is queued or failed and due | ``NaiveJobStore`` (``claim_query``) |
-| ``no_reconciliation`` | an attempted send is reconciled (journal, Sent folder) before any resend | ``UnreconciledSendStore`` (``attempt_query``) and ``NaiveSendService`` |
+| ``no_reconciliation`` | an attempted send is reconciled (journal, Sent folder) before any resend | ``UnreconciledSendStore`` (``attempt_query``) and the ``SendService`` with ``Unconfirmed.RESEND`` |
 | ``no_dedup`` | a mail is stored once (its natural key) | ``NaivePoller`` |
 
 Everything else is the product's own class. Each column's processes run
@@ -26,7 +26,7 @@ from email_rag.jobs.store import JobStore
 from email_rag.sending.sender import SendService
 from email_rag.wiring.services import Services
 
-from .naive import NaiveJobStore, NaivePoller, NaiveSendService
+from .naive import NaiveJobStore, NaivePoller, resending_send_service
 
 VARIABLE = "COUNTER_CHECK"  # the column a counter_cli process builds
 
@@ -61,7 +61,7 @@ class WithoutReconciliation(Services):
         return _stores(UnreconciledSendStore())
 
     def send_service(self) -> SendService:
-        return NaiveSendService(self)
+        return resending_send_service(self)
 
 
 class WithoutDedup(Services):

@@ -3,14 +3,16 @@ harness's naive column only.
 
 The naive column must show the defects the safeguards prevent (duplicate mails, drafts
 and sends, reopened mail, lost events), or the harness is blind. Each class here is the
-product class with one guarantee removed, through a seam the product offers for it:
+product class with one guarantee removed, through a public seam the product offers (a
+class attribute naming a query, a public method, a constructor argument), never by
+overriding a private method:
 
 | guarantee (product) | removed by |
 |---|---|
 | a status moves only along its record's transition table, from the status the caller acts on | ``NaiveMailStore``, ``NaiveDraftStore``, ``NaiveSendStore``, ``NaiveJobStates``: any move (``allowed``, ``check_expected``) |
 | one approval per draft: the draft row is locked, an approved draft is not approved again | ``NaiveDraftStore``: no row lock (``lock_query``); any move re-approves |
 | one send attempt per draft | ``NaiveSendStore``: every approval re-arms the send (``insert_query``) |
-| an attempted send is reconciled (journal, Sent folder), never sent blindly | ``NaiveSendStore`` (``attempt_query``), ``NaiveSendService`` |
+| an attempted send is reconciled (journal, Sent folder), never sent blindly | ``NaiveSendStore`` (``attempt_query``), the product's ``SendService`` built with ``Unconfirmed.RESEND`` (at least once) |
 | a newer draft supersedes the open one | ``NaiveDraftStore``: the worker leaves earlier drafts open |
 | one worker runs an entry, only when it is queued or failed and due | ``NaiveJobStore`` (``claim_query``) |
 | a confirmed step is not run again | ``NaivePipelineRunner`` (``skips``) |
@@ -34,7 +36,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from email_rag.core.errors import SmtpOutcomeUnknownError, SmtpTransientError
 from email_rag.core.records import Job
 from email_rag.core.retry import retry_policy
 from email_rag.core.settings import MailboxConfig
@@ -47,7 +48,7 @@ from email_rag.jobs.store import JobStore
 from email_rag.mail.headers import MailHeaders
 from email_rag.pipeline.contract import StepSpec
 from email_rag.pipeline.runner import PipelineRunner
-from email_rag.sending.sender import SendService
+from email_rag.sending.sender import SendService, Unconfirmed
 from email_rag.wiring.services import Services
 
 QUERIES = Path(__file__).with_name("naive.sql")
@@ -106,13 +107,10 @@ class NaivePipelineRunner(PipelineRunner):
         return spec.step in confirmed and target != job.queue
 
 
-class NaiveSendService(SendService):
-    def _settle_previous(self, ctx: dict[str, Any], job: Job) -> bool:
-        return False  # an attempted send is sent again, blindly
-
-    def _outcome_unknown(self, ctx: dict[str, Any], job: Job,
-                         attempt: dict[str, Any], error: SmtpOutcomeUnknownError) -> None:
-        raise SmtpTransientError(str(error)) from error  # retried blindly
+def resending_send_service(services: Services) -> SendService:
+    """The product's send service, at least once: an attempted send, or one whose relay
+    answer was lost, is sent again blindly (no journal, no Sent folder)."""
+    return SendService(services, unconfirmed=Unconfirmed.RESEND)
 
 
 def fresh_keys(headers: MailHeaders, raw: bytes, size: int | None) -> tuple[str, str]:
@@ -143,7 +141,7 @@ class NaiveServices(Services):
         return NaivePipelineRunner(self, pipeline, also_runs)
 
     def send_service(self) -> SendService:
-        return NaiveSendService(self)
+        return resending_send_service(self)
 
     def poller(self, **options: Any) -> Poller:
         options.setdefault("imap_factory", self.imap_mailbox)  # the mailbox's own login
