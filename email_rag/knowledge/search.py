@@ -90,7 +90,7 @@ class KnowledgeSearch:
         self.embedder = embedder
 
     def search(self, mailbox_id: int | None, text: str, limit: int = 8,
-               questions: Sequence[str] = ()) -> list[KnowledgeHit]:
+               questions: Sequence[str] = (), words: str = "") -> list[KnowledgeHit]:
         """The passages that best answer ``text`` for a mail of ``mailbox_id`` (None: global
         knowledge only): active articles only, at most ``PER_ARTICLE`` per article.
         ``questions``: the mail's own questions (sentences), embedded with the text in one
@@ -104,7 +104,7 @@ class KnowledgeSearch:
         asked = [q[:QUERY_CHARS] for q in questions if _WORD.search(q or "")][:MAX_QUESTIONS]
         queries = self._embed([text, *asked])
         hits.reduced = queries is None
-        q = lexical_query(None, text)
+        q = lexical_query(None, f"{text}\n{words}" if words else text)
         # one read transaction: the vectors, the words and the passages chosen from them are
         # of one snapshot (an article re-imported meanwhile is never mixed with its old text)
         with self.db.transaction() as cur:

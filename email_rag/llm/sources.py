@@ -36,6 +36,8 @@ ARTICLE_CHARS = 1800  # of one article's passages carried together (``select``)
 HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
 LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 VOUCH = 0.2  # labelled sets, article fact recall in the sources: 0.15 -> +0, 0.2/0.25 -> +0.075
+PLACE = 0.05  # +/-: a candidate names the mail's country / only others (retrieve: ``places``)
+WEIGH_PLACES = {"agree": PLACE, "conflict": -PLACE}
 
 
 @dataclass(frozen=True)
@@ -101,8 +103,11 @@ def plain(markdown: str, article: bool = True) -> str:
 
 def candidates(retrieved: Mapping[str, Any],
                language_of: Callable[[str], str | None]) -> list[Source]:
-    """Every candidate in the retrieve step's detail, best first."""
-    out = []
+    """Every candidate in the retrieve step's detail, best first: vouched by the past
+    replies (``vouched``, by their own relevance), then weighed by the countries they name
+    (``WEIGH_PLACES``)."""
+    out: list[Source] = []
+    places: dict[str, float] = {}
     for hit in retrieved.get("knowledge") or []:
         kind = KNOWLEDGE_KINDS.get(str(hit.get("origin")), "article")
         raw = str(hit.get("text") or "")
@@ -120,6 +125,7 @@ def candidates(retrieved: Mapping[str, Any],
             text,
             hit.get("language") or language_of(text), float(hit.get("cosine") or 0.0),
             f"/admin/knowledge/{aid}#p{pno}", f"knowledge:{aid}:{pno}"))
+        places[out[-1].origin] = WEIGH_PLACES.get(str(hit.get("places")), 0.0)
     for case in retrieved.get("similar") or []:
         reply = case.get("reply")
         text = policy(str((reply.get("text") if isinstance(reply, dict) else reply) or ""))
@@ -128,7 +134,10 @@ def candidates(retrieved: Mapping[str, Any],
         out.append(Source("past_reply", str(case.get("subject") or ""), text,
                           language_of(text), float(case["score"]),
                           f"/mails/{case.get('email_id')}", f"mail:{case.get('email_id')}"))
-    return sorted(vouched(out), key=lambda s: -s.relevance)
+        places[out[-1].origin] = WEIGH_PLACES.get(str(case.get("places")), 0.0)
+    weighed = [Source(**{**c.as_dict(), "relevance": c.relevance + places[c.origin]})
+               if places.get(c.origin) else c for c in vouched(out)]
+    return sorted(weighed, key=lambda s: -s.relevance)
 
 
 def _facts(text: str) -> set[str]:

@@ -18,6 +18,7 @@ from ..indexing.retrieval import Retriever
 from ..knowledge.search import KnowledgeSearch
 from ..llm.case_facts import sentences
 from ..llm.mail_input import mail_content
+from ..mail.places import countries, spelled
 from .contract import StepContext, StepOutcome
 
 
@@ -30,6 +31,29 @@ def questions(subject: str, body: str) -> list[str]:
     return [x for x in [subject or "", *asked] if len(x.split()) >= 2 or len(x.strip()) >= 6]
 
 
+def with_places(found: list[dict[str, object]], text: str,
+                fields: tuple[str, ...]) -> list[dict[str, object]]:
+    """Each knowledge hit or past case with ``places``: "agree" when it names a country the
+    mail names (``mail.places``: by name or city, in any of four languages: "Vienna" in the
+    mail, "Versandzone 1: Österreich, ..." in the passage), "conflict" when it names only
+    other countries ("Envío a España"); none when it names no country. The embedder does not
+    see that a city is in a country, and a shop's knowledge is written by country
+    (``llm.sources`` weighs it)."""
+    named = set(countries(text))
+    if not named:
+        return found
+    out = []
+    for item in found:
+        said = set(countries("\n".join(_text(item.get(f)) for f in fields)))
+        out.append({**item, "places": "agree" if said & named else "conflict"} if said
+                   else item)
+    return out
+
+
+def _text(value: object) -> str:
+    return str((value.get("text") if isinstance(value, dict) else value) or "")
+
+
 def knowledge(ctx: StepContext) -> tuple[list[dict[str, object]], bool]:
     """The knowledge passages for this mail and whether the search was reduced."""
     s = ctx.services.settings
@@ -37,9 +61,11 @@ def knowledge(ctx: StepContext) -> tuple[list[dict[str, object]], bool]:
         return [], False
     content = mail_content(ctx.email, s.llm_max_input_chars)
     search = KnowledgeSearch(ctx.services.db, ctx.services.embedder)
-    hits = search.search(ctx.email.mailbox_id, f"{content.subject}\n{content.body}",
-                         s.knowledge_hits, questions(content.subject, content.body))
-    return [h.as_dict() for h in hits], hits.reduced
+    mail = f"{content.subject}\n{content.body}"
+    hits = search.search(ctx.email.mailbox_id, mail, s.knowledge_hits,
+                         questions(content.subject, content.body),
+                         words=" ".join(spelled(c) for c in countries(mail)))
+    return with_places([h.as_dict() for h in hits], mail, ("heading", "text")), hits.reduced
 
 
 def run(ctx: StepContext) -> StepOutcome:
@@ -50,6 +76,9 @@ def run(ctx: StepContext) -> StepOutcome:
     detail, stores = Retriever(ctx.services).for_mail(
         ctx.email.as_row(), close_bar=ctx.services.settings.draft_bar_past_reply)
     detail["knowledge"], lexical_only = knowledge(ctx)
+    content = mail_content(ctx.email, ctx.services.settings.llm_max_input_chars)
+    detail["similar"] = with_places(detail["similar"], f"{content.subject}\n{content.body}",
+                                    ("subject", "snippet", "reply"))
     events = [ctx.event("store_try_failed", {"store": name, "try": f.attempt, "error": f.error,
                                              "retry_in_s": f.retry_in_s, "purpose": "retrieval"})
               for name, r in stores.items() for f in r.failures]

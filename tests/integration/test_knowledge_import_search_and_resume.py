@@ -228,6 +228,24 @@ def test_at_most_per_article_passages_of_one_article(db, tmp_path):
     assert len(hits) == PER_ARTICLE == 3
 
 
+def test_words_searched_by_words_only_find_the_passage_that_names_the_mail_s_country(
+        db, tmp_path):
+    """"Vienna" shares no word with "Österreich": the pipeline passes the country's names
+    as ``words`` (pipeline/retrieve.py), and the passage that names it is found."""
+    folder = tmp_path / "zones"
+    folder.mkdir()
+    (folder / "zone.md").write_text("# Zone 1\n\nÖsterreich, Belgien: Versandkosten 9,90 EUR.\n")
+    for n, country in enumerate(("Spain", "Italy", "Poland")):
+        (folder / f"ship{n}.md").write_text(
+            f"# Shipping {country}\n\nShipping to {country} takes a week and costs more.\n")
+    importer(db).run(folder, None, "cli:test")
+    search = KnowledgeSearch(db, HashingEmbedder())
+    asked = "How much is shipping to Vienna?"
+    assert "Zone 1" not in [h.heading for h in search.search(None, asked, limit=3)]
+    found = search.search(None, asked, limit=3, words="Österreich Austria Autriche")
+    assert "Zone 1" in [h.heading for h in found]
+
+
 def test_a_disabled_article_is_not_found_and_found_again_when_enabled(db, kb):
     importer(db).run(kb, None, "cli:test")
     store = ArticleStore(db, HashingEmbedder())

@@ -236,3 +236,27 @@ def test_a_passage_holding_the_facts_of_a_close_past_reply_is_vouched_for():
     small = {**retrieved, "similar": [{"email_id": 12, "score": 0.47, "subject": "x",
                                        "reply": {"text": "Hello,\n\nit takes 2 days.\n\nTeam"}}]}
     assert sources.select(sources.candidates(small, lambda _: "de"), bars) == []
+
+
+def test_a_candidate_naming_the_mail_s_country_is_weighed_up_one_naming_others_down():
+    """The retrieve step marks a knowledge hit or past case "agree" (it names a country the
+    mail names) or "conflict" (only other countries): the first is lifted by PLACE, the
+    second lowered by it, after the vouching (which uses the reply's own relevance), so
+    "Versandzone 1: Österreich" answers a mail about Vienna and "Envío a España" does not
+    lead it."""
+    retrieved = {"knowledge": [{**hit(3, 0.34, "Österreich, Belgien: 9,90 EUR, 3-5 Tage."),
+                                "places": "agree"},
+                               {**hit(4, 0.40, "Schweiz: 19,90 EUR."), "places": "conflict"},
+                               hit(5, 0.36, "Sperrgut 29,00 EUR.")],
+                 "similar": [{"email_id": 9, "score": 0.50, "subject": "Envío a España",
+                              "places": "conflict",
+                              "reply": {"text": "Hola,\n\nel envío cuesta 9,90 EUR.\n\nEquipo"}}]}
+    found = {s.origin: s for s in sources.candidates(retrieved, lambda _: "de")}
+    vouch = sources.VOUCH * 0.50 * 1.0  # the case states the passage's one fact, 9,90
+    assert found["knowledge:3:1"].relevance == pytest.approx(0.34 + vouch + sources.PLACE)
+    assert found["knowledge:4:1"].relevance == pytest.approx(0.40 - sources.PLACE)
+    assert found["knowledge:5:1"].relevance == pytest.approx(0.36)
+    assert found["mail:9"].relevance == pytest.approx(0.50 - sources.PLACE)
+    chosen = sources.select(list(found.values()), sources.Bars(knowledge=0.375, past_reply=0.52))
+    assert [s.origin for s in chosen][:1] == ["knowledge:3:1"]
+    assert "knowledge:4:1" not in [s.origin for s in chosen]
