@@ -16,7 +16,9 @@ can open it):
 and in the vector worker the same run (indexing/sync_run.py, its failure table there) with
 the checkpoint of db/run_results.py, committed in each mail's own transaction, so either
 continues a run the other left; queued and followed with ``--wait``, it prints the vector
-worker's run record.
+worker's run record, and a record too when the entry ends dead or failed (that run's
+checkpoint if it confirmed mails, else ``failed``; ``next`` retries the entry) or the wait
+runs out (``failed``, or ``partial`` once its run confirmed mails; ``next`` waits again).
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ from ..core.errors import (
 from ..core.records import Job
 from ..core.rows import FromRow
 from ..core.run_result import EndState, RunResult
+from ..core.states import JobState
 from ..db import sql
 from ..db.run_results import RunLog
 from ..indexing.local_store import is_local, try_open
 from ..indexing.sync import Armed, arm, sync_queue
-from ..indexing.sync_run import COMMAND, again, run_sync
+from ..indexing.sync_run import COMMAND, again, run_of, run_sync, unreached
 from .output import ExitCode, Outcome, stop_on_signals, table
 
 
@@ -196,13 +199,67 @@ def _queued(args, svc, scope: str, info: Armed, local: bool) -> Outcome:
         data["run_id"] = ran.id
         return Outcome.of(record, f"{head} It ran: {remaining} mail(s) are partially_indexed "
                           "now.", data)
-    if state in ("dead", "failed"):
-        return Outcome(ExitCode.ERROR, f"{head} It failed: {job.last_error if job else ''}. "
-                       "See `email-rag failed list`.", data)
-    # not "some items failed" (2): nothing is known to have failed; the wait ran out
-    return Outcome(ExitCode.ERROR, f"{head} Not finished after {args.wait:g} s (state {state}); "
-                   f"it stays queued on {sync_queue(svc.settings)}: is the vector worker running?",
-                   data)
+    if job is not None and state in (JobState.DEAD, JobState.FAILED):
+        return _entry_failed(svc, scope, job, head, data)
+    return _still_waiting(args, svc, scope, job, head, data)
+
+
+def _error_class(job: Job) -> str:
+    """The class of the entry's last error (``Class: text``): its text may quote a mail
+    or a secret, so only the class is shown."""
+    name = (job.last_error or "").partition(":")[0].strip()
+    return name if name.isidentifier() else "error"
+
+
+def _entry_failed(svc, scope: str, job: Job, head: str, data: dict[str, Any]) -> Outcome:
+    """The queued entry ended dead, or failed with a retry scheduled. The record: its run's
+    checkpoint when that run confirmed mails (interrupted: the retry's run continues it),
+    else failed (nothing known to be done); ``next`` retries the entry now."""
+    error = _error_class(job)
+    data["error"] = error
+    retry = f"email-rag failed retry {job.id}"
+    after = ("it is dead (no automatic retry)" if job.state == JobState.DEAD
+             else "the vector worker retries it later")
+    what = f"The index sync entry {job.id} failed ({error}); {after}."
+    ran = run_of(svc.db, scope, job)
+    if ran is not None and (ran.processed or ran.failed):  # its run got that far
+        data["run_id"] = ran.id
+        record = ran.result("mail", retry) or RunResult(
+            EndState.INTERRUPTED, processed=ran.processed, failed=ran.failed,
+            remaining=unreached(svc.db, scope, ran), item="mail", next=retry,
+            resumed_from=ran.resumed_from or None, what=what,
+            safe="Checkpoint saved with each mail: the retry's run continues it.")
+    else:
+        record = RunResult(EndState.FAILED, remaining=unreached(svc.db, scope, None),
+                           item="mail", next=retry, what=what,
+                           safe="State is safe: no mail was changed by its run.")
+    return Outcome.of(record, f"{head} It failed ({error}); its last error is in "
+                      "`email-rag jobs list`.", data)
+
+
+def _still_waiting(args, svc, scope: str, job: Job | None, head: str,
+                   data: dict[str, Any]) -> Outcome:
+    """The wait ran out; the entry stays in MariaDB and runs in the vector worker. By
+    docs/states.md: partial (2) when its run has confirmed mails, else failed (1: mails
+    remain and none is done yet); ``next`` waits again (it joins the pending entry)."""
+    state = data["final_state"]
+    ran = run_of(svc.db, scope, job) if job and job.state == JobState.PROCESSING else None
+    progress = ran is not None and bool(ran.processed or ran.failed)
+    if progress:
+        data["run_id"] = ran.id
+    record = RunResult(EndState.PARTIAL if progress else EndState.FAILED,
+                       processed=ran.processed if progress else 0,
+                       failed=ran.failed if progress else 0,
+                       remaining=unreached(svc.db, scope, ran), item="mail",
+                       next=f"{again(scope)} --queue --wait {args.wait:g}",
+                       resumed_from=(ran.resumed_from or None) if progress else None,
+                       what=f"Not finished after {args.wait:g} s: the index sync entry is "
+                       f"{state}.", safe="State is safe: the entry is kept in MariaDB and "
+                       "runs when a vector worker takes it.")
+    return Outcome.of(record, f"{head} Not finished after {args.wait:g} s (state {state}); "
+                      f"it stays queued on {sync_queue(svc.settings)}: is the vector worker "
+                      "running (`email-rag worker --with-vectors`)? Follow it with "
+                      "`email-rag jobs list`.", data)
 
 
 def run_search(args, svc) -> Outcome:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from ..core.rows import FromRow
 from ..core.run_result import RESUMABLE, EndState, RunResult
@@ -58,6 +59,7 @@ class RunRow(FromRow):
     continued_by: int | None = None
     current_item: str | None = None
     cursor_key: str | None = None
+    started_at: datetime | None = None  # read by ``latest`` only
 
     def result(self, item: str = "item", next: str | None = None) -> RunResult | None:
         """The record of a finished run as stored (None while it runs); the words and

@@ -30,7 +30,7 @@ from ..core.run_result import EndState, RunResult
 from ..core.states import Actor
 from ..db import sql
 from ..db.connection import Database
-from ..db.run_results import Run, RunLog
+from ..db.run_results import Run, RunLog, RunRow
 from ..jobs.context import ServiceContext
 from ..jobs.handoff import Handoff
 from .sync import SyncReport, sync, sync_queue
@@ -69,6 +69,33 @@ def partial_now(db: Database, scope: str) -> int:
         return int(bool(row and row["index_status"] == "partially_indexed"))
     row = db.fetchone(sql("index_count_partial"))
     return int(row["n"]) if row else 0
+
+
+def run_of(db: Database, scope: str, job: Job) -> RunRow | None:
+    """The checkpoint of the run that ``job``'s last attempt started: the newest run of the
+    scope, if it began after that attempt's claim (None: the newest run began before it, so
+    the attempt began none; a run another process began after the claim is not told apart)."""
+    ran = RunLog(db).latest(COMMAND, scope)
+    if ran is None or job.started_at is None or ran.started_at is None \
+            or ran.started_at < job.started_at:
+        return None
+    return ran
+
+
+def unreached(db: Database, scope: str, ran: RunRow | None) -> int:
+    """Mails of ``scope`` that the unfinished run ``ran`` (None: not begun) has not
+    reached, counted in MariaDB now: ``partial``: the partially_indexed mails less those the
+    run tried and failed; ``all``: every mail whose index step ran, after the run's cursor;
+    ``email:ID``: the mail, until the run tried it."""
+    tried = ran.processed + ran.failed if ran else 0
+    if scope == "all":
+        after = int(ran.cursor_key) if ran and ran.cursor_key else 0
+        row = db.fetchone(sql("index_count_all"), {"after": after})
+        return int(row["n"]) if row else 0
+    if scope.startswith("email:"):
+        mail = db.fetchone(sql("index_status_of"), {"id": int(scope.split(":", 1)[1])})
+        return int(mail is not None and not tried)
+    return max(partial_now(db, scope) - (ran.failed if ran else 0), 0)
 
 
 def run_sync(services: ServiceContext, scope: str, actor: str,

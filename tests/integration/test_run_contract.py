@@ -358,6 +358,114 @@ def test_reindex_queued_for_the_vector_worker_prints_the_workers_run_record(env,
     assert _reindexed_per_mail(db) == dict.fromkeys(mails, 1)
 
 
+def test_reindex_queued_whose_wait_runs_out_prints_a_failed_record_of_the_mails_still_to_do(
+        env, db):
+    """GIVEN 4 partially_indexed mails and no vector worker WHEN `reindex --queue --wait 1`
+    queues their index_sync entry THEN after the wait it prints a run record: nothing done,
+    4 remaining, `failed` (docs/states.md: items remain and none could be done; exit 1),
+    and names the command that waits again; the entry stays queued in MariaDB. Nothing can
+    finish the entry meanwhile: no worker runs."""
+    mails = _partial_mails(db, 4)
+    res = run_cli("reindex", "--queue", "--wait", "1", "--json")
+    assert res.returncode == 1, res.stdout + res.stderr
+    out = json.loads(res.stdout)
+    assert (out["status"], out["exit_code"], out["processed"], out["failed"],
+            out["remaining"], out["resumeAvailable"]) == ("failed", 1, 0, 0, len(mails),
+                                                           False), out
+    assert out["next"] == "email-rag reindex --queue --wait 1"
+    data = out["data"]
+    assert (data["mode"], data["scope"], data["final_state"], data["partially_indexed_now"]) \
+        == ("queued", "partial", "queued", len(mails))
+    assert {"job_id", "queue"} <= set(data)
+    assert db.fetchone("SELECT state FROM jobs WHERE id = %s", (data["job_id"],))[
+        "state"] == "queued"
+    human = run_cli("reindex", "--email", str(mails[0]), "--queue", "--wait", "1")
+    assert human.returncode == 1, human.stdout + human.stderr
+    lines = human.stdout.splitlines()
+    assert lines[:2] == ["FAILED", "0 / 1 mail(s) completed (1 remaining)."], human.stdout
+    assert f"Next: email-rag reindex --email {mails[0]} --queue --wait 1" in lines
+
+
+def _dead_by_the_job_store(db, job_id: int, error: Exception, progress: int = 0,
+                           scope: str = "partial") -> None:
+    """The vector worker's part, through the real stores: claim the entry, optionally start
+    the scope's run and confirm ``progress`` mails in its checkpoint (each mail complete
+    then), and fail the entry with ``error`` (a PermanentError: dead at once)."""
+    from email_rag.core.retry import RetryPolicy
+    from email_rag.db.run_results import RunLog
+    from email_rag.jobs.store import JobStore
+
+    store = JobStore(db, RetryPolicy(jitter=0))
+    job = store.claim(job_id, "vec-test")
+    assert job is not None
+    if progress:
+        runs = RunLog(db)
+        run = runs.begin("reindex", scope, "worker:vec-test", remaining=progress)
+        done = [r["id"] for r in db.fetchall(
+            "SELECT id FROM emails WHERE index_status = 'partially_indexed' ORDER BY id "
+            "LIMIT %s", (progress,))]
+        for n, mail in enumerate(done, 1):
+            with db.transaction() as cur:
+                cur.execute("UPDATE emails SET index_status = 'complete', index_missing = NULL "
+                            "WHERE id = %s", (mail,))
+                runs.progress(run, n, cursor=str(mail), cur=cur)
+    store.fail(job, "vec-test", error)
+    assert db.fetchone("SELECT state FROM jobs WHERE id = %s", (job_id,))["state"] == "dead"
+
+
+def test_reindex_queued_whose_entry_goes_dead_prints_a_failed_record_naming_the_retry(env, db):
+    """GIVEN partially_indexed mails and `reindex --queue --wait` following their index_sync
+    entry WHEN the entry goes dead before its run started (the real JobStore fails it with a
+    permanent error) THEN the command prints a `failed` record (exit 1): nothing done, every
+    mail remaining, the error's class but not its text (it may hold secrets), and `next` is
+    the retry of that entry."""
+    from email_rag.core.errors import PermanentError
+
+    mails = _partial_mails(db, 3)
+    proc = _queued_sync(db)
+    try:
+        job_id = db.fetchone("SELECT id FROM jobs WHERE kind = 'index_sync'")["id"]
+        _dead_by_the_job_store(db, job_id, PermanentError("store said no: token=s3cret"))
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, stdout + stderr
+    out = json.loads(stdout)
+    assert (out["status"], out["exit_code"], out["processed"], out["remaining"],
+            out["resumeAvailable"]) == ("failed", 1, 0, len(mails), False), out
+    assert out["next"] == f"email-rag failed retry {job_id}"
+    assert out["data"]["final_state"] == "dead" and out["data"]["job_id"] == job_id
+    assert out["data"]["error"] == "PermanentError"
+    assert "PermanentError" in out["message"] and "s3cret" not in stdout + stderr
+
+
+def test_reindex_queued_whose_entry_dies_midway_prints_the_interrupted_record_of_its_run(
+        env, db):
+    """GIVEN 5 partially_indexed mails and `reindex --queue --wait` following their
+    index_sync entry WHEN the run of that entry confirmed 2 mails in its checkpoint and the
+    entry then went dead THEN the command prints that run's record: `interrupted` (exit 2),
+    2 processed, 3 remaining, resumeAvailable, `next` the retry of the entry (its run
+    continues the checkpoint)."""
+    from email_rag.core.errors import PermanentError
+
+    _partial_mails(db, 5)
+    proc = _queued_sync(db)
+    try:
+        job_id = db.fetchone("SELECT id FROM jobs WHERE kind = 'index_sync'")["id"]
+        _dead_by_the_job_store(db, job_id, PermanentError("boom"), progress=2)
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, stdout + stderr
+    out = json.loads(stdout)
+    assert (out["status"], out["exit_code"], out["processed"], out["failed"],
+            out["remaining"], out["resumeAvailable"]) == ("interrupted", 2, 2, 0, 3, True), out
+    assert out["next"] == f"email-rag failed retry {job_id}"
+    assert out["data"]["final_state"] == "dead" and out["data"]["run_id"]
+
+
 def test_a_killed_burst_worker_is_continued_by_the_next_burst_and_counts_each_entry_once(
         env, db):
     """GIVEN 30 index_sync entries, and the mail of a random one of them locked by another

@@ -56,6 +56,11 @@ SELECT id, index_status, index_missing FROM emails WHERE id = %(id)s;
 -- name: index_count_partial
 SELECT COUNT(*) AS n FROM emails WHERE index_status = 'partially_indexed';
 
+-- name: index_count_all
+-- The mails a re-index of everything has still before it: index step run, after %(after)s.
+SELECT COUNT(*) AS n FROM emails
+ WHERE index_status IN ('complete', 'partially_indexed', 'skipped') AND id > %(after)s;
+
 -- name: index_thread_mails
 -- The other mails of a thread (retrieval context from MariaDB, always available).
 SELECT id, subject, from_addr, received_at, status, LEFT(body_text, 4000) AS body_text

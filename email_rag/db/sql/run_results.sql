@@ -57,7 +57,7 @@ SELECT id, command, scope, status, processed, failed, skipped, remaining, resume
 -- The newest run of a command over a scope that was not continued (what a caller that
 -- handed the run to another process reports: reindex --queue --wait).
 SELECT id, command, scope, status, processed, failed, skipped, remaining, resumed_from,
-       continued_by, current_item, cursor_key
+       continued_by, current_item, cursor_key, started_at
   FROM run_results
  WHERE command = %(command)s AND scope = %(scope)s AND continued_by IS NULL
  ORDER BY id DESC
