@@ -63,6 +63,7 @@ class Source:
     origin: str  # knowledge:<article>:<passage> or mail:<email id>
     ref: str = ""  # S1, S2 ... once selected
     vouched_by: str = ""  # the past reply (origin) whose facts lifted this passage's relevance
+    places: str = ""  # "agree" | "conflict": it names the mail's country / only others
 
     def lead(self, bars: Bars) -> float:
         return self.relevance - (bars.past_reply if self.kind == "past_reply" else bars.knowledge)
@@ -107,7 +108,6 @@ def candidates(retrieved: Mapping[str, Any],
     replies (``vouched``, by their own relevance), then weighed by the countries they name
     (``WEIGH_PLACES``)."""
     out: list[Source] = []
-    places: dict[str, float] = {}
     for hit in retrieved.get("knowledge") or []:
         kind = KNOWLEDGE_KINDS.get(str(hit.get("origin")), "article")
         raw = str(hit.get("text") or "")
@@ -124,8 +124,8 @@ def candidates(retrieved: Mapping[str, Any],
             else " > ".join(x for x in (title, section) if x),
             text,
             hit.get("language") or language_of(text), float(hit.get("cosine") or 0.0),
-            f"/admin/knowledge/{aid}#p{pno}", f"knowledge:{aid}:{pno}"))
-        places[out[-1].origin] = WEIGH_PLACES.get(str(hit.get("places")), 0.0)
+            f"/admin/knowledge/{aid}#p{pno}", f"knowledge:{aid}:{pno}",
+            places=str(hit.get("places") or "")))
     for case in retrieved.get("similar") or []:
         reply = case.get("reply")
         text = policy(str((reply.get("text") if isinstance(reply, dict) else reply) or ""))
@@ -133,10 +133,10 @@ def candidates(retrieved: Mapping[str, Any],
             continue
         out.append(Source("past_reply", str(case.get("subject") or ""), text,
                           language_of(text), float(case["score"]),
-                          f"/mails/{case.get('email_id')}", f"mail:{case.get('email_id')}"))
-        places[out[-1].origin] = WEIGH_PLACES.get(str(case.get("places")), 0.0)
-    weighed = [Source(**{**c.as_dict(), "relevance": c.relevance + places[c.origin]})
-               if places.get(c.origin) else c for c in vouched(out)]
+                          f"/mails/{case.get('email_id')}", f"mail:{case.get('email_id')}",
+                          places=str(case.get("places") or "")))
+    weighed = [Source(**{**c.as_dict(), "relevance": c.relevance + WEIGH_PLACES[c.places]})
+               if c.places in WEIGH_PLACES else c for c in vouched(out)]
     return sorted(weighed, key=lambda s: -s.relevance)
 
 
@@ -160,9 +160,13 @@ def vouched(found: list[Source]) -> list[Source]:
 
 def select(found: Sequence[Source], bars: Bars) -> list[Source]:
     """The sources that answer the mail: over their bar, the best and those within
-    ``bars.margin`` of its lead, at most ``bars.most``; a chosen article passage brings the
-    article's other passages found for this mail (``_with_siblings``); labelled S1, S2 ..."""
+    ``bars.margin`` of its lead, at most ``bars.most``; when one over the bar names the
+    country the mail asks about, none that names only other countries; a chosen article
+    passage brings the article's other passages found for this mail (``_with_siblings``);
+    labelled S1, S2 ..."""
     over = sorted((s for s in found if s.lead(bars) >= 0), key=lambda s: -s.lead(bars))
+    if any(s.places == "agree" for s in over):
+        over = [s for s in over if s.places != "conflict"]
     if not over:
         return []
     best = over[0].lead(bars)
@@ -188,8 +192,9 @@ def _article(source: Source) -> tuple[str, int] | None:
 
 def _with_siblings(kept: list[Source], found: Sequence[Source]) -> list[Source]:
     """Each chosen article passage with the same article's other passages among ``found``
-    (the search found them for this mail: an answer's facts sit in several sections), in
-    the article's order, while the article's text stays within ``ARTICLE_CHARS``."""
+    (the search found them for this mail: an answer's facts sit in several sections) except
+    those about other countries only ("Versandzone 2: Spanien ..." for a mail about Vienna),
+    in the article's order, while the article's text stays within ``ARTICLE_CHARS``."""
     out: list[Source] = []
     done: set[str] = set()
     for s in kept:
@@ -202,6 +207,7 @@ def _with_siblings(kept: list[Source], found: Sequence[Source]) -> list[Source]:
             continue
         done.add(key[0])
         passages = {n: c for c in found if (k := _article(c)) and k[0] == key[0]
+                    and (c.origin == s.origin or c.places != "conflict")
                     for n in [k[1]]}
         size = len(s.text)
         take = {key[1]}

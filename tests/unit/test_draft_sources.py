@@ -260,3 +260,27 @@ def test_a_candidate_naming_the_mail_s_country_is_weighed_up_one_naming_others_d
     chosen = sources.select(list(found.values()), sources.Bars(knowledge=0.375, past_reply=0.52))
     assert [s.origin for s in chosen][:1] == ["knowledge:3:1"]
     assert "knowledge:4:1" not in [s.origin for s in chosen]
+
+
+def test_once_a_source_names_the_mail_s_country_none_about_other_countries_comes_along():
+    """A mail about Vienna: the passage "Versandzone 1: Österreich" clears its bar, so the
+    past reply about Spain (over its own bar) and the article's sections about other
+    countries (found for the mail, siblings of the chosen passage) are not carried; a
+    sibling naming no country still is. Without an agreeing source, a conflicting one stays
+    a candidate (weighed down only)."""
+    def passage(no, cosine, text, places=None):
+        h = {**hit(4, cosine, text), "passage_no": no, "heading": f"H{no}"}
+        return {**h, "places": places} if places else h
+    spain = {"email_id": 9, "score": 0.66, "subject": "Envío a España", "places": "conflict",
+             "reply": {"text": "Hola,\n\nel envío a España cuesta 14,90 EUR.\n\nEquipo"}}
+    retrieved = {"knowledge": [passage(2, 0.36, "Österreich, Belgien: 9,90 EUR.", "agree"),
+                               passage(1, 0.30, "Deutschland: 4,90 EUR.", "conflict"),
+                               passage(3, 0.25, "Spanien, Italien: 14,90 EUR.", "conflict"),
+                               passage(5, 0.20, "Tracking link per mail.")],
+                 "similar": [spain]}
+    bars = sources.Bars(knowledge=0.375, past_reply=0.52)
+    chosen = sources.select(sources.candidates(retrieved, lambda _: "de"), bars)
+    assert [s.origin for s in chosen] == ["knowledge:4:2", "knowledge:4:5"]
+    assert [s.places for s in chosen] == ["agree", ""]
+    alone = sources.select(sources.candidates({"similar": [spain]}, lambda _: "es"), bars)
+    assert [s.origin for s in alone] == ["mail:9"]
