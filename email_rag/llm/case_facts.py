@@ -11,7 +11,7 @@ case only. ``policy(reply, language)`` keeps the sentences that hold for every c
 | an action said done, or promised without a period (``claims.actions``) | an event of that case ("we will refund you"); a promise with its period ("we book it back within 5 working days") is the team's rule and stays |
 | a reference (order, invoice, ticket number: ``claims.references``; not the team's phone, e-mail address or URL) | that customer's number |
 | a date, a weekday, a relative day | when something happened in that case |
-| "we have ...", "wir haben ...", "nous avons ...", "hemos ..." , "Ihre Bestellung ... wurde" | a report of what was done |
+| "we have ...", "wir haben ...", "nous avons ...", "hemos ..." , "Ihre Bestellung ... wurde" | a report of what was done (not in a condition: "If another party was involved, ...") |
 | an apology | for that case's trouble |
 | a signature line ("Ihr Kaffeewerk-Kundenservice") | the new draft is signed by the mailbox |
 
@@ -97,6 +97,20 @@ def case_references(text: str) -> list[str]:
     return out
 
 
+CONDITION = re.compile(r"^(?:if|when|should|wenn|falls|sollte[n]?|si|cuando|en caso de)\b",
+                       re.IGNORECASE)
+
+
+def reports_action(text: str) -> bool:
+    """True when a reply says the team did something for its customer ("Wir haben die
+    Kaution heute freigegeben", "we have released your deposit", "Ihre Bestellung wurde
+    storniert"): a saved reply like that is what staff send after the action, never a
+    source for a draft to another customer. A condition ("If another party was involved")
+    reports nothing."""
+    return any(REPORT.search(s) and not CONDITION.match(s)
+               for s in sentences(strip_frame(text)))
+
+
 def is_event(sentence: str) -> bool:
     """True when ``sentence`` tells what happened in one case (the table above)."""
     done, promised = actions(sentence)
@@ -107,7 +121,8 @@ def is_event(sentence: str) -> bool:
     timeless = WEEKDAY_RULE.sub(" ", re.sub(r"\b24/7\b", " ", bare))
     return bool(done or (promised and not rule) or case_references(bare) or dates(timeless)
                 or WEEKDAY_RE.search(timeless) or RELATIVE_DAY.search(sentence)
-                or REPORT.search(sentence) or APOLOGY.search(sentence)
+                or (REPORT.search(sentence) and not CONDITION.match(sentence))
+                or APOLOGY.search(sentence)
                 or THANKS.search(sentence) or SIGNATURE.match(sentence.strip()))
 
 

@@ -6,7 +6,9 @@ Candidates come from the retrieve step's detail (``candidates``): the team's kno
 (``detail["similar"]``), each past reply cut to its policy (``case_facts.policy``: never
 that customer's events). A candidate answers the mail when its relevance (the cosine of the
 passage or the past mail with this mail) clears its bar (``Bars``, measured on the labelled
-set: docs/knowledge.md); ``select`` keeps the best and a second one close to it.
+set: docs/knowledge.md); ``select`` keeps the best and a second one close to it. A saved
+reply that says the team did something ("Wir haben die Kaution heute freigegeben") is what
+staff send after the action, never a candidate (``case_facts.reports_action``).
 
 The team's past replies vouch for the knowledge: a passage that holds the facts (amounts,
 codes, addresses, URLs, numbers) of a reply the team sent to a similar mail is lifted by
@@ -25,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .case_facts import policy
+from .case_facts import policy, reports_action
 from .reply_frame import strip_frame
 from .trace import fact_keys
 
@@ -113,7 +115,7 @@ def candidates(retrieved: Mapping[str, Any],
         raw = str(hit.get("text") or "")
         # a saved reply or an approved case is a whole reply: the draft's frame greets
         text = plain(raw, True) if kind == "article" else plain(strip_frame(raw), False)
-        if not text:
+        if not text or (kind == "saved_reply" and reports_action(raw)):
             continue
         aid, pno = hit.get("article_id"), hit.get("passage_no")
         title = str(hit.get("title") or "")

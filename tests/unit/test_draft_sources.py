@@ -70,7 +70,10 @@ def test_event_sentences_in_four_languages(sentence):
     "Call our 24/7 hotline +49 89 2180 4499 at once.",
     "We have to stop you there: vehicles may not be used for festivals.",
     "Transfer the deposit to IBAN DE44 7002 0270 0015 8834 21 at least 10 days ahead.",
-    "Send it to Hafenstraße 14, 20457 Hamburg."])
+    "Send it to Hafenstraße 14, 20457 Hamburg.",
+    # a condition reports nothing
+    "If another party was involved, a police report is required.",
+    "Wenn die Ware beschädigt wurde, schicken Sie uns ein Foto."])
 def test_policy_sentences_are_kept(sentence):
     assert not case_facts.is_event(sentence)
 
@@ -284,3 +287,24 @@ def test_once_a_source_names_the_mail_s_country_none_about_other_countries_comes
     assert [s.places for s in chosen] == ["agree", ""]
     alone = sources.select(sources.candidates({"similar": [spain]}, lambda _: "es"), bars)
     assert [s.origin for s in alone] == ["mail:9"]
+
+
+@pytest.mark.parametrize("text,macro", [
+    ("Guten Tag,\n\nIhr Fahrzeug ist ohne neue Schäden zurückgekommen. Wir haben die Kaution "
+     "heute freigegeben. Je nach Bank ist der Betrag in 3 bis 5 Tagen verfügbar.\n\nIhr Team",
+     True),
+    ("Hello,\n\nwe have released your deposit today.\n\nYour team", True),
+    ("Bonjour,\n\nvotre commande a été annulée.\n\nL'équipe", True),
+    ("Hello,\n\nplease fill in the damage form within 48 hours. If another party was "
+     "involved, a police report is required.\n\nYour team", False),
+    ("Guten Tag,\n\nwir klären Ihr Anliegen und melden uns innerhalb von 24 Stunden.\n\n"
+     "Ihr Team", False),
+])
+def test_a_saved_reply_that_reports_an_action_done_is_no_candidate(text, macro):
+    """A saved reply saying the team did something for its customer is what staff send
+    after doing it: offered as a draft's source, it would tell another customer their
+    deposit was released (held-out planwerk m29, a deposit dispute)."""
+    assert case_facts.reports_action(text) is macro
+    found = sources.candidates({"knowledge": [hit(8, 0.6, text, origin="saved_reply")]},
+                               lambda _: "de")
+    assert [s.kind for s in found] == ([] if macro else ["saved_reply"])
