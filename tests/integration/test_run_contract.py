@@ -13,6 +13,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 import redis
@@ -20,6 +22,16 @@ import redis
 from tests.factories import make_email, make_job, make_mailbox
 from tests.helpers import ROOT, kill_when, run_cli, wait_for
 from tests.integration.test_staff_actions_busy import lock_waits
+
+
+@contextmanager
+def reaped(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """``proc`` killed on the way out if the block left it running (a failed assertion)."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 def _start(*args: str) -> subprocess.Popen:
@@ -69,13 +81,10 @@ def test_failed_retry_all_killed_midway_resumes_and_the_two_records_count_each_e
         env, db):
     jobs = _dead_entries(db, 150)
     proc = _start("failed", "retry", "--all", "--json")
-    try:
+    with reaped(proc):
         killed_at = _wait_processed(db, proc, "failed-retry", random.randint(5, 60))
         proc.send_signal(signal.SIGKILL)  # at a random point, no chance to clean up
         proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     first = _last_run(db, "failed-retry")
     assert first["status"] == "running" and 0 < first["processed"] < len(jobs), first
     assert first["processed"] >= killed_at["processed"]
@@ -101,13 +110,10 @@ def test_failed_retry_all_stopped_by_sigterm_prints_the_interrupted_record_then_
         env, db):
     jobs = _dead_entries(db, 120)
     proc = _start("failed", "retry", "--all", "--json")
-    try:
+    with reaped(proc):
         _wait_processed(db, proc, "failed-retry", 5)
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 2, out + err
     first = json.loads(out)
     assert (first["status"], first["resumeAvailable"], first["exit_code"]) == (
@@ -207,16 +213,13 @@ def test_poll_killed_midway_resumes_at_its_cursor_and_stores_each_mail_once(env,
     monkeypatch.setenv("EMAIL_RAG_MAILBOXES", mailboxes_json([mailbox.config]))
     monkeypatch.setenv("EMAIL_RAG_IMAP_FETCH_BATCH", "10")
     proc = _start("poll", "--once", "--json")
-    try:
+    with reaped(proc):
         deadline, target = time.monotonic() + 180, random.randint(20, 400)
         while db.fetchone("SELECT COUNT(*) AS n FROM emails")["n"] < target:
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.005)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     stored = db.fetchone("SELECT COUNT(*) AS n FROM emails")["n"]
     assert stored % 10 == 0 and 0 < stored < 1_500  # whole batches only
     again = run_cli("poll", "--once", "--force", "--json", timeout=600)
@@ -342,13 +345,10 @@ def test_reindex_queued_for_the_vector_worker_prints_the_workers_run_record(env,
     exit 0) beside today's keys."""
     mails = _partial_mails(db, 30)
     proc = _queued_sync(db)
-    try:
+    with reaped(proc):
         worker = run_cli("worker", "--with-vectors", "--burst", timeout=600)
         assert worker.returncode == 0, worker.stdout + worker.stderr
         stdout, stderr = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 0, stdout + stderr
     out = json.loads(stdout)
     assert out["data"]["mode"] == "queued" and out["data"]["final_state"] == "done"
@@ -423,13 +423,10 @@ def test_reindex_queued_whose_entry_goes_dead_prints_a_failed_record_naming_the_
 
     mails = _partial_mails(db, 3)
     proc = _queued_sync(db)
-    try:
+    with reaped(proc):
         job_id = db.fetchone("SELECT id FROM jobs WHERE kind = 'index_sync'")["id"]
         _dead_by_the_job_store(db, job_id, PermanentError("store said no: token=s3cret"))
         stdout, stderr = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 1, stdout + stderr
     out = json.loads(stdout)
     assert (out["status"], out["exit_code"], out["processed"], out["remaining"],
@@ -451,13 +448,10 @@ def test_reindex_queued_whose_entry_dies_midway_prints_the_interrupted_record_of
 
     _partial_mails(db, 5)
     proc = _queued_sync(db)
-    try:
+    with reaped(proc):
         job_id = db.fetchone("SELECT id FROM jobs WHERE kind = 'index_sync'")["id"]
         _dead_by_the_job_store(db, job_id, PermanentError("boom"), progress=2)
         stdout, stderr = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 2, stdout + stderr
     out = json.loads(stdout)
     assert (out["status"], out["exit_code"], out["processed"], out["failed"],
