@@ -12,6 +12,10 @@ figures in docs/local-llm.md):
   confidence, so a German signature under an English mail does not decide its language
   (~0.4 ms a sentence: the identifier's cost).
 
+A sentence with Spanish's inverted marks ("¿", "¡") is Spanish: no other supported language
+writes them, and a shop's German name in a short Spanish question ("¿venden tazas ... de
+Kaffeewerk?") tipped lingua to Dutch.
+
 Quoted lines (``> ...``) and quoted spans (an error message in quotes, usually
 English) are left out when enough text remains. ``confidence`` is the winning
 language's share of the vote (0-1), or py3langid's probability where it decided alone;
@@ -39,6 +43,7 @@ _PLAIN_SURE = 0.999
 
 _QUOTED_SPAN = re.compile(r"'[^'\n]{6,}'|\"[^\"\n]{6,}\"|„[^“\n]+“|«[^»\n]+»|“[^”\n]+”")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_INVERTED = re.compile(r"[¿¡]")
 _WORD = re.compile(r"\w+")
 _lock = threading.Lock()
 
@@ -97,6 +102,9 @@ def _vote(text: str) -> LanguageGuess:
     for sentence in sentences:
         words = len(_WORD.findall(sentence))
         if words < 3 and len(sentences) > 1:
+            continue
+        if _INVERTED.search(sentence):
+            scores["es"] = scores.get("es", 0.0) + max(words, 1)
             continue
         with _lock:  # lingua's detector is not documented as thread-safe
             values = detector.compute_language_confidence_values(sentence)

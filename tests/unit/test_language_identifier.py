@@ -28,6 +28,8 @@ from email_rag.mail.language import OTHER, SUPPORTED, identify, written_in
     # the quoted earlier mail does not count
     ("Hola, sigo sin respuesta sobre mi pedido.\n> Dear customer, thank you for your order.\n"
      "> We will ship it within two days and send you the tracking number.", "es"),
+    # a shop's German name in a short Spanish question (lingua alone said Dutch: kaffeewerk m44)
+    ("Tazas con logo\nHola, ¿venden tazas de espresso con el logo de Kaffeewerk?", "es"),
     ("Gdzie jest moje zamówienie? Proszę o szybką odpowiedź.", OTHER),
     ("注文した商品がまだ届いていません。確認してください。", OTHER),
 ])
