@@ -13,6 +13,7 @@ case only. ``policy(reply, language)`` keeps the sentences that hold for every c
 | a date, a weekday, a relative day | when something happened in that case |
 | "we have ...", "wir haben ...", "nous avons ...", "hemos ..." , "Ihre Bestellung ... wurde" | a report of what was done (not in a condition: "If another party was involved, ...") |
 | an apology | for that case's trouble |
+| a worked sum: two amounts or more and a word that reckons ("abzüglich", "also", "sind das", "that makes", "soit") | that case's price, deposit, refund |
 | a signature line ("Ihr Kaffeewerk-Kundenservice") | the new draft is signed by the mailbox |
 
 Pure logic: no I/O, no model.
@@ -22,7 +23,16 @@ from __future__ import annotations
 
 import re
 
-from .claims import DEADLINE, RELATIVE_DAY, WEEKDAY, WEEKDAY_RE, actions, dates, references
+from .claims import (
+    DEADLINE,
+    RELATIVE_DAY,
+    WEEKDAY,
+    WEEKDAY_RE,
+    actions,
+    amounts,
+    dates,
+    references,
+)
 from .reply_frame import strip_frame
 from .trace import EMAIL, URL
 
@@ -97,6 +107,12 @@ def case_references(text: str) -> list[str]:
     return out
 
 
+# a worked sum: "bei 1.900 EUR Mietpreis sind das 570 EUR", "714 EUR abzüglich 238 EUR, also
+# 476 EUR", "that makes 12,00 EUR", "soit 45 EUR", "es decir 30 EUR"
+RECKONING = re.compile(
+    r"\b(?:abzüglich|zuzüglich|minus|also|sind das|macht|ergibt|insgesamt|less|that makes|"
+    r"that is|in total|which makes|soit|moins|au total|ce qui fait|menos|es decir|en total|"
+    r"lo que hace)\b|=", re.IGNORECASE)
 CONDITION = re.compile(r"^(?:if|when|should|wenn|falls|sollte[n]?|si|cuando|en caso de)\b",
                        re.IGNORECASE)
 
@@ -122,6 +138,7 @@ def is_event(sentence: str) -> bool:
     return bool(done or (promised and not rule) or case_references(bare) or dates(timeless)
                 or WEEKDAY_RE.search(timeless) or RELATIVE_DAY.search(sentence)
                 or (REPORT.search(sentence) and not CONDITION.match(sentence))
+                or (len(amounts(sentence)) >= 2 and RECKONING.search(sentence))
                 or APOLOGY.search(sentence)
                 or THANKS.search(sentence) or SIGNATURE.match(sentence.strip()))
 

@@ -54,7 +54,13 @@ def test_a_past_reply_gives_its_policy_and_none_of_its_events():
     # that case's own number, with its noun or bare
     "Für Ihre Buchung PW-5377 ist der Schlüssel unterwegs.", "Voir la commande 40550.",
     "Reference 48213 is on its way.", "El paquete llegó el lunes.",
-    "Die Rechnungsnummer ist RE-2026-08817."])
+    "Die Rechnungsnummer ist RE-2026-08817.",
+    # that case's worked sum (held-out planwerk m15 carried two of them as policy)
+    "Bei einem Mietpreis von 2.380 EUR sind das 238 EUR.",
+    "Ihre Anzahlung von 714 EUR abzüglich 238 EUR, also 476 EUR, überweisen wir innerhalb "
+    "von 10 Bankarbeitstagen zurück.",
+    "The rental was 1,900 EUR, less the fee of 570 EUR that makes 1,330 EUR back.",
+    "Sur 640 EUR de location, cela fait 192 EUR, soit 448 EUR remboursés sous 10 jours."])
 def test_event_sentences_in_four_languages(sentence):
     assert case_facts.is_event(sentence)
 
@@ -71,6 +77,9 @@ def test_event_sentences_in_four_languages(sentence):
     "We have to stop you there: vehicles may not be used for festivals.",
     "Transfer the deposit to IBAN DE44 7002 0270 0015 8834 21 at least 10 days ahead.",
     "Send it to Hafenstraße 14, 20457 Hamburg.",
+    # a fee table is no sum
+    "Standardversand 4,90 €, ab 49 € versandkostenfrei.",
+    "Bis 60 Tage vor Mietbeginn 10 %, mindestens 150 EUR; 59 bis 30 Tage 30 %.",
     # a condition reports nothing
     "If another party was involved, a police report is required.",
     "Wenn die Ware beschädigt wurde, schicken Sie uns ein Foto."])
