@@ -89,17 +89,17 @@ def _fold(text: str) -> str:
 
 
 @cache
-def _pattern() -> tuple[re.Pattern[str], dict[str, str]]:
-    owner = {_fold(name): code for code, (names, cities) in PLACES.items()
-             for name in (*names, *cities)}
+def _pattern(cities: bool = True) -> tuple[re.Pattern[str], dict[str, str]]:
+    owner = {_fold(name): code for code, (names, towns) in PLACES.items()
+             for name in (*names, *(towns if cities else ()))}
     words = sorted(owner, key=len, reverse=True)
     return re.compile(r"(?<!\w)(" + "|".join(map(re.escape, words)) + r")s?(?!\w)"), owner
 
 
-def countries(text: str) -> list[str]:
-    """The ISO codes of the countries ``text`` names (by name or city, a German genitive
-    "Deutschlands" too), first named first."""
-    pattern, owner = _pattern()
+def countries(text: str, cities: bool = True) -> list[str]:
+    """The ISO codes of the countries ``text`` names (by name or, with ``cities``, by a city;
+    a German genitive "Deutschlands" too), first named first."""
+    pattern, owner = _pattern(cities)
     return list(dict.fromkeys(owner[m.group(1)] for m in pattern.finditer(_fold(text or ""))))
 
 

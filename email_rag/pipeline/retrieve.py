@@ -34,9 +34,10 @@ def questions(subject: str, body: str) -> list[str]:
 def with_places(found: list[dict[str, object]], text: str,
                 fields: tuple[str, ...]) -> list[dict[str, object]]:
     """Each knowledge hit or past case with ``places``: "agree" when it names a country the
-    mail names (``mail.places``: by name or city, in any of four languages: "Vienna" in the
-    mail, "Versandzone 1: Österreich, ..." in the passage), "conflict" when it names only
-    other countries ("Envío a España"); none when it names no country. The embedder does not
+    mail names (``mail.places``: the mail by name or city, in any of four languages, the
+    candidate by name: "Vienna" in the mail, "Versandzone 1: Österreich, ..." in the
+    passage), "conflict" when it names only other countries ("Envío a España"); none when it
+    names no country. The embedder does not
     see that a city is in a country, and a shop's knowledge is written by country
     (``llm.sources`` weighs it)."""
     named = set(countries(text))
@@ -44,7 +45,9 @@ def with_places(found: list[dict[str, object]], text: str,
         return found
     out = []
     for item in found:
-        said = set(countries("\n".join(_text(item.get(f)) for f in fields)))
+        # by the country's name only: a city in a passage or a reply is mostly an address
+        # (the shop's returns centre in Hamburg), not what it is about
+        said = set(countries("\n".join(_text(item.get(f)) for f in fields), cities=False))
         out.append({**item, "places": "agree" if said & named else "conflict"} if said
                    else item)
     return out

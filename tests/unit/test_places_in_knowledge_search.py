@@ -48,7 +48,16 @@ def test_hits_and_cases_are_marked_by_the_countries_they_name_against_the_mail_s
     assert [h.get("places") for h in with_places(hits, mail, ("heading", "text"))] == [
         "agree", "conflict", None]
     cases = [{"subject": "Envío a España", "snippet": "", "reply": {"text": "14,90 EUR"}},
-             {"subject": "Lieferung", "snippet": "nach Wien?", "reply": None}]
+             {"subject": "Lieferung", "snippet": "nach Österreich?", "reply": None}]
     assert [c.get("places") for c in with_places(cases, mail, ("subject", "snippet", "reply"))
             ] == ["conflict", "agree"]
     assert with_places(hits, "Kann ich die Mühle zurückgeben?", ("heading", "text")) == hits
+    # a city in a passage is mostly an address: it neither agrees nor conflicts
+    address = [{"heading": "Rücksendung", "text": "Kaffeewerk GmbH, Hafenstraße 12, Hamburg"}]
+    assert with_places(address, "Schulungen in Leipzig?", ("heading", "text")) == address
+
+
+def test_a_city_counts_only_where_asked_for():
+    assert countries("Hafenstraße 12, 20457 Hamburg") == ["DE"]
+    assert countries("Hafenstraße 12, 20457 Hamburg", cities=False) == []
+    assert countries("Versandzone 1: Österreich, Belgien", cities=False) == ["AT", "BE"]
