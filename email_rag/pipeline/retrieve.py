@@ -31,22 +31,19 @@ def questions(subject: str, body: str) -> list[str]:
     return [x for x in [subject or "", *asked] if len(x.split()) >= 2 or len(x.strip()) >= 6]
 
 
-def with_places(found: list[dict[str, object]], text: str,
+def with_places(found: list[dict[str, object]], named: set[str],
                 fields: tuple[str, ...]) -> list[dict[str, object]]:
-    """Each knowledge hit or past case with ``places``: "agree" when it names a country the
-    mail names (``mail.places``: the mail by name or city, in any of four languages, the
-    candidate by name: "Vienna" in the mail, "Versandzone 1: Österreich, ..." in the
-    passage), "conflict" when it names only other countries ("Envío a España"); none when it
-    names no country. The embedder does not
-    see that a city is in a country, and a shop's knowledge is written by country
-    (``llm.sources`` weighs it)."""
-    named = set(countries(text))
+    """Each knowledge hit or past case with ``places``: "agree" when it names one of the
+    countries the mail names (``named``: ``mail.places`` by name or city, in any of four
+    languages; the candidate by name only: a city in a passage or a reply is mostly an
+    address, the shop's returns centre in Hamburg), "conflict" when it names only other
+    countries ("Envío a España"); none when it names no country. The embedder does not see
+    that Vienna is in Austria, and a shop's knowledge is written by country (``llm.sources``
+    weighs it)."""
     if not named:
         return found
     out = []
     for item in found:
-        # by the country's name only: a city in a passage or a reply is mostly an address
-        # (the shop's returns centre in Hamburg), not what it is about
         said = set(countries("\n".join(_text(item.get(f)) for f in fields), cities=False))
         out.append({**item, "places": "agree" if said & named else "conflict"} if said
                    else item)
@@ -57,18 +54,18 @@ def _text(value: object) -> str:
     return str((value.get("text") if isinstance(value, dict) else value) or "")
 
 
-def knowledge(ctx: StepContext) -> tuple[list[dict[str, object]], bool]:
-    """The knowledge passages for this mail and whether the search was reduced."""
+def knowledge(ctx: StepContext, mail: str, body: tuple[str, str], named: list[str]
+              ) -> tuple[list[dict[str, object]], bool]:
+    """The knowledge passages for this mail (``mail``: its subject and body; ``body``: the
+    two apart; ``named``: the countries it names) and whether the search was reduced."""
     s = ctx.services.settings
     if s.knowledge_hits <= 0:
         return [], False
-    content = mail_content(ctx.email, s.llm_max_input_chars)
     search = KnowledgeSearch(ctx.services.db, ctx.services.embedder)
-    mail = f"{content.subject}\n{content.body}"
-    hits = search.search(ctx.email.mailbox_id, mail, s.knowledge_hits,
-                         questions(content.subject, content.body),
-                         words=" ".join(spelled(c) for c in countries(mail)))
-    return with_places([h.as_dict() for h in hits], mail, ("heading", "text")), hits.reduced
+    hits = search.search(ctx.email.mailbox_id, mail, s.knowledge_hits, questions(*body),
+                         words=" ".join(spelled(c) for c in named))
+    return with_places([h.as_dict() for h in hits], set(named), ("heading", "text")), \
+        hits.reduced
 
 
 def run(ctx: StepContext) -> StepOutcome:
@@ -78,9 +75,12 @@ def run(ctx: StepContext) -> StepOutcome:
                                    "reduced": False})
     detail, stores = Retriever(ctx.services).for_mail(
         ctx.email.as_row(), close_bar=ctx.services.settings.draft_bar_past_reply)
-    detail["knowledge"], lexical_only = knowledge(ctx)
     content = mail_content(ctx.email, ctx.services.settings.llm_max_input_chars)
-    detail["similar"] = with_places(detail["similar"], f"{content.subject}\n{content.body}",
+    mail = f"{content.subject}\n{content.body}"
+    named = countries(mail)
+    detail["knowledge"], lexical_only = knowledge(ctx, mail, (content.subject, content.body),
+                                                  named)
+    detail["similar"] = with_places(detail["similar"], set(named),
                                     ("subject", "snippet", "reply"))
     events = [ctx.event("store_try_failed", {"store": name, "try": f.attempt, "error": f.error,
                                              "retry_in_s": f.retry_in_s, "purpose": "retrieval"})

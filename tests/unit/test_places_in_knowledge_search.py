@@ -41,7 +41,7 @@ def test_every_country_has_its_name_in_german_and_english_and_no_name_is_two_cou
 
 
 def test_hits_and_cases_are_marked_by_the_countries_they_name_against_the_mail_s():
-    mail = "Shipping to Vienna\nHi, how much is shipping to Vienna and how long does it take?"
+    mail = {"AT"}  # "Shipping to Vienna"
     hits = [{"heading": "Versandzone 1", "text": "Österreich, Belgien: 9,90 EUR"},
             {"heading": "Schweiz und Großbritannien", "text": "Versand 19,90 EUR"},
             {"heading": "Sperrgut", "text": "Spedition, 29,00 EUR"}]
@@ -51,10 +51,11 @@ def test_hits_and_cases_are_marked_by_the_countries_they_name_against_the_mail_s
              {"subject": "Lieferung", "snippet": "nach Österreich?", "reply": None}]
     assert [c.get("places") for c in with_places(cases, mail, ("subject", "snippet", "reply"))
             ] == ["conflict", "agree"]
-    assert with_places(hits, "Kann ich die Mühle zurückgeben?", ("heading", "text")) == hits
+    assert with_places(hits, set(), ("heading", "text")) == hits
     # a city in a passage is mostly an address: it neither agrees nor conflicts
     address = [{"heading": "Rücksendung", "text": "Kaffeewerk GmbH, Hafenstraße 12, Hamburg"}]
-    assert with_places(address, "Schulungen in Leipzig?", ("heading", "text")) == address
+    assert with_places(address, set(countries("Schulungen in Leipzig?")), ("heading", "text")
+                       ) == address
 
 
 def test_a_city_counts_only_where_asked_for():
