@@ -13,7 +13,7 @@ case only. ``policy(reply, language)`` keeps the sentences that hold for every c
 | a date, a weekday, a relative day | when something happened in that case |
 | "we have ...", "wir haben ...", "nous avons ...", "hemos ..." , "Ihre Bestellung ... wurde" | a report of what was done (not in a condition: "If another party was involved, ...") |
 | an apology | for that case's trouble |
-| a worked sum: two amounts or more and a word that reckons ("abzüglich", "also", "sind das", "that makes", "soit") | that case's price, deposit, refund |
+| a worked sum: two amounts or more and a word that reckons ("abzüglich", "sind das", "that makes", "soit") | that case's price, deposit, refund |
 | a signature line ("Ihr Kaffeewerk-Kundenservice") | the new draft is signed by the mailbox |
 
 Pure logic: no I/O, no model.
@@ -108,11 +108,12 @@ def case_references(text: str) -> list[str]:
 
 
 # a worked sum: "bei 1.900 EUR Mietpreis sind das 570 EUR", "714 EUR abzüglich 238 EUR, also
-# 476 EUR", "that makes 12,00 EUR", "soit 45 EUR", "es decir 30 EUR"
+# 476 EUR", "that makes 12,00 EUR", "soit 45 EUR", "es decir 30 EUR" (not "also" or "less":
+# English policy says "we also ship for 12,90 EUR", "orders of less than 49 EUR")
 RECKONING = re.compile(
-    r"\b(?:abzüglich|zuzüglich|minus|also|sind das|macht|ergibt|insgesamt|less|that makes|"
-    r"that is|in total|which makes|soit|moins|au total|ce qui fait|menos|es decir|en total|"
-    r"lo que hace)\b|=", re.IGNORECASE)
+    r"\b(?:abzüglich|zuzüglich|minus|sind das|macht|ergibt|insgesamt|that makes|in total|"
+    r"which makes|soit|moins|au total|ce qui fait|menos|es decir|en total|lo que hace)\b|=",
+    re.IGNORECASE)
 CONDITION = re.compile(r"^(?:if|when|should|wenn|falls|sollte[n]?|si|cuando|en caso de)\b",
                        re.IGNORECASE)
 
@@ -123,8 +124,12 @@ def reports_action(text: str) -> bool:
     storniert"): a saved reply like that is what staff send after the action, never a
     source for a draft to another customer. A condition ("If another party was involved")
     reports nothing."""
-    return any(REPORT.search(s) and not CONDITION.match(s)
-               for s in sentences(strip_frame(text)))
+    return any(_reports(s) for s in sentences(strip_frame(text)))
+
+
+def _reports(sentence: str) -> bool:
+    """A report of what was done ("wir haben ...", "your order was ..."), not in a condition."""
+    return bool(REPORT.search(sentence)) and not CONDITION.match(sentence)
 
 
 def is_event(sentence: str) -> bool:
@@ -137,7 +142,7 @@ def is_event(sentence: str) -> bool:
     timeless = WEEKDAY_RULE.sub(" ", re.sub(r"\b24/7\b", " ", bare))
     return bool(done or (promised and not rule) or case_references(bare) or dates(timeless)
                 or WEEKDAY_RE.search(timeless) or RELATIVE_DAY.search(sentence)
-                or (REPORT.search(sentence) and not CONDITION.match(sentence))
+                or _reports(sentence)
                 or (len(amounts(sentence)) >= 2 and RECKONING.search(sentence))
                 or APOLOGY.search(sentence)
                 or THANKS.search(sentence) or SIGNATURE.match(sentence.strip()))

@@ -77,8 +77,10 @@ def test_event_sentences_in_four_languages(sentence):
     "We have to stop you there: vehicles may not be used for festivals.",
     "Transfer the deposit to IBAN DE44 7002 0270 0015 8834 21 at least 10 days ahead.",
     "Send it to Hafenstraße 14, 20457 Hamburg.",
-    # a fee table is no sum
+    # a fee table is no sum, nor an English "also" or "less"
     "Standardversand 4,90 €, ab 49 € versandkostenfrei.",
+    "We also ship by express for 12,90 EUR; standard costs 4,90 EUR.",
+    "Orders of less than 49 EUR ship for 4,90 EUR.",
     "Bis 60 Tage vor Mietbeginn 10 %, mindestens 150 EUR; 59 bis 30 Tage 30 %.",
     # a condition reports nothing
     "If another party was involved, a police report is required.",
